@@ -1,0 +1,56 @@
+// sinew/device.hpp — what Sinew knows about the machine's OpenCL devices.
+//
+// DeviceInfo is a plain value (copyable, no OpenCL handles); the Runtime owns the live devices.
+// The execution platforms of the spec are visible here: a CPU device lists its fission
+// configurations (from the hwloc topology) and a GPU its overlap levels, as lists the trainer walks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+enum class DeviceKind { cpu, gpu, accelerator };
+const char* to_string(DeviceKind kind) noexcept;
+
+// One way to split a CPU device into sub-devices ("fission"). `groups` holds the number of
+// compute units of each sub-device; an empty list means no fission (the whole device).
+struct FissionConfig {
+  std::string name;                 // "none", "L1", "L2", "L3", "L4", "numa"
+  std::vector<unsigned> groups;     // compute units per sub-device
+  std::string method;               // "affinity_domain", "by_counts", "equally" or "" for none
+  std::vector<std::string> same_as; // other cache levels that give the very same groups
+
+  bool is_none() const noexcept { return groups.empty(); }
+  std::size_t sub_devices() const noexcept { return groups.empty() ? 1 : groups.size(); }
+  friend bool operator==(const FissionConfig&, const FissionConfig&) = default;
+};
+
+struct DeviceInfo {
+  std::size_t index = 0;            // position in the runtime's device list
+  std::size_t kind_index = 0;       // position among devices of the same kind ("gpu:1")
+  DeviceKind kind = DeviceKind::cpu;
+  std::string platform;
+  std::string platform_version;
+  std::string name;
+  std::string vendor;
+  std::string driver_version;
+  std::string opencl_version;       // device's OpenCL version string
+  unsigned compute_units = 0;
+  std::uint64_t global_memory = 0;  // bytes
+  std::uint64_t local_memory = 0;   // bytes
+  std::uint64_t max_alloc = 0;      // bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::size_t max_work_group_size = 0;
+  std::size_t preferred_work_group_multiple = 1;  // warp / wavefront / SIMD width (probed)
+  bool host_unified_memory = false;
+  std::vector<std::string> partition_types;       // "equally", "by_counts", "by_affinity_domain"
+  std::vector<FissionConfig> fission_configs;     // CPU only; first is "none"
+  std::vector<unsigned> overlap_levels;           // GPU/accelerator only: 1..4 queues
+
+  // "cpu:0", "gpu:1": how SINEW_DEVICES names this device.
+  std::string id() const;
+};
+
+}  // namespace sinew

@@ -1,0 +1,64 @@
+// sinew/error.hpp — the one error type of Sinew.
+//
+// Every failure reaches the user as sinew::Error, a std::system_error whose code is either an
+// OpenCL status (opencl_category()) or a Sinew condition (sinew_category()). It carries where it
+// happened: the OpenCL API call, the tree node, the argument, the device and, for kernel build
+// failures, the kernel file and the full build log. Errors raised while a request runs reach the
+// caller through the request's future.
+#pragma once
+
+#include <string>
+#include <system_error>
+
+namespace sinew {
+
+// Conditions that are not OpenCL status codes.
+enum class errc {
+  invalid_tree = 1,   // the tree is malformed (empty pipeline, loop without predicate, ...)
+  invalid_argument,   // an argument or binding does not fit its kernel or its vector
+  no_device,          // no OpenCL platform, or no device matches the selection
+  build_failure,      // a kernel did not compile; build_log() holds the compiler's output
+  io,                 // a file could not be read or written
+  library,            // CLBlast or clFFT reported a failure
+  knowledge_base,     // the knowledge base could not be used
+};
+
+const std::error_category& opencl_category() noexcept;
+const std::error_category& sinew_category() noexcept;
+std::error_code make_error_code(errc e) noexcept;
+
+// Where an error happened; every field is optional.
+struct ErrorContext {
+  std::string api_call;     // e.g. "clEnqueueNDRangeKernel"
+  std::string node;         // tree node path, e.g. "pipeline/kernel 'solarise'"
+  std::string argument;     // e.g. "argument 1 'threshold'"
+  std::string device;       // device name
+  std::string kernel_file;  // for build failures
+  std::string build_log;    // for build failures
+  std::string fix;          // what the user can do about it
+};
+
+class Error : public std::system_error {
+ public:
+  Error(std::error_code code, std::string message, ErrorContext context = {});
+
+  const ErrorContext& context() const noexcept { return context_; }
+  const std::string& message() const noexcept { return message_; }
+  const std::string& api_call() const noexcept { return context_.api_call; }
+  const std::string& node() const noexcept { return context_.node; }
+  const std::string& argument() const noexcept { return context_.argument; }
+  const std::string& device() const noexcept { return context_.device; }
+  const std::string& build_log() const noexcept { return context_.build_log; }
+
+ private:
+  std::string message_;
+  ErrorContext context_;
+};
+
+// The symbolic name of an OpenCL status code, e.g. "CL_OUT_OF_RESOURCES".
+const char* opencl_status_name(int status) noexcept;
+
+}  // namespace sinew
+
+template <>
+struct std::is_error_code_enum<sinew::errc> : std::true_type {};

@@ -1,0 +1,142 @@
+// sinew/runtime.hpp — running trees: the Runtime, bindings, plans (Config) and Reports.
+//
+// A Runtime owns every OpenCL object Sinew creates (contexts, queues, program cache); create one
+// per process and keep it alive while requests run. `run` is thread-safe: several requests may be
+// in flight at once, each returns a std::future, and an error raised while a request runs reaches
+// the caller through that future. Host memory bound to a request must stay valid, and must not
+// be touched by the caller, until its future is ready.
+#pragma once
+
+#include <sinew/device.hpp>
+#include <sinew/tree.hpp>
+
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+// Host memory bound to a vector or a result for one request.
+struct Binding {
+  std::shared_ptr<detail::VectorState> vector;
+  std::shared_ptr<detail::ResultState> result;
+  void* data = nullptr;
+  std::size_t elements = 0;
+  ElementType type;
+  bool read_only = false;
+
+  template <class T>
+  Binding(const Vector<T>& v, std::vector<T>& host) : Binding(v, std::span<T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, const std::vector<T>& host) : Binding(v, std::span<const T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, std::span<T> host)
+      : vector(state_of(v)), data(host.data()), elements(host.size()), type(element_type<T>()) {}
+  template <class T>
+  Binding(const Vector<T>& v, std::span<const T> host)
+      : vector(state_of(v)), data(const_cast<T*>(host.data())), elements(host.size()),
+        type(element_type<T>()), read_only(true) {}
+  template <class T>
+  Binding(const Result<T>& r, T* host) : result(state_of(r)), data(host), elements(1), type(element_type<T>()) {}
+
+ private:
+  static std::shared_ptr<detail::VectorState> state_of(const VectorRef& v);
+  static std::shared_ptr<detail::ResultState> state_of(const ResultRef& r);
+};
+
+// A plan: where the work runs. `shares` has one entry per runtime device (see
+// Runtime::devices()), summing to 1; a zero share leaves that device idle.
+struct Config {
+  std::vector<double> shares;
+  std::string fission = "none";  // CPU fission configuration name
+  unsigned overlap = 1;          // GPU queues (partitions) per GPU
+  std::string str() const;
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+struct RunOptions {
+  // Run on this runtime device alone (an index into Runtime::devices()).
+  std::optional<std::size_t> device;
+  // Run with this plan (overrides `device`).
+  std::optional<Config> config;
+};
+
+struct KernelTiming {
+  std::string node;         // tree node path
+  std::size_t partition = 0;
+  std::size_t iteration = 0;
+  double ms = 0;            // from profiling events
+};
+
+struct PartitionReport {
+  std::size_t index = 0;
+  std::size_t device = 0;   // runtime device index
+  std::string device_name;
+  unsigned sub_device = 0;  // fission sub-device (0 without fission)
+  unsigned queue = 0;       // overlap queue
+  std::size_t first = 0;    // first granule/element, in units of the partitioned dimension
+  std::size_t units = 0;
+  double ms = 0;            // busy time: first command start to last command end (profiling)
+  double kernel_ms = 0;     // sum of kernel profiling times
+  double transfer_ms = 0;   // sum of transfer profiling times
+};
+
+struct Report {
+  double wall_ms = 0;
+  Config config;
+  std::string provenance = "manual";  // manual | default | trained | derived | balanced
+  std::size_t iterations = 0;         // loop iterations run (outermost loops summed)
+  std::vector<PartitionReport> partitions;
+  std::vector<KernelTiming> kernels;
+  std::map<std::string, Value> results;  // map_reduce outputs by result name
+
+  template <class T>
+  T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
+  // A readable summary: config, partitions and the time of each node.
+  std::string str() const;
+};
+
+struct RuntimeOptions {
+  // Devices to use: "all", "cpu", "gpu", "gpu:0,cpu", ... Empty: $SINEW_DEVICES, else "all".
+  std::string devices;
+  // Directory of the on-disk program cache. Empty: $XDG_CACHE_HOME/sinew or ~/.cache/sinew.
+  std::string cache_dir;
+  // Set false to keep compiled programs in memory only.
+  bool disk_cache = true;
+};
+
+namespace detail {
+class RuntimeImpl;
+}
+
+class Runtime {
+ public:
+  Runtime();
+  explicit Runtime(RuntimeOptions options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const std::vector<DeviceInfo>& devices() const;
+  // The device a single-device run uses by default: the first GPU, else the first device.
+  std::size_t default_device() const;
+
+  // Validates the tree and bindings (throwing sinew::Error before any device work), then runs it
+  // asynchronously.
+  std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
+
+  detail::RuntimeImpl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::RuntimeImpl> impl_;
+};
+
+// Parses a device selection ("all", "cpu", "gpu:0,cpu:1") against the given devices and returns
+// the chosen indices in the order given. Throws sinew::Error(errc::no_device) naming what exists.
+std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec);
+
+}  // namespace sinew

@@ -1,0 +1,9 @@
+// sinew/sinew.hpp — the one header users include.
+#pragma once
+
+#include <sinew/device.hpp>
+#include <sinew/error.hpp>
+#include <sinew/runtime.hpp>
+#include <sinew/tree.hpp>
+#include <sinew/types.hpp>
+#include <sinew/version.hpp>

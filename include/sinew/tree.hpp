@@ -1,0 +1,309 @@
+// sinew/tree.hpp — describing a computation: vectors, arguments and skeleton trees.
+//
+// A tree only describes; it never knows where it runs. Leaves are OpenCL C kernels (`kernel`),
+// CLBlast routines (`blas::axpy`, `blas::gemm`), clFFT transforms (`fft`) and device copies
+// (`copy`); inner nodes are `pipeline`, `loop`, `map` and `map_reduce`. Trees nest freely.
+//
+// Handles (Vector, Result, Node and its subclasses) are cheap to copy and share their state.
+// Build a tree on one thread; once built, a tree may be run by several requests at once
+// (running never modifies it). Builder calls on a tree that is being run are not allowed.
+#pragma once
+
+#include <sinew/types.hpp>
+
+#include <typeinfo>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+namespace detail {
+struct VectorState;
+struct ResultState;
+struct NodeImpl;
+struct KernelImpl;
+struct LoopImpl;
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Vectors: the data a tree works on.
+
+// An untyped vector handle. A vector is partitioned along its only dimension in whole
+// *elementary units* of `unit()` elements (one image line, one FFT, one z-slice, one body).
+class VectorRef {
+ public:
+  const std::string& name() const;
+  const ElementType& type() const;
+  std::size_t declared_size() const;  // elements; 0 = taken from the binding
+  std::size_t unit() const;           // elements per elementary unit
+  std::uint64_t id() const;           // unique per vector in the process
+  const detail::VectorState* state() const { return state_.get(); }
+  friend bool operator==(const VectorRef& a, const VectorRef& b) { return a.state_ == b.state_; }
+
+ protected:
+  VectorRef(ElementType type, std::size_t size);
+  void set_unit(std::size_t unit);
+  void set_name(std::string name);
+  std::shared_ptr<detail::VectorState> state_;
+};
+
+template <class T>
+class Vector : public VectorRef {
+ public:
+  explicit Vector(std::size_t size = 0) : VectorRef(element_type<T>(), size) {}
+  // Elements that form one indivisible unit of partitioning (default 1).
+  Vector& unit(std::size_t elements) { set_unit(elements); return *this; }
+  // A name for dumps and error messages (default "v<N>").
+  Vector& name(std::string n) { set_name(std::move(n)); return *this; }
+  using VectorRef::name;
+  using VectorRef::unit;
+  using value_type = T;
+};
+
+// `sinew::vector<cl_float>(n)`: a vector of n elements (0: size comes from the binding).
+template <class T>
+Vector<T> vector(std::size_t size = 0) { return Vector<T>(size); }
+
+// A scalar value produced by a run (the output of a map_reduce), readable from the Report, by
+// binding it to host memory, and by a loop's `until` predicate.
+class ResultRef {
+ public:
+  const std::string& name() const;
+  const ElementType& type() const;
+  const detail::ResultState* state() const { return state_.get(); }
+  friend bool operator==(const ResultRef& a, const ResultRef& b) { return a.state_ == b.state_; }
+
+ protected:
+  ResultRef(ElementType type, std::string name);
+  std::shared_ptr<detail::ResultState> state_;
+};
+
+template <class T>
+class Result : public ResultRef {
+ public:
+  explicit Result(std::string name = {}) : ResultRef(element_type<T>(), std::move(name)) {}
+  using value_type = T;
+};
+
+template <class T>
+Result<T> result(std::string name = {}) { return Result<T>(std::move(name)); }
+
+// ---------------------------------------------------------------------------------------------
+// Arguments: the interface of a kernel leaf, in the order of the kernel's parameters.
+
+enum class Access { read, write, read_write };
+
+struct Arg {
+  enum class Kind {
+    partitioned,   // the device's slice of a vector (pointer to its first element)
+    whole,         // the whole vector, replicated on every device; read-only
+    scalar,        // a value fixed when the tree is built
+    local,         // __local memory of `bytes` bytes
+    iteration,     // uint: the enclosing loop's step number (0-based; 0 outside loops)
+    offset,        // uint: index of the slice's first element within the whole vector
+    count,         // uint: elements of the vector in this slice
+    size,          // uint: elements of the whole vector
+  };
+  Kind kind = Kind::scalar;
+  Access access = Access::read;
+  std::shared_ptr<detail::VectorState> vector;  // partitioned, whole, offset, count, size
+  ElementType type;                             // scalar type
+  std::vector<unsigned char> bytes;             // scalar value
+  std::size_t local_bytes = 0;                  // local
+  std::string feature;                          // scalar marked as a knowledge-base feature
+
+  // Marks a scalar as an input feature of the tree (the knowledge base keys entries on it).
+  Arg& as_feature(std::string name) { feature = std::move(name); return *this; }
+  std::string describe() const;
+};
+
+Arg in(const VectorRef& v);     // reads this device's slice
+Arg out(const VectorRef& v);    // writes this device's slice
+Arg inout(const VectorRef& v);  // reads and writes this device's slice
+Arg whole(const VectorRef& v);  // reads the whole vector (replicated to every device)
+Arg iteration();                // the loop step number, as uint
+Arg offset(const VectorRef& v); // first element of this slice within v, as uint
+Arg count(const VectorRef& v);  // elements of v in this slice, as uint
+Arg size(const VectorRef& v);   // elements of the whole v, as uint
+
+template <class T>
+Arg scalar(const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>, "sinew::scalar needs a trivially copyable type");
+  Arg a;
+  a.kind = Arg::Kind::scalar;
+  a.type = element_type<T>();
+  a.bytes.resize(sizeof(T));
+  std::memcpy(a.bytes.data(), &value, sizeof(T));
+  return a;
+}
+
+// __local memory for `count` elements of T.
+template <class T>
+Arg local(std::size_t count) {
+  Arg a;
+  a.kind = Arg::Kind::local;
+  a.type = element_type<T>();
+  a.local_bytes = count * sizeof(T);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes.
+
+class Node {
+ public:
+  Node() = default;
+  explicit Node(std::shared_ptr<detail::NodeImpl> impl) : impl_(std::move(impl)) {}
+  // An indented text rendering of the tree: every node, its arguments and kernel settings.
+  std::string dump() const;
+  // The tree in Graphviz DOT.
+  std::string dot() const;
+  // Structural signature: node kinds, argument specs, kernel source hashes and build options;
+  // independent of vector sizes (those are features, not identity).
+  std::string signature() const;
+  const std::string& label() const;
+  bool empty() const { return !impl_; }
+  const std::shared_ptr<detail::NodeImpl>& impl() const { return impl_; }
+
+ protected:
+  std::shared_ptr<detail::NodeImpl> impl_;
+};
+
+// A kernel leaf: an OpenCL C kernel and its interface.
+class Kernel : public Node {
+ public:
+  explicit Kernel(std::shared_ptr<detail::NodeImpl> impl) : Node(std::move(impl)) {}
+  Kernel& args(std::vector<Arg> args);
+  template <class... A>
+  Kernel& args(A&&... a) { return args(std::vector<Arg>{Arg(std::forward<A>(a))...}); }
+  // Elements of the range vector each work-item computes along dimension 0 (default 1).
+  Kernel& elements_per_thread(std::size_t n);
+  // NDRange shape. dims 1 (default): units*unit/ept work-items. dims 2: (unit/ept, units).
+  // dims 3: (x/ept, unit/x, units) — a unit is an x-by-(unit/x) plane, e.g. one z-slice.
+  Kernel& dims(unsigned n, std::size_t x = 0);
+  // The vector whose units define the NDRange (default: the first in/out/inout argument).
+  Kernel& range_of(const VectorRef& v);
+  // A required work-group size (the kernel depends on it) ...
+  Kernel& local_size(std::vector<std::size_t> sizes);
+  // ... or only a multiple the work-group size along dimension 0 must be (the runtime picks).
+  Kernel& local_multiple(std::size_t n);
+  Kernel& build_options(std::string options);
+  Kernel& label(std::string text);
+};
+
+// `kernel("filters.cl", "solarise")`: the kernel `entry` of a .cl file. The file is looked up
+// as a path first, then among the kernels embedded from Sinew's kernels/ folder.
+Kernel kernel(const std::string& file, const std::string& entry);
+// A kernel from OpenCL C source text; `origin` names it in messages.
+Kernel kernel_source(const std::string& source, const std::string& entry,
+                     const std::string& origin = "<source>");
+
+// Stages run in order on the same partitions: channels between them stay on the device.
+Node pipeline(std::vector<Node> stages);
+template <class... N>
+Node pipeline(N&&... stages) { return pipeline(std::vector<Node>{Node(std::forward<N>(stages))...}); }
+
+// The body applied to independent partitions of the data.
+Node map(Node body);
+
+// Copies src into dst slice by slice (same element type and unit), e.g. to feed a loop.
+Node copy(const VectorRef& src, const VectorRef& dst);
+
+// A value produced by a run: the bytes of one element of `type`.
+struct Value {
+  ElementType type;
+  std::vector<unsigned char> bytes;
+  template <class T>
+  T as() const {
+    if (bytes.size() != sizeof(T)) throw std::bad_cast();
+    T v;
+    std::memcpy(&v, bytes.data(), sizeof(T));
+    return v;
+  }
+};
+
+// State visible to a loop predicate after each iteration.
+class LoopState {
+ public:
+  std::size_t iteration = 0;  // iterations completed so far
+  template <class T>
+  T value(const Result<T>& r) const { return lookup(r).template as<T>(); }
+  std::function<const Value&(const ResultRef&)> lookup;
+};
+
+class Loop : public Node {
+ public:
+  explicit Loop(std::shared_ptr<detail::NodeImpl> impl) : Node(std::move(impl)) {}
+  // Runs the body n times (with `until`: at most n times).
+  Loop& times(std::size_t n);
+  // Runs the body until `done(value)` is true, where value is `r` as produced by this iteration.
+  template <class T>
+  Loop& until(const Result<T>& r, std::function<bool(T)> done) {
+    return until_value(r, [done = std::move(done)](const Value& v) { return done(v.as<T>()); });
+  }
+  // Runs the body until `done(state)` is true.
+  Loop& until(std::function<bool(const LoopState&)> done);
+
+ private:
+  Loop& until_value(const ResultRef& r, std::function<bool(const Value&)> done);
+};
+
+Loop loop(Node body);
+
+// A reduction of a partitioned vector to one value, written to a Result.
+class Reducer {
+ public:
+  enum class Op { sum, min, max, custom };
+  Op op = Op::sum;
+  std::shared_ptr<detail::VectorState> input;
+  std::shared_ptr<detail::ResultState> output;
+  std::string function;      // custom: name of an OpenCL C function T f(T a, T b)
+  std::string source;        // custom: source text defining it
+  std::string origin;        // custom: file it came from
+  std::vector<unsigned char> identity;  // custom: the identity element
+};
+
+namespace reduce {
+Reducer sum(const VectorRef& partial, const ResultRef& out);
+Reducer min(const VectorRef& partial, const ResultRef& out);
+Reducer max(const VectorRef& partial, const ResultRef& out);
+// A user reduction: `function` is an associative, commutative OpenCL C function
+// `T function(T a, T b)` defined in `file` (a path or an embedded kernel file), `identity` its
+// neutral element. Sinew generates the reduction kernels around it and combines partial results
+// across partitions with the same function.
+template <class T>
+Reducer custom(const VectorRef& partial, const Result<T>& out, const std::string& file,
+               const std::string& function, const T& identity) {
+  Reducer r = custom_bytes(partial, out, file, function);
+  r.identity.resize(sizeof(T));
+  std::memcpy(r.identity.data(), &identity, sizeof(T));
+  return r;
+}
+Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
+                     const std::string& function);
+}  // namespace reduce
+
+// The body applied to independent partitions, then the reducer over everything they produced.
+Node map_reduce(Node body, Reducer reducer);
+
+// Library leaves, partitioned like kernels.
+namespace blas {
+// y = alpha*x + y (single precision), element-wise over the partition.
+Node axpy(float alpha, const VectorRef& x, const VectorRef& y);
+// C = alpha*A*B + beta*C, row-major, single precision. A is m-by-k (unit k: one row), C is
+// m-by-n (unit n), B is k-by-n and whole on every device. Rows of A and C are partitioned.
+Node gemm(float alpha, const VectorRef& a, const VectorRef& b, float beta, const VectorRef& c,
+          std::size_t k, std::size_t n);
+}  // namespace blas
+
+enum class FftDirection { forward, inverse };
+// Batched 1D complex-to-complex FFT (cl_float2 elements) in place on `data`; one transform per
+// unit (unit = transform length). The inverse is scaled by 1/length (clFFT's default).
+Node fft(const VectorRef& data, FftDirection direction);
+
+}  // namespace sinew

@@ -1,0 +1,206 @@
+// platform/program_cache.cpp — building OpenCL programs once, in memory and on disk.
+#include "platform/program_cache.hpp"
+
+#include "platform/error.hpp"
+#include "platform/hash.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+namespace sinew::detail {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr char kMagic[8] = {'S', 'I', 'N', 'E', 'W', 'B', 'I', '1'};
+
+std::string source_key(const std::string& source, const std::string& options) {
+  return Hasher().add(source).add(options).hex();
+}
+}  // namespace
+
+std::string device_identity(const cl::Device& device) {
+  cl::Platform platform(device.getInfo<CL_DEVICE_PLATFORM>());
+  return device.getInfo<CL_DEVICE_NAME>() + "|" + device.getInfo<CL_DEVICE_VENDOR>() + "|" +
+         device.getInfo<CL_DRIVER_VERSION>() + "|" + device.getInfo<CL_DEVICE_VERSION>() + "|" +
+         platform.getInfo<CL_PLATFORM_VERSION>();
+}
+
+std::string ProgramCache::default_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/sinew";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/sinew";
+  return (fs::temp_directory_path() / "sinew-cache").string();
+}
+
+ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) dir_.clear();  // an unusable cache directory only costs compile time
+  }
+}
+
+ProgramCache::Stats ProgramCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::string ProgramCache::file_for(const cl::Device& device, const std::string& source,
+                                   const std::string& options) const {
+  if (dir_.empty()) return {};
+  std::string key = Hasher().add(device_identity(device)).add(source).add(options).hex();
+  return dir_ + "/" + key + ".bin";
+}
+
+bool ProgramCache::load_binary(const std::string& path, std::vector<unsigned char>& binary) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char magic[8];
+  std::uint64_t size = 0, check = 0;
+  in.read(magic, 8);
+  in.read(reinterpret_cast<char*>(&size), 8);
+  in.read(reinterpret_cast<char*>(&check), 8);
+  bool ok = in && std::memcmp(magic, kMagic, 8) == 0 && size > 0 && size < (1ULL << 31);
+  if (ok) {
+    binary.resize(size);
+    in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size));
+    ok = in.gcount() == static_cast<std::streamsize>(size) &&
+         Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), size)).value() == check;
+  }
+  if (!ok) {
+    std::lock_guard lock(mutex_);
+    ++stats_.corrupt_files;
+  }
+  return ok;
+}
+
+void ProgramCache::store_binary(const std::string& path, const std::vector<unsigned char>& binary) {
+  std::random_device rd;
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    std::uint64_t size = binary.size();
+    std::uint64_t check =
+        Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), binary.size())).value();
+    out.write(kMagic, 8);
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out.write(reinterpret_cast<const char*>(&check), 8);
+    out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(binary.size()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      std::lock_guard lock(mutex_);
+      ++stats_.write_failures;
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);  // atomic: readers see the old file or the new one, never half
+  if (ec) {
+    fs::remove(tmp, ec);
+    std::lock_guard lock(mutex_);
+    ++stats_.write_failures;
+  }
+}
+
+namespace {
+
+std::string build_log(const cl::Program& program, const std::vector<cl::Device>& devices) {
+  std::string log;
+  for (const auto& d : devices) {
+    try {
+      std::string l = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(d);
+      while (!l.empty() && (l.back() == '\n' || l.back() == '\0')) l.pop_back();
+      if (!l.empty()) log += l + "\n";
+    } catch (const cl::Error&) {
+    }
+  }
+  return log;
+}
+
+}  // namespace
+
+cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::Device>& devices,
+                              const ProgramSource& source, const std::string& options, ErrorContext where) {
+  auto key = std::make_tuple(context(), source_key(source.text, options), options);
+  std::shared_ptr<std::mutex> build_mutex;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = programs_.find(key); it != programs_.end()) {
+      ++stats_.memory_hits;
+      return it->second;
+    }
+    auto& m = building_[key];
+    if (!m) m = std::make_shared<std::mutex>();
+    build_mutex = m;
+  }
+  // One thread builds a given program; others wait for it rather than build it again.
+  std::lock_guard build_lock(*build_mutex);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = programs_.find(key); it != programs_.end()) {
+      ++stats_.memory_hits;
+      return it->second;
+    }
+  }
+  if (where.kernel_file.empty()) where.kernel_file = source.origin;
+  if (where.device.empty() && !devices.empty()) where.device = devices.front().getInfo<CL_DEVICE_NAME>();
+
+  cl::Program program;
+  bool from_disk = false;
+  std::vector<std::string> paths;
+  if (!dir_.empty()) {
+    for (const auto& d : devices) paths.push_back(file_for(d, source.text, options));
+    std::vector<std::vector<unsigned char>> binaries(devices.size());
+    bool all = true;
+    for (std::size_t i = 0; i < devices.size() && all; ++i) all = load_binary(paths[i], binaries[i]);
+    if (all) {
+      try {
+        program = cl::Program(context, devices, binaries);
+        program.build(devices, options.c_str());
+        from_disk = true;
+      } catch (const cl::Error&) {
+        // Stale or foreign binary: fall back to the source.
+        std::lock_guard lock(mutex_);
+        ++stats_.corrupt_files;
+      }
+    }
+  }
+  if (!from_disk) {
+    try {
+      program = cl::Program(context, source.text);
+    } catch (const cl::Error& e) {
+      throw_cl(e, where);
+    }
+    try {
+      program.build(devices, options.c_str());
+    } catch (const cl::Error& e) {
+      where.build_log = build_log(program, devices);
+      where.api_call = "clBuildProgram";
+      if (where.fix.empty()) where.fix = "correct the kernel source; the compiler's log follows";
+      throw Error(make_error_code(errc::build_failure),
+                  "kernel source '" + source.origin + "' failed to build (" + opencl_status_name(e.err()) + ")",
+                  where);
+    }
+    if (!dir_.empty()) {
+      try {
+        auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+        for (std::size_t i = 0; i < binaries.size() && i < paths.size(); ++i)
+          if (!binaries[i].empty()) store_binary(paths[i], binaries[i]);
+      } catch (const cl::Error&) {
+        std::lock_guard lock(mutex_);
+        ++stats_.write_failures;
+      }
+    }
+  }
+  std::lock_guard lock(mutex_);
+  if (from_disk) ++stats_.disk_hits; else ++stats_.builds;
+  programs_[key] = program;
+  return program;
+}
+
+}  // namespace sinew::detail

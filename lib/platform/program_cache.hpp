@@ -1,0 +1,61 @@
+// platform/program_cache.hpp — one build per (device, source, build options, driver).
+//
+// Programs are kept in memory per context and their binaries on disk under the cache directory,
+// so a second process skips the compiler. A corrupt or stale cache file is rebuilt, never fatal;
+// files are written to a temporary name and renamed, so concurrent processes never see half a file.
+#pragma once
+
+#include "platform/cl.hpp"
+
+#include <sinew/error.hpp>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sinew::detail {
+
+struct ProgramSource {
+  std::string text;
+  std::string origin;   // file name or "<source>", for messages
+};
+
+class ProgramCache {
+ public:
+  // `dir` empty: memory only.
+  explicit ProgramCache(std::string dir);
+
+  // A built program for every device of `devices` (all in `context`). Throws sinew::Error with
+  // errc::build_failure and the build log when the source does not compile.
+  cl::Program get(const cl::Context& context, const std::vector<cl::Device>& devices,
+                  const ProgramSource& source, const std::string& options, ErrorContext where = {});
+
+  struct Stats {
+    std::size_t memory_hits = 0, disk_hits = 0, builds = 0, corrupt_files = 0, write_failures = 0;
+  };
+  Stats stats() const;
+  const std::string& dir() const { return dir_; }
+  // The cache file a device's binary of (source, options) is stored in.
+  std::string file_for(const cl::Device& device, const std::string& source, const std::string& options) const;
+
+  // The default directory: $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
+  static std::string default_dir();
+
+ private:
+  bool load_binary(const std::string& path, std::vector<unsigned char>& binary);
+  void store_binary(const std::string& path, const std::vector<unsigned char>& binary);
+
+  std::string dir_;
+  mutable std::mutex mutex_;
+  std::map<std::tuple<cl_context, std::string, std::string>, cl::Program> programs_;
+  std::map<std::tuple<cl_context, std::string, std::string>, std::shared_ptr<std::mutex>> building_;
+  Stats stats_;
+};
+
+// Identity of a device's compiler for cache keys: name, vendor, driver and platform versions.
+std::string device_identity(const cl::Device& device);
+
+}  // namespace sinew::detail
