@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# scripts/common.sh — shared by scripts/demo, scripts/test and scripts/bench (sourced, not run).
+#
+# Provides: SINEW_ROOT (the repository root), JOBS (all cores), sinew_log, sinew_ensure_packages
+# (installs what a fresh Debian 12 machine lacks, silently when nothing is missing) and
+# sinew_configure_build DIR [cmake args...] (configures Release into DIR once and builds it).
+
+SINEW_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="$(nproc 2>/dev/null || echo 2)"
+export DEBIAN_FRONTEND=noninteractive
+
+# Everything Sinew needs to build, test and run on PoCL.
+SINEW_PACKAGES=(
+  cmake g++ ninja-build pkg-config
+  ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
+  libclblast-dev libclfft-dev libsqlite3-dev
+  libboost-dev libboost-program-options-dev libhwloc-dev
+  libgtest-dev libbenchmark-dev sqlite3
+)
+
+sinew_log() { printf '==> %s\n' "$*" >&2; }
+
+sinew_package_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+# Installs the missing packages of SINEW_PACKAGES; no apt-get call at all when none is missing.
+sinew_ensure_packages() {
+  local missing=() pkg
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    sinew_log "dpkg-query not found: not a Debian system, assuming dependencies are installed"
+    return 0
+  fi
+  for pkg in "${SINEW_PACKAGES[@]}"; do
+    sinew_package_installed "$pkg" || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+
+  local sudo=()
+  if ((EUID != 0)); then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo -E)
+    else
+      sinew_log "missing packages: ${missing[*]}"
+      sinew_log "run as root (or install sudo) so that they can be installed with apt-get"
+      return 1
+    fi
+  fi
+  sinew_log "installing: ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# sinew_configure_build DIR [extra cmake args...]: configures (Release, Ninja) when DIR has no
+# build yet or extra args are given, then builds everything with all cores.
+sinew_configure_build() {
+  local dir="$1"
+  shift
+  local generator=()
+  # A directory configured earlier keeps its generator; only pick one for a fresh directory.
+  if [[ ! -f "$dir/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  sinew_log "configuring $dir"
+  cmake -S "$SINEW_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  sinew_log "building $dir with $JOBS jobs"
+  cmake --build "$dir" --parallel "$JOBS"
+}
