@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+#!/usr/bin/env bash
 # scripts/common.sh — shared by scripts/demo, scripts/test and scripts/bench (sourced, not run).
 #
 # Provides: SINEW_ROOT (the repository root), JOBS (all cores), sinew_log, sinew_ensure_packages
@@ -66,3 +66,9 @@ sinew_configure_build() {
   sinew_log "building $dir with $JOBS jobs"
   cmake --build "$dir" --parallel "$JOBS"
 }
+
+# Run directly instead of sourced: say how it is meant to be used.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  echo "scripts/common.sh is sourced by scripts/demo, scripts/test and scripts/bench" >&2
+  exit 2
+fi
