@@ -14,8 +14,8 @@ function(sinew_embed_kernels out_var)
       DEPENDS ${cl_file} ${PROJECT_SOURCE_DIR}/cmake/EmbedOne.cmake
       COMMENT "Embedding kernel ${name}" VERBATIM)
     list(APPEND outputs ${out})
-    string(APPEND decls "extern const char sinew_kernel_${ident}[];\n")
-    string(APPEND entries "    {\"${name}\", sinew_kernel_${ident}},\n")
+    string(APPEND decls "extern const unsigned char sinew_kernel_${ident}[];\n")
+    string(APPEND entries "    {\"${name}\", reinterpret_cast<const char*>(sinew_kernel_${ident})},\n")
   endforeach()
   set(index ${gen_dir}/kernel_index.cpp)
   file(WRITE ${index}.in

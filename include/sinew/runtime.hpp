@@ -68,8 +68,8 @@ struct RunOptions {
 struct KernelTiming {
   std::string node;         // tree node path
   std::size_t partition = 0;
-  std::size_t iteration = 0;
-  double ms = 0;            // from profiling events
+  std::size_t launches = 0; // times the leaf ran on this partition (loop iterations)
+  double ms = 0;            // summed profiling time of those launches
 };
 
 struct PartitionReport {

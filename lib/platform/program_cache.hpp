@@ -10,6 +10,7 @@
 #include <sinew/error.hpp>
 
 #include <atomic>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <string>

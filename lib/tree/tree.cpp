@@ -4,6 +4,8 @@
 #include "platform/error.hpp"
 #include "platform/hash.hpp"
 
+#include <sinew/runtime.hpp>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>

@@ -1,0 +1,138 @@
+// decompose/decompose.cpp — granularity and the split of units over devices and their slots.
+#include "decompose/decompose.hpp"
+
+#include "platform/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace sinew::detail {
+
+std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices) {
+  std::size_t hard = 1, soft = 1;
+  walk(root, [&](const NodeImpl& n, const std::string&) {
+    if (n.kind != NodeKind::kernel) return;
+    auto rv = n.range();
+    const std::size_t unit = rv ? rv->unit : 1;
+    if (n.dims == 1) {
+      // units*unit must be a multiple of ept*local: g = ept*local / gcd(unit, ept*local).
+      std::size_t need = n.elements_per_thread * (n.local_size.empty() ? 1 : n.local_size[0]);
+      hard = std::lcm(hard, need / std::gcd(unit, need));
+      for (const auto& d : devices) {
+        std::size_t w = n.elements_per_thread * std::max<std::size_t>(1, d.preferred_work_group_multiple);
+        soft = std::lcm(soft, w / std::gcd(unit, w));
+      }
+    } else if (!n.local_size.empty()) {
+      hard = std::lcm(hard, n.local_size.back());  // the last dimension counts units
+    }
+  });
+  std::size_t both = std::lcm(hard, soft);
+  return an.units % both == 0 ? both : hard;
+}
+
+Config single_device_config(std::size_t device, std::size_t device_count) {
+  Config c;
+  c.shares.assign(device_count, 0.0);
+  c.shares.at(device) = 1.0;
+  return c;
+}
+
+Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
+                        const std::vector<DeviceInfo>& devices) {
+  auto bad = [&](const std::string& what, const std::string& fix) {
+    throw_error(errc::invalid_argument, "config " + config.str() + ": " + what, {.argument = "config", .fix = fix});
+  };
+  if (config.shares.size() != devices.size())
+    bad("has " + std::to_string(config.shares.size()) + " shares for " + std::to_string(devices.size()) + " devices",
+        "give one share per device of Runtime::devices()");
+  double sum = 0;
+  for (double s : config.shares) {
+    if (!(s >= 0) || !std::isfinite(s)) bad("a share is negative or not a number", "use shares >= 0");
+    sum += s;
+  }
+  if (sum <= 0) bad("every share is zero", "give at least one device a positive share");
+  if (config.overlap < 1 || config.overlap > 16) bad("overlap must be 1..16", "use an overlap level such as 1..4");
+
+  Decomposition dec;
+  dec.config = config;
+  dec.total_units = total;
+  dec.granule = granule = std::max<std::size_t>(1, granule);
+  const std::size_t granules = total / granule;
+
+  // Units per device: shares rounded to whole granules; the last active device takes the rest.
+  std::vector<std::size_t> units(devices.size(), 0);
+  std::size_t last = 0, given = 0;
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    if (config.shares[d] > 0) last = d;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (config.shares[d] <= 0 || d == last) continue;
+    std::size_t g = static_cast<std::size_t>(std::llround(config.shares[d] / sum * static_cast<double>(granules)));
+    units[d] = std::min(g * granule, total - given);
+    given += units[d];
+  }
+  units[last] = total - given;
+
+  for (std::size_t d = 0, first = 0; d < devices.size(); ++d) {
+    if (units[d] == 0) continue;
+    const auto& info = devices[d];
+    std::vector<std::pair<unsigned, unsigned>> slots;  // (sub_device, queue)
+    std::vector<double> weights;
+    if (info.kind == DeviceKind::cpu) {
+      auto f = std::find_if(info.fission_configs.begin(), info.fission_configs.end(),
+                            [&](const FissionConfig& c) { return c.name == config.fission; });
+      if (f == info.fission_configs.end() && config.fission != "none")
+        bad("device " + info.id() + " has no fission configuration '" + config.fission + "'",
+            "see `sinew devices` for the configurations this CPU offers");
+      if (f == info.fission_configs.end() || f->is_none()) {
+        slots.push_back({0, 0});
+        weights.push_back(1);
+      } else {
+        for (unsigned s = 0; s < f->groups.size(); ++s) {
+          slots.push_back({s, 0});
+          weights.push_back(f->groups[s]);  // sub-devices get work by their compute units
+        }
+      }
+    } else {
+      for (unsigned q = 0; q < config.overlap; ++q) {
+        slots.push_back({0, q});
+        weights.push_back(1);
+      }
+    }
+    // Split the device's units over its slots in granules, by weight; the last slot takes the rest.
+    const double wsum = std::accumulate(weights.begin(), weights.end(), 0.0);
+    const std::size_t dev_granules = units[d] / granule;
+    std::size_t done = 0;
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      std::size_t n;
+      if (s + 1 == slots.size()) {
+        n = units[d] - done;
+      } else {
+        n = static_cast<std::size_t>(std::floor(weights[s] / wsum * static_cast<double>(dev_granules))) * granule;
+        n = std::min(n, units[d] - done);
+      }
+      if (n == 0) continue;
+      dec.parts.push_back({dec.parts.size(), d, slots[s].first, slots[s].second, first + done, n});
+      done += n;
+    }
+    first += units[d];
+  }
+  return dec;
+}
+
+std::string Decomposition::explain(const std::vector<DeviceInfo>& devices) const {
+  std::ostringstream s;
+  s << "decomposition: " << total_units << " units, granule " << granule << ", " << parts.size()
+    << " partition(s), config " << config.str() << "\n";
+  for (const auto& p : parts) {
+    const auto& d = devices.at(p.device);
+    s << "  #" << p.index << " " << d.id() << " (" << d.name << ")";
+    if (d.kind == DeviceKind::cpu && config.fission != "none") s << " sub-device " << p.sub_device;
+    if (d.kind != DeviceKind::cpu) s << " queue " << p.queue;
+    s << ": units [" << p.first << ", " << p.first + p.units << ") = " << p.units << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace sinew::detail

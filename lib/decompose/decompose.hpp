@@ -1,0 +1,50 @@
+// decompose/decompose.hpp — the locality-aware decomposition of a tree's data over devices.
+//
+// One partitioning serves every leaf of the tree: all partitioned vectors are split at the same
+// unit boundaries, so a channel between two stages never leaves its device. The granule is the
+// least number of units every leaf can run on with a legal NDRange; shares are honoured to within
+// one granule and the remainder goes to the last partition, so no unit is lost or duplicated.
+#pragma once
+
+#include "tree/validate.hpp"
+
+#include <sinew/device.hpp>
+#include <sinew/runtime.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+struct Partition {
+  std::size_t index = 0;
+  std::size_t device = 0;     // runtime device index
+  unsigned sub_device = 0;    // fission sub-device (CPU)
+  unsigned queue = 0;         // overlap queue (GPU)
+  std::size_t first = 0;      // first unit
+  std::size_t units = 0;
+};
+
+struct Decomposition {
+  Config config;
+  std::size_t total_units = 0;
+  std::size_t granule = 1;
+  std::vector<Partition> parts;
+  // Which units run on which device / sub-device / queue.
+  std::string explain(const std::vector<DeviceInfo>& devices) const;
+};
+
+// Units per granule: every kernel leaf gets a whole number of work-items (elements per thread),
+// a range divisible by its required local size, and — where the total allows — a multiple of
+// each device's preferred work-group multiple (warp, wavefront).
+std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices);
+
+// Splits `total` units by `config` over `devices`. Throws errc::invalid_argument for a config that
+// does not fit the devices (wrong number of shares, negative shares, all zero, unknown fission).
+Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
+                        const std::vector<DeviceInfo>& devices);
+
+// A config that runs everything on one device.
+Config single_device_config(std::size_t device, std::size_t device_count);
+
+}  // namespace sinew::detail

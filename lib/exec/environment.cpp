@@ -1,0 +1,80 @@
+// exec/environment.cpp — queue pool, kernel objects per queue, clFFT plan cache.
+#include "exec/environment.hpp"
+
+#include "platform/error.hpp"
+
+namespace sinew::detail {
+
+cl::Kernel& QueueSlot::kernel(const cl::Program& program, const std::string& entry) {
+  auto key = std::make_pair(program(), entry);
+  auto it = kernels.find(key);
+  if (it == kernels.end()) it = kernels.emplace(key, cl::Kernel(program, entry.c_str())).first;
+  return it->second;
+}
+
+std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const cl::Device& device) {
+  {
+    std::lock_guard lock(mutex_);
+    auto& list = free_[device()];
+    if (!list.empty()) {
+      auto slot = std::move(list.back());
+      list.pop_back();
+      return slot;
+    }
+  }
+  auto slot = std::make_unique<QueueSlot>();
+  slot->queue = Device::make_queue(context, device);
+  return slot;
+}
+
+void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slot) {
+  if (!slot) return;
+  std::lock_guard lock(mutex_);
+  free_[device()].push_back(std::move(slot));
+}
+
+namespace {
+std::mutex g_fft_mutex;
+int g_fft_users = 0;
+
+void fft_check(clfftStatus st, const char* call) {
+  if (st != CLFFT_SUCCESS)
+    throw_error(errc::library, std::string("clFFT call failed with status ") + std::to_string(st), {.api_call = call});
+}
+}  // namespace
+
+FftPlans::FftPlans() {
+  std::lock_guard lock(g_fft_mutex);
+  if (g_fft_users++ == 0) {
+    clfftSetupData setup;
+    clfftInitSetupData(&setup);
+    fft_check(clfftSetup(&setup), "clfftSetup");
+  }
+}
+
+FftPlans::~FftPlans() {
+  std::lock_guard lock(g_fft_mutex);
+  for (auto& [k, plan] : plans_) clfftDestroyPlan(&plan);
+  if (--g_fft_users == 0) clfftTeardown();
+}
+
+clfftPlanHandle FftPlans::get(const cl::Context& context, cl::CommandQueue& queue, std::size_t length,
+                              std::size_t batch) {
+  std::lock_guard lock(mutex_);
+  auto key = std::make_tuple(context(), length, batch);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  clfftPlanHandle plan;
+  std::size_t lengths[1] = {length};
+  fft_check(clfftCreateDefaultPlan(&plan, context(), CLFFT_1D, lengths), "clfftCreateDefaultPlan");
+  fft_check(clfftSetPlanPrecision(plan, CLFFT_SINGLE), "clfftSetPlanPrecision");
+  fft_check(clfftSetLayout(plan, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED), "clfftSetLayout");
+  fft_check(clfftSetResultLocation(plan, CLFFT_INPLACE), "clfftSetResultLocation");
+  fft_check(clfftSetPlanBatchSize(plan, batch), "clfftSetPlanBatchSize");
+  fft_check(clfftSetPlanDistance(plan, length, length), "clfftSetPlanDistance");
+  cl_command_queue q = queue();
+  fft_check(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan");
+  plans_[key] = plan;
+  return plan;
+}
+
+}  // namespace sinew::detail

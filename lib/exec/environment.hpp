@@ -1,0 +1,60 @@
+// exec/environment.hpp — what the executor borrows from the Runtime: devices, compiled programs,
+// queues (with their kernel objects) and library plans. Everything here is thread-safe; several
+// requests execute at once, each with queues of its own.
+#pragma once
+
+#include "platform/device.hpp"
+#include "platform/program_cache.hpp"
+
+#include <clFFT.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinew::detail {
+
+// An in-order profiling queue and the kernel objects created for it. One request uses a slot at
+// a time, so setting kernel arguments never races (one kernel object per queue).
+struct QueueSlot {
+  cl::CommandQueue queue;
+  std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels;
+  cl::Kernel& kernel(const cl::Program& program, const std::string& entry);
+};
+
+class QueuePool {
+ public:
+  std::unique_ptr<QueueSlot> acquire(const cl::Context& context, const cl::Device& device);
+  void release(const cl::Device& device, std::unique_ptr<QueueSlot> slot);
+
+ private:
+  std::mutex mutex_;
+  std::map<cl_device_id, std::vector<std::unique_ptr<QueueSlot>>> free_;
+};
+
+// Baked clFFT plans by (context, length, batch). clFFT keeps global state: the Runtime sets it
+// up once and tears it down when the last Runtime goes.
+class FftPlans {
+ public:
+  FftPlans();
+  ~FftPlans();
+  clfftPlanHandle get(const cl::Context& context, cl::CommandQueue& queue, std::size_t length, std::size_t batch);
+  std::mutex& enqueue_mutex() { return enqueue_mutex_; }
+
+ private:
+  std::mutex mutex_, enqueue_mutex_;
+  std::map<std::tuple<cl_context, std::size_t, std::size_t>, clfftPlanHandle> plans_;
+};
+
+struct Environment {
+  std::vector<Device*> devices;  // the runtime's selected devices, by runtime index
+  std::vector<DeviceInfo> infos;
+  ProgramCache* programs = nullptr;
+  QueuePool* queues = nullptr;
+  FftPlans* fft = nullptr;
+};
+
+}  // namespace sinew::detail

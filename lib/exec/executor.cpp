@@ -1,0 +1,707 @@
+// exec/executor.cpp — one execution request over a decomposition: buffers, transfers, leaves,
+// loops, reductions, replicated-data synchronisation and per-partition timing.
+#include "exec/executor.hpp"
+
+#include "platform/error.hpp"
+
+#include <clblast.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace sinew::detail {
+namespace {
+
+struct TimedEvent {
+  cl::Event event;
+  const std::string* path;
+  bool kernel;
+};
+
+// Per partition state of one map_reduce node.
+struct ReduceSlot {
+  cl::Kernel* kernel = nullptr;
+  cl::Buffer partials;  // one value per work-group of the first pass
+  cl::Buffer result;    // the partition's value
+  std::vector<unsigned char> host;
+  std::size_t local = 1, groups = 1;
+};
+
+struct PartState {
+  const Partition* part = nullptr;
+  Device* device = nullptr;
+  cl::Context context;
+  cl::Device cl_device;
+  std::unique_ptr<QueueSlot> slot;
+  bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
+  std::map<const VectorState*, cl::Buffer> slices;
+  std::map<const NodeImpl*, cl::Kernel*> kernels;
+  std::map<const NodeImpl*, ReduceSlot> reduce;
+  std::vector<TimedEvent> events;
+  cl::CommandQueue& queue() { return slot->queue; }
+};
+
+struct ContextState {
+  cl::Context context;
+  std::vector<PartState*> parts;
+  std::map<const VectorState*, cl::Buffer> whole;
+};
+
+std::size_t floor_pow2(std::size_t x) {
+  std::size_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+template <class T>
+Value combine_typed(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& type) {
+  T acc{};
+  bool first = true;
+  for (const auto& b : parts) {
+    T v;
+    std::memcpy(&v, b.data(), sizeof(T));
+    if (first) {
+      acc = v;
+      first = false;
+    } else if (op == Reducer::Op::sum) {
+      acc = static_cast<T>(acc + v);
+    } else if (op == Reducer::Op::min) {
+      acc = v < acc ? v : acc;
+    } else {
+      acc = v > acc ? v : acc;
+    }
+  }
+  Value out{type, std::vector<unsigned char>(sizeof(T))};
+  std::memcpy(out.bytes.data(), &acc, sizeof(T));
+  return out;
+}
+
+Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& t) {
+  switch (t.scalar) {
+    case ScalarKind::i8: return combine_typed<cl_char>(op, parts, t);
+    case ScalarKind::u8: return combine_typed<cl_uchar>(op, parts, t);
+    case ScalarKind::i16: return combine_typed<cl_short>(op, parts, t);
+    case ScalarKind::u16: return combine_typed<cl_ushort>(op, parts, t);
+    case ScalarKind::i32: return combine_typed<cl_int>(op, parts, t);
+    case ScalarKind::u32: return combine_typed<cl_uint>(op, parts, t);
+    case ScalarKind::i64: return combine_typed<cl_long>(op, parts, t);
+    case ScalarKind::u64: return combine_typed<cl_ulong>(op, parts, t);
+    case ScalarKind::f32: return combine_typed<cl_float>(op, parts, t);
+    case ScalarKind::f64: return combine_typed<cl_double>(op, parts, t);
+    default: break;
+  }
+  throw_error(errc::invalid_argument, "built-in reduction of an opaque type");
+}
+
+template <class T>
+std::vector<unsigned char> bytes_of(T v) {
+  std::vector<unsigned char> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+// The identity element of a built-in reduction, as bytes of the element type.
+std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t) {
+  auto pick = [&](auto zero) {
+    using T = decltype(zero);
+    if (op == Reducer::Op::sum) return bytes_of<T>(T(0));
+    if (op == Reducer::Op::min)
+      return bytes_of<T>(std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                              : std::numeric_limits<T>::max());
+    return bytes_of<T>(std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                            : std::numeric_limits<T>::lowest());
+  };
+  switch (t.scalar) {
+    case ScalarKind::i8: return pick(cl_char{});
+    case ScalarKind::u8: return pick(cl_uchar{});
+    case ScalarKind::i16: return pick(cl_short{});
+    case ScalarKind::u16: return pick(cl_ushort{});
+    case ScalarKind::i32: return pick(cl_int{});
+    case ScalarKind::u32: return pick(cl_uint{});
+    case ScalarKind::i64: return pick(cl_long{});
+    case ScalarKind::u64: return pick(cl_ulong{});
+    case ScalarKind::f32: return pick(cl_float{});
+    case ScalarKind::f64: return pick(cl_double{});
+    default: return {};
+  }
+}
+
+std::string reduce_source(const Reducer& r, const ElementType& t) {
+  std::string src;
+  if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  if (r.op == Reducer::Op::custom) src += r.source + "\n#define SINEW_OP(a, b) " + r.function + "((a), (b))\n";
+  if (r.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
+  if (r.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
+  if (r.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
+  src += "#define SINEW_T " + t.name + "\n";
+  src += embedded_kernels().at("reduce.cl");
+  return src;
+}
+
+class Run {
+ public:
+  Run(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec)
+      : env_(env), root_(root), an_(an), dec_(dec) {}
+
+  ~Run() {
+    for (auto& p : parts_) {
+      if (!p.slot) continue;
+      try {
+        p.queue().finish();  // nothing may still touch host memory once the request is over
+      } catch (...) {
+      }
+      env_.queues->release(p.cl_device, std::move(p.slot));
+    }
+  }
+
+  Report go() {
+    walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
+    prepare();
+    upload();
+    exec(root_, 0, 0);
+    for (auto& [node, pending] : pending_)
+      if (pending) finalize(*node);
+    download();
+    return report();
+  }
+
+ private:
+  // ----- preparation: queues, programs, kernels, limits -------------------------------------
+
+  void prepare() {
+    parts_.resize(dec_.parts.size());
+    for (std::size_t i = 0; i < dec_.parts.size(); ++i) {
+      auto& ps = parts_[i];
+      ps.part = &dec_.parts[i];
+      ps.device = env_.devices.at(ps.part->device);
+      const auto& info = ps.device->info();
+      if (info.kind == DeviceKind::cpu) {
+        const auto& fs = ps.device->fission(dec_.config.fission);
+        ps.context = fs.context;
+        ps.cl_device = fs.devices.at(ps.part->sub_device);
+      } else {
+        ps.context = ps.device->context();
+        ps.cl_device = ps.device->device();
+      }
+      ps.zero_copy = info.kind == DeviceKind::cpu && info.host_unified_memory;
+      ps.slot = env_.queues->acquire(ps.context, ps.cl_device);
+      auto [it, inserted] = contexts_.try_emplace(ps.context(), ContextState{ps.context, {}, {}});
+      it->second.parts.push_back(&ps);
+    }
+    for (auto& ps : parts_) check_memory(ps);
+    walk(root_, [&](const NodeImpl& n, const std::string& path) {
+      for (auto& ps : parts_) {
+        if (n.kind == NodeKind::kernel) prepare_kernel(ps, n, path);
+        if (n.kind == NodeKind::map_reduce) prepare_reduce(ps, n, path);
+      }
+    });
+  }
+
+  std::vector<cl::Device> context_devices(const cl::Context& c) { return c.getInfo<CL_CONTEXT_DEVICES>(); }
+
+  void check_memory(PartState& ps) {
+    const auto& info = ps.device->info();
+    std::uint64_t total = 0;
+    for (const auto& u : an_.vectors) {
+      const std::uint64_t esize = u.vector->type.size;
+      auto check = [&](std::uint64_t bytes, const char* what) {
+        if (bytes > info.max_alloc)
+          throw_error(errc::invalid_argument,
+                      std::string(what) + " of vector '" + u.vector->name + "' needs " + std::to_string(bytes) +
+                          " bytes, more than the device's largest allocation (" + std::to_string(info.max_alloc) + ")",
+                      {.argument = "vector '" + u.vector->name + "'", .device = info.name,
+                       .fix = "give this device a smaller share, or split the data over more devices"});
+        total += bytes;
+      };
+      if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
+      if (u.read_whole) check(u.elements * esize, "the replica");
+    }
+    if (total > info.global_memory)
+      throw_error(errc::invalid_argument,
+                  "the partition needs " + std::to_string(total) + " bytes of device memory, more than the device has (" +
+                      std::to_string(info.global_memory) + ")",
+                  {.device = info.name, .fix = "give this device a smaller share, or use more devices"});
+  }
+
+  void prepare_kernel(PartState& ps, const NodeImpl& n, const std::string& path) {
+    ErrorContext where{.node = path, .device = ps.device->info().name, .kernel_file = n.source->origin};
+    auto program = env_.programs->get(ps.context, context_devices(ps.context), {n.source->text, n.source->origin},
+                                      n.build_options, where);
+    cl::Kernel* k = nullptr;
+    try {
+      k = &ps.slot->kernel(program, n.entry);
+    } catch (const cl::Error& e) {
+      where.api_call = "clCreateKernel";
+      where.fix = "check the entry name '" + n.entry + "' against the __kernel functions of " + n.source->origin;
+      throw_cl(e, where);
+    }
+    ps.kernels[&n] = k;
+    const cl_uint nargs = k->getInfo<CL_KERNEL_NUM_ARGS>();
+    if (nargs != n.args.size())
+      throw_error(errc::invalid_argument,
+                  "the kernel '" + n.entry + "' has " + std::to_string(nargs) + " parameters but " +
+                      std::to_string(n.args.size()) + " arguments were given",
+                  {.node = path, .argument = "arguments", .device = where.device,
+                   .fix = "give .args(...) one argument per kernel parameter, in order"});
+    const std::size_t kernel_wg = k->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device);
+    if (!n.local_size.empty()) {
+      std::size_t prod = 1;
+      for (auto l : n.local_size) prod *= l;
+      if (prod > kernel_wg)
+        throw_error(errc::invalid_argument,
+                    "required work-group size " + std::to_string(prod) + " exceeds what the kernel can use on this device (" +
+                        std::to_string(kernel_wg) + ")",
+                    {.node = path, .argument = "local_size", .device = where.device,
+                     .fix = "use a work-group of at most " + std::to_string(kernel_wg) + " work-items"});
+    }
+    if (n.local_multiple && local_for(ps, n, *k) == 0)
+      throw_error(errc::invalid_argument,
+                  "no work-group size that is a multiple of " + std::to_string(n.local_multiple) +
+                      " divides this partition's range",
+                  {.node = path, .argument = "local_multiple", .device = where.device,
+                   .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
+  }
+
+  // Work-group size for a kernel with a local-size multiple: the largest multiple of it that
+  // divides the partition's range and the device allows; 0 if none.
+  std::size_t local_for(PartState& ps, const NodeImpl& n, cl::Kernel& k) {
+    auto g = global_range(n, n.range()->unit, ps.part->units);
+    std::size_t limit = std::min(k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device),
+                                 ps.device->info().max_work_group_size);
+    for (std::size_t l = limit / n.local_multiple * n.local_multiple; l >= n.local_multiple; l -= n.local_multiple)
+      if (g[0] % l == 0) return l;
+    return 0;
+  }
+
+  void prepare_reduce(PartState& ps, const NodeImpl& n, const std::string& path) {
+    const Reducer& r = *n.reducer;
+    const ElementType& t = r.input->type;
+    if (!t.known())
+      throw_error(errc::invalid_argument, "a reduction needs an OpenCL element type; '" + r.input->name + "' is opaque",
+                  {.node = path, .argument = "reducer", .fix = "reduce a vector of an OpenCL type (float, int2, ...)"});
+    ErrorContext where{.node = path + "/reduce", .device = ps.device->info().name,
+                       .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
+    auto program = env_.programs->get(ps.context, context_devices(ps.context),
+                                      {reduce_source(r, t), where.kernel_file}, "", where);
+    ReduceSlot rs;
+    rs.kernel = &ps.slot->kernel(program, "sinew_reduce");
+    std::size_t wg = std::min<std::size_t>({256, ps.device->info().max_work_group_size,
+                                            rs.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device)});
+    rs.local = floor_pow2(wg);
+    const std::size_t n_elems = ps.part->units * r.input->unit;
+    rs.groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs.local - 1) / rs.local));
+    rs.partials = cl::Buffer(ps.context, CL_MEM_READ_WRITE, rs.groups * t.size);
+    rs.result = cl::Buffer(ps.context, CL_MEM_READ_WRITE, t.size);
+    rs.host.resize(t.size);
+    ps.reduce[&n] = std::move(rs);
+  }
+
+  // ----- buffers and transfers --------------------------------------------------------------
+
+  std::size_t slice_offset(const PartState& ps, const VectorUse& u) const {
+    return ps.part->first * u.vector->unit * u.vector->type.size;
+  }
+  std::size_t slice_bytes(const PartState& ps, const VectorUse& u) const {
+    return ps.part->units * u.vector->unit * u.vector->type.size;
+  }
+  char* host_of(const VectorUse& u) const { return static_cast<char*>(u.binding->data); }
+
+  void track(PartState& ps, cl::Event ev, const std::string* path, bool kernel) {
+    ps.events.push_back({std::move(ev), path, kernel});
+  }
+
+  void upload() {
+    static const std::string upload_path = "upload";
+    ErrorContext where{.api_call = "upload"};
+    cl_call(where, [&] {
+      for (auto& ps : parts_) {
+        for (const auto& u : an_.vectors) {
+          if (!u.partitioned) continue;
+          const std::size_t bytes = slice_bytes(ps, u);
+          if (ps.zero_copy && u.binding) {
+            cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
+            ps.slices[u.vector.get()] = cl::Buffer(ps.context, flags, bytes, host_of(u) + slice_offset(ps, u));
+          } else {
+            ps.slices[u.vector.get()] = cl::Buffer(ps.context, CL_MEM_READ_WRITE, bytes);
+            if (u.binding && u.read_partitioned) {
+              cl::Event ev;
+              ps.queue().enqueueWriteBuffer(ps.slices[u.vector.get()], CL_FALSE, 0, bytes,
+                                            host_of(u) + slice_offset(ps, u), nullptr, &ev);
+              track(ps, ev, &upload_path, false);
+            }
+          }
+        }
+      }
+      std::vector<cl::Event> wait;
+      for (auto& [handle, cs] : contexts_) {
+        PartState& ps = *cs.parts.front();
+        for (const auto& u : an_.vectors) {
+          if (!u.read_whole) continue;
+          const std::size_t bytes = u.elements * u.vector->type.size;
+          if (ps.zero_copy && u.binding && !u.written) {
+            cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, bytes, host_of(u));
+          } else {
+            cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_READ_WRITE, bytes);
+            if (u.binding) {
+              cl::Event ev;
+              ps.queue().enqueueWriteBuffer(cs.whole[u.vector.get()], CL_FALSE, 0, bytes, host_of(u), nullptr, &ev);
+              track(ps, ev, &upload_path, false);
+              wait.push_back(ev);
+            }
+          }
+        }
+      }
+      // Replicas are shared by every queue of their context: they must be complete first.
+      if (!wait.empty()) cl::Event::waitForEvents(wait);
+    });
+  }
+
+  void download() {
+    static const std::string download_path = "download";
+    cl_call({.api_call = "download"}, [&] {
+      for (auto& ps : parts_) {
+        for (const auto& u : an_.vectors) {
+          if (!u.partitioned || !u.binding || !u.written) continue;
+          auto& buf = ps.slices[u.vector.get()];
+          const std::size_t bytes = slice_bytes(ps, u);
+          if (ps.zero_copy) {
+            // The buffer is the host memory: mapping makes the device's writes visible there.
+            void* p = ps.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
+            ps.queue().enqueueUnmapMemObject(buf, p);
+          } else {
+            cl::Event ev;
+            ps.queue().enqueueReadBuffer(buf, CL_FALSE, 0, bytes, host_of(u) + slice_offset(ps, u), nullptr, &ev);
+            track(ps, ev, &download_path, false);
+          }
+        }
+      }
+      finish_all();
+    });
+  }
+
+  void finish_all() {
+    for (auto& ps : parts_) ps.queue().finish();
+  }
+
+  // Gathers the slices of `v` written since its last synchronisation into every replica.
+  void sync_whole(const VectorState* v) {
+    static const std::string sync_path = "sync";
+    const VectorUse& u = an_.use(v);
+    cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
+      finish_all();
+      if (contexts_.size() > 1) {
+        staging_[v].resize(u.elements * v->type.size);
+        for (auto& ps : parts_) {
+          cl::Event ev;
+          ps.queue().enqueueReadBuffer(ps.slices[v], CL_FALSE, 0, slice_bytes(ps, u),
+                                       staging_[v].data() + slice_offset(ps, u), nullptr, &ev);
+          track(ps, ev, &sync_path, false);
+        }
+        finish_all();
+      }
+      for (auto& [handle, cs] : contexts_) {
+        auto& whole = cs.whole[v];
+        for (auto& ps : parts_) {
+          cl::Event ev;
+          if (ps.context() == handle) {
+            ps.queue().enqueueCopyBuffer(ps.slices[v], whole, 0, slice_offset(ps, u), slice_bytes(ps, u), nullptr, &ev);
+            track(ps, ev, &sync_path, false);
+          } else {
+            PartState& owner = *cs.parts.front();
+            owner.queue().enqueueWriteBuffer(whole, CL_FALSE, slice_offset(ps, u), slice_bytes(ps, u),
+                                             staging_[v].data() + slice_offset(ps, u), nullptr, &ev);
+            track(owner, ev, &sync_path, false);
+          }
+        }
+      }
+      finish_all();
+    });
+    dirty_.erase(v);
+  }
+
+  // ----- running the tree -------------------------------------------------------------------
+
+  void exec(const NodeImpl& n, std::size_t iteration, int loop_depth) {
+    switch (n.kind) {
+      case NodeKind::pipeline:
+      case NodeKind::map:
+        for (const auto& c : n.children) exec(*c, iteration, loop_depth);
+        return;
+      case NodeKind::map_reduce:
+        exec(*n.children[0], iteration, loop_depth);
+        enqueue_reduce(n);
+        return;
+      case NodeKind::loop:
+        run_loop(n, loop_depth);
+        return;
+      default:
+        break;
+    }
+    for (const auto& a : n.args)
+      if (a.kind == Arg::Kind::whole && dirty_.count(a.vector.get())) sync_whole(a.vector.get());
+    const std::string& path = paths_.at(&n);
+    for (auto& ps : parts_) {
+      ErrorContext where{.node = path, .device = ps.device->info().name};
+      cl_call(where, [&] { enqueue_leaf(ps, n, path, iteration); });
+    }
+    for (const auto& a : n.args)
+      if (a.kind == Arg::Kind::partitioned && a.access != Access::read && an_.use(a.vector.get()).read_whole)
+        dirty_.insert(a.vector.get());
+  }
+
+  void run_loop(const NodeImpl& n, int loop_depth) {
+    std::size_t i = 0;
+    const bool predicate = n.until_result || n.until_state;
+    for (;; ++i) {
+      if (n.times && i >= n.times) break;
+      exec(*n.children[0], i, loop_depth + 1);
+      if (!predicate) continue;
+      // The iteration barrier: the host evaluates the predicate over this iteration's results.
+      walk(*n.children[0], [&](const NodeImpl& c, const std::string&) {
+        if (c.kind == NodeKind::map_reduce && pending_[&c]) finalize(c);
+      });
+      bool done = false;
+      if (n.until_result) done = n.until_value(results_.at(n.until_result->name));
+      if (!done && n.until_state) {
+        LoopState state;
+        state.iteration = i + 1;
+        state.lookup = [&](const ResultRef& r) -> const Value& {
+          auto it = results_.find(r.name());
+          if (it == results_.end())
+            throw_error(errc::invalid_tree, "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
+                        {.node = paths_.at(&n), .fix = "read only results computed inside the loop body"});
+          return it->second;
+        };
+        done = n.until_state(state);
+      }
+      if (done) {
+        ++i;
+        break;
+      }
+    }
+    if (loop_depth == 0) iterations_ += i;
+  }
+
+  void enqueue_leaf(PartState& ps, const NodeImpl& n, const std::string& path, std::size_t iteration) {
+    auto slice = [&](std::size_t i) -> cl::Buffer& { return ps.slices.at(n.args[i].vector.get()); };
+    auto elems = [&](std::size_t i) { return ps.part->units * n.args[i].vector->unit; };
+    cl::Event ev;
+    switch (n.kind) {
+      case NodeKind::kernel: {
+        cl::Kernel& k = *ps.kernels.at(&n);
+        for (cl_uint i = 0; i < n.args.size(); ++i) {
+          const Arg& a = n.args[i];
+          const VectorState* v = a.vector.get();
+          switch (a.kind) {
+            case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
+            case Arg::Kind::whole: k.setArg(i, contexts_.at(ps.context()).whole.at(v)); break;
+            case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
+            case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
+            case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
+            case Arg::Kind::offset: k.setArg(i, static_cast<cl_uint>(ps.part->first * v->unit)); break;
+            case Arg::Kind::count: k.setArg(i, static_cast<cl_uint>(ps.part->units * v->unit)); break;
+            case Arg::Kind::size: k.setArg(i, static_cast<cl_uint>(an_.use(v).elements)); break;
+          }
+        }
+        auto g = global_range(n, n.range()->unit, ps.part->units);
+        cl::NDRange global = g.size() == 1 ? cl::NDRange(g[0]) : g.size() == 2 ? cl::NDRange(g[0], g[1])
+                                                                                : cl::NDRange(g[0], g[1], g[2]);
+        cl::NDRange local = cl::NullRange;
+        const auto& l = n.local_size;
+        if (!l.empty()) {
+          local = l.size() == 1 ? cl::NDRange(l[0]) : l.size() == 2 ? cl::NDRange(l[0], l[1]) : cl::NDRange(l[0], l[1], l[2]);
+        } else if (n.local_multiple) {
+          std::size_t l0 = local_for(ps, n, k);
+          local = g.size() == 1 ? cl::NDRange(l0) : g.size() == 2 ? cl::NDRange(l0, 1) : cl::NDRange(l0, 1, 1);
+        }
+        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
+        break;
+      }
+      case NodeKind::copy:
+        ps.queue().enqueueCopyBuffer(slice(0), slice(1), 0, 0, elems(0) * n.args[0].vector->type.size, nullptr, &ev);
+        break;
+      case NodeKind::axpy: {
+        cl_command_queue q = ps.queue()();
+        cl_event e = nullptr;
+        auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, &e);
+        library_status(static_cast<int>(st), "clblast::Axpy", path, ps);
+        ev = cl::Event(e);
+        break;
+      }
+      case NodeKind::gemm: {
+        cl_command_queue q = ps.queue()();
+        cl_event e = nullptr;
+        const auto& b = contexts_.at(ps.context()).whole.at(n.args[1].vector.get());
+        auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
+                                       ps.part->units, n.gemm_n, n.gemm_k, n.alpha, slice(0)(), 0, n.gemm_k, b(), 0,
+                                       n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, &e);
+        library_status(static_cast<int>(st), "clblast::Gemm", path, ps);
+        ev = cl::Event(e);
+        break;
+      }
+      case NodeKind::fft: {
+        auto plan = env_.fft->get(ps.context, ps.queue(), n.args[0].vector->unit, ps.part->units);
+        cl_command_queue q = ps.queue()();
+        cl_event e = nullptr;
+        cl_mem buf = slice(0)();
+        std::lock_guard lock(env_.fft->enqueue_mutex());
+        auto st = clfftEnqueueTransform(plan, n.direction == FftDirection::forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
+                                        &q, 0, nullptr, &e, &buf, nullptr, nullptr);
+        library_status(static_cast<int>(st), "clfftEnqueueTransform", path, ps);
+        ev = cl::Event(e);
+        break;
+      }
+      default:
+        return;
+    }
+    track(ps, ev, &path, true);
+  }
+
+  void library_status(int status, const char* call, const std::string& path, PartState& ps) {
+    if (status != 0)
+      throw_error(errc::library, std::string(call) + " failed with status " + std::to_string(status),
+                  {.api_call = call, .node = path, .device = ps.device->info().name});
+  }
+
+  // ----- reductions -------------------------------------------------------------------------
+
+  void enqueue_reduce(const NodeImpl& n) {
+    const Reducer& r = *n.reducer;
+    const ElementType& t = r.input->type;
+    const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
+    const std::string& path = paths_.at(&n);
+    for (auto& ps : parts_) {
+      ReduceSlot& rs = ps.reduce.at(&n);
+      cl_call({.node = path + "/reduce", .device = ps.device->info().name}, [&] {
+        cl::Kernel& k = *rs.kernel;
+        auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
+          k.setArg(0, in);
+          k.setArg(1, count);
+          k.setArg(2, out);
+          k.setArg(3, cl::Local(rs.local * t.size));
+          k.setArg(4, identity.size(), identity.data());
+          cl::Event ev;
+          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
+                                          nullptr, &ev);
+          track(ps, ev, &path, true);
+        };
+        pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
+        pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+        cl::Event ev;
+        ps.queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
+        track(ps, ev, &path, false);
+      });
+    }
+    pending_[&n] = true;
+  }
+
+  // Waits for the partitions' values of a map_reduce and combines them into its result.
+  void finalize(const NodeImpl& n) {
+    const Reducer& r = *n.reducer;
+    const ElementType& t = r.input->type;
+    finish_all();
+    std::vector<std::vector<unsigned char>> values;
+    for (auto& ps : parts_) values.push_back(ps.reduce.at(&n).host);
+    Value v;
+    if (r.op != Reducer::Op::custom) {
+      v = combine_builtin(r.op, values, t);
+    } else if (values.size() == 1) {
+      v = {t, values[0]};
+    } else {
+      // Combine with the user's function on the first partition's device.
+      PartState& ps = parts_.front();
+      ReduceSlot& rs = ps.reduce.at(&n);
+      cl_call({.node = paths_.at(&n) + "/reduce", .device = ps.device->info().name}, [&] {
+        std::vector<unsigned char> packed;
+        for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
+        cl::Buffer in(ps.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
+        cl::Kernel& k = *rs.kernel;
+        k.setArg(0, in);
+        k.setArg(1, static_cast<cl_uint>(values.size()));
+        k.setArg(2, rs.result);
+        k.setArg(3, cl::Local(rs.local * t.size));
+        k.setArg(4, r.identity.size(), r.identity.data());
+        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(rs.local), cl::NDRange(rs.local));
+        v = {t, std::vector<unsigned char>(t.size)};
+        ps.queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
+      });
+    }
+    results_[r.output->name] = v;
+    if (auto b = an_.result_bindings.find(r.output.get()); b != an_.result_bindings.end())
+      std::memcpy(b->second->data, v.bytes.data(), v.bytes.size());
+    pending_[&n] = false;
+  }
+
+  // ----- the report -------------------------------------------------------------------------
+
+  Report report() {
+    Report rep;
+    rep.config = dec_.config;
+    rep.iterations = iterations_;
+    rep.results = results_;
+    std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
+    for (auto& ps : parts_) {
+      PartitionReport pr;
+      pr.index = ps.part->index;
+      pr.device = ps.part->device;
+      pr.device_name = ps.device->info().name;
+      pr.sub_device = ps.part->sub_device;
+      pr.queue = ps.part->queue;
+      pr.first = ps.part->first;
+      pr.units = ps.part->units;
+      cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
+      for (auto& te : ps.events) {
+        cl_ulong s = 0, e = 0;
+        try {
+          s = te.event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+          e = te.event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+        } catch (const cl::Error&) {
+          continue;  // a library's event without profiling
+        }
+        if (e < s) continue;
+        first = std::min(first, s);
+        last = std::max(last, e);
+        const double ms = static_cast<double>(e - s) * 1e-6;
+        if (te.kernel) {
+          pr.kernel_ms += ms;
+          auto& kt = kernels[{*te.path, pr.index}];
+          kt.node = *te.path;
+          kt.partition = pr.index;
+          ++kt.launches;
+          kt.ms += ms;
+        } else {
+          pr.transfer_ms += ms;
+        }
+      }
+      if (last > first) pr.ms = static_cast<double>(last - first) * 1e-6;
+      rep.partitions.push_back(pr);
+    }
+    for (auto& [k, v] : kernels) rep.kernels.push_back(v);
+    return rep;
+  }
+
+  Environment& env_;
+  const NodeImpl& root_;
+  const Analysis& an_;
+  const Decomposition& dec_;
+  std::vector<PartState> parts_;
+  std::map<cl_context, ContextState> contexts_;
+  std::map<const NodeImpl*, std::string> paths_;
+  std::set<const VectorState*> dirty_;
+  std::map<const VectorState*, std::vector<unsigned char>> staging_;
+  std::map<const NodeImpl*, bool> pending_;
+  std::map<std::string, Value> results_;
+  std::size_t iterations_ = 0;
+};
+
+}  // namespace
+
+Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec) {
+  Run run(env, root, an, dec);
+  return run.go();
+}
+
+}  // namespace sinew::detail

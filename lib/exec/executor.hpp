@@ -1,0 +1,22 @@
+// exec/executor.hpp — running a tree with a decomposition on every device at once.
+//
+// The executor knows nothing of how the decomposition was chosen. Per partition it uploads the
+// slice of each input, runs the tree's leaves in order on the partition's queue, and downloads
+// the slice of each output; all partitions' queues work concurrently. A vector read whole is
+// replicated once per context and re-synchronised (gathered and redistributed) whenever leaves
+// have written its slices since. Loop predicates and reductions are the only other host steps.
+#pragma once
+
+#include "decompose/decompose.hpp"
+#include "exec/environment.hpp"
+#include "tree/validate.hpp"
+
+#include <sinew/runtime.hpp>
+
+namespace sinew::detail {
+
+// Builds every program and kernel the run needs and checks the device limits (work-group size,
+// allocation size, memory) — all before any data moves. Then runs, and returns the report.
+Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec);
+
+}  // namespace sinew::detail

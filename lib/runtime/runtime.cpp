@@ -1,0 +1,200 @@
+// runtime/runtime.cpp — the Runtime: owns devices, caches and queues; turns a request into a
+// validated analysis, a decomposition and an asynchronous execution.
+#include "decompose/decompose.hpp"
+#include "exec/executor.hpp"
+#include "platform/error.hpp"
+#include "tree/validate.hpp"
+
+#include <sinew/runtime.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+
+namespace sinew {
+
+namespace detail {
+
+class RuntimeImpl {
+ public:
+  explicit RuntimeImpl(RuntimeOptions options)
+      : options_(std::move(options)),
+        programs_(options_.disk_cache ? (options_.cache_dir.empty() ? ProgramCache::default_dir() : options_.cache_dir)
+                                      : std::string()) {
+    all_ = discover_devices(programs_);
+    std::vector<DeviceInfo> found;
+    for (auto& d : all_) found.push_back(d->info());
+    std::string spec = options_.devices;
+    if (spec.empty()) {
+      const char* env = std::getenv("SINEW_DEVICES");
+      spec = env && *env ? env : "all";
+    }
+    for (std::size_t i : select_devices(found, spec)) {
+      env_.devices.push_back(all_[i].get());
+      DeviceInfo info = all_[i]->info();
+      info.index = env_.infos.size();
+      env_.infos.push_back(info);
+    }
+    env_.programs = &programs_;
+    env_.queues = &queues_;
+    env_.fft = &fft_;
+  }
+
+  const std::vector<DeviceInfo>& devices() const { return env_.infos; }
+
+  std::size_t default_device() const {
+    for (const auto& d : env_.infos)
+      if (d.kind == DeviceKind::gpu) return d.index;
+    return 0;
+  }
+
+  std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+    if (tree.empty())
+      throw_error(errc::invalid_tree, "run() was given an empty tree",
+                  {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
+    auto root = tree.impl();
+    auto bound = std::make_shared<std::vector<Binding>>(std::move(bindings));
+    auto an = std::make_shared<Analysis>(analyze(*root, *bound));
+
+    Config config;
+    std::string provenance = "manual";
+    if (options.config) {
+      config = *options.config;
+    } else {
+      std::size_t dev = options.device.value_or(default_device());
+      if (dev >= env_.infos.size())
+        throw_error(errc::invalid_argument,
+                    "device index " + std::to_string(dev) + " but the runtime has " + std::to_string(env_.infos.size()) +
+                        " device(s)",
+                    {.argument = "RunOptions::device", .fix = "use an index into Runtime::devices()"});
+      config = single_device_config(dev, env_.infos.size());
+      if (!options.device) provenance = "default";
+    }
+    const std::size_t granule = granularity(*root, *an, env_.infos);
+    auto dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos));
+
+    return std::async(std::launch::async, [this, root, bound, an, dec, provenance] {
+      const auto t0 = std::chrono::steady_clock::now();
+      Report rep = execute(env_, *root, *an, *dec);
+      rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      rep.provenance = provenance;
+      return rep;
+    });
+  }
+
+ private:
+  RuntimeOptions options_;
+  ProgramCache programs_;
+  std::vector<std::unique_ptr<Device>> all_;
+  QueuePool queues_;
+  FftPlans fft_;
+  Environment env_;
+};
+
+}  // namespace detail
+
+Runtime::Runtime() : Runtime(RuntimeOptions{}) {}
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<detail::RuntimeImpl>(std::move(options))) {}
+Runtime::~Runtime() = default;
+
+const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->devices(); }
+std::size_t Runtime::default_device() const { return impl_->default_device(); }
+std::future<Report> Runtime::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+  return impl_->run(tree, std::move(bindings), std::move(options));
+}
+
+std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec) {
+  auto found = [&] {
+    std::string s;
+    for (const auto& d : devices) s += (s.empty() ? "" : ", ") + d.id() + " (" + d.name + ")";
+    return s.empty() ? std::string("none") : s;
+  };
+  auto fail = [&](const std::string& what) {
+    detail::throw_error(errc::no_device, what,
+                        {.argument = "SINEW_DEVICES / RuntimeOptions::devices = '" + spec + "'",
+                         .fix = "choose among the devices found: " + found() +
+                                "; use all, cpu, gpu, accelerator, kind:N or a global index (for more CPU devices: "
+                                "apt-get install pocl-opencl-icd)"});
+  };
+  std::vector<std::size_t> out;
+  auto add = [&](std::size_t i) {
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  };
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    std::transform(item.begin(), item.end(), item.begin(), ::tolower);
+    if (item == "all") {
+      for (const auto& d : devices) add(d.index);
+      continue;
+    }
+    std::string kind = item, index;
+    if (auto colon = item.find(':'); colon != std::string::npos) {
+      kind = item.substr(0, colon);
+      index = item.substr(colon + 1);
+    }
+    if (!kind.empty() && std::all_of(kind.begin(), kind.end(), ::isdigit) && index.empty()) {
+      std::size_t i = std::stoul(kind);
+      if (i >= devices.size()) fail("no device with index " + kind);
+      add(i);
+      continue;
+    }
+    if (kind != "cpu" && kind != "gpu" && kind != "accelerator" && kind != "acc")
+      fail("'" + item + "' is not a device kind");
+    if (kind == "acc") kind = "accelerator";
+    if (!index.empty() && !std::all_of(index.begin(), index.end(), ::isdigit)) fail("'" + item + "': bad index");
+    bool any = false;
+    for (const auto& d : devices) {
+      if (to_string(d.kind) != kind) continue;
+      if (!index.empty() && d.kind_index != std::stoul(index)) continue;
+      add(d.index);
+      any = true;
+    }
+    if (!any) fail("no device matches '" + item + "'");
+  }
+  if (out.empty()) fail("the selection names no device");
+  return out;
+}
+
+std::string Config::str() const {
+  std::ostringstream s;
+  s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
+  for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
+  s << "]}";
+  return s.str();
+}
+
+std::string Report::str() const {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  s << "run: " << wall_ms << " ms wall, config " << config.str() << " (" << provenance << ")";
+  if (iterations) s << ", " << iterations << " loop iteration(s)";
+  s << "\n";
+  for (const auto& p : partitions)
+    s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
+      << " units [" << p.first << ", " << p.first + p.units << "): busy " << p.ms << " ms, kernels " << p.kernel_ms
+      << " ms, transfers " << p.transfer_ms << " ms\n";
+  for (const auto& k : kernels)
+    s << "    " << k.node << " @" << k.partition << ": " << k.ms << " ms over " << k.launches << " launch(es)\n";
+  for (const auto& [name, v] : results) {
+    s << "  result " << name << " = ";
+    switch (v.type.lanes == 1 ? v.type.scalar : ScalarKind::opaque) {
+      case ScalarKind::f32: s << v.as<float>(); break;
+      case ScalarKind::f64: s << v.as<double>(); break;
+      case ScalarKind::i32: s << v.as<cl_int>(); break;
+      case ScalarKind::u32: s << v.as<cl_uint>(); break;
+      case ScalarKind::i64: s << v.as<cl_long>(); break;
+      case ScalarKind::u64: s << v.as<cl_ulong>(); break;
+      default: s << v.bytes.size() << " bytes"; break;
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace sinew
