@@ -382,9 +382,8 @@ int cmd_smoke(const Args& args) {
   }
   std::cout << "smoke: y = 2x + y over " << n << " floats on each device alone\n";
   print_table(std::cout, rows, "  ");
-  std::cout << (failures ? std::to_string(failures) + " of " + std::to_string(infos.size()) + " devices FAILED"
-                         : "all " + std::to_string(infos.size()) + " devices OK")
-            << '\n';
+  const std::string devices_text = std::to_string(infos.size()) + (infos.size() == 1 ? " device" : " devices");
+  std::cout << (failures ? std::to_string(failures) + " of " + devices_text + " FAILED" : devices_text + ": OK") << '\n';
   return failures ? 1 : 0;
 }
 
@@ -441,8 +440,7 @@ int main(int argc, char** argv) {
     std::cerr << "sinew " << it->name << ": " << e.what() << "\n(see 'sinew " << it->name << " --help')\n";
     return 2;
   } catch (const sinew::Error& e) {
-    std::cerr << "sinew " << it->name << ": " << e.what() << '\n';
-    if (!e.context().fix.empty()) std::cerr << "  fix: " << e.context().fix << '\n';
+    std::cerr << "sinew " << it->name << ": " << e.what() << '\n';  // what() names node, device and fix
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "sinew " << it->name << ": unexpected error: " << e.what() << '\n';
