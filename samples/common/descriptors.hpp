@@ -1,0 +1,223 @@
+// samples/common/descriptors.hpp — the typed descriptors of the five benchmark samples.
+//
+// Each class is the one description of its benchmark: its parameters, its tree, its input data,
+// its C++ reference and its check. The sample programs set parameters from their flags; tests,
+// benchmarks and training reach the same classes by name through sample.hpp's registry.
+// Change a `params` field, then call prepare() again for it to take effect.
+#pragma once
+
+#include "common/sample.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew::samples {
+
+// What every descriptor shares: size, tree, the run/check sequence.
+class SampleBase : public Sample {
+ public:
+  std::size_t size() const override { return size_; }
+  const Node& tree() const override { return tree_; }
+  Report run(Runtime& rt, const RunOptions& options = {}) override;
+  Check check() override;
+
+ protected:
+  // Checks the outputs of the last run; only called after a run.
+  virtual Check compare() = 0;
+  // Called by prepare(): forget the previous run and reference.
+  void reset_state(std::size_t size);
+
+  std::size_t size_ = 0;
+  Node tree_;
+  bool ran_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Filter Pipeline (paper §4): Gaussian noise -> solarise -> mirror on an RGBA image, in place.
+// Pipeline skeleton; unit of partitioning = one image line. Integer kernels: bit-exact.
+struct FilterPipelineParams {
+  std::size_t side = 1024;   // width = height, pixels; even (mirror swaps pixel pairs)
+  cl_int noise_factor = 16;  // standard deviation of the noise, in 0..255 levels
+  cl_int threshold = 192;    // solarise: channels >= threshold are inverted
+  cl_uint seed = 2024;       // noise seed
+};
+
+class FilterPipeline final : public SampleBase {
+ public:
+  explicit FilterPipeline(FilterPipelineParams p = {}) : params(p) {}
+  FilterPipelineParams params;
+
+  std::string name() const override { return "filter_pipeline"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "image side (pixels)"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_uchar4); }
+
+  const std::vector<cl_uchar4>& input() const { return input_; }
+  const std::vector<cl_uchar4>& output() const { return image_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  Vector<cl_uchar4> img_;
+  std::vector<cl_uchar4> input_, image_;
+  std::optional<std::vector<cl_uchar4>> expected_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// FFT (paper §4): a batch of 1D complex FFTs, forward then inverse (Pipeline of two clFFT
+// leaves); unit of partitioning = one transform (65536 points = 512 KB by default). The round
+// trip must give the input back: max |out - in| / max |in| <= 1e-3. With roundtrip = false the
+// tree is the forward transform alone, checked against a double-precision radix-2 FFT:
+// max |out - ref| / max |ref| <= 1e-4 (length must then be a power of two).
+struct FftParams {
+  std::size_t transforms = 64;  // number of transforms (64 x 512 KB = 32 MB)
+  std::size_t length = 65536;   // points per transform: a product of 2, 3, 5, 7, 11, 13
+  bool roundtrip = true;
+};
+
+class Fft final : public SampleBase {
+ public:
+  explicit Fft(FftParams p = {}) : params(p) {}
+  FftParams params;
+
+  std::string name() const override { return "fft"; }
+  std::string description() const override;
+  std::string size_unit() const override;
+  Sizes sizes() const override { return {4, 64, 512}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_float2); }
+
+  const std::vector<cl_float2>& input() const { return input_; }
+  const std::vector<cl_float2>& output() const { return data_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  Vector<cl_float2> vec_;
+  std::vector<cl_float2> input_, data_;
+  std::optional<std::vector<cl_float2>> expected_;  // forward-only mode
+};
+
+// ---------------------------------------------------------------------------------------------
+// N-Body (paper §4): `steps` direct-sum steps in a Loop. Positions are replicated to every device
+// (sinew::whole); each device advances its slice of bodies into `newpos`, then copy(newpos, pos)
+// brings the step's result back into the replicated vector. Unit = one body. Single precision,
+// checked against a double-precision reference: the largest position error over the largest
+// displacement, and the largest velocity error over the largest speed, must be <= 1e-3.
+struct NbodyParams {
+  std::size_t bodies = 4096;
+  std::size_t steps = 10;
+  float dt = 0.01f;
+  float softening = 0.05f;  // eps; the kernel adds eps^2 to every squared distance
+  std::uint32_t seed = 7;
+};
+
+class Nbody final : public SampleBase {
+ public:
+  explicit Nbody(NbodyParams p = {}) : params(p) {}
+  NbodyParams params;
+
+  std::string name() const override { return "nbody"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "bodies"; }
+  Sizes sizes() const override { return {256, 4096, 32768}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 4 * pos0_.size() * sizeof(cl_float4); }
+
+  const std::vector<cl_float4>& positions() const { return pos_; }
+  const std::vector<cl_float4>& velocities() const { return vel_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  Vector<cl_float4> pos_v_, vel_v_, newpos_v_;
+  std::vector<cl_float4> pos0_, vel0_, pos_, vel_;
+  std::optional<std::vector<cl_float4>> expected_pos_, expected_vel_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Saxpy (paper §4): y = a*x + y over float vectors, a Map. mode "kernel" runs saxpy.cl, mode
+// "blas" CLBlast's axpy. Unit = one element. Error per element: |got - ref| / (|a*x| + |y|),
+// accepted up to 4 * FLT_EPSILON (the kernel uses fma and is normally exact).
+struct SaxpyParams {
+  std::size_t elements = 1000000;
+  float a = 2.5f;
+  std::string mode = "kernel";  // "kernel" | "blas"
+  std::uint32_t seed = 11;
+};
+
+class Saxpy final : public SampleBase {
+ public:
+  explicit Saxpy(SaxpyParams p = {}) : params(std::move(p)) {}
+  SaxpyParams params;
+
+  // "saxpy", or "saxpy_blas" in blas mode (the registry knows both).
+  std::string name() const override;
+  std::string description() const override;
+  std::string size_unit() const override { return "elements"; }
+  Sizes sizes() const override { return {65536, 1000000, 10000000}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 3 * x_.size() * sizeof(cl_float); }
+
+  const std::vector<cl_float>& output() const { return y_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  Vector<cl_float> x_v_, y_v_;
+  std::vector<cl_float> x_, y0_, y_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Segmentation (paper §4): a 3D grey image (width x height x depth uchar voxels) classified by
+// two thresholds into 0 / 128 / 255, a Map. Unit = one z-slice (width*height voxels), kernel
+// range dims(3, width). Integer kernel: bit-exact. `size` counts voxels (= bytes); the plane is
+// 256 x 256 for volumes of at least 8 slices of it, else 64 x 64, unless params set it.
+struct SegmentationParams {
+  std::size_t voxels = 8u << 20;  // 8 MB
+  std::size_t width = 0;          // 0: chosen from the size as above; must be a multiple of 4
+  std::size_t height = 0;
+  cl_uchar lo = 85, hi = 170;
+  std::uint32_t seed = 3;
+};
+
+class Segmentation final : public SampleBase {
+ public:
+  explicit Segmentation(SegmentationParams p = {}) : params(p) {}
+  SegmentationParams params;
+
+  std::string name() const override { return "segmentation"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "voxels (bytes)"; }
+  Sizes sizes() const override { return {64 * 64 * 16, 8u << 20, 60u << 20}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * in_.size(); }
+
+  std::size_t width() const { return width_; }
+  std::size_t height() const { return height_; }
+  const std::vector<cl_uchar>& output() const { return out_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  Vector<cl_uchar> in_v_, out_v_;
+  std::vector<cl_uchar> in_, out_;
+  std::size_t width_ = 0, height_ = 0;
+  std::optional<std::vector<cl_uchar>> expected_;
+};
+
+}  // namespace sinew::samples

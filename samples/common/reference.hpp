@@ -1,0 +1,62 @@
+// samples/common/reference.hpp — plain C++ references of the sample kernels, and input data.
+//
+// No Sinew and no OpenCL calls here (only the cl_* types): the references are what the kernels
+// are judged against, so they are written as directly as possible. Integer references match
+// kernels/filters.cl and kernels/segmentation.cl bit for bit.
+#pragma once
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl_platform.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace sinew::samples::reference {
+
+// ----- deterministic input data (the same on every platform and standard library) ------------
+
+// splitmix64: a small, portable generator for input data.
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next();
+  // Uniform in [lo, hi).
+  float uniform(float lo, float hi);
+  std::uint8_t byte() { return static_cast<std::uint8_t>(next() >> 56); }
+
+ private:
+  std::uint64_t state_;
+};
+
+// ----- filters.cl -------------------------------------------------------------------------
+
+std::uint32_t hash32(std::uint32_t x);
+// The noise added to channel `channel` of pixel `pixel` (index in the whole image).
+int noise(std::uint32_t pixel, std::uint32_t channel, std::uint32_t seed, int factor);
+void gaussian_noise(std::span<cl_uchar4> image, int factor, std::uint32_t seed);
+void solarise(std::span<cl_uchar4> image, int threshold);
+void mirror(std::span<cl_uchar4> image, std::size_t width);
+
+// ----- nbody.cl ------------------------------------------------------------------------------
+
+// `steps` semi-implicit Euler steps of softened direct-sum gravity, in double precision.
+void nbody(std::span<cl_float4> pos, std::span<cl_float4> vel, std::size_t steps, double dt, double eps2);
+
+// ----- saxpy.cl ------------------------------------------------------------------------------
+
+void saxpy(float a, std::span<const cl_float> x, std::span<cl_float> y);
+
+// ----- segmentation.cl -----------------------------------------------------------------------
+
+void segmentation(std::span<const cl_uchar> in, std::span<cl_uchar> out, cl_uchar lo, cl_uchar hi);
+
+// ----- FFT -----------------------------------------------------------------------------------
+
+// In-place forward (sign -1) or inverse (sign +1, scaled by 1/length) complex FFT of each
+// `length`-point transform of `data`, in double precision. length must be a power of two.
+void fft(std::span<cl_float2> data, std::size_t length, bool inverse);
+
+}  // namespace sinew::samples::reference

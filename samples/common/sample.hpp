@@ -1,0 +1,84 @@
+// samples/common/sample.hpp — the registry of Sinew's benchmark samples, driven by name.
+//
+// One descriptor per sample (filter_pipeline, fft, nbody, saxpy, segmentation) serves the sample
+// program, the tests, the benchmarks and `sinew train <sample>`: it builds the tree and its host
+// data for a problem size, runs it, and checks the result against a plain C++ reference.
+//
+// Use:
+//   auto s = sinew::samples::find("filter_pipeline");  // nullptr for an unknown name
+//   s->prepare(s->sizes().small);                       // tree + input data for that size
+//   sinew::Report rep = s->run(rt, sinew::RunOptions{.device = 0});
+//   sinew::samples::Check c = s->check();               // c.ok, c.max_error, c.message
+//
+// Lifetime and threads: a Sample owns its tree and its host buffers; keep it alive while one of
+// its runs is in flight. One Sample is used by one thread at a time (run() overwrites its output
+// buffers); create one Sample per thread to run the same benchmark concurrently. The Runtime
+// passed to run() must outlive the call.
+#pragma once
+
+#include <sinew/sinew.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinew::samples {
+
+// The outcome of comparing a run's output with the C++ reference.
+struct Check {
+  bool ok = false;
+  double max_error = 0;   // the largest error found, in the measure `tolerance` is given in
+  double tolerance = 0;   // the largest error accepted (0: integer kernels, bit-exact)
+  std::string measure;    // what max_error measures, e.g. "max |got - expected| per channel"
+  std::string message;    // "OK", or the first mismatch: where, got, expected
+};
+
+// Problem sizes, in the unit given by Sample::size_unit().
+struct Sizes {
+  std::size_t small = 0;    // runs in well under a second on PoCL (tests)
+  std::size_t standard = 0; // the sample program's default
+  std::size_t large = 0;    // the largest of the paper's parameterisation classes we use
+};
+
+class Sample {
+ public:
+  virtual ~Sample() = default;
+
+  // Registry name, e.g. "filter_pipeline" (also the sample program's name).
+  virtual std::string name() const = 0;
+  // One line: what it computes and with which skeletons.
+  virtual std::string description() const = 0;
+  // What `size` counts, e.g. "image side (pixels)", "bodies", "transforms of 65536 points".
+  virtual std::string size_unit() const = 0;
+  virtual Sizes sizes() const = 0;
+
+  // Builds the tree and fresh input data for problem `size` (0: sizes().standard), and computes
+  // nothing else. Throws std::invalid_argument for a size the sample cannot take (the message
+  // says which sizes it can). May be called again to change size.
+  virtual void prepare(std::size_t size) = 0;
+  // The size of the last prepare(); 0 before.
+  virtual std::size_t size() const = 0;
+
+  // The prepared tree (empty before prepare()).
+  virtual const Node& tree() const = 0;
+  // Restores the working buffers from the pristine inputs and returns bindings to them, for
+  // callers that submit runs themselves (rt.run(tree(), bindings(), options)). The bindings point
+  // into this Sample; check() then judges whatever that run produced.
+  virtual std::vector<Binding> bindings() = 0;
+  // bindings() then rt.run(tree(), ..., options).get(). Errors come as sinew::Error.
+  virtual Report run(Runtime& rt, const RunOptions& options = {}) = 0;
+
+  // Compares the output of the last run with the reference (computed on the first call after
+  // prepare() and kept). Before any run, returns ok = false with a message saying so.
+  virtual Check check() = 0;
+  // Bytes of input and output data (for throughput figures).
+  virtual std::size_t bytes() const = 0;
+};
+
+// A new instance of the sample called `name` with its default parameters, or nullptr.
+std::unique_ptr<Sample> find(const std::string& name);
+// Every registered sample name, in a stable order.
+std::vector<std::string> names();
+
+}  // namespace sinew::samples
