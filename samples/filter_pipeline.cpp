@@ -1,0 +1,19 @@
+// filter_pipeline — the paper's Filter Pipeline benchmark: Gaussian noise -> solarise -> mirror
+// on an RGBA image, one Pipeline whose stages keep the image on each device. The tree and the
+// check live in common/filter_pipeline.cpp (shared with tests, benchmarks and training).
+//
+//   filter_pipeline --size 2048 --dump
+#include "common/cli.hpp"
+#include "common/descriptors.hpp"
+
+int main(int argc, char** argv) {
+  sinew::samples::FilterPipeline sample;
+  auto opts = sinew::samples::cli::parse(argc, argv, sample,
+                                         {{"factor", "noise standard deviation", "16"},
+                                          {"threshold", "solarise threshold (0..256)", "192"},
+                                          {"seed", "noise seed", "2024"}});
+  sample.params.noise_factor = static_cast<cl_int>(opts.get_size("factor", 16));
+  sample.params.threshold = static_cast<cl_int>(opts.get_size("threshold", 192));
+  sample.params.seed = static_cast<cl_uint>(opts.get_size("seed", 2024));
+  return sinew::samples::cli::run(sample, opts);
+}
