@@ -242,9 +242,9 @@ class Loop : public Node {
   // Runs the body n times (with `until`: at most n times).
   Loop& times(std::size_t n);
   // Runs the body until `done(value)` is true, where value is `r` as produced by this iteration.
-  template <class T>
-  Loop& until(const Result<T>& r, std::function<bool(T)> done) {
-    return until_value(r, [done = std::move(done)](const Value& v) { return done(v.as<T>()); });
+  template <class T, class F>
+  Loop& until(const Result<T>& r, F done) {
+    return until_value(r, [done = std::move(done)](const Value& v) { return static_cast<bool>(done(v.as<T>())); });
   }
   // Runs the body until `done(state)` is true.
   Loop& until(std::function<bool(const LoopState&)> done);
@@ -272,6 +272,9 @@ namespace reduce {
 Reducer sum(const VectorRef& partial, const ResultRef& out);
 Reducer min(const VectorRef& partial, const ResultRef& out);
 Reducer max(const VectorRef& partial, const ResultRef& out);
+// The untyped form of custom(); the identity is set by the caller.
+Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
+                     const std::string& function);
 // A user reduction: `function` is an associative, commutative OpenCL C function
 // `T function(T a, T b)` defined in `file` (a path or an embedded kernel file), `identity` its
 // neutral element. Sinew generates the reduction kernels around it and combines partial results
@@ -284,8 +287,6 @@ Reducer custom(const VectorRef& partial, const Result<T>& out, const std::string
   std::memcpy(r.identity.data(), &identity, sizeof(T));
   return r;
 }
-Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
-                     const std::string& function);
 }  // namespace reduce
 
 // The body applied to independent partitions, then the reducer over everything they produced.

@@ -355,7 +355,7 @@ class Run {
         }
       }
       // Replicas are shared by every queue of their context: they must be complete first.
-      if (!wait.empty()) cl::Event::waitForEvents(wait);
+      for (auto& ev : wait) ev.wait();  // one by one: clWaitForEvents wants a single context
     });
   }
 

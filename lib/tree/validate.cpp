@@ -318,7 +318,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
                      std::to_string(n.dims),
                  "give one local size per range dimension");
           auto g = global_range(n, unit, an.units);
-          for (std::size_t d = 0; d + 1 < g.size(); ++d)
+          for (std::size_t d = 0; d < g.size(); ++d)
             if (n.local_size[d] == 0 || g[d] % n.local_size[d])
               fail(errc::invalid_argument, path, "local_size",
                    "local size " + std::to_string(n.local_size[d]) + " does not divide the range's dimension " +

@@ -1,0 +1,60 @@
+// The same trees on several PoCL devices (POCL_DEVICES="pthread pthread", or three) with many
+// distributions: results must equal the single-device run bit for bit (integer kernels).
+#include "pocl/trees.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace sinew;
+using namespace sinew::testing;
+
+namespace {
+std::vector<std::vector<double>> share_sets(std::size_t devices) {
+  std::vector<std::vector<double>> s;
+  auto one_hot = [&](std::size_t d) { std::vector<double> v(devices, 0.0); v[d] = 1; return v; };
+  for (std::size_t d = 0; d < devices; ++d) s.push_back(one_hot(d));
+  s.push_back(std::vector<double>(devices, 1.0 / devices));
+  std::vector<double> skew(devices, 0.9 / (devices - 1));
+  skew[0] = 0.1;
+  s.push_back(skew);
+  std::vector<double> odd(devices);
+  for (std::size_t d = 0; d < devices; ++d) odd[d] = 0.137 + 0.31 * d;
+  s.push_back(odd);
+  return s;
+}
+}  // namespace
+
+TEST(MultiDevice, DiscoversEveryPoclDevice) {
+  Runtime rt;
+  const char* env = std::getenv("POCL_DEVICES");
+  ASSERT_NE(env, nullptr);
+  std::size_t expected = 1;
+  for (const char* p = env; *p; ++p) expected += *p == ' ';
+  EXPECT_EQ(rt.devices().size(), expected);
+  for (const auto& d : rt.devices()) EXPECT_EQ(d.kind, DeviceKind::cpu);
+}
+
+class Distributions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Distributions, EqualTheSingleDeviceResult) {
+  Runtime rt;
+  const std::size_t devices = rt.devices().size();
+  ASSERT_GE(devices, 2u);
+  for (std::size_t n : {3u, 1001u}) {
+    for (const auto& shares : share_sets(devices)) {
+      for (const auto& fission : rt.devices()[0].fission_configs) {
+        Holder h;
+        Case c = make_case(GetParam(), n, h);
+        Config cfg;
+        cfg.shares = shares;
+        cfg.fission = fission.name;
+        c.report = rt.run(c.tree, c.bindings, RunOptions{.config = cfg}).get();
+        EXPECT_EQ(c.check(), "") << GetParam() << " n=" << n << " " << cfg.str();
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNodeTypes, Distributions, ::testing::ValuesIn(case_names()),
+                         [](const auto& info) { return info.param; });

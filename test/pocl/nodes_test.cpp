@@ -1,0 +1,100 @@
+// Every node type alone and nested three deep, on one device, against a C++ reference.
+#include "pocl/trees.hpp"
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <random>
+
+using namespace sinew;
+using namespace sinew::testing;
+
+class Nodes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Nodes, MatchReferenceOnOneDevice) {
+  Runtime rt;
+  for (std::size_t n : {1u, 37u, 4096u}) {
+    Holder h;
+    Case c = make_case(GetParam(), n, h);
+    c.report = rt.run(c.tree, c.bindings, RunOptions{.device = 0}).get();
+    EXPECT_EQ(c.check(), "") << GetParam() << " n=" << n << "\n" << c.tree.dump();
+    EXPECT_EQ(c.report.partitions.size(), 1u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNodeTypes, Nodes, ::testing::ValuesIn(case_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(Library, AxpyMatchesReference) {
+  Runtime rt;
+  const std::size_t n = 10000;
+  std::vector<float> x(n), y(n), want(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 13) * 0.25f;
+    y[i] = 1.0f - static_cast<float>(i % 7);
+    want[i] = 3.0f * x[i] + y[i];
+  }
+  auto X = sinew::vector<cl_float>().name("x");
+  auto Y = sinew::vector<cl_float>().name("y");
+  rt.run(blas::axpy(3.0f, X, Y), {{X, x}, {Y, y}}).get();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], want[i], 1e-5f) << i;
+}
+
+TEST(Library, GemmRowsMatchReference) {
+  Runtime rt;
+  const std::size_t m = 33, k = 16, n = 8;
+  std::vector<float> a(m * k), b(k * n), c(m * n, 0.0f), want(m * n, 0.0f);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (auto& v : a) v = dist(rng);
+  for (auto& v : b) v = dist(rng);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t l = 0; l < k; ++l) want[i * n + j] += a[i * k + l] * b[l * n + j];
+  auto A = sinew::vector<cl_float>().unit(k).name("A");
+  auto B = sinew::vector<cl_float>().name("B");
+  auto C = sinew::vector<cl_float>().unit(n).name("C");
+  rt.run(blas::gemm(1.0f, A, B, 0.0f, C, k, n), {{A, a}, {B, b}, {C, c}}).get();
+  for (std::size_t i = 0; i < m * n; ++i) ASSERT_NEAR(c[i], want[i], 1e-4f) << i;
+}
+
+TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
+  Runtime rt;
+  const std::size_t len = 64, batch = 3;
+  std::vector<cl_float2> data(len * batch);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = {{std::sin(0.3f * i), std::cos(0.11f * i)}};
+  const auto input = data;
+  auto D = sinew::vector<cl_float2>().unit(len).name("signal");
+  rt.run(fft(D, FftDirection::forward), {{D, data}}).get();
+  for (std::size_t t = 0; t < batch; ++t)
+    for (std::size_t f = 0; f < len; ++f) {
+      std::complex<double> s = 0;
+      for (std::size_t j = 0; j < len; ++j)
+        s += std::complex<double>(input[t * len + j].s[0], input[t * len + j].s[1]) *
+             std::polar(1.0, -2 * M_PI * double(f * j) / len);
+      ASSERT_NEAR(data[t * len + f].s[0], s.real(), 1e-3) << t << "," << f;
+      ASSERT_NEAR(data[t * len + f].s[1], s.imag(), 1e-3) << t << "," << f;
+    }
+  rt.run(pipeline(fft(D, FftDirection::inverse)), {{D, data}}).get();
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    ASSERT_NEAR(data[i].s[0], input[i].s[0], 1e-4);
+    ASSERT_NEAR(data[i].s[1], input[i].s[1], 1e-4);
+  }
+}
+
+TEST(Report, NamesConfigPartitionsAndKernelTimes) {
+  Runtime rt;
+  Holder h;
+  Case c = make_case("pipeline_channel", 1000, h);
+  Report r = rt.run(c.tree, c.bindings).get();
+  EXPECT_EQ(r.provenance, "default");
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.partitions[0].units, 1000u);
+  EXPECT_EQ(r.kernels.size(), 3u);
+  for (const auto& k : r.kernels) {
+    EXPECT_EQ(k.launches, 1u);
+    EXPECT_GE(k.ms, 0.0);
+  }
+  EXPECT_GT(r.wall_ms, 0.0);
+  EXPECT_NE(r.str().find("kernel 'mul2'"), std::string::npos) << r.str();
+}

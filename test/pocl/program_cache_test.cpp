@@ -1,0 +1,127 @@
+// The program cache: memory hit, disk miss then hit, corrupt files, concurrent processes.
+#include "platform/device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+
+namespace fs = std::filesystem;
+using namespace sinew::detail;
+
+namespace {
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("sinew-cache-test-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+struct Cl {
+  cl::Device device;
+  cl::Context context;
+  Cl() {
+    std::vector<cl::Platform> platforms;
+    cl::Platform::get(&platforms);
+    std::vector<cl::Device> devices;
+    platforms.at(0).getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    device = devices.at(0);
+    context = cl::Context(device);
+  }
+};
+
+std::string unique_source() {
+  std::random_device rd;
+  return "__kernel void cached(__global int* v) { v[get_global_id(0)] = " + std::to_string(rd() % 100000) + "; }";
+}
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[256];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  int rc = p ? pclose(p) : -1;
+  return rc == 0 ? out : "failed: " + out;
+}
+}  // namespace
+
+TEST(ProgramCache, MemoryHitThenDiskHitInANewCache) {
+  TempDir dir;
+  Cl cl;
+  const std::string src = unique_source();
+  {
+    ProgramCache cache(dir.path.string());
+    auto p1 = cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    auto p2 = cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    EXPECT_EQ(p1(), p2());
+    EXPECT_EQ(cache.stats().builds, 1u);
+    EXPECT_EQ(cache.stats().memory_hits, 1u);
+    EXPECT_TRUE(fs::exists(cache.file_for(cl.device, src, "")));
+    cache.get(cl.context, {cl.device}, {src, "t"}, "-DX=1");  // other options: another build
+    EXPECT_EQ(cache.stats().builds, 2u);
+  }
+  ProgramCache again(dir.path.string());
+  auto p = again.get(cl.context, {cl.device}, {src, "t"}, "");
+  EXPECT_EQ(again.stats().builds, 0u);
+  EXPECT_EQ(again.stats().disk_hits, 1u);
+  cl::Kernel k(p, "cached");
+  cl::Buffer b(cl.context, CL_MEM_READ_WRITE, 4 * sizeof(int));
+  k.setArg(0, b);
+  cl::CommandQueue q(cl.context, cl.device);
+  q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(4));
+  int out[4] = {0, 0, 0, 0};
+  q.enqueueReadBuffer(b, CL_TRUE, 0, sizeof out, out);
+  EXPECT_EQ(std::to_string(out[3]), src.substr(src.find("= ") + 2, src.find(";") - src.find("= ") - 2));
+}
+
+TEST(ProgramCache, CorruptOrTruncatedFilesAreRebuiltNotFatal) {
+  TempDir dir;
+  Cl cl;
+  const std::string src = unique_source();
+  std::string file;
+  {
+    ProgramCache cache(dir.path.string());
+    cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    file = cache.file_for(cl.device, src, "");
+  }
+  for (int variant = 0; variant < 3; ++variant) {
+    auto size = fs::file_size(file);
+    if (variant == 0) fs::resize_file(file, size / 2);           // truncated
+    if (variant == 1) { std::ofstream(file, std::ios::binary | std::ios::in | std::ios::out).seekp(40) << "garbage!"; }
+    if (variant == 2) { std::ofstream(file, std::ios::trunc) << "not a cache file"; }
+    ProgramCache cache(dir.path.string());
+    auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    EXPECT_NO_THROW(cl::Kernel(p, "cached")) << variant;
+    EXPECT_EQ(cache.stats().corrupt_files, 1u) << variant;
+    EXPECT_EQ(cache.stats().builds, 1u) << variant;
+    ProgramCache fixed(dir.path.string());  // the rebuilt binary replaced the bad file
+    fixed.get(cl.context, {cl.device}, {src, "t"}, "");
+    EXPECT_EQ(fixed.stats().disk_hits, 1u) << variant;
+  }
+}
+
+TEST(ProgramCache, UnwritableDirectoryOnlyCostsCompileTime) {
+  Cl cl;
+  ProgramCache cache("/proc/sinew-cannot-exist");
+  EXPECT_TRUE(cache.dir().empty());
+  EXPECT_NO_THROW(cache.get(cl.context, {cl.device}, {unique_source(), "t"}, ""));
+}
+
+TEST(ProgramCache, TwoProcessesBuildingAtOnceLeaveAValidCache) {
+  TempDir dir;
+  const std::string src = unique_source();
+  const std::string cmd = std::string(SINEW_CACHE_BUILDER) + " '" + dir.path.string() + "' '" + src + "'";
+  auto a = std::async(std::launch::async, [&] { return run(cmd); });
+  auto b = std::async(std::launch::async, [&] { return run(cmd); });
+  std::string ra = a.get(), rb = b.get();
+  EXPECT_EQ(ra.rfind("failed", 0), std::string::npos) << ra;
+  EXPECT_EQ(rb.rfind("failed", 0), std::string::npos) << rb;
+  EXPECT_EQ(run(cmd), "0 1 0\n");  // a third process finds a whole, valid binary
+  for (auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temporary left behind";
+}

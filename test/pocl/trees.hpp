@@ -1,0 +1,205 @@
+// Test trees shared by the single- and multi-device suites: every node type alone and nested,
+// each with host data and a plain C++ reference. Integer trees must match bitwise; float trees
+// within the tolerance each case states.
+#pragma once
+
+#include <sinew/sinew.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace sinew::testing {
+
+inline const char* kTestKernels = R"CL(
+__kernel void add_scalar(__global int* v, int s) { v[get_global_id(0)] += s; }
+__kernel void mul2(__global const int* a, __global int* b) { b[get_global_id(0)] = a[get_global_id(0)] * 2; }
+__kernel void step3(__global int* v, uint it) { v[get_global_id(0)] = v[get_global_id(0)] * 3 + (int)it; }
+__kernel void halve(__global float* x, __global float* r) {
+  size_t i = get_global_id(0); x[i] *= 0.5f; r[i] = fabs(x[i]);
+}
+__kernel void neighbours(__global const int* all, __global int* mine, uint off, uint n) {
+  uint i = off + get_global_id(0);
+  mine[get_global_id(0)] = all[(i + 1) % n] - all[i];
+}
+__kernel void rows(__global int* img, uint width) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  img[y * width + x] = img[y * width + x] * 7 + (int)x;
+}
+__kernel void tagged(__global int* v, uint off) { v[get_global_id(0)] = (int)(off + get_global_id(0)); }
+)CL";
+
+struct Case {
+  std::string name;
+  Node tree;
+  std::vector<Binding> bindings;
+  std::function<std::string()> check;  // "" when the result is right
+  Report report;
+};
+
+inline std::string compare_int(const std::vector<int>& got, const std::vector<int>& want) {
+  if (got.size() != want.size()) return "size differs";
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+  return "";
+}
+
+// Builds the named case over n units. Host data lives in the returned holder.
+struct Holder {
+  std::vector<int> a, b, c;
+  std::vector<float> f, g;
+  cl_int ri = 0;
+  cl_float rf = 0;
+};
+
+inline std::vector<std::string> case_names() {
+  return {"kernel", "pipeline_channel", "map", "loop_times_iteration", "loop_until_map_reduce",
+          "map_reduce_min_max_custom", "replicated_sync_loop", "dims2_rows", "offset", "nested_three_deep"};
+}
+
+inline Case make_case(const std::string& name, std::size_t n, Holder& h) {
+  Case c;
+  c.name = name;
+  h.a.resize(n);
+  for (std::size_t i = 0; i < n; ++i) h.a[i] = static_cast<int>((i * 7919) % 1000) - 500;
+  auto A = sinew::vector<cl_int>().name("a");
+  auto B = sinew::vector<cl_int>().name("b");
+  auto add = [&](const VectorRef& v, int s) { return kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(v), scalar(cl_int(s))); };
+  const std::vector<int> a0 = h.a;
+
+  if (name == "kernel") {
+    c.tree = add(A, 5);
+    c.bindings = {{A, h.a}};
+    c.check = [&h, a0] { auto w = a0; for (auto& x : w) x += 5; return compare_int(h.a, w); };
+  } else if (name == "pipeline_channel") {
+    auto T = sinew::vector<cl_int>().name("t");  // channel: never leaves the device
+    h.b.assign(n, 0);
+    c.tree = pipeline(add(A, 1), kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(T)),
+                      kernel_source(kTestKernels, "mul2", "t.cl").args(in(T), out(B)));
+    c.bindings = {{A, h.a}, {B, h.b}};
+    c.check = [&h, a0] {
+      std::vector<int> wa = a0, wb(a0.size());
+      for (std::size_t i = 0; i < wa.size(); ++i) { wa[i] += 1; wb[i] = wa[i] * 4; }
+      auto e = compare_int(h.a, wa);
+      return e.empty() ? compare_int(h.b, wb) : e;
+    };
+  } else if (name == "map") {
+    c.tree = map(pipeline(add(A, 2), add(A, -7)));
+    c.bindings = {{A, h.a}};
+    c.check = [&h, a0] { auto w = a0; for (auto& x : w) x -= 5; return compare_int(h.a, w); };
+  } else if (name == "loop_times_iteration") {
+    c.tree = loop(kernel_source(kTestKernels, "step3", "t.cl").args(inout(A), iteration())).times(4);
+    c.bindings = {{A, h.a}};
+    c.check = [&h, a0] {
+      auto w = a0;
+      for (int it = 0; it < 4; ++it) for (auto& x : w) x = x * 3 + it;
+      return compare_int(h.a, w);
+    };
+  } else if (name == "loop_until_map_reduce") {
+    h.f.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) h.f[i] = 1.0f + static_cast<float>(i % 3);
+    auto X = sinew::vector<cl_float>().name("x");
+    auto R = sinew::vector<cl_float>().name("r");
+    auto res = result<cl_float>("residual");
+    const std::vector<float> f0 = h.f;
+    c.tree = loop(map_reduce(kernel_source(kTestKernels, "halve", "t.cl").args(inout(X), out(R)), reduce::sum(R, res)))
+                 .until(res, [n](float r) { return r < 0.01f * static_cast<float>(n); })
+                 .times(100);
+    c.bindings = {{X, h.f}, {res, &h.rf}};
+    c.check = [&h, &c, f0, n] {
+      // Sum starts at 2n and halves: the first residual under n/100 comes after 8 halvings.
+      auto w = f0;
+      std::size_t it = 0;
+      double r = 0;
+      do {
+        r = 0;
+        for (auto& x : w) { x *= 0.5f; r += std::fabs(x); }
+        ++it;
+      } while (!(r < 0.01 * n) && it < 100);
+      if (c.report.iterations != it) return "iterations " + std::to_string(c.report.iterations) + " want " + std::to_string(it);
+      for (std::size_t i = 0; i < w.size(); ++i)
+        if (h.f[i] != w[i]) return "x[" + std::to_string(i) + "] differs";  // halving is exact
+      if (std::fabs(h.rf - r) > 1e-5 * r) return "residual " + std::to_string(h.rf) + " want " + std::to_string(r);
+      return std::string();
+    };
+  } else if (name == "map_reduce_min_max_custom") {
+    auto rmin = result<cl_int>("min"), rmax = result<cl_int>("max"), rcus = result<cl_int>("custom");
+    auto C = sinew::vector<cl_int>().name("copy");
+    h.c.assign(n, 0);
+    c.tree = pipeline(map_reduce(add(A, 3), reduce::min(A, rmin)), map_reduce(copy(A, C), reduce::max(C, rmax)),
+                      map_reduce(add(C, -1), reduce::custom<cl_int>(C, rcus, SINEW_TEST_DATA_DIR "/reducers.cl",
+                                                                    "pick_max", cl_int(-2147483647 - 1))));
+    c.bindings = {{A, h.a}, {C, h.c}, {rmin, &h.ri}};
+    c.check = [&h, &c, a0, rmax, rcus] {
+      auto w = a0;
+      for (auto& x : w) x += 3;
+      int mn = *std::min_element(w.begin(), w.end()), mx = *std::max_element(w.begin(), w.end());
+      if (h.ri != mn) return "min " + std::to_string(h.ri) + " want " + std::to_string(mn);
+      if (c.report.value(rmax) != mx) return "max " + std::to_string(c.report.value(rmax)) + " want " + std::to_string(mx);
+      if (c.report.value(rcus) != mx - 1) return "custom " + std::to_string(c.report.value(rcus)) + " want " + std::to_string(mx - 1);
+      for (auto& x : w) x -= 1;
+      return compare_int(h.c, w);
+    };
+  } else if (name == "replicated_sync_loop") {
+    // Each step reads the whole vector (every device needs all of it) and writes its own slice:
+    // the slices are gathered and redistributed between iterations.
+    auto N = sinew::vector<cl_int>().name("next");
+    h.b.assign(n, 0);
+    auto body = pipeline(kernel_source(kTestKernels, "neighbours", "t.cl").args(whole(A), out(N), offset(A), size(A)),
+                         copy(N, A));
+    c.tree = loop(body).times(3);
+    c.bindings = {{A, h.a}, {N, h.b}};
+    c.check = [&h, a0, n] {
+      auto w = a0;
+      for (int it = 0; it < 3; ++it) {
+        std::vector<int> nx(n);
+        for (std::size_t i = 0; i < n; ++i) nx[i] = w[(i + 1) % n] - w[i];
+        w = nx;
+      }
+      return compare_int(h.a, w);
+    };
+  } else if (name == "dims2_rows") {
+    const std::size_t width = 8;
+    h.a.resize(n * width);
+    for (std::size_t i = 0; i < h.a.size(); ++i) h.a[i] = static_cast<int>(i % 97);
+    auto I = sinew::vector<cl_int>().unit(width).name("img");
+    c.tree = kernel_source(kTestKernels, "rows", "t.cl").args(inout(I), scalar(cl_uint(width))).dims(2);
+    c.bindings = {{I, h.a}};
+    const std::vector<int> i0 = h.a;
+    c.check = [&h, i0, width] {
+      auto w = i0;
+      for (std::size_t i = 0; i < w.size(); ++i) w[i] = w[i] * 7 + static_cast<int>(i % width);
+      return compare_int(h.a, w);
+    };
+  } else if (name == "offset") {
+    c.tree = kernel_source(kTestKernels, "tagged", "t.cl").args(out(A), offset(A));
+    c.bindings = {{A, h.a}};
+    c.check = [&h] { std::vector<int> w(h.a.size()); std::iota(w.begin(), w.end(), 0); return compare_int(h.a, w); };
+  } else if (name == "nested_three_deep") {
+    auto rsum = result<cl_int>("sum");
+    c.tree = pipeline(map(add(A, 1)),
+                      loop(map_reduce(pipeline(add(A, 2), kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(B))),
+                                      reduce::sum(B, rsum)))
+                          .times(2));
+    h.b.assign(n, 0);
+    c.bindings = {{A, h.a}, {B, h.b}, {rsum, &h.ri}};
+    c.check = [&h, a0] {
+      auto w = a0;
+      std::vector<int> b(w.size());
+      for (auto& x : w) x += 1;
+      for (int it = 0; it < 2; ++it)
+        for (std::size_t i = 0; i < w.size(); ++i) { w[i] += 2; b[i] = w[i] * 2; }
+      int sum = std::accumulate(b.begin(), b.end(), 0);
+      if (h.ri != sum) return "sum " + std::to_string(h.ri) + " want " + std::to_string(sum);
+      auto e = compare_int(h.a, w);
+      return e.empty() ? compare_int(h.b, b) : e;
+    };
+  }
+  return c;
+}
+
+}  // namespace sinew::testing

@@ -1,0 +1,114 @@
+// Splitting units over devices, sub-devices and queues.
+#include "decompose/decompose.hpp"
+
+#include <sinew/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+using namespace sinew;
+using namespace sinew::detail;
+
+namespace {
+DeviceInfo cpu(std::size_t index, std::vector<unsigned> groups = {}) {
+  DeviceInfo d;
+  d.index = index;
+  d.kind = DeviceKind::cpu;
+  d.name = "cpu";
+  d.fission_configs.push_back({"none", {}, "", {}});
+  if (!groups.empty()) d.fission_configs.push_back({"L2", groups, "by_counts", {}});
+  return d;
+}
+DeviceInfo gpu(std::size_t index) {
+  DeviceInfo d;
+  d.index = index;
+  d.kind = DeviceKind::gpu;
+  d.name = "gpu";
+  d.overlap_levels = {1, 2, 3, 4};
+  return d;
+}
+
+// Every unit is covered exactly once, in order.
+void expect_cover(const Decomposition& dec, std::size_t total) {
+  std::size_t next = 0;
+  for (const auto& p : dec.parts) {
+    EXPECT_EQ(p.first, next);
+    EXPECT_GT(p.units, 0u);
+    next += p.units;
+  }
+  EXPECT_EQ(next, total);
+}
+}  // namespace
+
+TEST(Decompose, SharesAreHonouredToWithinOneGranule) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  Config c;
+  c.shares = {0.6, 0.4};
+  for (std::size_t total : {1000u, 1001u, 7u, 64u * 1024u + 3u}) {
+    for (std::size_t granule : {1u, 8u, 32u}) {
+      auto dec = decompose(total, granule, c, devs);
+      expect_cover(dec, total);
+      std::size_t cpu_units = 0;
+      for (auto& p : dec.parts)
+        if (p.device == 0) cpu_units += p.units;
+      EXPECT_LE(std::abs(static_cast<double>(cpu_units) - 0.6 * total), static_cast<double>(granule) + 1)
+          << total << " / " << granule;
+    }
+  }
+}
+
+TEST(Decompose, ZeroShareLeavesDeviceIdleAndOverlapMakesQueues) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  Config c;
+  c.shares = {0.0, 1.0};
+  c.overlap = 3;
+  auto dec = decompose(100, 1, c, devs);
+  expect_cover(dec, 100);
+  ASSERT_EQ(dec.parts.size(), 3u);
+  for (unsigned q = 0; q < 3; ++q) {
+    EXPECT_EQ(dec.parts[q].device, 1u);
+    EXPECT_EQ(dec.parts[q].queue, q);
+  }
+}
+
+TEST(Decompose, FissionSplitsByComputeUnits) {
+  std::vector<DeviceInfo> devs{cpu(0, {2, 6})};
+  Config c;
+  c.shares = {1.0};
+  c.fission = "L2";
+  auto dec = decompose(800, 1, c, devs);
+  expect_cover(dec, 800);
+  ASSERT_EQ(dec.parts.size(), 2u);
+  EXPECT_EQ(dec.parts[0].units, 200u);
+  EXPECT_EQ(dec.parts[1].units, 600u);
+  EXPECT_EQ(dec.parts[1].sub_device, 1u);
+}
+
+TEST(Decompose, FewerUnitsThanGranulesStillCoverEverything) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1), gpu(2)};
+  Config c;
+  c.shares = {0.3, 0.3, 0.4};
+  c.overlap = 4;
+  auto dec = decompose(5, 32, c, devs);
+  expect_cover(dec, 5);
+}
+
+TEST(Decompose, BadConfigsAreRejectedWithTheirReason) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  Config c;
+  c.shares = {1.0};
+  EXPECT_THROW(decompose(10, 1, c, devs), sinew::Error);
+  c.shares = {0.0, 0.0};
+  EXPECT_THROW(decompose(10, 1, c, devs), sinew::Error);
+  c.shares = {-1.0, 2.0};
+  EXPECT_THROW(decompose(10, 1, c, devs), sinew::Error);
+  c.shares = {0.5, 0.5};
+  c.fission = "L7";
+  try {
+    decompose(10, 1, c, devs);
+    FAIL();
+  } catch (const sinew::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("L7"), std::string::npos);
+  }
+}

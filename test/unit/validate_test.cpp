@@ -1,0 +1,211 @@
+// Bad input is rejected before any device work, naming the node, the argument and the fix.
+// These cases need no device: they exercise the analysis every run goes through first.
+#include "tree/validate.hpp"
+
+#include <sinew/sinew.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace sinew;
+
+namespace {
+const char* kSrc = R"(
+__kernel void saxpy(__global const float* x, __global float* y, float a) {}
+__kernel void img(__global uchar4* p, int threshold) {}
+__kernel void nb(__global const float4* all, __global float4* mine, uint off, float dt) {}
+__kernel void loc(__global float* v, __local float* tmp) {}
+)";
+
+struct Expect {
+  std::string node, argument, message;
+};
+
+// Runs f, expecting a sinew::Error whose node, argument and message contain the given texts
+// and that proposes a fix.
+template <class F>
+void expect_error(F&& f, const Expect& e) {
+  try {
+    f();
+    FAIL() << "no error for: " << e.message;
+  } catch (const Error& err) {
+    EXPECT_NE(err.node().find(e.node), std::string::npos) << err.what();
+    EXPECT_NE(err.argument().find(e.argument), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find(e.message), std::string::npos) << err.what();
+    EXPECT_FALSE(err.context().fix.empty()) << err.what();
+  }
+}
+
+void analyze(const Node& t, const std::vector<Binding>& b) { detail::analyze(*t.impl(), b); }
+
+struct Data {
+  Vector<cl_float> x = sinew::vector<cl_float>().name("x");
+  Vector<cl_float> y = sinew::vector<cl_float>().name("y");
+  std::vector<float> hx = std::vector<float>(64, 1.0f), hy = std::vector<float>(64, 2.0f);
+  Kernel saxpy() { return kernel_source(kSrc, "saxpy", "s.cl").args(in(x), inout(y), scalar(2.0f)); }
+};
+}  // namespace
+
+TEST(BadInput, WrongArgumentCount) {
+  Data d;
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), inout(d.y));
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); },
+               {"kernel 'saxpy' (s.cl)", "arguments", "has 3 parameters but 2 arguments"});
+}
+
+TEST(BadInput, VectorElementTypeDiffersFromParameter) {
+  Data d;
+  auto i = sinew::vector<cl_int>().name("ints");
+  std::vector<cl_int> hi(64);
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(i), inout(d.y), scalar(2.0f));
+  expect_error([&] { analyze(k, {{i, hi}, {d.y, d.hy}}); }, {"saxpy", "argument 0 'x'", "holds int"});
+}
+
+TEST(BadInput, ScalarTypeDiffersFromParameter) {
+  Data d;
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), inout(d.y), scalar(2.0));
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); }, {"saxpy", "argument 2 'a'", "scalar of type double"});
+}
+
+TEST(BadInput, ScalarWherePointerExpected) {
+  Data d;
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(scalar(1.0f), inout(d.y), scalar(2.0f));
+  expect_error([&] { analyze(k, {{d.y, d.hy}}); }, {"saxpy", "argument 0 'x'", "scalar is passed where the kernel expects a pointer"});
+}
+
+TEST(BadInput, VectorWhereScalarExpected) {
+  Data d;
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), inout(d.y), in(d.x));
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); }, {"saxpy", "argument 2 'a'", "a vector is passed"});
+}
+
+TEST(BadInput, WritingAConstParameter) {
+  Data d;
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(out(d.x), inout(d.y), scalar(2.0f));
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); }, {"saxpy", "argument 0 'x'", "read-only"});
+}
+
+TEST(BadInput, LocalMemoryToGlobalParameter) {
+  Data d;
+  auto k = kernel_source(kSrc, "loc", "l.cl").args(local<float>(16), local<float>(16));
+  expect_error([&] { analyze(k, {}); }, {"loc", "argument 0 'v'", "not __local"});
+}
+
+TEST(BadInput, SizeNotAWholeNumberOfUnits) {
+  auto img = sinew::vector<cl_uchar4>().unit(10).name("img");
+  std::vector<cl_uchar4> h(95);
+  auto k = kernel_source(kSrc, "img", "f.cl").args(inout(img), scalar(cl_int(1)));
+  expect_error([&] { analyze(k, {{img, h}}); }, {"vector 'img'", "size", "not a whole number of units of 10"});
+}
+
+TEST(BadInput, ChannelsWithDifferentUnitCounts) {
+  Data d;
+  auto z = sinew::vector<cl_float>(32).name("z");  // 32 units; x and y have 64
+  auto k1 = d.saxpy();
+  auto k2 = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.y), inout(z), scalar(1.0f));
+  expect_error([&] { analyze(pipeline(k1, k2), {{d.x, d.hx}, {d.y, d.hy}}); },
+               {"vector 'z'", "size", "has 32 units but 'x' has 64"});
+}
+
+TEST(BadInput, DeclaredSizeDiffersFromBinding) {
+  auto x = sinew::vector<cl_float>(100).name("x");
+  Data d;
+  std::vector<float> hx(64);
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(x), inout(d.y), scalar(2.0f));
+  expect_error([&] { analyze(k, {{x, hx}, {d.y, d.hy}}); }, {"bindings", "vector 'x'", "declared with 100 elements but bound to 64"});
+}
+
+TEST(BadInput, LoopWithoutCountOrPredicate) {
+  Data d;
+  expect_error([&] { analyze(loop(d.saxpy()), {{d.x, d.hx}, {d.y, d.hy}}); }, {"loop", "", "neither .times(n) nor .until"});
+}
+
+TEST(BadInput, EmptyPipelineAndEmptyNodes) {
+  expect_error([&] { pipeline(std::vector<Node>{}); }, {"pipeline", "", "pipeline with no stages"});
+  expect_error([&] { map(Node()); }, {"map", "", "empty node"});
+}
+
+TEST(BadInput, ReadingAVectorNothingFills) {
+  Data d;
+  expect_error([&] { analyze(d.saxpy(), {{d.y, d.hy}}); }, {"vector 'x'", "data", "nothing gives it data"});
+}
+
+TEST(BadInput, ConstBindingOfAWrittenVector) {
+  Data d;
+  const std::vector<float>& cy = d.hy;
+  expect_error([&] { analyze(d.saxpy(), {{d.x, d.hx}, {d.y, cy}}); }, {"bindings", "vector 'y'", "bound to const host data"});
+}
+
+TEST(BadInput, BindingAVectorTheTreeDoesNotUse) {
+  Data d;
+  auto stray = sinew::vector<cl_float>().name("stray");
+  std::vector<float> hs(64);
+  expect_error([&] { analyze(d.saxpy(), {{d.x, d.hx}, {d.y, d.hy}, {stray, hs}}); },
+               {"bindings", "vector 'stray'", "not used by this tree"});
+}
+
+TEST(BadInput, BindingTwice) {
+  Data d;
+  expect_error([&] { analyze(d.saxpy(), {{d.x, d.hx}, {d.y, d.hy}, {d.x, d.hx}}); }, {"bindings", "vector 'x'", "bound twice"});
+}
+
+TEST(BadInput, ElementsPerThreadNotDividingTheData) {
+  Data d;
+  std::vector<float> hx(63, 1.0f), hy(63);
+  auto k = d.saxpy().elements_per_thread(2);
+  expect_error([&] { analyze(k, {{d.x, hx}, {d.y, hy}}); }, {"saxpy", "elements_per_thread", "not a multiple of 2"});
+}
+
+TEST(BadInput, LocalSizeNotDividingTheRange) {
+  Data d;
+  auto k = d.saxpy().local_size({48});
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); }, {"saxpy", "local_size", "does not divide"});
+}
+
+TEST(BadInput, ReadingWholeAndWritingSliceInOneLeaf) {
+  auto pos = sinew::vector<cl_float4>().name("pos");
+  std::vector<cl_float4> hp(16);
+  auto k = kernel_source(kSrc, "nb", "nbody.cl").args(whole(pos), inout(pos), offset(pos), scalar(0.1f));
+  expect_error([&] { analyze(k, {{pos, hp}}); }, {"nb", "vector 'pos'", "reads the vector whole and writes its slice"});
+}
+
+TEST(BadInput, UntilOnAResultOutsideTheLoop) {
+  Data d;
+  auto r = result<cl_float>("res");
+  auto body = d.saxpy();
+  auto outside = map_reduce(d.saxpy(), reduce::sum(d.y, r));
+  auto t = pipeline(outside, loop(body).until(r, [](float v) { return v < 1; }));
+  expect_error([&] { analyze(t, {{d.x, d.hx}, {d.y, d.hy}}); }, {"loop", "until(res)", "no map_reduce inside its body"});
+}
+
+TEST(BadInput, ReducingAVectorNobodyWrites) {
+  Data d;
+  auto r = result<cl_float>("res");
+  auto t = map_reduce(d.saxpy(), reduce::sum(d.x, r));
+  expect_error([&] { analyze(t, {{d.x, d.hx}, {d.y, d.hy}}); }, {"map_reduce", "reducer input 'x'", "not written by any leaf"});
+}
+
+TEST(BadInput, LibraryLeavesCheckTheirShapes) {
+  auto a = sinew::vector<cl_float>().unit(8).name("A");
+  auto b = sinew::vector<cl_float>().name("B");
+  auto c = sinew::vector<cl_float>().unit(4).name("C");
+  std::vector<float> ha(8 * 16), hb(8 * 5), hc(4 * 16);
+  expect_error([&] { analyze(blas::gemm(1, a, b, 0, c, 8, 4), {{a, ha}, {b, hb}, {c, hc}}); },
+               {"blas.gemm", "B 'B'", "not k*n = 32"});
+  auto f = sinew::vector<cl_float2>().unit(17).name("sig");
+  std::vector<cl_float2> hf(17 * 2);
+  expect_error([&] { analyze(fft(f, FftDirection::forward), {{f, hf}}); }, {"fft", "unit", "cannot transform length 17"});
+}
+
+TEST(Analyze, ChannelsTakeTheirNeighboursSizeAndFeaturesAreCollected) {
+  Data d;
+  auto t = sinew::vector<cl_float>().name("t");  // unbound channel
+  auto k1 = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), out(t), scalar(2.0f).as_feature("alpha"));
+  auto k2 = kernel_source(kSrc, "saxpy", "s.cl").args(in(t), inout(d.y), scalar(1.0f));
+  auto an = detail::analyze(*pipeline(k1, k2).impl(), {{d.x, d.hx}, {d.y, d.hy}});
+  EXPECT_EQ(an.units, 64u);
+  EXPECT_EQ(an.use(t.state()).elements, 64u);
+  EXPECT_FALSE(an.use(t.state()).binding);
+  ASSERT_EQ(an.features.size(), 3u);
+  EXPECT_EQ(an.features[2].first, "alpha");
+  EXPECT_EQ(an.features[2].second, 2.0);
+}
