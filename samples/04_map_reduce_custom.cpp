@@ -9,7 +9,6 @@
 
 #include <cfloat>
 #include <cstdint>
-#include <cstring>
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -33,13 +32,7 @@ int main(int argc, char** argv) {
   auto tag = sinew::kernel("concepts.cl", "argmax_pairs")
                  .args(sinew::in(x), sinew::out(pairs), sinew::offset(x), sinew::count(x));
   const cl_float2 identity = {{-INFINITY, FLT_MAX}};
-  // The spelling meant for this is sinew::reduce::custom(pairs, best, "argmax.cl", "argmax_pair",
-  // identity); tree.hpp currently declares custom_bytes after that template, which then fails to
-  // compile, so the sample spells out what custom() does.
-  sinew::Reducer argmax = sinew::reduce::custom_bytes(pairs, best, "argmax.cl", "argmax_pair");
-  argmax.identity.resize(sizeof identity);
-  std::memcpy(argmax.identity.data(), &identity, sizeof identity);
-  auto tree = sinew::map_reduce(tag, argmax);
+  auto tree = sinew::map_reduce(tag, sinew::reduce::custom(pairs, best, "argmax.cl", "argmax_pair", identity));
   std::cout << tree.dump();
 
   cl_float2 found{};
