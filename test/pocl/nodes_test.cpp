@@ -11,14 +11,17 @@ using namespace sinew::testing;
 
 class Nodes : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Nodes, MatchReferenceOnOneDevice) {
+// On every device of the machine, one at a time (the PoCL CPU here; CPU and GPU on a GPU machine).
+TEST_P(Nodes, MatchReferenceOnEachDeviceAlone) {
   Runtime rt;
-  for (std::size_t n : {1u, 37u, 4096u}) {
-    Holder h;
-    Case c = make_case(GetParam(), n, h);
-    c.report = rt.run(c.tree, c.bindings, RunOptions{.device = 0}).get();
-    EXPECT_EQ(c.check(), "") << GetParam() << " n=" << n << "\n" << c.tree.dump();
-    EXPECT_EQ(c.report.partitions.size(), 1u);
+  for (const auto& dev : rt.devices()) {
+    for (std::size_t n : {1u, 37u, 4096u}) {
+      Holder h;
+      Case c = make_case(GetParam(), n, h);
+      c.report = rt.run(c.tree, c.bindings, RunOptions{.device = dev.index}).get();
+      EXPECT_EQ(c.check(), "") << GetParam() << " n=" << n << " on " << dev.id() << "\n" << c.tree.dump();
+      EXPECT_EQ(c.report.partitions.size(), 1u);
+    }
   }
 }
 
@@ -36,8 +39,12 @@ TEST(Library, AxpyMatchesReference) {
   }
   auto X = sinew::vector<cl_float>().name("x");
   auto Y = sinew::vector<cl_float>().name("y");
-  rt.run(blas::axpy(3.0f, X, Y), {{X, x}, {Y, y}}).get();
-  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], want[i], 1e-5f) << i;
+  const auto y0 = y;
+  for (const auto& dev : rt.devices()) {
+    y = y0;
+    rt.run(blas::axpy(3.0f, X, Y), {{X, x}, {Y, y}}, {.device = dev.index}).get();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], want[i], 1e-5f) << i << " on " << dev.id();
+  }
 }
 
 TEST(Library, GemmRowsMatchReference) {
@@ -54,8 +61,11 @@ TEST(Library, GemmRowsMatchReference) {
   auto A = sinew::vector<cl_float>().unit(k).name("A");
   auto B = sinew::vector<cl_float>().name("B");
   auto C = sinew::vector<cl_float>().unit(n).name("C");
-  rt.run(blas::gemm(1.0f, A, B, 0.0f, C, k, n), {{A, a}, {B, b}, {C, c}}).get();
-  for (std::size_t i = 0; i < m * n; ++i) ASSERT_NEAR(c[i], want[i], 1e-4f) << i;
+  for (const auto& dev : rt.devices()) {
+    std::fill(c.begin(), c.end(), -1.0f);
+    rt.run(blas::gemm(1.0f, A, B, 0.0f, C, k, n), {{A, a}, {B, b}, {C, c}}, {.device = dev.index}).get();
+    for (std::size_t i = 0; i < m * n; ++i) ASSERT_NEAR(c[i], want[i], 1e-4f) << i << " on " << dev.id();
+  }
 }
 
 TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
@@ -65,7 +75,9 @@ TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = {{std::sin(0.3f * i), std::cos(0.11f * i)}};
   const auto input = data;
   auto D = sinew::vector<cl_float2>().unit(len).name("signal");
-  rt.run(fft(D, FftDirection::forward), {{D, data}}).get();
+  for (const auto& dev : rt.devices()) {
+  data = input;
+  rt.run(fft(D, FftDirection::forward), {{D, data}}, {.device = dev.index}).get();
   for (std::size_t t = 0; t < batch; ++t)
     for (std::size_t f = 0; f < len; ++f) {
       std::complex<double> s = 0;
@@ -75,10 +87,11 @@ TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
       ASSERT_NEAR(data[t * len + f].s[0], s.real(), 1e-3) << t << "," << f;
       ASSERT_NEAR(data[t * len + f].s[1], s.imag(), 1e-3) << t << "," << f;
     }
-  rt.run(pipeline(fft(D, FftDirection::inverse)), {{D, data}}).get();
+  rt.run(pipeline(fft(D, FftDirection::inverse)), {{D, data}}, {.device = dev.index}).get();
   for (std::size_t i = 0; i < data.size(); ++i) {
-    ASSERT_NEAR(data[i].s[0], input[i].s[0], 1e-4);
-    ASSERT_NEAR(data[i].s[1], input[i].s[1], 1e-4);
+    ASSERT_NEAR(data[i].s[0], input[i].s[0], 1e-4) << dev.id();
+    ASSERT_NEAR(data[i].s[1], input[i].s[1], 1e-4) << dev.id();
+  }
   }
 }
 
