@@ -153,7 +153,8 @@ int run(Sample& sample, const Options& opts) {
         if (std::all_of(opts.device.begin(), opts.device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
           index = std::stoul(opts.device);
           if (index >= devices.size()) {
-            std::cerr << "--device " << index << ": the runtime has " << devices.size() << " devices\n";
+            std::cerr << "--device " << index << ": the runtime has " << devices.size() << " device(s), 0 to "
+                    << devices.size() - 1 << "\n";
             return 2;
           }
         } else {
