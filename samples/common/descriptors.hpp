@@ -89,7 +89,7 @@ class Fft final : public SampleBase {
   std::string name() const override { return "fft"; }
   std::string description() const override;
   std::string size_unit() const override;
-  Sizes sizes() const override { return {4, 64, 512}; }
+  Sizes sizes() const override { return {4, 64, 1024}; }
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_float2); }
@@ -129,7 +129,7 @@ class Nbody final : public SampleBase {
   std::string name() const override { return "nbody"; }
   std::string description() const override;
   std::string size_unit() const override { return "bodies"; }
-  Sizes sizes() const override { return {256, 4096, 32768}; }
+  Sizes sizes() const override { return {256, 4096, 65536}; }
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 4 * pos0_.size() * sizeof(cl_float4); }
@@ -166,7 +166,7 @@ class Saxpy final : public SampleBase {
   std::string name() const override;
   std::string description() const override;
   std::string size_unit() const override { return "elements"; }
-  Sizes sizes() const override { return {65536, 1000000, 10000000}; }
+  Sizes sizes() const override { return {65536, 1000000, 50000000}; }
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 3 * x_.size() * sizeof(cl_float); }
