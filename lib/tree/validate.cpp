@@ -69,8 +69,6 @@ void check_param(const NodeImpl& n, const std::string& path, std::size_t i, cons
   }
 }
 
-std::size_t units_of(const VectorUse& u) { return u.units; }
-
 }  // namespace
 
 std::vector<std::size_t> global_range(const NodeImpl& leaf, std::size_t unit, std::size_t units) {
@@ -247,26 +245,27 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       u.elements = v.size;
     }
   }
-  for (const auto& u : an.vectors) {
+  const VectorUse* first = nullptr;  // the vector that set the tree's unit count
+  for (auto& u : an.vectors) {
     if (!u.partitioned || !u.elements) continue;
     if (u.elements % u.vector->unit)
       fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
            std::to_string(u.elements) + " elements are not a whole number of units of " +
                std::to_string(u.vector->unit),
            "make the size a multiple of " + std::to_string(u.vector->unit) + " or change unit()");
-    std::size_t units = u.elements / u.vector->unit;
-    if (an.units == 0) an.units = units;
-    if (units != an.units) {
-      const VectorUse& first = *std::find_if(an.vectors.begin(), an.vectors.end(),
-                                             [](const VectorUse& x) { return x.partitioned && x.elements; });
+    u.units = u.elements / u.vector->unit;
+    if (!first) {
+      first = &u;
+      an.units = u.units;
+    }
+    if (u.units != an.units) {
       fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
-           "has " + std::to_string(units) + " units but '" + first.vector->name + "' has " +
-               std::to_string(units_of(first)) +
+           "has " + std::to_string(u.units) + " units but '" + first->vector->name + "' has " +
+               std::to_string(an.units) +
                " (every partitioned vector of a tree is split at the same unit boundaries)",
            "give '" + u.vector->name + "' a unit of " + std::to_string(u.elements / std::max<std::size_t>(1, an.units)) +
                " elements, or a size of " + std::to_string(an.units * u.vector->unit));
     }
-    const_cast<VectorUse&>(u).units = units;
   }
   for (auto& u : an.vectors) {
     if (u.elements == 0) {
