@@ -45,9 +45,13 @@ struct DeviceInfo {
   std::size_t max_work_group_size = 0;
   std::size_t preferred_work_group_multiple = 1;  // warp / wavefront / SIMD width (probed)
   bool host_unified_memory = false;
+  // Driven as a discrete device: explicit transfers, overlap queues, no fission. True for GPUs
+  // and accelerators; a CPU device gets it only through RuntimeOptions::discrete (for testing
+  // the GPU paths on CPU-only machines).
+  bool discrete = false;
   std::vector<std::string> partition_types;       // "equally", "by_counts", "by_affinity_domain"
-  std::vector<FissionConfig> fission_configs;     // CPU only; first is "none"
-  std::vector<unsigned> overlap_levels;           // GPU/accelerator only: 1..4 queues
+  std::vector<FissionConfig> fission_configs;     // non-discrete (CPU) only; first is "none"
+  std::vector<unsigned> overlap_levels;           // discrete only: 1..4 queues
 
   // "cpu:0", "gpu:1": how SINEW_DEVICES names this device.
   std::string id() const;

@@ -55,7 +55,17 @@ struct Config {
   std::string fission = "none";  // CPU fission configuration name
   unsigned overlap = 1;          // GPU queues (partitions) per GPU
   std::string str() const;
+  // The summed share of each device kind ("cpu", "gpu", ...), for reports.
+  std::map<std::string, double> kind_shares(const std::vector<DeviceInfo>& devices) const;
   friend bool operator==(const Config&, const Config&) = default;
+
+  // Parses a plan, SkePU-style: comma-separated items, each
+  //   cpu=0.6 / gpu=0.4 / accelerator=x  the share of a device kind, split evenly among its devices
+  //   cpu:0=0.3 / gpu:1=0.2 / 2=0.1       the share of one device (id or runtime index)
+  //   fission=L2 / overlap=3              the platforms' configuration
+  // Kinds or devices not named share what is left evenly (a kind gets it when no device of it is
+  // named). Throws sinew::Error(errc::invalid_argument) naming the bad item.
+  static Config parse(const std::string& spec, const std::vector<DeviceInfo>& devices);
 };
 
 struct RunOptions {
@@ -93,6 +103,7 @@ struct Report {
   std::vector<PartitionReport> partitions;
   std::vector<KernelTiming> kernels;
   std::map<std::string, Value> results;  // map_reduce outputs by result name
+  std::string decomposition;             // which units ran where (Decomposition::explain)
 
   template <class T>
   T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
@@ -107,6 +118,13 @@ struct RuntimeOptions {
   std::string cache_dir;
   // Set false to keep compiled programs in memory only.
   bool disk_cache = true;
+  // The plan for runs that name neither a device nor a config (Config::parse syntax, e.g.
+  // "cpu=0.6,overlap=2"). Empty: $SINEW_CONFIG; if that is empty too, the default device alone.
+  std::string config;
+  // Devices to drive as discrete GPUs (selection syntax, e.g. "cpu:1"): explicit transfers and
+  // overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
+  // Empty: $SINEW_DISCRETE.
+  std::string discrete;
 };
 
 namespace detail {

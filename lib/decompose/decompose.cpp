@@ -79,7 +79,7 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
     const auto& info = devices[d];
     std::vector<std::pair<unsigned, unsigned>> slots;  // (sub_device, queue)
     std::vector<double> weights;
-    if (info.kind == DeviceKind::cpu) {
+    if (!info.discrete) {
       auto f = std::find_if(info.fission_configs.begin(), info.fission_configs.end(),
                             [&](const FissionConfig& c) { return c.name == config.fission; });
       if (f == info.fission_configs.end() && config.fission != "none")
@@ -128,8 +128,8 @@ std::string Decomposition::explain(const std::vector<DeviceInfo>& devices) const
   for (const auto& p : parts) {
     const auto& d = devices.at(p.device);
     s << "  #" << p.index << " " << d.id() << " (" << d.name << ")";
-    if (d.kind == DeviceKind::cpu && config.fission != "none") s << " sub-device " << p.sub_device;
-    if (d.kind != DeviceKind::cpu) s << " queue " << p.queue;
+    if (!d.discrete && config.fission != "none") s << " sub-device " << p.sub_device;
+    if (d.discrete) s << " queue " << p.queue;
     s << ": units [" << p.first << ", " << p.first + p.units << ") = " << p.units << "\n";
   }
   return s.str();

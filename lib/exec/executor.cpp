@@ -2,15 +2,22 @@
 // loops, reductions, replicated-data synchronisation and per-partition timing.
 #include "exec/executor.hpp"
 
+#include "exec/barrier.hpp"
+#include "exec/reduce.hpp"
+#include "exec/trace.hpp"
 #include "platform/error.hpp"
 
 #include <clblast.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace sinew::detail {
 namespace {
@@ -41,6 +48,10 @@ struct PartState {
   std::map<const NodeImpl*, cl::Kernel*> kernels;
   std::map<const NodeImpl*, ReduceSlot> reduce;
   std::vector<TimedEvent> events;
+  // Walking the tree: identical in every partition's thread, since all walk the same tree.
+  std::set<const VectorState*> dirty;        // slices written since the replicas were synced
+  std::set<const NodeImpl*> pending;         // map_reduce values read back but not combined
+  double host_start_ms = 0;                  // when this partition's thread began, in the run
   cl::CommandQueue& queue() { return slot->queue; }
 };
 
@@ -56,95 +67,10 @@ std::size_t floor_pow2(std::size_t x) {
   return p;
 }
 
-template <class T>
-Value combine_typed(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& type) {
-  T acc{};
-  bool first = true;
-  for (const auto& b : parts) {
-    T v;
-    std::memcpy(&v, b.data(), sizeof(T));
-    if (first) {
-      acc = v;
-      first = false;
-    } else if (op == Reducer::Op::sum) {
-      acc = static_cast<T>(acc + v);
-    } else if (op == Reducer::Op::min) {
-      acc = v < acc ? v : acc;
-    } else {
-      acc = v > acc ? v : acc;
-    }
-  }
-  Value out{type, std::vector<unsigned char>(sizeof(T))};
-  std::memcpy(out.bytes.data(), &acc, sizeof(T));
-  return out;
-}
-
-Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& t) {
-  switch (t.scalar) {
-    case ScalarKind::i8: return combine_typed<cl_char>(op, parts, t);
-    case ScalarKind::u8: return combine_typed<cl_uchar>(op, parts, t);
-    case ScalarKind::i16: return combine_typed<cl_short>(op, parts, t);
-    case ScalarKind::u16: return combine_typed<cl_ushort>(op, parts, t);
-    case ScalarKind::i32: return combine_typed<cl_int>(op, parts, t);
-    case ScalarKind::u32: return combine_typed<cl_uint>(op, parts, t);
-    case ScalarKind::i64: return combine_typed<cl_long>(op, parts, t);
-    case ScalarKind::u64: return combine_typed<cl_ulong>(op, parts, t);
-    case ScalarKind::f32: return combine_typed<cl_float>(op, parts, t);
-    case ScalarKind::f64: return combine_typed<cl_double>(op, parts, t);
-    default: break;
-  }
-  throw_error(errc::invalid_argument, "built-in reduction of an opaque type");
-}
-
-template <class T>
-std::vector<unsigned char> bytes_of(T v) {
-  std::vector<unsigned char> b(sizeof(T));
-  std::memcpy(b.data(), &v, sizeof(T));
-  return b;
-}
-
-// The identity element of a built-in reduction, as bytes of the element type.
-std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t) {
-  auto pick = [&](auto zero) {
-    using T = decltype(zero);
-    if (op == Reducer::Op::sum) return bytes_of<T>(T(0));
-    if (op == Reducer::Op::min)
-      return bytes_of<T>(std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                              : std::numeric_limits<T>::max());
-    return bytes_of<T>(std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                            : std::numeric_limits<T>::lowest());
-  };
-  switch (t.scalar) {
-    case ScalarKind::i8: return pick(cl_char{});
-    case ScalarKind::u8: return pick(cl_uchar{});
-    case ScalarKind::i16: return pick(cl_short{});
-    case ScalarKind::u16: return pick(cl_ushort{});
-    case ScalarKind::i32: return pick(cl_int{});
-    case ScalarKind::u32: return pick(cl_uint{});
-    case ScalarKind::i64: return pick(cl_long{});
-    case ScalarKind::u64: return pick(cl_ulong{});
-    case ScalarKind::f32: return pick(cl_float{});
-    case ScalarKind::f64: return pick(cl_double{});
-    default: return {};
-  }
-}
-
-std::string reduce_source(const Reducer& r, const ElementType& t) {
-  std::string src;
-  if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-  if (r.op == Reducer::Op::custom) src += r.source + "\n#define SINEW_OP(a, b) " + r.function + "((a), (b))\n";
-  if (r.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
-  if (r.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
-  if (r.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
-  src += "#define SINEW_T " + t.name + "\n";
-  src += embedded_kernels().at("reduce.cl");
-  return src;
-}
-
 class Run {
  public:
   Run(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec)
-      : env_(env), root_(root), an_(an), dec_(dec) {}
+      : env_(env), root_(root), an_(an), dec_(dec), barrier_(dec.parts.size()) {}
 
   ~Run() {
     for (auto& p : parts_) {
@@ -158,18 +84,49 @@ class Run {
   }
 
   Report go() {
+    start_ = std::chrono::steady_clock::now();
     walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
     prepare();
-    upload();
-    exec(root_, 0, 0);
-    for (auto& [node, pending] : pending_)
-      if (pending) finalize(*node);
-    download();
-    return report();
+    // One host thread per partition: a blocking transfer or library call on one device never
+    // holds back the others. A single partition runs on the calling thread.
+    if (parts_.size() == 1) {
+      worker(parts_[0]);
+    } else {
+      std::vector<std::thread> threads;
+      for (auto& ps : parts_) threads.emplace_back([this, &ps] { worker(ps); });
+      for (auto& t : threads) t.join();
+    }
+    if (error_) std::rethrow_exception(error_);
+    for (const NodeImpl* n : parts_.front().pending) finalize(*n);
+    Report rep = report();
+    if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace) write_chrome_trace(trace, trace_records());
+    return rep;
   }
 
  private:
-  // ----- preparation: queues, programs, kernels, limits -------------------------------------
+  double now_ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  void worker(PartState& ps) {
+    ps.host_start_ms = now_ms();
+    try {
+      upload(ps);
+      if (has_replicas_) barrier_.arrive_and_wait();  // replicas are shared by a context's queues
+      exec(root_, ps, 0, 0);
+      download(ps);
+    } catch (const BarrierAborted&) {
+      // another partition failed; its error is the one reported
+    } catch (...) {
+      {
+        std::lock_guard lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      barrier_.abort();
+    }
+  }
+
+  // ----- preparation: queues, programs, kernels, limits, buffers ----------------------------
 
   void prepare() {
     parts_.resize(dec_.parts.size());
@@ -178,7 +135,7 @@ class Run {
       ps.part = &dec_.parts[i];
       ps.device = env_.devices.at(ps.part->device);
       const auto& info = ps.device->info();
-      if (info.kind == DeviceKind::cpu) {
+      if (!info.discrete) {
         const auto& fs = ps.device->fission(dec_.config.fission);
         ps.context = fs.context;
         ps.cl_device = fs.devices.at(ps.part->sub_device);
@@ -186,7 +143,7 @@ class Run {
         ps.context = ps.device->context();
         ps.cl_device = ps.device->device();
       }
-      ps.zero_copy = info.kind == DeviceKind::cpu && info.host_unified_memory;
+      ps.zero_copy = !info.discrete && info.host_unified_memory;
       ps.slot = env_.queues->acquire(ps.context, ps.cl_device);
       auto [it, inserted] = contexts_.try_emplace(ps.context(), ContextState{ps.context, {}, {}});
       it->second.parts.push_back(&ps);
@@ -198,6 +155,7 @@ class Run {
         if (n.kind == NodeKind::map_reduce) prepare_reduce(ps, n, path);
       }
     });
+    cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(); });
   }
 
   std::vector<cl::Device> context_devices(const cl::Context& c) { return c.getInfo<CL_CONTEXT_DEVICES>(); }
@@ -299,7 +257,35 @@ class Run {
     ps.reduce[&n] = std::move(rs);
   }
 
-  // ----- buffers and transfers --------------------------------------------------------------
+  // Slices per partition, replicas per context. On a host-unified device a bound vector's slice
+  // is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
+  void allocate() {
+    for (auto& ps : parts_) {
+      for (const auto& u : an_.vectors) {
+        if (!u.partitioned) continue;
+        const std::size_t bytes = slice_bytes(ps, u);
+        if (ps.zero_copy && u.binding) {
+          cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
+          ps.slices[u.vector.get()] = cl::Buffer(ps.context, flags, bytes, host_of(u) + slice_offset(ps, u));
+        } else {
+          ps.slices[u.vector.get()] = cl::Buffer(ps.context, CL_MEM_READ_WRITE, bytes);
+        }
+      }
+    }
+    for (auto& [handle, cs] : contexts_) {
+      for (const auto& u : an_.vectors) {
+        if (!u.read_whole) continue;
+        has_replicas_ = true;
+        const std::size_t bytes = u.elements * u.vector->type.size;
+        if (cs.parts.front()->zero_copy && u.binding && !u.written)
+          cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, bytes, host_of(u));
+        else
+          cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_READ_WRITE, bytes);
+      }
+    }
+  }
+
+  // ----- transfers --------------------------------------------------------------------------
 
   std::size_t slice_offset(const PartState& ps, const VectorUse& u) const {
     return ps.part->first * u.vector->unit * u.vector->type.size;
@@ -313,72 +299,50 @@ class Run {
     ps.events.push_back({std::move(ev), path, kernel});
   }
 
-  void upload() {
+  void upload(PartState& ps) {
     static const std::string upload_path = "upload";
-    ErrorContext where{.api_call = "upload"};
-    cl_call(where, [&] {
-      for (auto& ps : parts_) {
-        for (const auto& u : an_.vectors) {
-          if (!u.partitioned) continue;
-          const std::size_t bytes = slice_bytes(ps, u);
-          if (ps.zero_copy && u.binding) {
-            cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
-            ps.slices[u.vector.get()] = cl::Buffer(ps.context, flags, bytes, host_of(u) + slice_offset(ps, u));
-          } else {
-            ps.slices[u.vector.get()] = cl::Buffer(ps.context, CL_MEM_READ_WRITE, bytes);
-            if (u.binding && u.read_partitioned) {
-              cl::Event ev;
-              ps.queue().enqueueWriteBuffer(ps.slices[u.vector.get()], CL_FALSE, 0, bytes,
-                                            host_of(u) + slice_offset(ps, u), nullptr, &ev);
-              track(ps, ev, &upload_path, false);
-            }
-          }
-        }
+    cl_call({.api_call = "upload", .device = ps.device->info().name}, [&] {
+      for (const auto& u : an_.vectors) {
+        if (!u.partitioned || ps.zero_copy || !u.binding || !u.read_partitioned) continue;
+        cl::Event ev;
+        ps.queue().enqueueWriteBuffer(ps.slices.at(u.vector.get()), CL_FALSE, 0, slice_bytes(ps, u),
+                                      host_of(u) + slice_offset(ps, u), nullptr, &ev);
+        track(ps, ev, &upload_path, false);
       }
-      std::vector<cl::Event> wait;
-      for (auto& [handle, cs] : contexts_) {
-        PartState& ps = *cs.parts.front();
-        for (const auto& u : an_.vectors) {
-          if (!u.read_whole) continue;
-          const std::size_t bytes = u.elements * u.vector->type.size;
-          if (ps.zero_copy && u.binding && !u.written) {
-            cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, bytes, host_of(u));
-          } else {
-            cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_READ_WRITE, bytes);
-            if (u.binding) {
-              cl::Event ev;
-              ps.queue().enqueueWriteBuffer(cs.whole[u.vector.get()], CL_FALSE, 0, bytes, host_of(u), nullptr, &ev);
-              track(ps, ev, &upload_path, false);
-              wait.push_back(ev);
-            }
-          }
-        }
+      // The first partition of each context fills the context's replicas.
+      ContextState& cs = contexts_.at(ps.context());
+      if (cs.parts.front() != &ps) return;
+      bool wrote = false;
+      for (const auto& u : an_.vectors) {
+        if (!u.read_whole || !u.binding || (ps.zero_copy && !u.written)) continue;
+        cl::Event ev;
+        ps.queue().enqueueWriteBuffer(cs.whole.at(u.vector.get()), CL_FALSE, 0, u.elements * u.vector->type.size,
+                                      host_of(u), nullptr, &ev);
+        track(ps, ev, &upload_path, false);
+        wrote = true;
       }
-      // Replicas are shared by every queue of their context: they must be complete first.
-      for (auto& ev : wait) ev.wait();  // one by one: clWaitForEvents wants a single context
+      if (wrote) ps.queue().finish();  // other queues of the context read the replicas
     });
   }
 
-  void download() {
+  void download(PartState& ps) {
     static const std::string download_path = "download";
-    cl_call({.api_call = "download"}, [&] {
-      for (auto& ps : parts_) {
-        for (const auto& u : an_.vectors) {
-          if (!u.partitioned || !u.binding || !u.written) continue;
-          auto& buf = ps.slices[u.vector.get()];
-          const std::size_t bytes = slice_bytes(ps, u);
-          if (ps.zero_copy) {
-            // The buffer is the host memory: mapping makes the device's writes visible there.
-            void* p = ps.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
-            ps.queue().enqueueUnmapMemObject(buf, p);
-          } else {
-            cl::Event ev;
-            ps.queue().enqueueReadBuffer(buf, CL_FALSE, 0, bytes, host_of(u) + slice_offset(ps, u), nullptr, &ev);
-            track(ps, ev, &download_path, false);
-          }
+    cl_call({.api_call = "download", .device = ps.device->info().name}, [&] {
+      for (const auto& u : an_.vectors) {
+        if (!u.partitioned || !u.binding || !u.written) continue;
+        auto& buf = ps.slices.at(u.vector.get());
+        const std::size_t bytes = slice_bytes(ps, u);
+        if (ps.zero_copy) {
+          // The buffer is the host memory: mapping makes the device's writes visible there.
+          void* p = ps.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
+          ps.queue().enqueueUnmapMemObject(buf, p);
+        } else {
+          cl::Event ev;
+          ps.queue().enqueueReadBuffer(buf, CL_FALSE, 0, bytes, host_of(u) + slice_offset(ps, u), nullptr, &ev);
+          track(ps, ev, &download_path, false);
         }
       }
-      finish_all();
+      ps.queue().finish();
     });
   }
 
@@ -386,28 +350,28 @@ class Run {
     for (auto& ps : parts_) ps.queue().finish();
   }
 
-  // Gathers the slices of `v` written since its last synchronisation into every replica.
-  void sync_whole(const VectorState* v) {
+  // Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
+  // the last partition thread to arrive, while the others wait with idle queues.
+  void sync_replicas(const VectorState* v) {
     static const std::string sync_path = "sync";
     const VectorUse& u = an_.use(v);
     cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
-      finish_all();
       if (contexts_.size() > 1) {
         staging_[v].resize(u.elements * v->type.size);
         for (auto& ps : parts_) {
           cl::Event ev;
-          ps.queue().enqueueReadBuffer(ps.slices[v], CL_FALSE, 0, slice_bytes(ps, u),
+          ps.queue().enqueueReadBuffer(ps.slices.at(v), CL_FALSE, 0, slice_bytes(ps, u),
                                        staging_[v].data() + slice_offset(ps, u), nullptr, &ev);
           track(ps, ev, &sync_path, false);
         }
         finish_all();
       }
       for (auto& [handle, cs] : contexts_) {
-        auto& whole = cs.whole[v];
+        auto& whole = cs.whole.at(v);
         for (auto& ps : parts_) {
           cl::Event ev;
           if (ps.context() == handle) {
-            ps.queue().enqueueCopyBuffer(ps.slices[v], whole, 0, slice_offset(ps, u), slice_bytes(ps, u), nullptr, &ev);
+            ps.queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, slice_offset(ps, u), slice_bytes(ps, u), nullptr, &ev);
             track(ps, ev, &sync_path, false);
           } else {
             PartState& owner = *cs.parts.front();
@@ -419,70 +383,75 @@ class Run {
       }
       finish_all();
     });
-    dirty_.erase(v);
   }
 
-  // ----- running the tree -------------------------------------------------------------------
+  // ----- running the tree (on each partition's thread) --------------------------------------
 
-  void exec(const NodeImpl& n, std::size_t iteration, int loop_depth) {
+  void exec(const NodeImpl& n, PartState& ps, std::size_t iteration, int loop_depth) {
     switch (n.kind) {
       case NodeKind::pipeline:
       case NodeKind::map:
-        for (const auto& c : n.children) exec(*c, iteration, loop_depth);
+        for (const auto& c : n.children) exec(*c, ps, iteration, loop_depth);
         return;
       case NodeKind::map_reduce:
-        exec(*n.children[0], iteration, loop_depth);
-        enqueue_reduce(n);
+        exec(*n.children[0], ps, iteration, loop_depth);
+        enqueue_reduce(n, ps);
         return;
       case NodeKind::loop:
-        run_loop(n, loop_depth);
+        run_loop(n, ps, loop_depth);
         return;
       default:
         break;
     }
-    for (const auto& a : n.args)
-      if (a.kind == Arg::Kind::whole && dirty_.count(a.vector.get())) sync_whole(a.vector.get());
-    const std::string& path = paths_.at(&n);
-    for (auto& ps : parts_) {
-      ErrorContext where{.node = path, .device = ps.device->info().name};
-      cl_call(where, [&] { enqueue_leaf(ps, n, path, iteration); });
+    for (const auto& a : n.args) {
+      if (a.kind != Arg::Kind::whole || !ps.dirty.count(a.vector.get())) continue;
+      // A replica is read after slices changed: every partition meets here and one syncs all.
+      ps.queue().finish();
+      barrier_.arrive_and_wait([&] { sync_replicas(a.vector.get()); });
+      ps.dirty.erase(a.vector.get());
     }
+    const std::string& path = paths_.at(&n);
+    cl_call({.node = path, .device = ps.device->info().name}, [&] { enqueue_leaf(ps, n, path, iteration); });
     for (const auto& a : n.args)
       if (a.kind == Arg::Kind::partitioned && a.access != Access::read && an_.use(a.vector.get()).read_whole)
-        dirty_.insert(a.vector.get());
+        ps.dirty.insert(a.vector.get());
   }
 
-  void run_loop(const NodeImpl& n, int loop_depth) {
+  void run_loop(const NodeImpl& n, PartState& ps, int loop_depth) {
     std::size_t i = 0;
     const bool predicate = n.until_result || n.until_state;
     for (;; ++i) {
       if (n.times && i >= n.times) break;
-      exec(*n.children[0], i, loop_depth + 1);
+      exec(*n.children[0], ps, i, loop_depth + 1);
       if (!predicate) continue;
       // The iteration barrier: the host evaluates the predicate over this iteration's results.
-      walk(*n.children[0], [&](const NodeImpl& c, const std::string&) {
-        if (c.kind == NodeKind::map_reduce && pending_[&c]) finalize(c);
+      ps.queue().finish();
+      barrier_.arrive_and_wait([&] {
+        for (const NodeImpl* r : ps.pending) finalize(*r);
+        loop_done_ = evaluate(n, i);
       });
-      bool done = false;
-      if (n.until_result) done = n.until_value(results_.at(n.until_result->name));
-      if (!done && n.until_state) {
-        LoopState state;
-        state.iteration = i + 1;
-        state.lookup = [&](const ResultRef& r) -> const Value& {
-          auto it = results_.find(r.name());
-          if (it == results_.end())
-            throw_error(errc::invalid_tree, "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
-                        {.node = paths_.at(&n), .fix = "read only results computed inside the loop body"});
-          return it->second;
-        };
-        done = n.until_state(state);
-      }
-      if (done) {
+      ps.pending.clear();
+      if (loop_done_) {
         ++i;
         break;
       }
     }
-    if (loop_depth == 0) iterations_ += i;
+    if (loop_depth == 0 && &ps == &parts_.front()) iterations_ += i;
+  }
+
+  bool evaluate(const NodeImpl& n, std::size_t i) {
+    if (n.until_result && n.until_value(results_.at(n.until_result->name))) return true;
+    if (!n.until_state) return false;
+    LoopState state;
+    state.iteration = i + 1;
+    state.lookup = [&](const ResultRef& r) -> const Value& {
+      auto it = results_.find(r.name());
+      if (it == results_.end())
+        throw_error(errc::invalid_tree, "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
+                    {.node = paths_.at(&n), .fix = "read only results computed inside the loop body"});
+      return it->second;
+    };
+    return n.until_state(state);
   }
 
   void enqueue_leaf(PartState& ps, const NodeImpl& n, const std::string& path, std::size_t iteration) {
@@ -568,41 +537,39 @@ class Run {
 
   // ----- reductions -------------------------------------------------------------------------
 
-  void enqueue_reduce(const NodeImpl& n) {
+  void enqueue_reduce(const NodeImpl& n, PartState& ps) {
     const Reducer& r = *n.reducer;
     const ElementType& t = r.input->type;
     const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
     const std::string& path = paths_.at(&n);
-    for (auto& ps : parts_) {
-      ReduceSlot& rs = ps.reduce.at(&n);
-      cl_call({.node = path + "/reduce", .device = ps.device->info().name}, [&] {
-        cl::Kernel& k = *rs.kernel;
-        auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
-          k.setArg(0, in);
-          k.setArg(1, count);
-          k.setArg(2, out);
-          k.setArg(3, cl::Local(rs.local * t.size));
-          k.setArg(4, identity.size(), identity.data());
-          cl::Event ev;
-          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
-                                          nullptr, &ev);
-          track(ps, ev, &path, true);
-        };
-        pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
-        pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+    ReduceSlot& rs = ps.reduce.at(&n);
+    cl_call({.node = path + "/reduce", .device = ps.device->info().name}, [&] {
+      cl::Kernel& k = *rs.kernel;
+      auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
+        k.setArg(0, in);
+        k.setArg(1, count);
+        k.setArg(2, out);
+        k.setArg(3, cl::Local(rs.local * t.size));
+        k.setArg(4, identity.size(), identity.data());
         cl::Event ev;
-        ps.queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
-        track(ps, ev, &path, false);
-      });
-    }
-    pending_[&n] = true;
+        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
+                                        nullptr, &ev);
+        track(ps, ev, &path, true);
+      };
+      pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
+      pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+      cl::Event ev;
+      ps.queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
+      track(ps, ev, &path, false);
+    });
+    ps.pending.insert(&n);
   }
 
-  // Waits for the partitions' values of a map_reduce and combines them into its result.
+  // Combines the partitions' values of a map_reduce into its result. Every partition's queue has
+  // finished (called at a barrier or after the threads joined).
   void finalize(const NodeImpl& n) {
     const Reducer& r = *n.reducer;
     const ElementType& t = r.input->type;
-    finish_all();
     std::vector<std::vector<unsigned char>> values;
     for (auto& ps : parts_) values.push_back(ps.reduce.at(&n).host);
     Value v;
@@ -632,16 +599,27 @@ class Run {
     results_[r.output->name] = v;
     if (auto b = an_.result_bindings.find(r.output.get()); b != an_.result_bindings.end())
       std::memcpy(b->second->data, v.bytes.data(), v.bytes.size());
-    pending_[&n] = false;
   }
 
-  // ----- the report -------------------------------------------------------------------------
+  // ----- the report and the trace -----------------------------------------------------------
+
+  // Profiling start/end of an event in ns; false for events without profiling (some libraries').
+  static bool times_of(const TimedEvent& te, cl_ulong& s, cl_ulong& e) {
+    try {
+      s = te.event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      e = te.event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    } catch (const cl::Error&) {
+      return false;
+    }
+    return e >= s;
+  }
 
   Report report() {
     Report rep;
     rep.config = dec_.config;
     rep.iterations = iterations_;
     rep.results = results_;
+    rep.decomposition = dec_.explain(env_.infos);
     std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
     for (auto& ps : parts_) {
       PartitionReport pr;
@@ -655,13 +633,7 @@ class Run {
       cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
       for (auto& te : ps.events) {
         cl_ulong s = 0, e = 0;
-        try {
-          s = te.event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-          e = te.event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-        } catch (const cl::Error&) {
-          continue;  // a library's event without profiling
-        }
-        if (e < s) continue;
+        if (!times_of(te, s, e)) continue;
         first = std::min(first, s);
         last = std::max(last, e);
         const double ms = static_cast<double>(e - s) * 1e-6;
@@ -683,18 +655,46 @@ class Run {
     return rep;
   }
 
+  // Device clocks differ: each partition's events are placed from its thread's start on the host.
+  std::vector<TraceRecord> trace_records() {
+    std::vector<TraceRecord> out;
+    for (auto& ps : parts_) {
+      cl_ulong base = std::numeric_limits<cl_ulong>::max();
+      for (auto& te : ps.events) {
+        cl_ulong s, e;
+        if (times_of(te, s, e)) base = std::min(base, s);
+      }
+      const auto& info = ps.device->info();
+      std::string thread = "partition " + std::to_string(ps.part->index);
+      if (info.discrete) thread += " (queue " + std::to_string(ps.part->queue) + ")";
+      else if (dec_.config.fission != "none") thread += " (sub-device " + std::to_string(ps.part->sub_device) + ")";
+      for (auto& te : ps.events) {
+        cl_ulong s, e;
+        if (!times_of(te, s, e)) continue;
+        out.push_back({*te.path, te.kernel ? "kernel" : "transfer", info.id() + " " + info.name, thread,
+                       ps.host_start_ms * 1e3 + static_cast<double>(s - base) * 1e-3,
+                       static_cast<double>(e - s) * 1e-3});
+      }
+    }
+    return out;
+  }
+
   Environment& env_;
   const NodeImpl& root_;
   const Analysis& an_;
   const Decomposition& dec_;
+  Barrier barrier_;
+  std::chrono::steady_clock::time_point start_;
   std::vector<PartState> parts_;
   std::map<cl_context, ContextState> contexts_;
   std::map<const NodeImpl*, std::string> paths_;
-  std::set<const VectorState*> dirty_;
-  std::map<const VectorState*, std::vector<unsigned char>> staging_;
-  std::map<const NodeImpl*, bool> pending_;
-  std::map<std::string, Value> results_;
+  bool has_replicas_ = false;
+  std::map<const VectorState*, std::vector<unsigned char>> staging_;  // replica sync between contexts
+  std::map<std::string, Value> results_;  // written at barriers and after the threads joined
+  bool loop_done_ = false;                // a loop predicate's verdict, read after its barrier
   std::size_t iterations_ = 0;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
 };
 
 }  // namespace

@@ -124,10 +124,11 @@ std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {
         info.host_unified_memory = info.kind == DeviceKind::cpu;
       }
       info.partition_types = partition_types(d);
-      if (info.kind == DeviceKind::cpu)
-        info.fission_configs = cpu_fission_configs(info.compute_units, info.partition_types, affinity_domains(d));
-      else
+      info.discrete = info.kind != DeviceKind::cpu;
+      if (info.discrete)
         info.overlap_levels = {1, 2, 3, 4};
+      else
+        info.fission_configs = cpu_fission_configs(info.compute_units, info.partition_types, affinity_domains(d));
       auto dev = std::make_unique<Device>(std::move(info), p, d);
       dev->mutable_info().preferred_work_group_multiple = probe_work_group_multiple(*dev, cache);
       out.push_back(std::move(dev));

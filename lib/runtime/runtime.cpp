@@ -31,12 +31,27 @@ class RuntimeImpl {
       const char* env = std::getenv("SINEW_DEVICES");
       spec = env && *env ? env : "all";
     }
+    std::string discrete = options_.discrete;
+    if (discrete.empty())
+      if (const char* env = std::getenv("SINEW_DISCRETE"); env) discrete = env;
+    std::vector<std::size_t> as_discrete;
+    if (!discrete.empty()) as_discrete = select_devices(found, discrete);
     for (std::size_t i : select_devices(found, spec)) {
+      if (std::find(as_discrete.begin(), as_discrete.end(), i) != as_discrete.end()) {
+        DeviceInfo& info = all_[i]->mutable_info();  // driven like a GPU from now on
+        info.discrete = true;
+        info.fission_configs.clear();
+        info.overlap_levels = {1, 2, 3, 4};
+      }
       env_.devices.push_back(all_[i].get());
       DeviceInfo info = all_[i]->info();
       info.index = env_.infos.size();
       env_.infos.push_back(info);
     }
+    std::string config = options_.config;
+    if (config.empty())
+      if (const char* env = std::getenv("SINEW_CONFIG"); env) config = env;
+    if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
     env_.programs = &programs_;
     env_.queues = &queues_;
     env_.fft = &fft_;
@@ -62,6 +77,8 @@ class RuntimeImpl {
     std::string provenance = "manual";
     if (options.config) {
       config = *options.config;
+    } else if (default_config_ && !options.device) {
+      config = *default_config_;
     } else {
       std::size_t dev = options.device.value_or(default_device());
       if (dev >= env_.infos.size())
@@ -91,6 +108,7 @@ class RuntimeImpl {
   QueuePool queues_;
   FftPlans fft_;
   Environment env_;
+  std::optional<Config> default_config_;
 };
 
 }  // namespace detail
@@ -159,14 +177,6 @@ std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, 
   }
   if (out.empty()) fail("the selection names no device");
   return out;
-}
-
-std::string Config::str() const {
-  std::ostringstream s;
-  s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
-  for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
-  s << "]}";
-  return s.str();
 }
 
 std::string Report::str() const {

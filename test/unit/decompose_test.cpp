@@ -24,6 +24,7 @@ DeviceInfo gpu(std::size_t index) {
   DeviceInfo d;
   d.index = index;
   d.kind = DeviceKind::gpu;
+  d.discrete = true;
   d.name = "gpu";
   d.overlap_levels = {1, 2, 3, 4};
   return d;
@@ -110,5 +111,29 @@ TEST(Decompose, BadConfigsAreRejectedWithTheirReason) {
     FAIL();
   } catch (const sinew::Error& e) {
     EXPECT_NE(std::string(e.what()).find("L7"), std::string::npos);
+  }
+}
+
+TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1), gpu(2)};
+  devs[2].kind_index = 1;
+  auto c = Config::parse("cpu=0.6, overlap=3", devs);
+  EXPECT_EQ(c.shares, (std::vector<double>{0.6, 0.2, 0.2}));
+  EXPECT_EQ(c.overlap, 3u);
+  c = Config::parse("gpu:1=0.5,cpu:0=0.1,fission=L2", devs);
+  EXPECT_NEAR(c.shares[0], 0.1, 1e-12);
+  EXPECT_NEAR(c.shares[1], 0.4, 1e-12);
+  EXPECT_NEAR(c.shares[2], 0.5, 1e-12);
+  EXPECT_EQ(c.fission, "L2");
+  EXPECT_EQ(c.kind_shares(devs).at("gpu"), 0.9);
+  c = Config::parse("0=3,1=1,2=0", devs);  // ratios are fine when every device is named
+  EXPECT_EQ(c.shares, (std::vector<double>{3, 1, 0}));
+  for (const char* bad : {"cpu", "cpu=x", "cpu=-1", "gpu:7=0.5", "cpu=0.8,gpu:0=0.5", "overlap=two", "fpga=1"}) {
+    try {
+      Config::parse(bad, devs);
+      FAIL() << bad;
+    } catch (const sinew::Error& e) {
+      EXPECT_NE(e.argument().find("config item"), std::string::npos) << bad;
+    }
   }
 }

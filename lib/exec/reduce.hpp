@@ -1,0 +1,19 @@
+// exec/reduce.hpp — the pieces of map_reduce that are not OpenCL calls: the reduction kernel's
+// source for an operator and type, identities, and the host-side combination of partition values.
+#pragma once
+
+#include "tree/nodes.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+// kernels/reduce.cl with SINEW_T and SINEW_OP defined for this reducer and element type.
+std::string reduce_source(const Reducer& r, const ElementType& t);
+// The neutral element of a built-in reduction (sum: 0, min: +inf/max, max: -inf/lowest).
+std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t);
+// Combines the partitions' values of a built-in reduction on the host.
+Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& t);
+
+}  // namespace sinew::detail

@@ -1,0 +1,107 @@
+// runtime/config.cpp — printing and parsing plans (Config).
+#include "platform/error.hpp"
+
+#include <sinew/runtime.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace sinew {
+
+std::string Config::str() const {
+  std::ostringstream s;
+  s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
+  for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
+  s << "]}";
+  return s.str();
+}
+
+std::map<std::string, double> Config::kind_shares(const std::vector<DeviceInfo>& devices) const {
+  std::map<std::string, double> out;
+  for (std::size_t i = 0; i < devices.size() && i < shares.size(); ++i) out[to_string(devices[i].kind)] += shares[i];
+  return out;
+}
+
+Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& devices) {
+  auto bad = [&](const std::string& item, const std::string& why) {
+    detail::throw_error(errc::invalid_argument, "plan '" + spec + "': " + why,
+                        {.argument = "config item '" + item + "'",
+                         .fix = "write items like cpu=0.6, gpu:0=0.4, 1=0.2, fission=L2, overlap=3 (see `sinew devices`)"});
+  };
+  Config c;
+  std::vector<double> share(devices.size(), 0.0);
+  std::vector<bool> named(devices.size(), false);
+  std::map<std::string, double> kinds;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos) bad(item, "an item without '='");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    std::transform(key.begin(), key.end(), key.begin(), ::tolower);
+    if (key == "fission") {
+      c.fission = value;
+      continue;
+    }
+    if (key == "overlap") {
+      try {
+        c.overlap = static_cast<unsigned>(std::stoul(value));
+      } catch (const std::exception&) {
+        bad(item, "overlap is not a number");
+      }
+      continue;
+    }
+    double v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stod(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      bad(item, "the share is not a number");
+    }
+    if (!(v >= 0) || !std::isfinite(v)) bad(item, "a share must be >= 0");
+    if (key == "cpu" || key == "gpu" || key == "accelerator") {
+      kinds[key] = v;
+      continue;
+    }
+    bool found = false;
+    for (const auto& d : devices) {
+      if (d.id() == key || std::to_string(d.index) == key) {
+        share[d.index] = v;
+        named[d.index] = true;
+        found = true;
+      }
+    }
+    if (!found) bad(item, "no device '" + key + "' in this runtime");
+  }
+  // Kind shares go evenly to that kind's devices not named one by one.
+  double given = 0;
+  for (std::size_t i = 0; i < devices.size(); ++i) given += share[i];
+  for (const auto& [kind, v] : kinds) {
+    std::vector<std::size_t> members;
+    for (const auto& d : devices)
+      if (to_string(d.kind) == kind && !named[d.index]) members.push_back(d.index);
+    if (members.empty()) bad(kind + "=" + std::to_string(v), "this runtime has no " + kind + " device left to give it");
+    for (auto i : members) {
+      share[i] = v / static_cast<double>(members.size());
+      named[i] = true;
+    }
+    given += v;
+  }
+  // What is left goes evenly to every device nothing named.
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (!named[i]) rest.push_back(i);
+  if (!rest.empty() && given > 1.0 + 1e-9)
+    bad(spec, "the shares add up to more than 1, leaving nothing for the devices not named");
+  for (auto i : rest) share[i] = (1.0 - given) / static_cast<double>(rest.size());
+  c.shares = share;
+  return c;
+}
+
+}  // namespace sinew
