@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 using namespace sinew;
 using namespace sinew::testing;
@@ -58,3 +60,58 @@ TEST_P(Distributions, EqualTheSingleDeviceResult) {
 
 INSTANTIATE_TEST_SUITE_P(AllNodeTypes, Distributions, ::testing::ValuesIn(case_names()),
                          [](const auto& info) { return info.param; });
+
+// The last device driven as a discrete GPU: explicit transfers, 1-4 overlap queues, beside the
+// first device with each of its fission configurations.
+TEST_P(Distributions, WithADiscreteDeviceAndOverlapEqualTheReference) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  ASSERT_TRUE(rt.devices().back().discrete);
+  for (std::size_t n : {2u, 513u}) {
+    for (const auto& shares : share_sets(count)) {
+      for (unsigned overlap = 1; overlap <= 4; ++overlap) {
+        for (const auto& fission : rt.devices()[0].fission_configs) {
+          Holder h;
+          Case c = make_case(GetParam(), n, h);
+          Config cfg;
+          cfg.shares = shares;
+          cfg.fission = fission.name;
+          cfg.overlap = overlap;
+          c.report = rt.run(c.tree, c.bindings, RunOptions{.config = cfg}).get();
+          EXPECT_EQ(c.check(), "") << GetParam() << " n=" << n << " " << cfg.str() << "\n" << c.report.decomposition;
+        }
+      }
+    }
+  }
+}
+
+TEST(MultiDevice, FewerUnitsThanDevicesAndZeroShares) {
+  Runtime rt;
+  Holder h;
+  Case c = make_case("replicated_sync_loop", 1, h);  // one unit for several devices
+  Config cfg;
+  cfg.shares.assign(rt.devices().size(), 1.0);
+  c.report = rt.run(c.tree, c.bindings, {.config = cfg}).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(c.report.partitions.size(), 1u);
+}
+
+TEST(MultiDevice, TraceFileHasEveryPartition) {
+  Runtime rt;
+  const std::string path = ::testing::TempDir() + "/sinew-trace-test.json";
+  std::remove(path.c_str());
+  setenv("SINEW_TRACE", path.c_str(), 1);
+  Holder h;
+  Case c = make_case("pipeline_channel", 300, h);
+  Config cfg;
+  cfg.shares.assign(rt.devices().size(), 1.0);
+  c.report = rt.run(c.tree, c.bindings, {.config = cfg}).get();
+  unsetenv("SINEW_TRACE");
+  std::ifstream in(path);
+  std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u);
+  for (std::size_t p = 0; p < rt.devices().size(); ++p)
+    EXPECT_NE(json.find("partition " + std::to_string(p)), std::string::npos) << json;
+  EXPECT_NE(json.find("kernel 'mul2'"), std::string::npos);
+  std::remove(path.c_str());
+}
