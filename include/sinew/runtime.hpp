@@ -15,10 +15,46 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <string>
 #include <vector>
 
 namespace sinew {
+
+namespace detail {
+// A block of page-locked host memory (see Runtime::pinned).
+struct PinnedBlock {
+  virtual ~PinnedBlock() = default;
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+}  // namespace detail
+
+// Host memory that the runtime's GPUs read and write at full DMA speed (page-locked, "pinned").
+// Behaves like a fixed-size std::vector; bind it like one. Owns its memory; it may outlive the
+// Runtime that made it. Not thread-safe beyond what a plain array is.
+template <class T>
+class PinnedVector {
+ public:
+  PinnedVector() = default;
+  explicit PinnedVector(std::shared_ptr<detail::PinnedBlock> block)
+      : block_(std::move(block)), size_(block_->bytes / sizeof(T)) {}
+  T* data() { return static_cast<T*>(block_->data); }
+  const T* data() const { return static_cast<const T*>(block_->data); }
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  operator std::span<T>() { return {data(), size_}; }
+  operator std::span<const T>() const { return {data(), size_}; }
+
+ private:
+  std::shared_ptr<detail::PinnedBlock> block_;
+  std::size_t size_ = 0;
+};
 
 // Host memory bound to a vector or a result for one request.
 struct Binding {
@@ -31,6 +67,8 @@ struct Binding {
 
   template <class T>
   Binding(const Vector<T>& v, std::vector<T>& host) : Binding(v, std::span<T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, PinnedVector<T>& host) : Binding(v, std::span<T>(host)) {}
   template <class T>
   Binding(const Vector<T>& v, const std::vector<T>& host) : Binding(v, std::span<const T>(host)) {}
   template <class T>
@@ -147,9 +185,19 @@ class Runtime {
   // asynchronously.
   std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
 
+  // `count` elements of page-locked host memory, zero-initialised. Data bound from it moves to
+  // and from GPUs without a staging copy (about 55 GB/s instead of 8-15 GB/s on a PCIe 5 H100).
+  // Without a discrete device it is ordinary page-aligned memory.
+  template <class T>
+  PinnedVector<T> pinned(std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T>, "pinned memory holds trivially copyable elements");
+    return PinnedVector<T>(allocate_pinned(count * sizeof(T)));
+  }
+
   detail::RuntimeImpl& impl() { return *impl_; }
 
  private:
+  std::shared_ptr<detail::PinnedBlock> allocate_pinned(std::size_t bytes);
   std::unique_ptr<detail::RuntimeImpl> impl_;
 };
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <iomanip>
 #include <sstream>
@@ -58,6 +59,7 @@ class RuntimeImpl {
   }
 
   const std::vector<DeviceInfo>& devices() const { return env_.infos; }
+  Device* device(std::size_t index) { return env_.devices.at(index); }
 
   std::size_t default_device() const {
     for (const auto& d : env_.infos)
@@ -121,6 +123,47 @@ const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->devices(
 std::size_t Runtime::default_device() const { return impl_->default_device(); }
 std::future<Report> Runtime::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
   return impl_->run(tree, std::move(bindings), std::move(options));
+}
+
+namespace {
+// Pinned memory from a discrete device's context: an ALLOC_HOST_PTR buffer, mapped for good.
+struct ClPinnedBlock : detail::PinnedBlock {
+  cl::Buffer buffer;
+  cl::CommandQueue queue;
+  ~ClPinnedBlock() override {
+    try {
+      queue.enqueueUnmapMemObject(buffer, data);
+      queue.finish();
+    } catch (...) {
+    }
+  }
+};
+struct HostBlock : detail::PinnedBlock {
+  ~HostBlock() override { std::free(data); }
+};
+}  // namespace
+
+std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes) {
+  for (const auto& info : devices()) {
+    if (!info.discrete) continue;
+    auto* dev = impl_->device(info.index);
+    auto block = std::make_shared<ClPinnedBlock>();
+    detail::cl_call({.api_call = "pinned allocation", .device = info.name}, [&] {
+      block->buffer = cl::Buffer(dev->context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1));
+      block->queue = detail::Device::make_queue(dev->context(), dev->device());
+      block->data = block->queue.enqueueMapBuffer(block->buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                  std::max<std::size_t>(bytes, 1));
+    });
+    block->bytes = bytes;
+    std::memset(block->data, 0, bytes);
+    return block;
+  }
+  auto block = std::make_shared<HostBlock>();
+  block->data = std::aligned_alloc(4096, (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096);
+  if (!block->data) throw std::bad_alloc();
+  block->bytes = bytes;
+  std::memset(block->data, 0, bytes);
+  return block;
 }
 
 std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec) {

@@ -115,3 +115,20 @@ TEST(MultiDevice, TraceFileHasEveryPartition) {
   EXPECT_NE(json.find("kernel 'mul2'"), std::string::npos);
   std::remove(path.c_str());
 }
+
+TEST(MultiDevice, PinnedMemoryBindsLikeAVector) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  const std::size_t n = 10007;
+  auto a = rt.pinned<cl_int>(n);
+  ASSERT_EQ(a.size(), n);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(a[i], 0) << i;  // zero-initialised
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<cl_int>(i);
+  auto A = sinew::vector<cl_int>().name("a");
+  auto k = kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(A), scalar(cl_int(5)));
+  Config cfg;
+  cfg.shares.assign(count, 1.0);
+  cfg.overlap = 2;
+  rt.run(k, {{A, a}}, {.config = cfg}).get();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i) + 5) << i;
+}
