@@ -3,11 +3,13 @@
 // requests execute at once, each with queues of its own.
 #pragma once
 
+#include "exec/staging.hpp"
 #include "platform/device.hpp"
 #include "platform/program_cache.hpp"
 
 #include <clFFT.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,7 @@ namespace sinew::detail {
 struct QueueSlot {
   cl::CommandQueue queue;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels;
+  Staging staging;  // pinned chunks for pageable host data (discrete devices)
   cl::Kernel& kernel(const cl::Program& program, const std::string& entry);
 };
 
@@ -49,12 +52,19 @@ class FftPlans {
   std::map<std::tuple<cl_context, std::size_t, std::size_t>, clfftPlanHandle> plans_;
 };
 
+// How host data reaches discrete devices: staged through pinned chunks (the default), or handed
+// to the driver as it is (SINEW_TRANSFER=direct; for comparison).
+enum class TransferMode { staged, direct };
+
 struct Environment {
   std::vector<Device*> devices;  // the runtime's selected devices, by runtime index
   std::vector<DeviceInfo> infos;
   ProgramCache* programs = nullptr;
   QueuePool* queues = nullptr;
   FftPlans* fft = nullptr;
+  TransferMode transfer = TransferMode::staged;
+  // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
+  std::function<bool(const void* p, std::size_t bytes)> is_pinned;
 };
 
 }  // namespace sinew::detail

@@ -299,15 +299,46 @@ class Run {
     ps.events.push_back({std::move(ev), path, kernel});
   }
 
+  // Host -> device for a discrete partition: pinned staging for pageable memory, straight DMA
+  // for memory from Runtime::pinned. Returns once `host` has been read (or the DMA is queued).
+  void to_device(PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host, std::size_t bytes,
+                 const std::string* label) {
+    if (staged(host, bytes)) {
+      std::vector<cl::Event> events;
+      ps.slot->staging.upload(ps.queue(), buf, offset, host, bytes, events);
+      for (auto& ev : events) track(ps, ev, label, false);
+    } else {
+      cl::Event ev;
+      ps.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      track(ps, ev, label, false);
+    }
+  }
+
+  // Device -> host; the data is in `host` once the partition's queue has finished.
+  void to_host(PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
+               const std::string* label) {
+    if (staged(host, bytes)) {
+      std::vector<cl::Event> events;
+      ps.slot->staging.download(ps.queue(), buf, offset, host, bytes, events);
+      for (auto& ev : events) track(ps, ev, label, false);
+    } else {
+      cl::Event ev;
+      ps.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      track(ps, ev, label, false);
+    }
+  }
+
+  bool staged(const void* host, std::size_t bytes) const {
+    return env_.transfer == TransferMode::staged && !(env_.is_pinned && env_.is_pinned(host, bytes));
+  }
+
   void upload(PartState& ps) {
     static const std::string upload_path = "upload";
     cl_call({.api_call = "upload", .device = ps.device->info().name}, [&] {
       for (const auto& u : an_.vectors) {
         if (!u.partitioned || ps.zero_copy || !u.binding || !u.read_partitioned) continue;
-        cl::Event ev;
-        ps.queue().enqueueWriteBuffer(ps.slices.at(u.vector.get()), CL_FALSE, 0, slice_bytes(ps, u),
-                                      host_of(u) + slice_offset(ps, u), nullptr, &ev);
-        track(ps, ev, &upload_path, false);
+        to_device(ps, ps.slices.at(u.vector.get()), 0, host_of(u) + slice_offset(ps, u), slice_bytes(ps, u),
+                  &upload_path);
       }
       // The first partition of each context fills the context's replicas.
       ContextState& cs = contexts_.at(ps.context());
@@ -315,10 +346,7 @@ class Run {
       bool wrote = false;
       for (const auto& u : an_.vectors) {
         if (!u.read_whole || !u.binding || (ps.zero_copy && !u.written)) continue;
-        cl::Event ev;
-        ps.queue().enqueueWriteBuffer(cs.whole.at(u.vector.get()), CL_FALSE, 0, u.elements * u.vector->type.size,
-                                      host_of(u), nullptr, &ev);
-        track(ps, ev, &upload_path, false);
+        to_device(ps, cs.whole.at(u.vector.get()), 0, host_of(u), u.elements * u.vector->type.size, &upload_path);
         wrote = true;
       }
       if (wrote) ps.queue().finish();  // other queues of the context read the replicas
@@ -337,9 +365,7 @@ class Run {
           void* p = ps.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
           ps.queue().enqueueUnmapMemObject(buf, p);
         } else {
-          cl::Event ev;
-          ps.queue().enqueueReadBuffer(buf, CL_FALSE, 0, bytes, host_of(u) + slice_offset(ps, u), nullptr, &ev);
-          track(ps, ev, &download_path, false);
+          to_host(ps, buf, 0, host_of(u) + slice_offset(ps, u), bytes, &download_path);
         }
       }
       ps.queue().finish();
@@ -358,12 +384,8 @@ class Run {
     cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
       if (contexts_.size() > 1) {
         staging_[v].resize(u.elements * v->type.size);
-        for (auto& ps : parts_) {
-          cl::Event ev;
-          ps.queue().enqueueReadBuffer(ps.slices.at(v), CL_FALSE, 0, slice_bytes(ps, u),
-                                       staging_[v].data() + slice_offset(ps, u), nullptr, &ev);
-          track(ps, ev, &sync_path, false);
-        }
+        for (auto& ps : parts_)
+          to_host(ps, ps.slices.at(v), 0, staging_[v].data() + slice_offset(ps, u), slice_bytes(ps, u), &sync_path);
         finish_all();
       }
       for (auto& [handle, cs] : contexts_) {
@@ -374,10 +396,8 @@ class Run {
             ps.queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, slice_offset(ps, u), slice_bytes(ps, u), nullptr, &ev);
             track(ps, ev, &sync_path, false);
           } else {
-            PartState& owner = *cs.parts.front();
-            owner.queue().enqueueWriteBuffer(whole, CL_FALSE, slice_offset(ps, u), slice_bytes(ps, u),
-                                             staging_[v].data() + slice_offset(ps, u), nullptr, &ev);
-            track(owner, ev, &sync_path, false);
+            to_device(*cs.parts.front(), whole, slice_offset(ps, u), staging_[v].data() + slice_offset(ps, u),
+                      slice_bytes(ps, u), &sync_path);
           }
         }
       }

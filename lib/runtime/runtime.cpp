@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <iomanip>
+#include <mutex>
 #include <sstream>
 
 namespace sinew {
@@ -53,6 +54,9 @@ class RuntimeImpl {
     if (config.empty())
       if (const char* env = std::getenv("SINEW_CONFIG"); env) config = env;
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
+    if (const char* t = std::getenv("SINEW_TRANSFER"); t && std::string(t) == "direct")
+      env_.transfer = TransferMode::direct;
+    env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.programs = &programs_;
     env_.queues = &queues_;
     env_.fft = &fft_;
@@ -60,6 +64,24 @@ class RuntimeImpl {
 
   const std::vector<DeviceInfo>& devices() const { return env_.infos; }
   Device* device(std::size_t index) { return env_.devices.at(index); }
+
+  void register_pinned(const std::shared_ptr<PinnedBlock>& block) {
+    std::lock_guard lock(pinned_mutex_);
+    std::erase_if(pinned_, [](const auto& w) { return w.expired(); });
+    pinned_.push_back(block);
+  }
+
+  bool is_pinned(const void* p, std::size_t bytes) {
+    std::lock_guard lock(pinned_mutex_);
+    const char* c = static_cast<const char*>(p);
+    for (const auto& w : pinned_) {
+      auto b = w.lock();
+      if (!b) continue;
+      const char* base = static_cast<const char*>(b->data);
+      if (c >= base && c + bytes <= base + b->bytes) return true;
+    }
+    return false;
+  }
 
   std::size_t default_device() const {
     for (const auto& d : env_.infos)
@@ -111,6 +133,8 @@ class RuntimeImpl {
   FftPlans fft_;
   Environment env_;
   std::optional<Config> default_config_;
+  std::mutex pinned_mutex_;
+  std::vector<std::weak_ptr<PinnedBlock>> pinned_;
 };
 
 }  // namespace detail
@@ -156,6 +180,7 @@ std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes)
     });
     block->bytes = bytes;
     std::memset(block->data, 0, bytes);
+    impl_->register_pinned(block);
     return block;
   }
   auto block = std::make_shared<HostBlock>();

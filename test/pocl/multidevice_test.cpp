@@ -132,3 +132,20 @@ TEST(MultiDevice, PinnedMemoryBindsLikeAVector) {
   rt.run(k, {{A, a}}, {.config = cfg}).get();
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i) + 5) << i;
 }
+
+// Slices of several staging chunks: the pinned ring wraps around on upload and download.
+TEST(MultiDevice, StagedTransfersLargerThanTheRing) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  const std::size_t n = 5'000'003;  // ~20 MB of int: 5 chunks of 4 MB, and a ragged end
+  std::vector<cl_int> a(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<cl_int>(i * 3);
+  auto A = sinew::vector<cl_int>().name("a");
+  auto k = kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(A), scalar(cl_int(-1)));
+  Config cfg;
+  cfg.shares.assign(count, 0.0);
+  cfg.shares.back() = 1.0;  // all on the discrete device
+  cfg.overlap = 1;
+  rt.run(k, {{A, a}}, {.config = cfg}).get();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i * 3) - 1) << i;
+}
