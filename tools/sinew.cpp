@@ -353,6 +353,7 @@ int cmd_smoke(const Args& args) {
   sinew::Runtime rt(runtime_options(devices));
   const auto& infos = rt.devices();
   int failures = 0;
+  std::vector<std::string> details;
   std::vector<std::vector<std::string>> rows = {{"device", "name", "result", "wall"}};
   for (std::size_t i = 0; i < infos.size(); ++i) {
     std::vector<cl_float> hy = y0;
@@ -374,14 +375,15 @@ int cmd_smoke(const Args& args) {
       }
       wall = fixed(report.wall_ms, 2) + " ms";
     } catch (const sinew::Error& e) {
-      result = std::string("FAILED: ") + e.what();
-      if (!e.build_log().empty()) std::cerr << infos[i].id() << " build log:\n" << e.build_log() << '\n';
+      result = "FAILED: " + e.message();       // one line for the table ...
+      details.push_back(infos[i].id() + ": " + e.what());  // ... the whole story after it
     }
     if (result != "OK") ++failures;
     rows.push_back({infos[i].id(), infos[i].name, result, wall});
   }
   std::cout << "smoke: y = 2x + y over " << n << " floats on each device alone\n";
   print_table(std::cout, rows, "  ");
+  for (const auto& d : details) std::cerr << d << '\n';
   const std::string devices_text = std::to_string(infos.size()) + (infos.size() == 1 ? " device" : " devices");
   std::cout << (failures ? std::to_string(failures) + " of " + devices_text + " FAILED" : devices_text + ": OK") << '\n';
   return failures ? 1 : 0;
