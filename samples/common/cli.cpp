@@ -49,7 +49,9 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
             << "  --overlap N       GPU queues of the plan given with --shares (default 1)\n"
             << "  --repeat N        runs to time (default 1)\n"
             << "  --dump            print the skeleton tree\n"
-            << "  --no-check        skip the comparison with the C++ reference\n";
+            << "  --no-check        skip the comparison with the C++ reference\n"
+            << "  --pinned          keep the host data in pinned memory (Runtime::pinned), where the\n"
+            << "                    sample supports it\n";
   for (const auto& f : extra) {
     std::string left = "--" + f.name + (f.is_switch ? "" : " V");
     std::cout << "  " << left << std::string(left.size() < 18 ? 18 - left.size() : 1, ' ') << f.help;
@@ -101,6 +103,8 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
       o.dump = true;
     } else if (name == "no-check") {
       o.check = false;
+    } else if (name == "pinned") {
+      o.pinned = true;
     } else if (name == "size") {
       o.size = parse_size(program, name, take());
     } else if (name == "device") {
@@ -125,15 +129,19 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
 
 int run(Sample& sample, const Options& opts) {
   try {
-    sample.prepare(opts.size);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
-  try {
+    sinew::Runtime rt;
+    if (opts.pinned && !sample.use_pinned_memory(rt)) {
+      std::cerr << sample.name() << " does not support --pinned\n";
+      return 2;
+    }
+    try {
+      sample.prepare(opts.size);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << e.what() << "\n";
+      return 2;
+    }
     if (opts.dump) std::cout << sample.tree().dump();
 
-    sinew::Runtime rt;
     const auto& devices = rt.devices();
     RunOptions ro;
     std::string where;

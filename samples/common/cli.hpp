@@ -30,6 +30,7 @@ struct Options {
   std::size_t repeat = 1;
   bool dump = false;
   bool check = true;
+  bool pinned = false;         // host data in Runtime::pinned memory
   std::map<std::string, std::string> values;  // the program's own flags, by name
 
   bool has(const std::string& name) const { return values.count(name) != 0; }

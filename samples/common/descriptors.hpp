@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -170,15 +171,23 @@ class Saxpy final : public SampleBase {
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 3 * x_.size() * sizeof(cl_float); }
+  bool use_pinned_memory(Runtime& rt) override {
+    pinned_from_ = &rt;
+    return true;
+  }
 
-  const std::vector<cl_float>& output() const { return y_; }
+  std::span<const cl_float> output() const { return y_; }
 
  protected:
   Check compare() override;
 
  private:
   Vector<cl_float> x_v_, y_v_;
-  std::vector<cl_float> x_, y0_, y_;
+  std::vector<cl_float> y0_;
+  Runtime* pinned_from_ = nullptr;
+  std::vector<cl_float> x_vec_, y_vec_;        // the bound data, in ordinary memory ...
+  PinnedVector<cl_float> x_pin_, y_pin_;       // ... or in pinned memory
+  std::span<cl_float> x_, y_;                  // whichever is in use
 };
 
 // ---------------------------------------------------------------------------------------------

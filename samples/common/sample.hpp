@@ -74,6 +74,13 @@ class Sample {
   virtual Check check() = 0;
   // Bytes of input and output data (for throughput figures).
   virtual std::size_t bytes() const = 0;
+  // From the next prepare() on, keep the data bound to runs in rt.pinned() memory (page-locked,
+  // DMA at full speed) instead of std::vector. `rt` must outlive the sample's runs. Returns false
+  // when the sample does not offer it.
+  virtual bool use_pinned_memory(Runtime& rt) {
+    (void)rt;
+    return false;
+  }
 };
 
 // A new instance of the sample called `name` with its default parameters, or nullptr.

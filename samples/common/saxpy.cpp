@@ -4,6 +4,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -33,18 +34,29 @@ void Saxpy::prepare(std::size_t size) {
                            .args(sinew::in(x_v_), sinew::inout(y_v_), sinew::scalar(params.a), sinew::count(y_v_)));
   }
 
+  if (pinned_from_) {
+    x_pin_ = pinned_from_->pinned<cl_float>(n);
+    y_pin_ = pinned_from_->pinned<cl_float>(n);
+    x_vec_ = {};
+    y_vec_ = {};
+    x_ = x_pin_;
+    y_ = y_pin_;
+  } else {
+    x_vec_.assign(n, 0.0f);
+    y_vec_.assign(n, 0.0f);
+    x_ = x_vec_;
+    y_ = y_vec_;
+  }
   reference::Random rng(params.seed);
-  x_.resize(n);
   y0_.resize(n);
   for (auto& v : x_) v = rng.uniform(-1, 1);
   for (auto& v : y0_) v = rng.uniform(-1, 1);
-  y_.assign(n, 0.0f);
 }
 
 std::vector<Binding> Saxpy::bindings() {
-  y_ = y0_;
+  std::copy(y0_.begin(), y0_.end(), y_.begin());
   ran_ = true;
-  return {Binding(x_v_, static_cast<const std::vector<cl_float>&>(x_)), Binding(y_v_, y_)};
+  return {Binding(x_v_, std::span<const cl_float>(x_)), Binding(y_v_, y_)};
 }
 
 Check Saxpy::compare() {
