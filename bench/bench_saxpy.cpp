@@ -1,0 +1,120 @@
+// bench/bench_saxpy.cpp — Saxpy (y = a*x + y, float, host-resident data): Sinew through the sample
+// registry against hand-written OpenCL, CPU alone, GPU alone and static CPU+GPU splits.
+//
+//   bench_saxpy [--sizes 10M,50M,100M] [--repeat 5] [--step 0.05] [--csv out.csv] [--quick]
+//
+// Prints, per size, the single-device variants, the split sweep (share of the elements on the
+// CPU, 0..1) side by side, and at the end the ratios Sinew / hand-written. See docs/BENCHMARKS.md.
+#include "bench_common.hpp"
+#include "handwritten/handwritten.hpp"
+
+#include <functional>
+#include <iostream>
+#include <memory>
+
+namespace hw = sinew_bench::handwritten;
+using namespace sinew_bench;
+
+namespace {
+
+const std::string kUsage = std::string(
+    "usage: bench_saxpy [flags]\n"
+    "Saxpy, y = a*x + y on float vectors in host memory: hand-written OpenCL (CPU zero-copy; GPU\n"
+    "naive; GPU chunked through pinned staging; GPU with the user's data pinned; CPU+GPU splits) and\n"
+    "Sinew's saxpy sample (CPU alone; GPU alone at each overlap level, and with the data in\n"
+    "Runtime::pinned memory; CPU+GPU splits).\n"
+    "  --sizes a,b,...     elements (default 10M,50M,100M; --quick 1M)\n"
+    "  --step X            split sweep step in CPU share (default 0.05, --quick 0.1); 60% is\n"
+    "                      always included\n") + kCommonFlagsHelp;
+
+std::vector<double> sweep_shares(double step) {
+  std::vector<double> s;
+  for (int k = 0;; ++k) {
+    const double x = std::round(k * step * 1e6) / 1e6;
+    if (x > 1 + 1e-9) break;
+    s.push_back(std::min(1.0, x));
+  }
+  if (std::fabs(s.back() - 1.0) > 1e-9) s.push_back(1.0);
+  bool has60 = false;
+  for (double x : s) has60 = has60 || std::fabs(x - 0.6) < 1e-9;
+  if (!has60) {
+    s.push_back(0.6);
+    std::sort(s.begin(), s.end());
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags f = parse_flags(argc, argv, kUsage, /*saxpy_program=*/true);
+  try {
+    std::unique_ptr<hw::Env> env;
+    if (f.handwritten) env = std::make_unique<hw::Env>();
+    std::unique_ptr<sinew::Runtime> rt;
+    SinewDevices sd;
+    if (f.sinew) {
+      rt = make_runtime(f.zero_copy_stand_in);
+      sd = pick_devices(*rt);
+    }
+    print_header(std::cout, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
+                 env && env->gpu_is_stand_in(), rt.get(), rt ? &sd : nullptr);
+    const hw::Options o{.repeat = f.repeat, .warmup = f.warmup, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
+    const auto shares = sweep_shares(f.step);
+    Results res;
+
+    for (std::size_t n : f.sizes) {
+      std::cout << "\n== saxpy, " << count_label(n) << " elements (" << 12.0 * n / 1e6 << " MB read+written) ==\n"
+                << std::flush;
+      const double bytes = 12.0 * static_cast<double>(n);
+      auto row = [&](const std::string& variant, double share = kNaN, unsigned overlap = 0) {
+        return Row{"saxpy", n, "handwritten", variant, share, overlap, bytes, {}};
+      };
+
+      if (env) {
+        const hw::SaxpyData d = hw::SaxpyData::random(n);
+        if (env->has_cpu())
+          add_handwritten(res, row("cpu-zero-copy"), [&](hw::Stats* s) { return hw::saxpy_cpu_zero_copy(*env, d, o, s); });
+        add_handwritten(res, row("gpu-naive"), [&](hw::Stats* s) { return hw::saxpy_gpu(*env, d, o, s); });
+        add_handwritten(res, row("gpu-pinned", kNaN, f.queues),
+                        [&](hw::Stats* s) { return hw::saxpy_gpu_pinned(*env, d, o, s); });
+        add_handwritten(res, row("gpu-pinned-user", kNaN, f.queues),
+                        [&](hw::Stats* s) { return hw::saxpy_gpu_pinned_user(*env, d, o, s); });
+        if (env->has_cpu())
+          for (double share : shares)
+            add_handwritten(res, row("split", share, f.queues),
+                            [&](hw::Stats* s) { return hw::saxpy_split(*env, share, d, o, s); });
+      }
+      if (rt) {
+        auto sample = sinew::samples::find("saxpy");
+        sample->prepare(n);
+        run_sinew_variants(res, f, *rt, sd, *sample, "saxpy", n, bytes, shares);
+      }
+
+      res.ratio("cpu-only", res.find("saxpy", n, "sinew", "cpu"), res.find("saxpy", n, "handwritten", "cpu-zero-copy"));
+      const Row* sg = res.best("saxpy", n, "sinew", "gpu");
+      res.ratio("gpu-only vs pinned staging", sg, res.find("saxpy", n, "handwritten", "gpu-pinned"));
+      res.ratio("gpu-only vs naive", sg, res.find("saxpy", n, "handwritten", "gpu-naive"));
+      res.ratio("gpu-only, both data pinned", res.find("saxpy", n, "sinew", "gpu-pinned-user"),
+                res.find("saxpy", n, "handwritten", "gpu-pinned-user"));
+      res.ratio("split 60% cpu", res.find("saxpy", n, "sinew", "split", 0.6),
+                res.find("saxpy", n, "handwritten", "split", 0.6));
+      res.ratio("best split (each its own best)", res.best("saxpy", n, "sinew", "split"),
+                res.best("saxpy", n, "handwritten", "split"));
+
+      res.print_rows(std::cout, "saxpy", n);
+      res.print_sweep(std::cout, "saxpy", n);
+      std::cout << std::flush;
+    }
+    res.print_ratios(std::cout);
+    if (!f.csv.empty()) res.write_csv(f.csv, f.program);
+    if (!res.all_ok()) {
+      std::cerr << f.program << ": some variants failed (see the check column)\n";
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << f.program << ": " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,570 @@
+// bench/common/bench_common.cpp — flags, Sinew timing, device choice and result tables.
+#include "bench_common.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace sinew_bench {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string pad(const std::string& s, std::size_t w, bool right = true) {
+  if (s.size() >= w) return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_num(double v) {
+  if (std::isnan(v)) return "";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+bool same_share(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-9; }
+
+}  // namespace
+
+// ----- flags ---------------------------------------------------------------------------------
+
+const char* const kCommonFlagsHelp =
+    "  --repeat N          timed runs per variant; the median is reported (default 5, --quick 3)\n"
+    "  --warmup N          untimed runs first (default 1; program builds happen before)\n"
+    "  --quick             small sizes, coarse sweep, 3 runs: checks that everything runs\n"
+    "  --csv PATH          also write every row and ratio as CSV (PATH may be a directory:\n"
+    "                      then PATH/<program>.csv)\n"
+    "  --overlaps a,b      Sinew GPU overlap levels tried GPU-only (default 1,2,4); the best\n"
+    "                      is used for the splits\n"
+    "  --queues N          hand-written GPU pipelines: in-order queues (default 3)\n"
+    "  --chunk-mb N        hand-written GPU pipelines: MB per vector per chunk (default 8)\n"
+    "  --no-sinew, --no-handwritten   run one side only\n"
+    "  --zero-copy-stand-in  without a GPU, let Sinew run its stand-in as a CPU (zero-copy)\n"
+    "                      instead of driving it as a discrete device\n"
+    "  --verbose           print the Report of every Sinew variant's last run\n"
+    "  --help\n"
+    "Devices: the hand-written side takes the first CPU and the first GPU device of any platform;\n"
+    "Sinew takes the first CPU and the first GPU of its runtime ($SINEW_DEVICES applies). Without a\n"
+    "GPU a second CPU device stands in for it (POCL_DEVICES=\"pthread pthread\"), and the output\n"
+    "says so; Sinew then drives it as a discrete device (RuntimeOptions::discrete) so that both\n"
+    "sides run their GPU code paths. Numbers from a stand-in only show that the paths run.\n";
+
+std::size_t parse_count(const std::string& s) {
+  if (s.empty()) throw std::invalid_argument("empty count");
+  std::size_t pos = 0;
+  const double v = std::stod(s, &pos);
+  double mult = 1;
+  std::string suffix = s.substr(pos);
+  if (suffix == "K" || suffix == "k") mult = 1e3;
+  else if (suffix == "M" || suffix == "m") mult = 1e6;
+  else if (suffix == "G" || suffix == "g") mult = 1e9;
+  else if (!suffix.empty()) throw std::invalid_argument("bad count '" + s + "' (use e.g. 4096, 64K, 10M)");
+  if (!(v > 0)) throw std::invalid_argument("bad count '" + s + "'");
+  return static_cast<std::size_t>(std::llround(v * mult));
+}
+
+std::string count_label(std::size_t n) {
+  if (n >= 1000000 && n % 1000000 == 0) return std::to_string(n / 1000000) + "M";
+  return std::to_string(n);
+}
+
+Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_program) {
+  Flags f;
+  f.program = std::filesystem::path(argv[0]).filename().string();
+  bool repeat_set = false, step_set = false, overlaps_set = false;
+  auto die = [&](const std::string& msg) {
+    std::cerr << f.program << ": " << msg << "\n\n" << usage;
+    std::exit(2);
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i], value;
+    bool has_value = false;
+    if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) die(a + " needs a value");
+      return argv[++i];
+    };
+    auto uint_of = [&](const std::string& s) -> unsigned {
+      try {
+        std::size_t pos = 0;
+        const long v = std::stol(s, &pos);
+        if (pos != s.size() || v < 0) throw std::invalid_argument(s);
+        return static_cast<unsigned>(v);
+      } catch (const std::exception&) {
+        die(a + ": not a number: '" + s + "'");
+      }
+      return 0;
+    };
+    auto counts_of = [&](const std::string& s) {
+      std::vector<std::size_t> out;
+      try {
+        for (auto& item : split_list(s)) out.push_back(parse_count(item));
+      } catch (const std::exception& e) {
+        die(a + ": " + e.what());
+      }
+      if (out.empty()) die(a + ": empty list");
+      return out;
+    };
+    auto note_other = [&](bool ours) {
+      if (!ours) std::cerr << f.program << ": note: " << a << " is for the other benchmark program; ignored\n";
+      return ours;
+    };
+    try {
+      if (a == "--help" || a == "-h") {
+        std::cout << usage;
+        std::exit(0);
+      } else if (a == "--quick") {
+        f.quick = true;
+      } else if (a == "--repeat") {
+        f.repeat = std::max(1u, uint_of(take()));
+        repeat_set = true;
+      } else if (a == "--warmup") {
+        f.warmup = uint_of(take());
+      } else if (a == "--csv") {
+        f.csv = take();
+      } else if (a == "--overlaps") {
+        f.overlaps.clear();
+        for (auto& s : split_list(take())) f.overlaps.push_back(std::clamp(uint_of(s), 1u, 16u));
+        if (f.overlaps.empty()) die("--overlaps: empty list");
+        overlaps_set = true;
+      } else if (a == "--queues") {
+        f.queues = std::max(1u, uint_of(take()));
+      } else if (a == "--chunk-mb") {
+        f.chunk_bytes = static_cast<std::size_t>(std::max(1u, uint_of(take()))) << 20;
+      } else if (a == "--verbose") {
+        f.verbose = true;
+      } else if (a == "--no-sinew") {
+        f.sinew = false;
+      } else if (a == "--no-handwritten") {
+        f.handwritten = false;
+      } else if (a == "--zero-copy-stand-in") {
+        f.zero_copy_stand_in = true;
+      } else if (a == "--sizes") {
+        auto v = take();
+        if (note_other(saxpy_program)) f.sizes = counts_of(v);
+      } else if (a == "--step") {
+        auto v = take();
+        if (note_other(saxpy_program)) {
+          f.step = std::stod(v);
+          if (!(f.step > 0 && f.step <= 1)) die("--step must be in (0, 1]");
+          step_set = true;
+        }
+      } else if (a == "--sides") {
+        auto v = take();
+        if (note_other(!saxpy_program)) f.sides = counts_of(v);
+      } else if (a == "--bodies") {
+        auto v = take();
+        if (note_other(!saxpy_program)) f.bodies = counts_of(v);
+      } else if (a == "--nbody-steps") {
+        auto v = take();
+        if (note_other(!saxpy_program)) f.nbody_steps = std::max(1u, uint_of(v));
+      } else if (a == "--shares") {
+        auto v = take();
+        if (note_other(!saxpy_program)) {
+          f.shares.clear();
+          for (auto& s : split_list(v)) {
+            const double x = std::stod(s);
+            if (!(x >= 0 && x <= 1)) die("--shares: each share is in [0, 1], not " + s);
+            f.shares.push_back(x);
+          }
+        }
+      } else {
+        die("unknown flag '" + a + "'");
+      }
+    } catch (const std::invalid_argument&) {
+      die(a + ": bad value");
+    }
+  }
+  if (!f.csv.empty() && !std::filesystem::is_directory(f.csv)) {
+    const auto parent = std::filesystem::path(f.csv).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) die("--csv: no directory " + parent.string());
+  }
+  if (f.quick) {
+    if (!repeat_set) f.repeat = 3;
+    if (!step_set) f.step = 0.1;
+    if (!overlaps_set) f.overlaps = {1, 2};
+    if (f.sizes.empty()) f.sizes = {1000000};
+    if (f.sides.empty()) f.sides = {512};
+    if (f.bodies.empty()) f.bodies = {2048};
+  }
+  if (f.sizes.empty()) f.sizes = {10000000, 50000000, 100000000};
+  if (f.sides.empty()) f.sides = {4096};
+  if (f.bodies.empty()) f.bodies = {32768};
+  if (f.shares.empty()) f.shares = {0.0, 0.1, 0.3, 0.5, 1.0};
+  return f;
+}
+
+// ----- Sinew -----------------------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+SinewDevices pick_devices(const sinew::Runtime& rt) {
+  const auto& devs = rt.devices();
+  if (devs.empty()) throw std::runtime_error("the Sinew runtime has no devices");
+  SinewDevices d;
+  std::vector<std::size_t> cpus, gpus, discrete_cpus;
+  for (const auto& info : devs) {
+    if (info.kind == sinew::DeviceKind::cpu) (info.discrete ? discrete_cpus : cpus).push_back(info.index);
+    else if (info.discrete) gpus.push_back(info.index);
+  }
+  d.has_cpu = !cpus.empty();
+  if (d.has_cpu) d.cpu = cpus[0];
+  if (!gpus.empty()) {
+    d.gpu = gpus[0];
+    d.has_gpu = true;
+  } else if (!discrete_cpus.empty()) {
+    d.gpu = discrete_cpus[0];
+    d.has_gpu = d.gpu_stand_in = true;
+  } else if (cpus.size() > 1) {
+    d.gpu = cpus[1];
+    d.has_gpu = d.gpu_stand_in = true;
+  }
+  if (!d.has_cpu) d.cpu = d.gpu;
+  if (!d.has_gpu) d.gpu = d.cpu;
+  d.two = d.has_cpu && d.has_gpu && d.cpu != d.gpu;
+  d.gpu_discrete = d.has_gpu && devs.at(d.gpu).discrete;
+  return d;
+}
+
+std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in) {
+  auto rt = std::make_unique<sinew::Runtime>();
+  const char* env = std::getenv("SINEW_DISCRETE");
+  if (zero_copy_stand_in || (env && *env)) return rt;
+  std::vector<std::string> cpus;
+  for (const auto& d : rt->devices()) {
+    if (d.kind != sinew::DeviceKind::cpu) return rt;  // a GPU (or accelerator) is there: nothing to emulate
+    cpus.push_back(d.id());
+  }
+  if (cpus.size() < 2) return rt;
+  sinew::RuntimeOptions o;
+  o.discrete = cpus[1];
+  rt.reset();
+  return std::make_unique<sinew::Runtime>(o);
+}
+
+std::string SinewDevices::describe(const sinew::Runtime& rt) const {
+  const auto& devs = rt.devices();
+  auto one = [&](std::size_t i) {
+    const auto& x = devs.at(i);
+    return x.id() + " = #" + std::to_string(i) + " " + x.name + " (" + x.platform + ", driver " + x.driver_version +
+           ", " + std::to_string(x.compute_units) + " CUs" + (x.discrete ? ", discrete" : ", zero-copy") + ")";
+  };
+  std::string s = "cpu " + (has_cpu ? one(cpu) : std::string("none")) + "; gpu " + (has_gpu ? one(gpu) : std::string("none"));
+  if (gpu_stand_in)
+    s += devs.at(gpu).discrete ? " [stand-in for a GPU: a CPU device driven as discrete (RuntimeOptions::discrete)]"
+                               : " [stand-in for a GPU: a CPU device, zero-copy; overlap has no effect]";
+  if (!two) s += " [no CPU+GPU pair: splits are skipped]";
+  return s;
+}
+
+sinew::RunOptions on_device(std::size_t device) {
+  sinew::RunOptions o;
+  o.device = device;
+  return o;
+}
+
+sinew::RunOptions split(const sinew::Runtime& rt, const SinewDevices& d, double cpu_share, unsigned overlap) {
+  sinew::Config cfg;
+  cfg.shares.assign(rt.devices().size(), 0.0);
+  cfg.shares.at(d.cpu) = cpu_share;
+  cfg.shares.at(d.gpu) += 1.0 - cpu_share;
+  cfg.overlap = overlap;
+  cfg.fission = "none";
+  sinew::RunOptions o;
+  o.config = cfg;
+  return o;
+}
+
+Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
+                       unsigned repeat, sinew::Report* last, bool pinned_user) {
+  Measurement m;
+  std::vector<sinew::PinnedVector<unsigned char>> pinned;  // one per bound vector, kept across runs
+  struct Back {
+    void* to;
+    const void* from;
+    std::size_t bytes;
+  };
+  std::vector<Back> back;  // written arrays: pinned copy -> the sample's array
+  // The bindings of one run (untimed work: inputs restored, copied into pinned memory).
+  auto prepare = [&] {
+    auto b = s.bindings();
+    if (!pinned_user) return b;
+    back.clear();
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      if (!b[i].vector) continue;
+      const std::size_t bytes = b[i].elements * b[i].type.size;
+      if (pinned.size() <= i) pinned.resize(i + 1);
+      if (pinned[i].size() != bytes) pinned[i] = rt.pinned<unsigned char>(bytes);
+      std::memcpy(pinned[i].data(), b[i].data, bytes);
+      if (!b[i].read_only) back.push_back({b[i].data, pinned[i].data(), bytes});
+      b[i].data = pinned[i].data();
+    }
+    return b;
+  };
+  // Results back into the sample's arrays so that check() judges them (untimed).
+  auto restore = [&] {
+    for (const auto& x : back) std::memcpy(x.to, x.from, x.bytes);
+  };
+  try {
+    for (unsigned i = 0; i < std::max(1u, warmup); ++i) rt.run(s.tree(), prepare(), options).get();
+    restore();
+    if (auto c = s.check(); !c.ok) {
+      m.check = "MISMATCH after warm-up: " + c.message;
+      return m;
+    }
+    std::vector<double> wall, exec;
+    sinew::Report rep;
+    for (unsigned i = 0; i < std::max(1u, repeat); ++i) {
+      auto b = prepare();
+      const auto t0 = std::chrono::steady_clock::now();
+      rep = rt.run(s.tree(), std::move(b), options).get();
+      wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      exec.push_back(rep.wall_ms);
+    }
+    restore();
+    if (auto c = s.check(); !c.ok) m.check = "MISMATCH: " + c.message;
+    m.median_ms = median(wall);
+    m.min_ms = *std::min_element(wall.begin(), wall.end());
+    m.max_ms = *std::max_element(wall.begin(), wall.end());
+    m.exec_median_ms = median(exec);
+    if (last) *last = rep;
+  } catch (const std::exception& e) {
+    m.check = std::string("ERROR: ") + e.what();
+  }
+  return m;
+}
+
+namespace {
+std::string progress_label(const Row& r) {
+  std::string s = "  " + r.benchmark + " " + count_label(r.size) + " " + r.impl + " " + r.variant;
+  if (!std::isnan(r.cpu_share)) s += " cpu " + fmt("%.2f", r.cpu_share);
+  if (r.overlap) s += " ovl " + std::to_string(r.overlap);
+  return s + ": " + fmt("%.3f", r.m.median_ms) + " ms " + r.m.check;
+}
+}  // namespace
+
+void run_sinew_variants(Results& res, const Flags& f, sinew::Runtime& rt, const SinewDevices& sd,
+                        sinew::samples::Sample& s, const std::string& benchmark, std::size_t size, double bytes,
+                        const std::vector<double>& shares) {
+  auto run = [&](const std::string& variant, double share, unsigned overlap, const sinew::RunOptions& opts,
+                 bool pinned_user = false) {
+    sinew::Report rep;
+    Row r{benchmark, size,    "sinew", variant, share, overlap, bytes,
+          time_sinew(rt, s, opts, f.warmup, f.repeat, &rep, pinned_user)};
+    std::cerr << progress_label(r) << "\n";
+    if (f.verbose && r.m.ok()) std::cout << "sinew " << variant << ": " << rep.str();
+    res.add(std::move(r));
+  };
+  if (sd.has_cpu) run("cpu", kNaN, 0, on_device(sd.cpu));
+  if (sd.has_gpu)
+    for (unsigned ov : f.overlaps) {
+      if (!sd.gpu_discrete && ov != 1) continue;  // overlap queues exist on discrete devices only
+      run("gpu", kNaN, ov, ov == 1 ? on_device(sd.gpu) : split(rt, sd, 0.0, ov));
+    }
+  unsigned best_overlap = 1;
+  if (const Row* g = res.best(benchmark, size, "sinew", "gpu")) best_overlap = g->overlap;
+  if (sd.has_gpu)
+    run("gpu-pinned-user", kNaN, best_overlap, best_overlap == 1 ? on_device(sd.gpu) : split(rt, sd, 0.0, best_overlap),
+        /*pinned_user=*/true);
+  if (sd.two)
+    for (double share : shares) run("split", share, best_overlap, split(rt, sd, share, best_overlap));
+}
+
+void add_handwritten(Results& res, Row r, const std::function<double(handwritten::Stats*)>& fn) {
+  r.impl = "handwritten";
+  try {
+    handwritten::Stats st;
+    r.m.median_ms = fn(&st);
+    r.m.min_ms = st.min_ms;
+    r.m.max_ms = st.max_ms;
+  } catch (const std::exception& e) {
+    r.m.check = std::string("ERROR: ") + e.what();
+  }
+  std::cerr << progress_label(r) << "\n";
+  res.add(std::move(r));
+}
+
+// ----- results -------------------------------------------------------------------------------
+
+const Row* Results::best(const std::string& benchmark, std::size_t size, const std::string& impl,
+                         const std::string& variant) const {
+  const Row* b = nullptr;
+  for (const auto& r : rows_)
+    if (r.benchmark == benchmark && r.size == size && r.impl == impl && r.variant == variant && r.m.ok() &&
+        (!b || r.m.median_ms < b->m.median_ms))
+      b = &r;
+  return b;
+}
+
+const Row* Results::find(const std::string& benchmark, std::size_t size, const std::string& impl,
+                         const std::string& variant, double cpu_share) const {
+  for (const auto& r : rows_)
+    if (r.benchmark == benchmark && r.size == size && r.impl == impl && r.variant == variant &&
+        same_share(r.cpu_share, cpu_share))
+      return &r;
+  return nullptr;
+}
+
+void Results::ratio(const std::string& what, const Row* sinew, const Row* handwritten) {
+  if (!sinew || !handwritten || !sinew->m.ok() || !handwritten->m.ok()) return;
+  auto label = [](const Row* r) {
+    std::string s = r->variant;
+    if (!std::isnan(r->cpu_share)) s += " cpu " + fmt("%.0f%%", 100 * r->cpu_share);
+    if (r->overlap) s += " ovl " + std::to_string(r->overlap);
+    return s;
+  };
+  ratios_.push_back(
+      {sinew->benchmark, sinew->size, what, label(sinew), label(handwritten), sinew->m.median_ms, handwritten->m.median_ms});
+}
+
+void Results::print_rows(std::ostream& os, const std::string& benchmark, std::size_t size) const {
+  os << pad("impl", 12, false) << pad("variant", 18, false) << pad("cpu", 6) << pad("ovl", 4) << pad("median ms", 12)
+     << pad("min ms", 11) << pad("max ms", 11) << pad("GB/s", 8) << pad("exec ms", 11) << "  check\n";
+  for (const auto& r : rows_) {
+    if (r.benchmark != benchmark || r.size != size || r.variant == "split") continue;
+    os << pad(r.impl, 12, false) << pad(r.variant, 18, false)
+       << pad(std::isnan(r.cpu_share) ? "-" : fmt("%.0f%%", 100 * r.cpu_share), 6)
+       << pad(r.overlap ? std::to_string(r.overlap) : "-", 4) << pad(fmt("%.3f", r.m.median_ms), 12)
+       << pad(fmt("%.3f", r.m.min_ms), 11) << pad(fmt("%.3f", r.m.max_ms), 11) << pad(fmt("%.2f", r.gbps()), 8)
+       << pad(fmt("%.3f", r.m.exec_median_ms), 11) << "  " << r.m.check << "\n";
+  }
+}
+
+void Results::print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size) const {
+  std::set<double> shares;
+  bool any_hw = false;
+  for (const auto& r : rows_)
+    if (r.benchmark == benchmark && r.size == size && r.variant == "split") {
+      shares.insert(std::round(r.cpu_share * 1e6) / 1e6);
+      any_hw = any_hw || r.impl == "handwritten";
+    }
+  if (shares.empty()) return;
+  const Row* hb = best(benchmark, size, "handwritten", "split");
+  const Row* sb = best(benchmark, size, "sinew", "split");
+  auto ms = [&](const Row* r, const Row* b) {
+    if (!r) return std::string("-");
+    if (!r->m.ok()) return std::string("FAIL");
+    return fmt("%.3f", r->m.median_ms) + (r == b ? "*" : " ");
+  };
+  auto gbps = [&](const Row* r) { return r && r->m.ok() ? fmt("%.2f", r->gbps()) : std::string("-"); };
+  os << "split sweep (cpu = share of the work on the CPU device; * = fastest of its column):\n";
+  os << pad("cpu", 6);
+  if (any_hw) os << pad("handwritten ms", 16) << pad("GB/s", 8);
+  os << pad("sinew ms", 12) << pad("GB/s", 8);
+  if (any_hw) os << pad("sinew/hw", 10);
+  os << "\n";
+  for (double s : shares) {
+    const Row* h = find(benchmark, size, "handwritten", "split", s);
+    const Row* w = find(benchmark, size, "sinew", "split", s);
+    const bool both = h && w && h->m.ok() && w->m.ok();
+    os << pad(fmt("%.0f%%", 100 * s), 6);
+    if (any_hw) os << pad(ms(h, hb), 16) << pad(gbps(h), 8);
+    os << pad(ms(w, sb), 12) << pad(gbps(w), 8);
+    if (any_hw) os << pad(both ? fmt("%.2f", w->m.median_ms / h->m.median_ms) : "-", 10);
+    os << "\n";
+  }
+  for (const auto& r : rows_)
+    if (r.benchmark == benchmark && r.size == size && r.variant == "split" && !r.m.ok())
+      os << "  " << r.impl << " split " << fmt("%.0f%%", 100 * r.cpu_share) << ": " << r.m.check << "\n";
+}
+
+void Results::print_ratios(std::ostream& os) const {
+  if (ratios_.empty()) return;
+  os << "\nratios sinew / handwritten (median wall times; > 1: Sinew slower):\n";
+  os << pad("benchmark", 16, false) << pad("size", 7) << "  " << pad("comparison", 30, false) << pad("ratio", 8)
+     << pad("sinew ms", 12) << pad("hw ms", 12) << "  rows (sinew | handwritten)\n";
+  for (const auto& r : ratios_)
+    os << pad(r.benchmark, 16, false) << pad(count_label(r.size), 7) << "  " << pad(r.what, 30, false)
+       << pad(fmt("%.2f", r.value()), 8) << pad(fmt("%.3f", r.sinew_ms), 12) << pad(fmt("%.3f", r.handwritten_ms), 12)
+       << "  " << r.sinew << " | " << r.handwritten << "\n";
+}
+
+void Results::write_csv(const std::string& path, const std::string& program) const {
+  std::string file = path;
+  if (std::filesystem::is_directory(path)) file = (std::filesystem::path(path) / (program + ".csv")).string();
+  std::ofstream out(file);
+  if (!out) throw std::runtime_error("cannot write " + file);
+  out << "kind,program,benchmark,size,impl,variant,cpu_share,overlap,median_ms,min_ms,max_ms,gb_per_s,sinew_exec_ms,"
+         "ratio,rows,check\n";
+  for (const auto& r : rows_)
+    out << "time," << program << "," << r.benchmark << "," << r.size << "," << r.impl << "," << r.variant << ","
+        << csv_num(r.cpu_share) << "," << (r.overlap ? std::to_string(r.overlap) : "") << "," << csv_num(r.m.median_ms)
+        << "," << csv_num(r.m.min_ms) << "," << csv_num(r.m.max_ms) << "," << csv_num(r.gbps()) << ","
+        << csv_num(r.m.exec_median_ms) << ",,," << csv_field(r.m.check) << "\n";
+  for (const auto& r : ratios_)
+    out << "ratio," << program << "," << r.benchmark << "," << r.size << ",sinew/handwritten," << csv_field(r.what)
+        << ",,," << csv_num(r.sinew_ms) << ",,,,," << csv_num(r.value()) << ","
+        << csv_field("sinew: " + r.sinew + "; handwritten: " + r.handwritten + "; handwritten_ms " +
+                     csv_num(r.handwritten_ms))
+        << ",OK\n";
+  std::cerr << program << ": wrote " << file << "\n";
+}
+
+bool Results::all_ok() const {
+  return std::all_of(rows_.begin(), rows_.end(), [](const Row& r) { return r.m.ok(); });
+}
+
+void print_header(std::ostream& os, const Flags& f, const std::string& hw_cpu, const std::string& hw_gpu,
+                  bool hw_stand_in, const sinew::Runtime* rt, const SinewDevices* sd) {
+  const std::time_t now = std::time(nullptr);
+  char when[64];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  os << f.program << " — " << when << "; median of " << f.repeat << " run(s) after " << std::max(1u, f.warmup)
+     << " warm-up run(s)" << (f.quick ? " (--quick)" : "") << "\n";
+  if (f.handwritten) {
+    os << "handwritten cpu: " << hw_cpu << "\n";
+    os << "handwritten gpu: " << hw_gpu << "\n";
+    os << "handwritten gpu pipeline: " << f.queues << " queues, " << (f.chunk_bytes >> 20) << " MB chunks per vector\n";
+    if (hw_stand_in) os << "NOTE: no GPU found; the 'gpu' rows ran on a CPU device standing in for one.\n";
+  }
+  if (rt && sd) {
+    os << "sinew " << SINEW_VERSION_STRING << " devices: " << sd->describe(*rt) << "\n";
+    os << "sinew runtime devices:";
+    for (const auto& d : rt->devices()) os << " [" << d.index << "] " << d.id() << " " << d.name;
+    os << "\n";
+  }
+}
+
+}  // namespace sinew_bench

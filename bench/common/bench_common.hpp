@@ -1,0 +1,174 @@
+// bench/common/bench_common.hpp — what bench_saxpy and bench_pipeline share: flags, timing Sinew
+// runs of a registered sample, the choice of Sinew's CPU and GPU devices, and the result tables
+// (printed and CSV).
+#pragma once
+
+#include "common/sample.hpp"
+#include "handwritten/handwritten.hpp"
+
+#include <sinew/sinew.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace sinew_bench {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ----- flags ---------------------------------------------------------------------------------
+
+struct Flags {
+  std::string program;
+  bool quick = false;
+  unsigned repeat = 5, warmup = 1;
+  std::string csv;                       // file, or an existing directory (then DIR/<program>.csv)
+  std::vector<unsigned> overlaps{1, 2, 4};  // Sinew GPU overlap levels tried GPU-only
+  unsigned queues = 3;                   // hand-written GPU pipelines: in-order queues
+  std::size_t chunk_bytes = 8u << 20;    // hand-written GPU pipelines: bytes per vector per chunk
+  bool verbose = false;                  // print every Sinew run's Report
+  bool sinew = true, handwritten = true; // --no-sinew / --no-handwritten
+  bool zero_copy_stand_in = false;       // --zero-copy-stand-in: Sinew's stand-in GPU stays a CPU
+  // bench_saxpy
+  std::vector<std::size_t> sizes;        // elements
+  double step = 0.05;                    // split sweep step
+  // bench_pipeline
+  std::vector<std::size_t> sides, bodies;
+  std::size_t nbody_steps = 0;           // 0: the sample's default
+  std::vector<double> shares;            // CPU shares of the manual splits
+};
+
+// Parses argv. `usage` is printed for --help (exit 0) and after an error (exit 2). Flags that
+// belong to the other benchmark program are accepted and ignored with a note, so that
+// scripts/bench can pass one set of flags to every program.
+Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_program);
+// The flags every program takes, for the usage texts.
+extern const char* const kCommonFlagsHelp;
+
+// "10M" -> 10000000, "64K" -> 64000, "4096" -> 4096 (K, M, G are powers of 1000).
+std::size_t parse_count(const std::string& s);
+// 10000000 -> "10M", 65536 -> "65536".
+std::string count_label(std::size_t n);
+
+// ----- measurements --------------------------------------------------------------------------
+
+struct Measurement {
+  double median_ms = kNaN, min_ms = kNaN, max_ms = kNaN;
+  double exec_median_ms = kNaN;  // Sinew only: median of Report::wall_ms (execution on the runtime's thread)
+  std::string check = "OK";      // "OK", a mismatch or an error message
+  bool ok() const { return check == "OK"; }
+};
+
+double median(std::vector<double> v);
+
+// Sinew's devices for the benchmarks: the first CPU (non-discrete) device and the first discrete
+// device (a GPU) of rt.devices(). Without a GPU a second CPU device stands in for it, as in the
+// hand-written baselines.
+struct SinewDevices {
+  std::size_t cpu = 0, gpu = 0;
+  bool has_cpu = false, has_gpu = false;
+  bool gpu_stand_in = false;  // the "gpu" is a CPU device (driven as discrete when the runtime allows)
+  bool gpu_discrete = false;  // the "gpu" is driven as a discrete device (overlap levels apply)
+  bool two = false;           // distinct CPU and GPU devices: splits are possible
+  std::string describe(const sinew::Runtime& rt) const;
+};
+SinewDevices pick_devices(const sinew::Runtime& rt);
+// A Runtime for the benchmarks. On a machine without a GPU whose runtime has two CPU devices,
+// the second is driven as a discrete device (RuntimeOptions::discrete: explicit transfers and
+// overlap queues, the GPU code path), unless $SINEW_DISCRETE says otherwise; `zero_copy_stand_in`
+// keeps it a plain CPU device.
+std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in);
+
+// Run options: one device alone, or a manual plan with `cpu_share` on the CPU and the rest on
+// the GPU, `overlap` queues on the GPU, no fission.
+sinew::RunOptions on_device(std::size_t device);
+sinew::RunOptions split(const sinew::Runtime& rt, const SinewDevices& d, double cpu_share, unsigned overlap);
+
+// Times `repeat` runs of a prepared sample after `warmup` runs: steady_clock around
+// rt.run(tree, bindings, options).get() (validation, decomposition, buffers, transfers, kernels,
+// results back in host memory). bindings() — which restores the sample's input arrays — is
+// called before the clock starts. Checks the output after the warm-up and the last run.
+// Errors are caught and reported in Measurement::check. `last` receives the last run's Report.
+// With `pinned_user`, every bound array is first copied (untimed) into Runtime::pinned memory
+// and bound from there — the user's data already lives in pinned memory — and the results are
+// copied back (untimed) for the check.
+Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
+                       unsigned repeat, sinew::Report* last = nullptr, bool pinned_user = false);
+
+// ----- results -------------------------------------------------------------------------------
+
+class Results;
+
+// Sinew's variants of one prepared sample, each timed by time_sinew and added to `res`: "cpu" (the
+// CPU device alone), "gpu" at each of f.overlaps (the GPU alone; overlap 1 through
+// RunOptions::device, others through a Config), "gpu-pinned-user" (the GPU alone at its fastest
+// overlap level with the data bound from Runtime::pinned memory), and "split" at each CPU share
+// with the GPU's fastest overlap level. Progress goes to stderr.
+void run_sinew_variants(Results& res, const Flags& f, sinew::Runtime& rt, const SinewDevices& sd,
+                        sinew::samples::Sample& s, const std::string& benchmark, std::size_t size, double bytes,
+                        const std::vector<double>& shares);
+
+struct Row {
+  std::string benchmark;   // "saxpy", "filter_pipeline", "nbody"
+  std::size_t size = 0;    // elements / image side / bodies
+  std::string impl;        // "handwritten" | "sinew"
+  std::string variant;     // "cpu-zero-copy", "gpu-pinned", "split", ...
+  double cpu_share = kNaN; // fraction of the work on the CPU device (NaN: not applicable)
+  unsigned overlap = 0;    // Sinew GPU queues, or hand-written GPU pipeline queues (0: n/a)
+  double bytes = 0;        // data moved (for GB/s; 0: not reported)
+  Measurement m;
+  double gbps() const { return bytes > 0 && m.median_ms > 0 ? bytes / m.median_ms / 1e6 : kNaN; }
+};
+
+struct Ratio {
+  std::string benchmark;
+  std::size_t size = 0;
+  std::string what;        // "gpu-only", "split 60% cpu", "best split", ...
+  std::string sinew, handwritten;  // which rows (variant and share)
+  double sinew_ms = kNaN, handwritten_ms = kNaN;
+  double value() const { return sinew_ms / handwritten_ms; }
+};
+
+class Results {
+ public:
+  void add(Row r) { rows_.push_back(std::move(r)); }
+  void add(Ratio r) { ratios_.push_back(std::move(r)); }
+  const std::vector<Row>& rows() const { return rows_; }
+
+  // The fastest row of (benchmark, size, impl) whose variant is `variant` (any share), or null.
+  const Row* best(const std::string& benchmark, std::size_t size, const std::string& impl,
+                  const std::string& variant) const;
+  // The row with this share (within 1e-9), or null.
+  const Row* find(const std::string& benchmark, std::size_t size, const std::string& impl, const std::string& variant,
+                  double cpu_share = kNaN) const;
+  // Adds a ratio sinew/handwritten of two rows, when both exist and are OK.
+  void ratio(const std::string& what, const Row* sinew, const Row* handwritten);
+
+  // The rows of one (benchmark, size) other than the split sweep, as a table.
+  void print_rows(std::ostream& os, const std::string& benchmark, std::size_t size) const;
+  // The split sweep of one (benchmark, size): share | handwritten | sinew | ratio.
+  void print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size) const;
+  void print_ratios(std::ostream& os) const;
+  // Every row and ratio; kind = "time" or "ratio".
+  void write_csv(const std::string& path, const std::string& program) const;
+  bool all_ok() const;
+
+ private:
+  std::vector<Row> rows_;
+  std::vector<Ratio> ratios_;
+};
+
+// Times one hand-written variant (fn returns the median and fills the Stats) and adds its row;
+// an exception becomes the row's check. Progress goes to stderr.
+void add_handwritten(Results& res, Row row, const std::function<double(handwritten::Stats*)>& fn);
+
+// A line to say which machine, devices and flags produced the numbers.
+void print_header(std::ostream& os, const Flags& f, const std::string& hw_cpu, const std::string& hw_gpu,
+                  bool hw_stand_in, const sinew::Runtime* rt, const SinewDevices* sd);
+
+}  // namespace sinew_bench

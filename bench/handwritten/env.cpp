@@ -1,0 +1,239 @@
+// bench/handwritten/env.cpp — device discovery, program builds, the timing loop and the chunked
+// GPU pipeline shared by the hand-written baselines.
+#include "detail.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#ifndef SINEW_SOURCE_DIR
+#error "SINEW_SOURCE_DIR must name the Sinew source tree (bench/CMakeLists.txt defines it)"
+#endif
+
+namespace sinew_bench::handwritten {
+
+namespace {
+
+std::string describe(const cl::Platform& p, const cl::Device& d) {
+  return p.getInfo<CL_PLATFORM_NAME>() + " | " + d.getInfo<CL_DEVICE_NAME>() + " | driver " +
+         d.getInfo<CL_DRIVER_VERSION>() + " | " + std::to_string(d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>()) +
+         " compute units";
+}
+
+Side open_side(const cl::Platform& p, const cl::Device& d) {
+  Side s;
+  s.device = d;
+  s.context = cl::Context(d);
+  s.name = d.getInfo<CL_DEVICE_NAME>();
+  s.description = describe(p, d);
+  return s;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read kernel source " + path + " (set SINEW_SOURCE_DIR to the Sinew source tree)");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+cl::CommandQueue& Side::queue(unsigned i) {
+  while (queues.size() <= i) queues.emplace_back(context, device);
+  return queues[i];
+}
+
+cl::Program& Env::Impl::program(Side& side, const std::string& file) {
+  auto it = side.programs.find(file);
+  if (it != side.programs.end()) return it->second;
+  cl::Program p(side.context, read_file(kernels_dir + "/" + file));
+  try {
+    p.build({side.device}, "");
+  } catch (const cl::Error&) {
+    throw std::runtime_error("building " + file + " for " + side.name + " failed:\n" +
+                             p.getBuildInfo<CL_PROGRAM_BUILD_LOG>(side.device));
+  }
+  return side.programs.emplace(file, std::move(p)).first->second;
+}
+
+Env::Env(std::string kernels_dir) : impl_(std::make_unique<Impl>()) {
+  if (kernels_dir.empty()) {
+    const char* env = std::getenv("SINEW_SOURCE_DIR");
+    kernels_dir = std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels";
+  }
+  impl_->kernels_dir = kernels_dir;
+
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {
+    platforms.clear();
+  }
+  std::vector<std::pair<cl::Platform, cl::Device>> cpus, gpus;
+  for (auto& p : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;
+    }
+    for (auto& d : devices) {
+      const cl_device_type t = d.getInfo<CL_DEVICE_TYPE>();
+      if (t & CL_DEVICE_TYPE_GPU) gpus.emplace_back(p, d);
+      else if (t & CL_DEVICE_TYPE_CPU) cpus.emplace_back(p, d);
+    }
+  }
+  if (cpus.empty() && gpus.empty())
+    throw std::runtime_error("no OpenCL CPU or GPU device found (check clinfo -l; for PoCL: apt-get install pocl-opencl-icd)");
+  impl_->has_cpu = !cpus.empty();
+  if (impl_->has_cpu) impl_->cpu = open_side(cpus[0].first, cpus[0].second);
+  if (!gpus.empty()) {
+    impl_->gpu = open_side(gpus[0].first, gpus[0].second);
+  } else {
+    // No GPU: a second CPU device stands in (POCL_DEVICES="pthread pthread"), else the same one
+    // in a second context, so that the GPU code paths still run.
+    impl_->stand_in = true;
+    const auto& pick = cpus.size() > 1 ? cpus[1] : cpus[0];
+    impl_->gpu = open_side(pick.first, pick.second);
+    impl_->gpu.description += cpus.size() > 1 ? " [stand-in for a GPU: second CPU device]"
+                                              : " [stand-in for a GPU: the CPU device again, own context]";
+  }
+}
+
+Env::~Env() = default;
+
+Side& Env::Impl::need_cpu() {
+  if (!has_cpu)
+    throw std::runtime_error("no OpenCL CPU device on this machine (install PoCL: apt-get install pocl-opencl-icd)");
+  return cpu;
+}
+
+std::string Env::cpu_name() const { return impl_->has_cpu ? impl_->cpu.name : "none"; }
+std::string Env::gpu_name() const { return impl_->gpu.name; }
+std::string Env::cpu_description() const { return impl_->has_cpu ? impl_->cpu.description : "none (no OpenCL CPU device)"; }
+std::string Env::gpu_description() const { return impl_->gpu.description; }
+bool Env::gpu_is_stand_in() const { return impl_->stand_in; }
+bool Env::has_cpu() const { return impl_->has_cpu; }
+const std::string& Env::kernels_dir() const { return impl_->kernels_dir; }
+
+double measure(const Options& o, Stats* stats, const std::function<void()>& reset, const std::function<void()>& body,
+               const std::function<void()>& verify) {
+  const unsigned warmup = std::max(1u, o.warmup), repeat = std::max(1u, o.repeat);
+  for (unsigned i = 0; i < warmup; ++i) {
+    reset();
+    body();
+  }
+  verify();
+  std::vector<double> runs;
+  for (unsigned i = 0; i < repeat; ++i) {
+    reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  verify();
+  std::vector<double> sorted = runs;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  const double median = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+  if (stats) *stats = Stats{median, sorted.front(), sorted.back(), runs};
+  return median;
+}
+
+Pinned::Pinned(Side& s, std::size_t bytes) : side(s) {
+  buffer = cl::Buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+  ptr = s.queue(0).enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+}
+
+Pinned::~Pinned() {
+  try {
+    side.queue(0).enqueueUnmapMemObject(buffer, ptr);
+    side.queue(0).finish();
+  } catch (...) {
+  }
+}
+
+// ----- GpuPipeline ---------------------------------------------------------------------------
+
+GpuPipeline::GpuPipeline(Side& gpu, std::vector<Stream> streams, std::size_t chunk_elements, unsigned slots,
+                         bool staged)
+    : gpu_(gpu), streams_(std::move(streams)), chunk_(std::max<std::size_t>(1, chunk_elements)), staged_(staged) {
+  slots_.resize(std::max(1u, slots));
+  for (unsigned s = 0; s < slots_.size(); ++s) {
+    Slot& slot = slots_[s];
+    cl::CommandQueue& q = gpu_.queue(s);
+    for (const auto& st : streams_) {
+      const std::size_t bytes = chunk_ * st.element_bytes;
+      slot.device.emplace_back(gpu_.context, CL_MEM_READ_WRITE, bytes);
+      if (staged_) {
+        slot.staging.emplace_back(gpu_.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+        slot.host.push_back(q.enqueueMapBuffer(slot.staging.back(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+        std::memset(slot.host.back(), 0, bytes);  // touch it now, not during the first timed run
+      }
+    }
+  }
+}
+
+GpuPipeline::~GpuPipeline() {
+  for (unsigned s = 0; s < slots_.size(); ++s) {
+    try {
+      auto& q = gpu_.queue(s);
+      for (std::size_t i = 0; i < slots_[s].host.size(); ++i) q.enqueueUnmapMemObject(slots_[s].staging[i], slots_[s].host[i]);
+      q.finish();
+    } catch (...) {
+    }
+  }
+}
+
+void GpuPipeline::drain(Slot& s) {
+  if (!s.busy) return;
+  s.done.wait();
+  if (staged_)
+    for (std::size_t i = 0; i < streams_.size(); ++i)
+      if (streams_[i].out)
+        std::memcpy(static_cast<char*>(streams_[i].out) + s.first * streams_[i].element_bytes, s.host[i],
+                    s.count * streams_[i].element_bytes);
+  s.busy = false;
+}
+
+void GpuPipeline::run(std::size_t n, const Launch& launch) {
+  const std::size_t chunks = (n + chunk_ - 1) / chunk_;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const unsigned s = static_cast<unsigned>(c % slots_.size());
+    Slot& slot = slots_[s];
+    cl::CommandQueue& q = gpu_.queue(s);
+    drain(slot);  // the staging of this slot is free again once its last chunk is copied out
+    slot.first = c * chunk_;
+    slot.count = std::min(chunk_, n - slot.first);
+    slot.done = cl::Event();
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      const auto& st = streams_[i];
+      if (!st.in) continue;
+      const std::size_t bytes = slot.count * st.element_bytes;
+      const char* src = static_cast<const char*>(st.in) + slot.first * st.element_bytes;
+      if (staged_) {
+        std::memcpy(slot.host[i], src, bytes);
+        src = static_cast<const char*>(slot.host[i]);
+      }
+      q.enqueueWriteBuffer(slot.device[i], CL_FALSE, 0, bytes, src);
+    }
+    launch(s, q, slot.first, slot.count);
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      const auto& st = streams_[i];
+      if (!st.out) continue;
+      const std::size_t bytes = slot.count * st.element_bytes;
+      void* dst = staged_ ? slot.host[i] : static_cast<char*>(st.out) + slot.first * st.element_bytes;
+      q.enqueueReadBuffer(slot.device[i], CL_FALSE, 0, bytes, dst, nullptr, &slot.done);
+    }
+    if (!slot.done()) q.enqueueMarkerWithWaitList(nullptr, &slot.done);  // no download: wait on a marker
+    slot.busy = true;
+    q.flush();
+  }
+  // The last chunks, in the order they were issued.
+  for (std::size_t c = chunks > slots_.size() ? chunks - slots_.size() : 0; c < chunks; ++c) drain(slots_[c % slots_.size()]);
+  for (unsigned s = 0; s < slots_.size(); ++s) gpu_.queue(s).finish();
+}
+
+}  // namespace sinew_bench::handwritten
