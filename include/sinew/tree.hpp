@@ -174,7 +174,9 @@ class Node {
   std::shared_ptr<detail::NodeImpl> impl_;
 };
 
-// A kernel leaf: an OpenCL C kernel and its interface.
+// A kernel leaf: an OpenCL C kernel and its interface. Index with get_global_id(): a 1D range
+// that is no multiple of the device's work-group multiple is launched in two parts, the second
+// at a global offset, so get_global_size() is not the slice's size (pass sinew::count(v)).
 class Kernel : public Node {
  public:
   explicit Kernel(std::shared_ptr<detail::NodeImpl> impl) : Node(std::move(impl)) {}

@@ -33,6 +33,28 @@ void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slo
   free_[device()].push_back(std::move(slot));
 }
 
+cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = free_.find({context(), bytes});
+    if (it != free_.end() && !it->second.empty()) {
+      cl::Buffer b = std::move(it->second.back());
+      it->second.pop_back();
+      pooled_bytes_[context()] -= bytes;
+      return b;
+    }
+  }
+  return cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+}
+
+void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  auto& pooled = pooled_bytes_[context()];
+  if (pooled + bytes > limit) return;  // dropped: the OpenCL object frees it
+  pooled += bytes;
+  free_[{context(), bytes}].push_back(std::move(buffer));
+}
+
 namespace {
 std::mutex g_fft_mutex;
 int g_fft_users = 0;

@@ -38,6 +38,20 @@ class QueuePool {
   std::map<cl_device_id, std::vector<std::unique_ptr<QueueSlot>>> free_;
 };
 
+// Device buffers kept between requests: a recurrent application runs the same tree on the same
+// sizes again and again, and allocating (and first touching) large buffers costs milliseconds.
+// Buffers are matched by context and exact size; at most `limit` bytes per context stay pooled.
+class BufferPool {
+ public:
+  cl::Buffer acquire(const cl::Context& context, std::size_t bytes);
+  void release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, std::size_t limit);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<cl_context, std::size_t>, std::vector<cl::Buffer>> free_;
+  std::map<cl_context, std::size_t> pooled_bytes_;
+};
+
 // Baked clFFT plans by (context, length, batch). clFFT keeps global state: the Runtime sets it
 // up once and tears it down when the last Runtime goes.
 class FftPlans {
@@ -61,6 +75,7 @@ struct Environment {
   std::vector<DeviceInfo> infos;
   ProgramCache* programs = nullptr;
   QueuePool* queues = nullptr;
+  BufferPool* buffers = nullptr;
   FftPlans* fft = nullptr;
   TransferMode transfer = TransferMode::staged;
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.

@@ -81,6 +81,7 @@ class Run {
       }
       env_.queues->release(p.cl_device, std::move(p.slot));
     }
+    for (auto& b : pooled_) env_.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
   }
 
   Report go() {
@@ -268,7 +269,7 @@ class Run {
           cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
           ps.slices[u.vector.get()] = cl::Buffer(ps.context, flags, bytes, host_of(u) + slice_offset(ps, u));
         } else {
-          ps.slices[u.vector.get()] = cl::Buffer(ps.context, CL_MEM_READ_WRITE, bytes);
+          ps.slices[u.vector.get()] = device_buffer(ps.context, bytes, ps.device->info());
         }
       }
     }
@@ -280,9 +281,16 @@ class Run {
         if (cs.parts.front()->zero_copy && u.binding && !u.written)
           cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, bytes, host_of(u));
         else
-          cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_READ_WRITE, bytes);
+          cs.whole[u.vector.get()] = device_buffer(cs.context, bytes, cs.parts.front()->device->info());
       }
     }
+  }
+
+  // A device buffer from the runtime's pool, returned to it when the request ends.
+  cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info) {
+    cl::Buffer b = env_.buffers->acquire(context, bytes);
+    pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.global_memory / 2)});
+    return b;
   }
 
   // ----- transfers --------------------------------------------------------------------------
@@ -506,7 +514,19 @@ class Run {
           std::size_t l0 = local_for(ps, n, k);
           local = g.size() == 1 ? cl::NDRange(l0) : g.size() == 2 ? cl::NDRange(l0, 1) : cl::NDRange(l0, 1, 1);
         }
-        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
+        // A 1D range that is no multiple of the device's work-group multiple would leave the
+        // driver only poor work-group sizes (1 for a prime count): launch the largest multiple,
+        // then the few remaining work-items at a global offset.
+        const std::size_t wgm = ps.device->info().preferred_work_group_multiple;
+        if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
+          const std::size_t main = g[0] - g[0] % wgm;
+          cl::Event head;
+          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, &head);
+          track(ps, head, &path, true);
+          ps.queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr, &ev);
+        } else {
+          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
+        }
         break;
       }
       case NodeKind::copy:
@@ -715,6 +735,13 @@ class Run {
   std::size_t iterations_ = 0;
   std::mutex error_mutex_;
   std::exception_ptr error_;
+  struct Pooled {
+    cl::Context context;
+    std::size_t bytes;
+    cl::Buffer buffer;
+    std::size_t limit;
+  };
+  std::vector<Pooled> pooled_;
 };
 
 }  // namespace

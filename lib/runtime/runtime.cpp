@@ -59,6 +59,7 @@ class RuntimeImpl {
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.programs = &programs_;
     env_.queues = &queues_;
+    env_.buffers = &buffers_;
     env_.fft = &fft_;
   }
 
@@ -130,6 +131,7 @@ class RuntimeImpl {
   ProgramCache programs_;
   std::vector<std::unique_ptr<Device>> all_;
   QueuePool queues_;
+  BufferPool buffers_;
   FftPlans fft_;
   Environment env_;
   std::optional<Config> default_config_;
