@@ -163,6 +163,9 @@ struct RuntimeOptions {
   // overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
   // Empty: $SINEW_DISCRETE.
   std::string discrete;
+  // Streamable trees reach discrete devices in chunks of about this many MB (summed over the
+  // partitioned vectors), dealt round-robin to the overlap queues. 0: $SINEW_CHUNK_MB, else 16.
+  double chunk_mb = 0;
 };
 
 namespace detail {

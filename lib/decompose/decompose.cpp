@@ -40,7 +40,7 @@ Config single_device_config(std::size_t device, std::size_t device_count) {
 }
 
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
-                        const std::vector<DeviceInfo>& devices) {
+                        const std::vector<DeviceInfo>& devices, const Streaming& streaming) {
   auto bad = [&](const std::string& what, const std::string& fix) {
     throw_error(errc::invalid_argument, "config " + config.str() + ": " + what, {.argument = "config", .fix = fix});
   };
@@ -95,26 +95,33 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         }
       }
     } else {
-      for (unsigned q = 0; q < config.overlap; ++q) {
-        slots.push_back({0, q});
+      // One slot per queue, or — streaming — chunks of about chunk_bytes dealt to the queues.
+      std::size_t chunks = config.overlap;
+      if (streaming.streamable && streaming.bytes_per_unit) {
+        const std::size_t bytes = units[d] * streaming.bytes_per_unit;
+        chunks = std::max(chunks, (bytes + streaming.chunk_bytes - 1) / std::max<std::size_t>(1, streaming.chunk_bytes));
+        chunks = std::min(chunks, std::max<std::size_t>(config.overlap, units[d] / granule));
+      }
+      for (std::size_t c = 0; c < chunks; ++c) {
+        slots.push_back({0, static_cast<unsigned>(c % config.overlap)});
         weights.push_back(1);
       }
     }
-    // Split the device's units over its slots in granules, by weight; the last slot takes the rest.
+    // Split the device's units over its slots in granules, by weight: slot s ends at the granule
+    // nearest its cumulative weight, so rounding never piles up on one slot.
     const double wsum = std::accumulate(weights.begin(), weights.end(), 0.0);
     const std::size_t dev_granules = units[d] / granule;
     std::size_t done = 0;
+    double cumulative = 0;
     for (std::size_t s = 0; s < slots.size(); ++s) {
-      std::size_t n;
-      if (s + 1 == slots.size()) {
-        n = units[d] - done;
-      } else {
-        n = static_cast<std::size_t>(std::floor(weights[s] / wsum * static_cast<double>(dev_granules))) * granule;
-        n = std::min(n, units[d] - done);
-      }
-      if (n == 0) continue;
-      dec.parts.push_back({dec.parts.size(), d, slots[s].first, slots[s].second, first + done, n});
-      done += n;
+      cumulative += weights[s];
+      const std::size_t end =
+          s + 1 == slots.size()
+              ? units[d]
+              : std::min(units[d], static_cast<std::size_t>(std::llround(cumulative / wsum * static_cast<double>(dev_granules))) * granule);
+      if (end <= done) continue;
+      dec.parts.push_back({dec.parts.size(), d, slots[s].first, slots[s].second, first + done, end - done});
+      done = end;
     }
     first += units[d];
   }

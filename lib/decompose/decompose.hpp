@@ -39,10 +39,19 @@ struct Decomposition {
 // each device's preferred work-group multiple (warp, wavefront).
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices);
 
+// How a discrete device's share may be cut beyond one partition per queue. When the tree is
+// streamable, the share is cut into chunks of about `chunk_bytes` dealt round-robin to the
+// `overlap` queues, so each queue pipelines upload, kernels and download chunk after chunk.
+struct Streaming {
+  bool streamable = false;
+  std::size_t bytes_per_unit = 0;
+  std::size_t chunk_bytes = 16u << 20;
+};
+
 // Splits `total` units by `config` over `devices`. Throws errc::invalid_argument for a config that
 // does not fit the devices (wrong number of shares, negative shares, all zero, unknown fission).
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
-                        const std::vector<DeviceInfo>& devices);
+                        const std::vector<DeviceInfo>& devices, const Streaming& streaming = {});
 
 // A config that runs everything on one device.
 Config single_device_config(std::size_t device, std::size_t device_count);

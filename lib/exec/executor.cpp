@@ -16,6 +16,8 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <thread>
 
@@ -37,27 +39,39 @@ struct ReduceSlot {
   std::size_t local = 1, groups = 1;
 };
 
+struct Worker;
+
+// One partition: its slices of the vectors, its reductions, its profiling events.
 struct PartState {
   const Partition* part = nullptr;
-  Device* device = nullptr;
-  cl::Context context;
-  cl::Device cl_device;
-  std::unique_ptr<QueueSlot> slot;
-  bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
+  Worker* worker = nullptr;
   std::map<const VectorState*, cl::Buffer> slices;
   std::map<const NodeImpl*, cl::Kernel*> kernels;
   std::map<const NodeImpl*, ReduceSlot> reduce;
   std::vector<TimedEvent> events;
-  // Walking the tree: identical in every partition's thread, since all walk the same tree.
-  std::set<const VectorState*> dirty;        // slices written since the replicas were synced
-  std::set<const NodeImpl*> pending;         // map_reduce values read back but not combined
-  double host_start_ms = 0;                  // when this partition's thread began, in the run
+};
+
+// One queue (a GPU's overlap queue, a CPU or one of its sub-devices) and the host thread that
+// drives it through its partitions.
+struct Worker {
+  Device* device = nullptr;
+  cl::Context context;
+  cl::Device cl_device;
+  unsigned sub_device = 0, queue_index = 0;
+  bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
+  std::unique_ptr<QueueSlot> slot;
+  std::vector<PartState*> parts;
+  // Walking the tree: identical in every worker, since all walk the same tree.
+  std::set<const VectorState*> dirty;  // slices written since the replicas were synced
+  std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
+  double host_start_ms = 0;            // when this worker's thread began, in the run
   cl::CommandQueue& queue() { return slot->queue; }
+  const DeviceInfo& info() const { return device->info(); }
 };
 
 struct ContextState {
   cl::Context context;
-  std::vector<PartState*> parts;
+  std::vector<Worker*> workers;
   std::map<const VectorState*, cl::Buffer> whole;
 };
 
@@ -70,16 +84,16 @@ std::size_t floor_pow2(std::size_t x) {
 class Run {
  public:
   Run(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec)
-      : env_(env), root_(root), an_(an), dec_(dec), barrier_(dec.parts.size()) {}
+      : env_(env), root_(root), an_(an), dec_(dec) {}
 
   ~Run() {
-    for (auto& p : parts_) {
-      if (!p.slot) continue;
+    for (auto& w : workers_) {
+      if (!w.slot) continue;
       try {
-        p.queue().finish();  // nothing may still touch host memory once the request is over
+        w.queue().finish();  // nothing may still touch host memory once the request is over
       } catch (...) {
       }
-      env_.queues->release(p.cl_device, std::move(p.slot));
+      env_.queues->release(w.cl_device, std::move(w.slot));
     }
     for (auto& b : pooled_) env_.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
   }
@@ -88,17 +102,18 @@ class Run {
     start_ = std::chrono::steady_clock::now();
     walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
     prepare();
-    // One host thread per partition: a blocking transfer or library call on one device never
-    // holds back the others. A single partition runs on the calling thread.
-    if (parts_.size() == 1) {
-      worker(parts_[0]);
+    // One host thread per queue: a blocking transfer or library call on one device never holds
+    // back the others. A single queue runs on the calling thread.
+    barrier_.emplace(workers_.size());
+    if (workers_.size() == 1) {
+      work(workers_[0]);
     } else {
       std::vector<std::thread> threads;
-      for (auto& ps : parts_) threads.emplace_back([this, &ps] { worker(ps); });
+      for (auto& w : workers_) threads.emplace_back([this, &w] { work(w); });
       for (auto& t : threads) t.join();
     }
     if (error_) std::rethrow_exception(error_);
-    for (const NodeImpl* n : parts_.front().pending) finalize(*n);
+    for (const NodeImpl* n : workers_.front().pending) finalize(*n);
     Report rep = report();
     if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace) write_chrome_trace(trace, trace_records());
     return rep;
@@ -109,47 +124,79 @@ class Run {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  void worker(PartState& ps) {
-    ps.host_start_ms = now_ms();
+  void work(Worker& w) {
+    w.host_start_ms = now_ms();
     try {
-      upload(ps);
-      if (has_replicas_) barrier_.arrive_and_wait();  // replicas are shared by a context's queues
-      exec(root_, ps, 0, 0);
-      download(ps);
+      upload_replicas(w);
+      if (has_replicas_) barrier_->arrive_and_wait();  // replicas are shared by a context's queues
+      if (an_.streamable) {
+        // Partitions are independent: each runs the whole tree, so this queue pipelines them
+        // (while one partition computes, the next one's data is already moving).
+        for (PartState* p : w.parts) {
+          upload(*p);
+          exec(root_, w, {p}, 0, 0);
+          download(*p);
+        }
+      } else {
+        for (PartState* p : w.parts) upload(*p);
+        exec(root_, w, w.parts, 0, 0);
+        for (PartState* p : w.parts) download(*p);
+      }
+      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { w.queue().finish(); });
     } catch (const BarrierAborted&) {
-      // another partition failed; its error is the one reported
+      // another worker failed; its error is the one reported
     } catch (...) {
       {
         std::lock_guard lock(error_mutex_);
         if (!error_) error_ = std::current_exception();
       }
-      barrier_.abort();
+      barrier_->abort();
     }
   }
 
   // ----- preparation: queues, programs, kernels, limits, buffers ----------------------------
 
   void prepare() {
+    // Partitions that share a (device, sub-device, queue) share a worker.
+    std::map<std::tuple<std::size_t, unsigned, unsigned>, std::size_t> index;
+    for (const auto& p : dec_.parts) index.emplace(std::make_tuple(p.device, p.sub_device, p.queue), index.size());
+    workers_.resize(index.size());
+    for (const auto& [key, i] : index) {
+      auto& w = workers_[i];
+      w.device = env_.devices.at(std::get<0>(key));
+      w.sub_device = std::get<1>(key);
+      w.queue_index = std::get<2>(key);
+      const auto& info = w.info();
+      if (!info.discrete) {
+        const auto& fs = w.device->fission(dec_.config.fission);
+        w.context = fs.context;
+        w.cl_device = fs.devices.at(w.sub_device);
+      } else {
+        w.context = w.device->context();
+        w.cl_device = w.device->device();
+      }
+      w.zero_copy = !info.discrete && info.host_unified_memory;
+      w.slot = env_.queues->acquire(w.context, w.cl_device);
+    }
+    std::sort(workers_.begin(), workers_.end(), [](const Worker& a, const Worker& b) {
+      return std::make_tuple(a.device->info().index, a.sub_device, a.queue_index) <
+             std::make_tuple(b.device->info().index, b.sub_device, b.queue_index);
+    });
     parts_.resize(dec_.parts.size());
     for (std::size_t i = 0; i < dec_.parts.size(); ++i) {
       auto& ps = parts_[i];
       ps.part = &dec_.parts[i];
-      ps.device = env_.devices.at(ps.part->device);
-      const auto& info = ps.device->info();
-      if (!info.discrete) {
-        const auto& fs = ps.device->fission(dec_.config.fission);
-        ps.context = fs.context;
-        ps.cl_device = fs.devices.at(ps.part->sub_device);
-      } else {
-        ps.context = ps.device->context();
-        ps.cl_device = ps.device->device();
-      }
-      ps.zero_copy = !info.discrete && info.host_unified_memory;
-      ps.slot = env_.queues->acquire(ps.context, ps.cl_device);
-      auto [it, inserted] = contexts_.try_emplace(ps.context(), ContextState{ps.context, {}, {}});
-      it->second.parts.push_back(&ps);
+      for (auto& w : workers_)
+        if (w.device == env_.devices.at(ps.part->device) && w.sub_device == ps.part->sub_device &&
+            w.queue_index == ps.part->queue)
+          ps.worker = &w;
+      ps.worker->parts.push_back(&ps);
     }
-    for (auto& ps : parts_) check_memory(ps);
+    for (auto& w : workers_) {
+      auto [it, inserted] = contexts_.try_emplace(w.context(), ContextState{w.context, {}, {}});
+      it->second.workers.push_back(&w);
+    }
+    check_memory();
     walk(root_, [&](const NodeImpl& n, const std::string& path) {
       for (auto& ps : parts_) {
         if (n.kind == NodeKind::kernel) prepare_kernel(ps, n, path);
@@ -161,37 +208,44 @@ class Run {
 
   std::vector<cl::Device> context_devices(const cl::Context& c) { return c.getInfo<CL_CONTEXT_DEVICES>(); }
 
-  void check_memory(PartState& ps) {
-    const auto& info = ps.device->info();
-    std::uint64_t total = 0;
-    for (const auto& u : an_.vectors) {
-      const std::uint64_t esize = u.vector->type.size;
-      auto check = [&](std::uint64_t bytes, const char* what) {
-        if (bytes > info.max_alloc)
-          throw_error(errc::invalid_argument,
-                      std::string(what) + " of vector '" + u.vector->name + "' needs " + std::to_string(bytes) +
-                          " bytes, more than the device's largest allocation (" + std::to_string(info.max_alloc) + ")",
-                      {.argument = "vector '" + u.vector->name + "'", .device = info.name,
-                       .fix = "give this device a smaller share, or split the data over more devices"});
-        total += bytes;
-      };
-      if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
-      if (u.read_whole) check(u.elements * esize, "the replica");
+  // Every slice and replica fits the device's largest allocation, and all of them its memory.
+  void check_memory() {
+    std::map<const Device*, std::uint64_t> total;
+    std::set<std::pair<const Device*, const VectorState*>> replicas;
+    for (auto& ps : parts_) {
+      const auto& info = ps.worker->info();
+      for (const auto& u : an_.vectors) {
+        const std::uint64_t esize = u.vector->type.size;
+        auto check = [&](std::uint64_t bytes, const char* what) {
+          if (bytes > info.max_alloc)
+            throw_error(errc::invalid_argument,
+                        std::string(what) + " of vector '" + u.vector->name + "' needs " + std::to_string(bytes) +
+                            " bytes, more than the device's largest allocation (" + std::to_string(info.max_alloc) + ")",
+                        {.argument = "vector '" + u.vector->name + "'", .device = info.name,
+                         .fix = "give this device a smaller share, or split the data over more devices"});
+          total[ps.worker->device] += bytes;
+        };
+        if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
+        if (u.read_whole && replicas.emplace(ps.worker->device, u.vector.get()).second)
+          check(u.elements * esize, "the replica");
+      }
     }
-    if (total > info.global_memory)
-      throw_error(errc::invalid_argument,
-                  "the partition needs " + std::to_string(total) + " bytes of device memory, more than the device has (" +
-                      std::to_string(info.global_memory) + ")",
-                  {.device = info.name, .fix = "give this device a smaller share, or use more devices"});
+    for (const auto& [dev, bytes] : total)
+      if (bytes > dev->info().global_memory)
+        throw_error(errc::invalid_argument,
+                    "the device's partitions need " + std::to_string(bytes) + " bytes of device memory, more than it has (" +
+                        std::to_string(dev->info().global_memory) + ")",
+                    {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
   }
 
   void prepare_kernel(PartState& ps, const NodeImpl& n, const std::string& path) {
-    ErrorContext where{.node = path, .device = ps.device->info().name, .kernel_file = n.source->origin};
-    auto program = env_.programs->get(ps.context, context_devices(ps.context), {n.source->text, n.source->origin},
+    Worker& w = *ps.worker;
+    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
+    auto program = env_.programs->get(w.context, context_devices(w.context), {n.source->text, n.source->origin},
                                       n.build_options, where);
     cl::Kernel* k = nullptr;
     try {
-      k = &ps.slot->kernel(program, n.entry);
+      k = &w.slot->kernel(program, n.entry);
     } catch (const cl::Error& e) {
       where.api_call = "clCreateKernel";
       where.fix = "check the entry name '" + n.entry + "' against the __kernel functions of " + n.source->origin;
@@ -205,7 +259,7 @@ class Run {
                       std::to_string(n.args.size()) + " arguments were given",
                   {.node = path, .argument = "arguments", .device = where.device,
                    .fix = "give .args(...) one argument per kernel parameter, in order"});
-    const std::size_t kernel_wg = k->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device);
+    const std::size_t kernel_wg = k->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device);
     if (!n.local_size.empty()) {
       std::size_t prod = 1;
       for (auto l : n.local_size) prod *= l;
@@ -228,32 +282,33 @@ class Run {
   // divides the partition's range and the device allows; 0 if none.
   std::size_t local_for(PartState& ps, const NodeImpl& n, cl::Kernel& k) {
     auto g = global_range(n, n.range()->unit, ps.part->units);
-    std::size_t limit = std::min(k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device),
-                                 ps.device->info().max_work_group_size);
+    std::size_t limit = std::min(k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.worker->cl_device),
+                                 ps.worker->info().max_work_group_size);
     for (std::size_t l = limit / n.local_multiple * n.local_multiple; l >= n.local_multiple; l -= n.local_multiple)
       if (g[0] % l == 0) return l;
     return 0;
   }
 
   void prepare_reduce(PartState& ps, const NodeImpl& n, const std::string& path) {
+    Worker& w = *ps.worker;
     const Reducer& r = *n.reducer;
     const ElementType& t = r.input->type;
     if (!t.known())
       throw_error(errc::invalid_argument, "a reduction needs an OpenCL element type; '" + r.input->name + "' is opaque",
                   {.node = path, .argument = "reducer", .fix = "reduce a vector of an OpenCL type (float, int2, ...)"});
-    ErrorContext where{.node = path + "/reduce", .device = ps.device->info().name,
+    ErrorContext where{.node = path + "/reduce", .device = w.info().name,
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
-    auto program = env_.programs->get(ps.context, context_devices(ps.context),
+    auto program = env_.programs->get(w.context, context_devices(w.context),
                                       {reduce_source(r, t), where.kernel_file}, "", where);
     ReduceSlot rs;
-    rs.kernel = &ps.slot->kernel(program, "sinew_reduce");
-    std::size_t wg = std::min<std::size_t>({256, ps.device->info().max_work_group_size,
-                                            rs.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.cl_device)});
+    rs.kernel = &w.slot->kernel(program, "sinew_reduce");
+    std::size_t wg = std::min<std::size_t>({256, w.info().max_work_group_size,
+                                            rs.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)});
     rs.local = floor_pow2(wg);
     const std::size_t n_elems = ps.part->units * r.input->unit;
     rs.groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs.local - 1) / rs.local));
-    rs.partials = cl::Buffer(ps.context, CL_MEM_READ_WRITE, rs.groups * t.size);
-    rs.result = cl::Buffer(ps.context, CL_MEM_READ_WRITE, t.size);
+    rs.partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs.groups * t.size);
+    rs.result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
     rs.host.resize(t.size);
     ps.reduce[&n] = std::move(rs);
   }
@@ -262,14 +317,15 @@ class Run {
   // is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
   void allocate() {
     for (auto& ps : parts_) {
+      Worker& w = *ps.worker;
       for (const auto& u : an_.vectors) {
         if (!u.partitioned) continue;
         const std::size_t bytes = slice_bytes(ps, u);
-        if (ps.zero_copy && u.binding) {
+        if (w.zero_copy && u.binding) {
           cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
-          ps.slices[u.vector.get()] = cl::Buffer(ps.context, flags, bytes, host_of(u) + slice_offset(ps, u));
+          ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, host_of(u) + slice_offset(ps, u));
         } else {
-          ps.slices[u.vector.get()] = device_buffer(ps.context, bytes, ps.device->info());
+          ps.slices[u.vector.get()] = device_buffer(w.context, bytes, w.info());
         }
       }
     }
@@ -278,10 +334,10 @@ class Run {
         if (!u.read_whole) continue;
         has_replicas_ = true;
         const std::size_t bytes = u.elements * u.vector->type.size;
-        if (cs.parts.front()->zero_copy && u.binding && !u.written)
+        if (cs.workers.front()->zero_copy && u.binding && !u.written)
           cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, bytes, host_of(u));
         else
-          cs.whole[u.vector.get()] = device_buffer(cs.context, bytes, cs.parts.front()->device->info());
+          cs.whole[u.vector.get()] = device_buffer(cs.context, bytes, cs.workers.front()->info());
       }
     }
   }
@@ -307,31 +363,33 @@ class Run {
     ps.events.push_back({std::move(ev), path, kernel});
   }
 
-  // Host -> device for a discrete partition: pinned staging for pageable memory, straight DMA
-  // for memory from Runtime::pinned. Returns once `host` has been read (or the DMA is queued).
+  // Host -> device for a discrete device: pinned staging for pageable memory, straight DMA for
+  // memory from Runtime::pinned. Returns once `host` has been read (or the DMA is queued).
   void to_device(PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host, std::size_t bytes,
                  const std::string* label) {
+    Worker& w = *ps.worker;
     if (staged(host, bytes)) {
       std::vector<cl::Event> events;
-      ps.slot->staging.upload(ps.queue(), buf, offset, host, bytes, events);
+      w.slot->staging.upload(w.queue(), buf, offset, host, bytes, events);
       for (auto& ev : events) track(ps, ev, label, false);
     } else {
       cl::Event ev;
-      ps.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      w.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
       track(ps, ev, label, false);
     }
   }
 
-  // Device -> host; the data is in `host` once the partition's queue has finished.
+  // Device -> host; the data is in `host` once the worker's queue has finished.
   void to_host(PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
                const std::string* label) {
+    Worker& w = *ps.worker;
     if (staged(host, bytes)) {
       std::vector<cl::Event> events;
-      ps.slot->staging.download(ps.queue(), buf, offset, host, bytes, events);
+      w.slot->staging.download(w.queue(), buf, offset, host, bytes, events);
       for (auto& ev : events) track(ps, ev, label, false);
     } else {
       cl::Event ev;
-      ps.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      w.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
       track(ps, ev, label, false);
     }
   }
@@ -340,52 +398,60 @@ class Run {
     return env_.transfer == TransferMode::staged && !(env_.is_pinned && env_.is_pinned(host, bytes));
   }
 
+  // The first worker of each context fills the context's replicas.
+  void upload_replicas(Worker& w) {
+    static const std::string upload_path = "upload";
+    ContextState& cs = contexts_.at(w.context());
+    if (cs.workers.front() != &w) return;
+    cl_call({.api_call = "upload", .device = w.info().name}, [&] {
+      bool wrote = false;
+      for (const auto& u : an_.vectors) {
+        if (!u.read_whole || !u.binding || (w.zero_copy && !u.written)) continue;
+        to_device(*w.parts.front(), cs.whole.at(u.vector.get()), 0, host_of(u), u.elements * u.vector->type.size,
+                  &upload_path);
+        wrote = true;
+      }
+      if (wrote) w.queue().finish();  // other queues of the context read the replicas
+    });
+  }
+
   void upload(PartState& ps) {
     static const std::string upload_path = "upload";
-    cl_call({.api_call = "upload", .device = ps.device->info().name}, [&] {
+    if (ps.worker->zero_copy) return;
+    cl_call({.api_call = "upload", .device = ps.worker->info().name}, [&] {
       for (const auto& u : an_.vectors) {
-        if (!u.partitioned || ps.zero_copy || !u.binding || !u.read_partitioned) continue;
+        if (!u.partitioned || !u.binding || !u.read_partitioned) continue;
         to_device(ps, ps.slices.at(u.vector.get()), 0, host_of(u) + slice_offset(ps, u), slice_bytes(ps, u),
                   &upload_path);
       }
-      // The first partition of each context fills the context's replicas.
-      ContextState& cs = contexts_.at(ps.context());
-      if (cs.parts.front() != &ps) return;
-      bool wrote = false;
-      for (const auto& u : an_.vectors) {
-        if (!u.read_whole || !u.binding || (ps.zero_copy && !u.written)) continue;
-        to_device(ps, cs.whole.at(u.vector.get()), 0, host_of(u), u.elements * u.vector->type.size, &upload_path);
-        wrote = true;
-      }
-      if (wrote) ps.queue().finish();  // other queues of the context read the replicas
     });
   }
 
   void download(PartState& ps) {
     static const std::string download_path = "download";
-    cl_call({.api_call = "download", .device = ps.device->info().name}, [&] {
+    Worker& w = *ps.worker;
+    cl_call({.api_call = "download", .device = w.info().name}, [&] {
       for (const auto& u : an_.vectors) {
         if (!u.partitioned || !u.binding || !u.written) continue;
         auto& buf = ps.slices.at(u.vector.get());
         const std::size_t bytes = slice_bytes(ps, u);
-        if (ps.zero_copy) {
+        if (w.zero_copy) {
           // The buffer is the host memory: mapping makes the device's writes visible there.
-          void* p = ps.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
-          ps.queue().enqueueUnmapMemObject(buf, p);
+          void* p = w.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
+          w.queue().enqueueUnmapMemObject(buf, p);
         } else {
           to_host(ps, buf, 0, host_of(u) + slice_offset(ps, u), bytes, &download_path);
         }
       }
-      ps.queue().finish();
     });
   }
 
   void finish_all() {
-    for (auto& ps : parts_) ps.queue().finish();
+    for (auto& w : workers_) w.queue().finish();
   }
 
   // Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
-  // the last partition thread to arrive, while the others wait with idle queues.
+  // the last worker thread to arrive, while the others wait with idle queues.
   void sync_replicas(const VectorState* v) {
     static const std::string sync_path = "sync";
     const VectorUse& u = an_.use(v);
@@ -399,13 +465,14 @@ class Run {
       for (auto& [handle, cs] : contexts_) {
         auto& whole = cs.whole.at(v);
         for (auto& ps : parts_) {
-          cl::Event ev;
-          if (ps.context() == handle) {
-            ps.queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, slice_offset(ps, u), slice_bytes(ps, u), nullptr, &ev);
+          if (ps.worker->context() == handle) {
+            cl::Event ev;
+            ps.worker->queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, slice_offset(ps, u), slice_bytes(ps, u),
+                                                 nullptr, &ev);
             track(ps, ev, &sync_path, false);
           } else {
-            to_device(*cs.parts.front(), whole, slice_offset(ps, u), staging_[v].data() + slice_offset(ps, u),
-                      slice_bytes(ps, u), &sync_path);
+            to_device(*cs.workers.front()->parts.front(), whole, slice_offset(ps, u),
+                      staging_[v].data() + slice_offset(ps, u), slice_bytes(ps, u), &sync_path);
           }
         }
       }
@@ -413,58 +480,63 @@ class Run {
     });
   }
 
-  // ----- running the tree (on each partition's thread) --------------------------------------
+  // ----- running the tree (on each worker's thread, over a group of its partitions) --------
 
-  void exec(const NodeImpl& n, PartState& ps, std::size_t iteration, int loop_depth) {
+  using Group = std::vector<PartState*>;
+
+  void exec(const NodeImpl& n, Worker& w, const Group& group, std::size_t iteration, int loop_depth) {
     switch (n.kind) {
       case NodeKind::pipeline:
       case NodeKind::map:
-        for (const auto& c : n.children) exec(*c, ps, iteration, loop_depth);
+        for (const auto& c : n.children) exec(*c, w, group, iteration, loop_depth);
         return;
       case NodeKind::map_reduce:
-        exec(*n.children[0], ps, iteration, loop_depth);
-        enqueue_reduce(n, ps);
+        exec(*n.children[0], w, group, iteration, loop_depth);
+        for (PartState* p : group) enqueue_reduce(n, *p);
+        w.pending.insert(&n);
         return;
       case NodeKind::loop:
-        run_loop(n, ps, loop_depth);
+        run_loop(n, w, group, loop_depth);
         return;
       default:
         break;
     }
     for (const auto& a : n.args) {
-      if (a.kind != Arg::Kind::whole || !ps.dirty.count(a.vector.get())) continue;
-      // A replica is read after slices changed: every partition meets here and one syncs all.
-      ps.queue().finish();
-      barrier_.arrive_and_wait([&] { sync_replicas(a.vector.get()); });
-      ps.dirty.erase(a.vector.get());
+      if (a.kind != Arg::Kind::whole || !w.dirty.count(a.vector.get())) continue;
+      // A replica is read after slices changed: every worker meets here and one syncs them all.
+      w.queue().finish();
+      barrier_->arrive_and_wait([&] { sync_replicas(a.vector.get()); });
+      w.dirty.erase(a.vector.get());
     }
     const std::string& path = paths_.at(&n);
-    cl_call({.node = path, .device = ps.device->info().name}, [&] { enqueue_leaf(ps, n, path, iteration); });
+    for (PartState* p : group)
+      cl_call({.node = path, .device = w.info().name}, [&] { enqueue_leaf(*p, n, path, iteration); });
     for (const auto& a : n.args)
       if (a.kind == Arg::Kind::partitioned && a.access != Access::read && an_.use(a.vector.get()).read_whole)
-        ps.dirty.insert(a.vector.get());
+        w.dirty.insert(a.vector.get());
   }
 
-  void run_loop(const NodeImpl& n, PartState& ps, int loop_depth) {
+  void run_loop(const NodeImpl& n, Worker& w, const Group& group, int loop_depth) {
     std::size_t i = 0;
     const bool predicate = n.until_result || n.until_state;
     for (;; ++i) {
       if (n.times && i >= n.times) break;
-      exec(*n.children[0], ps, i, loop_depth + 1);
+      exec(*n.children[0], w, group, i, loop_depth + 1);
       if (!predicate) continue;
       // The iteration barrier: the host evaluates the predicate over this iteration's results.
-      ps.queue().finish();
-      barrier_.arrive_and_wait([&] {
-        for (const NodeImpl* r : ps.pending) finalize(*r);
+      w.queue().finish();
+      barrier_->arrive_and_wait([&] {
+        for (const NodeImpl* r : w.pending) finalize(*r);
         loop_done_ = evaluate(n, i);
       });
-      ps.pending.clear();
+      w.pending.clear();
       if (loop_done_) {
         ++i;
         break;
       }
     }
-    if (loop_depth == 0 && &ps == &parts_.front()) iterations_ += i;
+    // Counted once: by the first worker, for its first partition (streaming runs loops per partition).
+    if (loop_depth == 0 && &w == &workers_.front() && group.front() == w.parts.front()) iterations_ += i;
   }
 
   bool evaluate(const NodeImpl& n, std::size_t i) {
@@ -494,7 +566,7 @@ class Run {
           const VectorState* v = a.vector.get();
           switch (a.kind) {
             case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
-            case Arg::Kind::whole: k.setArg(i, contexts_.at(ps.context()).whole.at(v)); break;
+            case Arg::Kind::whole: k.setArg(i, contexts_.at(ps.worker->context()).whole.at(v)); break;
             case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
             case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
             case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
@@ -517,23 +589,23 @@ class Run {
         // A 1D range that is no multiple of the device's work-group multiple would leave the
         // driver only poor work-group sizes (1 for a prime count): launch the largest multiple,
         // then the few remaining work-items at a global offset.
-        const std::size_t wgm = ps.device->info().preferred_work_group_multiple;
+        const std::size_t wgm = ps.worker->info().preferred_work_group_multiple;
         if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
           const std::size_t main = g[0] - g[0] % wgm;
           cl::Event head;
-          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, &head);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, &head);
           track(ps, head, &path, true);
-          ps.queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr, &ev);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr, &ev);
         } else {
-          ps.queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
         }
         break;
       }
       case NodeKind::copy:
-        ps.queue().enqueueCopyBuffer(slice(0), slice(1), 0, 0, elems(0) * n.args[0].vector->type.size, nullptr, &ev);
+        ps.worker->queue().enqueueCopyBuffer(slice(0), slice(1), 0, 0, elems(0) * n.args[0].vector->type.size, nullptr, &ev);
         break;
       case NodeKind::axpy: {
-        cl_command_queue q = ps.queue()();
+        cl_command_queue q = ps.worker->queue()();
         cl_event e = nullptr;
         auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, &e);
         library_status(static_cast<int>(st), "clblast::Axpy", path, ps);
@@ -541,9 +613,9 @@ class Run {
         break;
       }
       case NodeKind::gemm: {
-        cl_command_queue q = ps.queue()();
+        cl_command_queue q = ps.worker->queue()();
         cl_event e = nullptr;
-        const auto& b = contexts_.at(ps.context()).whole.at(n.args[1].vector.get());
+        const auto& b = contexts_.at(ps.worker->context()).whole.at(n.args[1].vector.get());
         auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
                                        ps.part->units, n.gemm_n, n.gemm_k, n.alpha, slice(0)(), 0, n.gemm_k, b(), 0,
                                        n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, &e);
@@ -552,8 +624,8 @@ class Run {
         break;
       }
       case NodeKind::fft: {
-        auto plan = env_.fft->get(ps.context, ps.queue(), n.args[0].vector->unit, ps.part->units);
-        cl_command_queue q = ps.queue()();
+        auto plan = env_.fft->get(ps.worker->context, ps.worker->queue(), n.args[0].vector->unit, ps.part->units);
+        cl_command_queue q = ps.worker->queue()();
         cl_event e = nullptr;
         cl_mem buf = slice(0)();
         std::lock_guard lock(env_.fft->enqueue_mutex());
@@ -572,7 +644,7 @@ class Run {
   void library_status(int status, const char* call, const std::string& path, PartState& ps) {
     if (status != 0)
       throw_error(errc::library, std::string(call) + " failed with status " + std::to_string(status),
-                  {.api_call = call, .node = path, .device = ps.device->info().name});
+                  {.api_call = call, .node = path, .device = ps.worker->info().name});
   }
 
   // ----- reductions -------------------------------------------------------------------------
@@ -583,7 +655,7 @@ class Run {
     const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
     const std::string& path = paths_.at(&n);
     ReduceSlot& rs = ps.reduce.at(&n);
-    cl_call({.node = path + "/reduce", .device = ps.device->info().name}, [&] {
+    cl_call({.node = path + "/reduce", .device = ps.worker->info().name}, [&] {
       cl::Kernel& k = *rs.kernel;
       auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
         k.setArg(0, in);
@@ -592,17 +664,16 @@ class Run {
         k.setArg(3, cl::Local(rs.local * t.size));
         k.setArg(4, identity.size(), identity.data());
         cl::Event ev;
-        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
+        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
                                         nullptr, &ev);
         track(ps, ev, &path, true);
       };
       pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
       pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
       cl::Event ev;
-      ps.queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
+      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
       track(ps, ev, &path, false);
     });
-    ps.pending.insert(&n);
   }
 
   // Combines the partitions' values of a map_reduce into its result. Every partition's queue has
@@ -621,19 +692,19 @@ class Run {
       // Combine with the user's function on the first partition's device.
       PartState& ps = parts_.front();
       ReduceSlot& rs = ps.reduce.at(&n);
-      cl_call({.node = paths_.at(&n) + "/reduce", .device = ps.device->info().name}, [&] {
+      cl_call({.node = paths_.at(&n) + "/reduce", .device = ps.worker->info().name}, [&] {
         std::vector<unsigned char> packed;
         for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
-        cl::Buffer in(ps.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
+        cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
         cl::Kernel& k = *rs.kernel;
         k.setArg(0, in);
         k.setArg(1, static_cast<cl_uint>(values.size()));
         k.setArg(2, rs.result);
         k.setArg(3, cl::Local(rs.local * t.size));
         k.setArg(4, r.identity.size(), r.identity.data());
-        ps.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(rs.local), cl::NDRange(rs.local));
+        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(rs.local), cl::NDRange(rs.local));
         v = {t, std::vector<unsigned char>(t.size)};
-        ps.queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
+        ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
       });
     }
     results_[r.output->name] = v;
@@ -665,7 +736,7 @@ class Run {
       PartitionReport pr;
       pr.index = ps.part->index;
       pr.device = ps.part->device;
-      pr.device_name = ps.device->info().name;
+      pr.device_name = ps.worker->info().name;
       pr.sub_device = ps.part->sub_device;
       pr.queue = ps.part->queue;
       pr.first = ps.part->first;
@@ -695,26 +766,27 @@ class Run {
     return rep;
   }
 
-  // Device clocks differ: each partition's events are placed from its thread's start on the host.
+  // Device clocks differ: each worker's events are placed from its thread's start on the host.
   std::vector<TraceRecord> trace_records() {
     std::vector<TraceRecord> out;
-    for (auto& ps : parts_) {
+    for (auto& w : workers_) {
       cl_ulong base = std::numeric_limits<cl_ulong>::max();
-      for (auto& te : ps.events) {
-        cl_ulong s, e;
-        if (times_of(te, s, e)) base = std::min(base, s);
-      }
-      const auto& info = ps.device->info();
-      std::string thread = "partition " + std::to_string(ps.part->index);
-      if (info.discrete) thread += " (queue " + std::to_string(ps.part->queue) + ")";
-      else if (dec_.config.fission != "none") thread += " (sub-device " + std::to_string(ps.part->sub_device) + ")";
-      for (auto& te : ps.events) {
-        cl_ulong s, e;
-        if (!times_of(te, s, e)) continue;
-        out.push_back({*te.path, te.kernel ? "kernel" : "transfer", info.id() + " " + info.name, thread,
-                       ps.host_start_ms * 1e3 + static_cast<double>(s - base) * 1e-3,
-                       static_cast<double>(e - s) * 1e-3});
-      }
+      for (PartState* ps : w.parts)
+        for (auto& te : ps->events) {
+          cl_ulong s, e;
+          if (times_of(te, s, e)) base = std::min(base, s);
+        }
+      const auto& info = w.info();
+      std::string thread = info.discrete ? "queue " + std::to_string(w.queue_index)
+                                         : "sub-device " + std::to_string(w.sub_device);
+      for (PartState* ps : w.parts)
+        for (auto& te : ps->events) {
+          cl_ulong s, e;
+          if (!times_of(te, s, e)) continue;
+          out.push_back({*te.path + " #" + std::to_string(ps->part->index), te.kernel ? "kernel" : "transfer",
+                         info.id() + " " + info.name, thread, w.host_start_ms * 1e3 + static_cast<double>(s - base) * 1e-3,
+                         static_cast<double>(e - s) * 1e-3});
+        }
     }
     return out;
   }
@@ -723,7 +795,8 @@ class Run {
   const NodeImpl& root_;
   const Analysis& an_;
   const Decomposition& dec_;
-  Barrier barrier_;
+  std::optional<Barrier> barrier_;  // one party per worker
+  std::vector<Worker> workers_;
   std::chrono::steady_clock::time_point start_;
   std::vector<PartState> parts_;
   std::map<cl_context, ContextState> contexts_;

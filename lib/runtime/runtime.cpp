@@ -56,6 +56,10 @@ class RuntimeImpl {
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
     if (const char* t = std::getenv("SINEW_TRANSFER"); t && std::string(t) == "direct")
       env_.transfer = TransferMode::direct;
+    double chunk_mb = options_.chunk_mb;
+    if (chunk_mb <= 0)
+      if (const char* c = std::getenv("SINEW_CHUNK_MB"); c) chunk_mb = std::atof(c);
+    if (chunk_mb > 0) chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(chunk_mb * (1 << 20)));
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.programs = &programs_;
     env_.queues = &queues_;
@@ -115,7 +119,9 @@ class RuntimeImpl {
       if (!options.device) provenance = "default";
     }
     const std::size_t granule = granularity(*root, *an, env_.infos);
-    auto dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos));
+    Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
+                        .chunk_bytes = chunk_bytes_};
+    auto dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
 
     return std::async(std::launch::async, [this, root, bound, an, dec, provenance] {
       const auto t0 = std::chrono::steady_clock::now();
@@ -135,6 +141,7 @@ class RuntimeImpl {
   FftPlans fft_;
   Environment env_;
   std::optional<Config> default_config_;
+  std::size_t chunk_bytes_ = 16u << 20;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB)
   std::mutex pinned_mutex_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
 };

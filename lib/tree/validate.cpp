@@ -385,6 +385,13 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
     }
   });
 
+  for (const auto& u : an.vectors) {
+    if (u.read_whole && u.written) an.streamable = false;
+    if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
+  }
+  for (auto& [loop, path] : loops)
+    if (loop->until_result || loop->until_state) an.streamable = false;
+
   // Knowledge-base features: vector sizes in elements, and scalars marked as features.
   for (const auto& u : an.vectors)
     if (u.binding) an.features.emplace_back(u.vector->name + ".size", static_cast<double>(u.elements));

@@ -33,6 +33,10 @@ struct Analysis {
   std::vector<std::shared_ptr<ResultState>> results; // produced by map_reduce nodes
   std::map<const ResultState*, const Binding*> result_bindings;
   std::vector<std::pair<std::string, double>> features;  // KB features: sizes and marked scalars
+  // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
+  // each may run the whole tree on its own, which lets a device stream many small partitions.
+  bool streamable = true;
+  std::size_t bytes_per_unit = 0;                    // over every partitioned vector
 
   const VectorUse& use(const VectorState* v) const { return vectors.at(index.at(v)); }
 };

@@ -137,3 +137,28 @@ TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
     }
   }
 }
+
+TEST(Decompose, StreamableSharesAreCutIntoChunksDealtToTheQueues) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  Config c;
+  c.shares = {0.5, 0.5};
+  c.overlap = 3;
+  Streaming s{.streamable = true, .bytes_per_unit = 8, .chunk_bytes = 16u << 20};
+  const std::size_t total = 100'000'000;  // 50M units on the GPU: 400 MB, 24 chunks of ~16 MB
+  auto dec = decompose(total, 32, c, devs, s);
+  expect_cover(dec, total);
+  std::size_t gpu_parts = 0;
+  for (const auto& p : dec.parts) {
+    if (p.device != 1) continue;
+    EXPECT_EQ(p.queue, gpu_parts % 3);
+    EXPECT_LE(p.units * 8, (16u << 20) + 32 * 8);
+    ++gpu_parts;
+  }
+  EXPECT_EQ(gpu_parts, 24u);
+  s.streamable = false;  // trees whose partitions meet mid-run keep one partition per queue
+  EXPECT_EQ(decompose(total, 32, c, devs, s).parts.size(), 4u);
+  s.streamable = true;  // never a chunk smaller than a granule
+  auto small = decompose(100, 32, c, devs, s);
+  expect_cover(small, 100);
+  for (const auto& p : small.parts) EXPECT_GE(p.units, 1u);
+}
