@@ -49,10 +49,13 @@ class Error : public std::system_error {
   const std::string& argument() const noexcept { return context_.argument; }
   const std::string& device() const noexcept { return context_.device; }
   const std::string& build_log() const noexcept { return context_.build_log; }
+  // The message, the condition, then every known field of the context, one per line.
+  const char* what() const noexcept override { return what_.c_str(); }
 
  private:
   std::string message_;
   ErrorContext context_;
+  std::string what_;
 };
 
 // The symbolic name of an OpenCL status code, e.g. "CL_OUT_OF_RESOURCES".

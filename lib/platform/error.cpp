@@ -60,9 +60,9 @@ class SinewCategory : public std::error_category {
   }
 };
 
-std::string compose(const std::string& message, const ErrorContext& c) {
+std::string compose(const std::string& message, std::error_code code, const ErrorContext& c) {
   std::ostringstream s;
-  s << message;
+  s << message << " [" << code.category().name() << ": " << code.message() << "]";
   auto field = [&](const char* label, const std::string& v) {
     if (!v.empty()) s << "\n  " << label << ": " << v;
   };
@@ -89,8 +89,8 @@ const std::error_category& sinew_category() noexcept {
 std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), sinew_category()}; }
 
 Error::Error(std::error_code code, std::string message, ErrorContext context)
-    : std::system_error(code, compose(message, context)), message_(std::move(message)),
-      context_(std::move(context)) {}
+    : std::system_error(code, message), message_(std::move(message)), context_(std::move(context)),
+      what_(compose(message_, code, context_)) {}
 
 namespace detail {
 

@@ -210,8 +210,8 @@ std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, 
     detail::throw_error(errc::no_device, what,
                         {.argument = "SINEW_DEVICES / RuntimeOptions::devices = '" + spec + "'",
                          .fix = "choose among the devices found: " + found() +
-                                "; use all, cpu, gpu, accelerator, kind:N or a global index (for more CPU devices: "
-                                "apt-get install pocl-opencl-icd)"});
+                                "; use all, cpu, gpu, accelerator, kind:N or a global index (no OpenCL CPU device at all: "
+                                "apt-get install pocl-opencl-icd; several PoCL devices: POCL_DEVICES=\"pthread pthread\")"});
   };
   std::vector<std::size_t> out;
   auto add = [&](std::size_t i) {
