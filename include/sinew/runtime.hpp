@@ -111,6 +111,8 @@ struct RunOptions {
   std::optional<std::size_t> device;
   // Run with this plan (overrides `device`).
   std::optional<Config> config;
+  // Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
+  std::string plan;
 };
 
 struct KernelTiming {

@@ -106,6 +106,8 @@ class RuntimeImpl {
     std::string provenance = "manual";
     if (options.config) {
       config = *options.config;
+    } else if (!options.plan.empty()) {
+      config = Config::parse(options.plan, env_.infos);
     } else if (default_config_ && !options.device) {
       config = *default_config_;
     } else {

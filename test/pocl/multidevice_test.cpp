@@ -151,3 +151,15 @@ TEST(MultiDevice, StagedTransfersLargerThanTheRing) {
   rt.run(k, {{A, a}}, {.config = cfg}).get();
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i * 3) - 1) << i;
 }
+
+TEST(MultiDevice, PlanStringsSplitByKindAndDevice) {
+  Runtime rt;
+  Holder h;
+  Case c = make_case("pipeline_channel", 4000, h);
+  c.report = rt.run(c.tree, c.bindings, {.plan = "cpu:0=0.25"}).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_NEAR(c.report.config.shares[0], 0.25, 1e-12);
+  ASSERT_GE(c.report.partitions.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(c.report.partitions[0].units), 1000.0, 8.0);
+  EXPECT_THROW(rt.run(c.tree, c.bindings, {.plan = "gpu=1"}), Error);  // no GPU on PoCL
+}
