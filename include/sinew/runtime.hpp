@@ -141,6 +141,10 @@ struct Report {
   std::string provenance = "manual";  // manual | default | trained | derived | balanced
   std::size_t iterations = 0;         // loop iterations run (outermost loops summed)
   std::vector<PartitionReport> partitions;
+  // Per runtime device: host time from the start of the execution until the device's last queue
+  // finished its work (uploads, kernels, downloads), in ms; 0 for a device that had no share.
+  // What the trainer and the balancer compare.
+  std::vector<double> device_ms;
   std::vector<KernelTiming> kernels;
   std::map<std::string, Value> results;  // map_reduce outputs by result name
   std::string decomposition;             // which units ran where (Decomposition::explain)

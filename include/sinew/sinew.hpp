@@ -3,6 +3,7 @@
 
 #include <sinew/device.hpp>
 #include <sinew/error.hpp>
+#include <sinew/kb.hpp>
 #include <sinew/runtime.hpp>
 #include <sinew/tree.hpp>
 #include <sinew/types.hpp>

@@ -55,6 +55,7 @@ struct PartState {
 // drives it through its partitions.
 struct Worker {
   Device* device = nullptr;
+  std::size_t runtime_index = 0;  // the device's index in Runtime::devices()
   cl::Context context;
   cl::Device cl_device;
   unsigned sub_device = 0, queue_index = 0;
@@ -65,6 +66,7 @@ struct Worker {
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
   double host_start_ms = 0;            // when this worker's thread began, in the run
+  double host_end_ms = 0;              // when its queue had finished everything
   cl::CommandQueue& queue() { return slot->queue; }
   const DeviceInfo& info() const { return device->info(); }
 };
@@ -143,6 +145,7 @@ class Run {
         for (PartState* p : w.parts) download(*p);
       }
       cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { w.queue().finish(); });
+      w.host_end_ms = now_ms();
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
     } catch (...) {
@@ -157,13 +160,15 @@ class Run {
   // ----- preparation: queues, programs, kernels, limits, buffers ----------------------------
 
   void prepare() {
-    // Partitions that share a (device, sub-device, queue) share a worker.
-    std::map<std::tuple<std::size_t, unsigned, unsigned>, std::size_t> index;
-    for (const auto& p : dec_.parts) index.emplace(std::make_tuple(p.device, p.sub_device, p.queue), index.size());
-    workers_.resize(index.size());
-    for (const auto& [key, i] : index) {
-      auto& w = workers_[i];
-      w.device = env_.devices.at(std::get<0>(key));
+    // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
+    std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
+    for (const auto& p : dec_.parts) keys.emplace(p.device, p.sub_device, p.queue);
+    workers_.resize(keys.size());
+    std::size_t i = 0;
+    for (const auto& key : keys) {
+      auto& w = workers_[i++];
+      w.runtime_index = std::get<0>(key);
+      w.device = env_.devices.at(w.runtime_index);
       w.sub_device = std::get<1>(key);
       w.queue_index = std::get<2>(key);
       const auto& info = w.info();
@@ -178,17 +183,12 @@ class Run {
       w.zero_copy = !info.discrete && info.host_unified_memory;
       w.slot = env_.queues->acquire(w.context, w.cl_device);
     }
-    std::sort(workers_.begin(), workers_.end(), [](const Worker& a, const Worker& b) {
-      return std::make_tuple(a.device->info().index, a.sub_device, a.queue_index) <
-             std::make_tuple(b.device->info().index, b.sub_device, b.queue_index);
-    });
     parts_.resize(dec_.parts.size());
     for (std::size_t i = 0; i < dec_.parts.size(); ++i) {
       auto& ps = parts_[i];
       ps.part = &dec_.parts[i];
       for (auto& w : workers_)
-        if (w.device == env_.devices.at(ps.part->device) && w.sub_device == ps.part->sub_device &&
-            w.queue_index == ps.part->queue)
+        if (w.runtime_index == ps.part->device && w.sub_device == ps.part->sub_device && w.queue_index == ps.part->queue)
           ps.worker = &w;
       ps.worker->parts.push_back(&ps);
     }
@@ -731,6 +731,13 @@ class Run {
     rep.iterations = iterations_;
     rep.results = results_;
     rep.decomposition = dec_.explain(env_.infos);
+    rep.device_ms.assign(env_.infos.size(), 0.0);
+    double begin = std::numeric_limits<double>::max();
+    for (auto& w : workers_) begin = std::min(begin, w.host_start_ms);
+    for (auto& w : workers_) {
+      double& d = rep.device_ms.at(w.runtime_index);
+      d = std::max(d, w.host_end_ms - begin);
+    }
     std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
     for (auto& ps : parts_) {
       PartitionReport pr;

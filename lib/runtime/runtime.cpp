@@ -264,6 +264,8 @@ std::string Report::str() const {
   s << "run: " << wall_ms << " ms wall, config " << config.str() << " (" << provenance << ")";
   if (iterations) s << ", " << iterations << " loop iteration(s)";
   s << "\n";
+  for (std::size_t d = 0; d < device_ms.size(); ++d)
+    if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
   for (const auto& p : partitions)
     s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
       << " units [" << p.first << ", " << p.first + p.units << "): busy " << p.ms << " ms, kernels " << p.kernel_ms

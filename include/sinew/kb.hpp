@@ -1,0 +1,245 @@
+// sinew/kb.hpp — the knowledge base: what Sinew has learnt about running each tree on this
+// machine (trained, derived and balanced plans, every measurement), kept in one SQLite file.
+//
+// Identity. An entry is valid for a KbKey: the tree signature (Node::signature(): structure,
+// kernel source hashes, build options), the device set (device_set_signature(): names, platforms
+// and driver versions in runtime order) and the library version. Within a key, entries are told
+// apart by their input features (named numbers such as vector sizes; matched by name, order
+// free). There is one current entry per (key, features); its history lives in the runs (every
+// measurement ever taken, never updated) and the balancer events.
+//
+// Durability. Every write is its own transaction, committed before the call returns (WAL mode,
+// synchronous=NORMAL: a killed process loses at most the write in flight, a power cut at most the
+// last few). Several processes may share one file: writers wait up to the busy timeout for each
+// other and lose nothing.
+//
+// Failure. KnowledgeBase::open never throws for an unusable file: it warns once on stderr and
+// returns an in-memory knowledge base (see open()). Once open, a write that fails (disk full, a
+// lock held past the busy timeout) throws sinew::Error(errc::knowledge_base); a caller that must
+// never stop (the Runtime) catches it, warns and goes on. Bad arguments (non-finite numbers, an
+// unknown provenance, a malformed import) throw sinew::Error(errc::invalid_argument).
+//
+// Thread safety. A KnowledgeBase may be used from several threads at once (one connection behind
+// a mutex). Interpolators are stateless and const.
+#pragma once
+
+#include <sinew/device.hpp>
+#include <sinew/runtime.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sinew {
+
+// Named input features of one request (vector sizes, scalars marked as features).
+using KbFeatures = std::vector<std::pair<std::string, double>>;
+
+struct KbKey {
+  std::string tree;     // Node::signature()
+  std::string devices;  // device_set_signature(runtime devices)
+  std::string library;  // Sinew version (sinew::version)
+  friend bool operator==(const KbKey&, const KbKey&) = default;
+};
+
+// The canonical text of a device set, in the given (runtime) order: per device its id, kind,
+// name, platform, driver version and whether it is driven as discrete. Any change of these
+// invalidates what was learnt on the old set.
+std::string device_set_signature(const std::vector<DeviceInfo>& devices);
+// {tree, device_set_signature(devices), sinew::version}.
+KbKey make_kb_key(std::string tree, const std::vector<DeviceInfo>& devices);
+
+// The current plan for one tree, device set, library and input features.
+struct KbEntry {
+  std::int64_t id = 0;                  // set by the knowledge base
+  KbKey key;
+  KbFeatures features;
+  Config config;
+  double time_ms = 0;                   // measured (or, when derived, the source's) time
+  std::string provenance = "trained";   // trained | derived | balanced | manual
+  std::optional<std::int64_t> source;   // derived / balanced from this entry
+  double precision = 0;                 // training: the stoppage precision used
+  unsigned quality = 0;                 // training: executions per measured point
+  std::int64_t executions = 0;          // times this entry was used to run the tree
+  std::string strategy;                 // training strategy ("even", "cpu-assisted", ...) or ""
+  std::string created, updated;         // UTC, ISO 8601 with milliseconds; set by the KB
+};
+
+// One measurement: the tree ran once (or `quality` times, averaged by the caller) with `config`.
+struct KbRun {
+  std::int64_t id = 0;
+  KbKey key;
+  KbFeatures features;
+  Config config;
+  double time_ms = 0;
+  std::vector<double> partition_ms;     // per-partition busy times, in decomposition order
+  std::string purpose = "training";     // training | balancing | execution
+  std::string created;                  // set by the KB when empty
+};
+
+// A load-balancer intervention on an entry.
+struct KbEvent {
+  std::int64_t id = 0;
+  std::int64_t entry = 0;
+  std::int64_t execution = 0;           // the entry's execution number that triggered it
+  int level = 1;                        // 1: shares moved between device kinds; 2: partial retraining
+  Config before, after;
+  double time_ms = 0;                   // the triggering execution's time
+  std::vector<double> partition_ms;     // ... and its per-partition times
+  double deviation = 0;                 // the deviation between partition times
+  double lbt = 0;                       // the load-balancing threshold lbt(n)
+  std::string created;
+};
+
+// What `trees()` lists: one row per tree signature with anything stored.
+struct KbTreeSummary {
+  std::string tree;
+  std::string label, description;       // from describe_tree(), "" when never described
+  std::int64_t entries = 0, runs = 0, events = 0;
+  std::string updated;                  // latest entry update or run
+};
+
+// Rows touched by import_json / removed by clear.
+struct KbCounts {
+  std::int64_t entries = 0, runs = 0, events = 0;
+  std::int64_t total() const { return entries + runs + events; }
+};
+
+struct KbOptions {
+  // How long a write (or the opening checks) waits for another process's lock.
+  std::chrono::milliseconds busy_timeout{5000};
+  // Print open()'s warning on stderr (it is always available through warning()).
+  bool print_warning = true;
+};
+
+class KnowledgeBase {
+ public:
+  // Opens (creating it and its parent directories when missing) the knowledge base at `path`;
+  // ":memory:" gives an in-memory one. Never throws for an unusable file: when it cannot be
+  // opened, is locked past the busy timeout, is corrupt (`PRAGMA quick_check` not "ok", "file is
+  // not a database"), is not a Sinew knowledge base, or was written by a newer Sinew, it prints
+  // ONE warning on stderr saying what happened and where, and returns an in-memory knowledge base
+  // (persistent() false, warning() holds the text). A corrupt file is moved aside to
+  // `<path>.corrupt-<UTC timestamp>` (with its -wal and -shm files), never overwritten or
+  // deleted, so the next process starts a fresh file; every other unusable file is left untouched.
+  // Older schemas are migrated in place.
+  static std::unique_ptr<KnowledgeBase> open(const std::string& path, KbOptions options = {});
+  // open(default_path()).
+  static std::unique_ptr<KnowledgeBase> open_default(KbOptions options = {});
+  static std::unique_ptr<KnowledgeBase> memory();
+  // $SINEW_KB, else $XDG_DATA_HOME/sinew/kb.sqlite, else ~/.local/share/sinew/kb.sqlite.
+  // Creates nothing (open() creates the parent directories).
+  static std::string default_path();
+
+  ~KnowledgeBase();
+  KnowledgeBase(const KnowledgeBase&) = delete;
+  KnowledgeBase& operator=(const KnowledgeBase&) = delete;
+
+  bool persistent() const;
+  const std::string& path() const;      // the file, or ":memory:"
+  const std::string& warning() const;   // why open() fell back to memory; "" otherwise
+
+  // --- Measurements (append only) ---
+  std::int64_t record_run(const KbRun& run);
+  // Runs of the entry's key and features, oldest first.
+  std::vector<KbRun> runs(std::int64_t entry) const;
+  std::vector<KbRun> runs(const KbKey& key, const KbFeatures& features) const;
+  // Every run of a tree (any device set, library, features), oldest first.
+  std::vector<KbRun> runs_for_tree(const std::string& tree) const;
+
+  // --- Entries: one current entry per (key, features) ---
+  // Inserts the entry, or updates the current one of the same key and features (config, time,
+  // provenance, source, precision, quality, strategy; `updated` becomes now). On update the stored
+  // `executions` and `created` are kept (count uses with add_executions). Returns the entry's id.
+  std::int64_t store_entry(const KbEntry& entry);
+  std::optional<KbEntry> entry(std::int64_t id) const;
+  // The entry for exactly these features (matched by name, values compared exactly).
+  std::optional<KbEntry> find(const KbKey& key, const KbFeatures& features) const;
+  // Every entry of the key, any features: what an Interpolator derives from.
+  std::vector<KbEntry> entries(const KbKey& key) const;
+  std::vector<KbEntry> entries_for_tree(const std::string& tree) const;
+  // Counts `n` more uses of the entry. False when it no longer exists (cleared meanwhile).
+  bool add_executions(std::int64_t entry, std::int64_t n = 1);
+
+  // --- Balancer events ---
+  std::int64_t record_event(const KbEvent& event);
+  std::vector<KbEvent> events(std::int64_t entry) const;
+
+  // --- Trees ---
+  // A human-readable label and description (e.g. Node::label(), Node::dump()) for `kb list/show`.
+  void describe_tree(const std::string& tree, const std::string& label, const std::string& description);
+  std::vector<KbTreeSummary> trees() const;
+  // The stored tree signatures starting with `prefix` (all when empty).
+  std::vector<std::string> match_trees(std::string_view prefix) const;
+
+  // --- Export, import, clear ---
+  // Every entry, run, event and tree description (of one tree, or all), as JSON.
+  std::string export_json(const std::optional<std::string>& tree = std::nullopt) const;
+  // Merges an export into this knowledge base in one transaction (all or nothing): runs and
+  // events already present are skipped; an entry of the same key and features is replaced when
+  // the imported one was updated later (executions: the larger count). Throws
+  // sinew::Error(errc::invalid_argument) naming what is malformed.
+  KbCounts import_json(std::string_view json);
+  // Removes everything of one tree, or everything. Returns what was removed.
+  KbCounts clear(const std::optional<std::string>& tree = std::nullopt);
+
+  class Impl;
+
+ private:
+  explicit KnowledgeBase(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Derivation: a plan for features the knowledge base has no entry for.
+
+struct Derived {
+  Config config;
+  std::int64_t source = 0;  // the nearest entry's id
+  double distance = 0;      // normalised Euclidean distance to it (0: same features)
+  std::string method;       // the interpolator's name
+};
+
+class Interpolator {
+ public:
+  virtual ~Interpolator() = default;
+  virtual std::string name() const = 0;
+  // A plan for `features` from `known` (normally KnowledgeBase::entries(key)). Features are
+  // matched by name: entries lacking one of the query's features are skipped, extra ones ignored.
+  // Each feature is normalised by its range over the usable entries and the query, so no feature
+  // dominates by its unit. Empty when no entry is usable.
+  virtual std::optional<Derived> derive(const std::vector<KbEntry>& known, const KbFeatures& features) const = 0;
+};
+
+// The spec's method: the nearest entry's plan, by Euclidean distance over normalised features.
+// Ties go to the more recently updated entry.
+class NearestNeighbour final : public Interpolator {
+ public:
+  std::string name() const override { return "nearest-neighbour"; }
+  std::optional<Derived> derive(const std::vector<KbEntry>& known, const KbFeatures& features) const override;
+};
+
+// Shares weighted by 1/distance^power over the k nearest entries (those with as many devices as
+// the nearest), renormalised to sum 1; fission and overlap from the nearest. An exact match is
+// returned as is.
+class InverseDistance final : public Interpolator {
+ public:
+  explicit InverseDistance(std::size_t k = 4, double power = 2) : k_(k), power_(power) {}
+  std::string name() const override { return "inverse-distance"; }
+  std::optional<Derived> derive(const std::vector<KbEntry>& known, const KbFeatures& features) const override;
+
+ private:
+  std::size_t k_;
+  double power_;
+};
+
+// "nearest" / "nearest-neighbour" / "nn" or "idw" / "inverse-distance" (for settings and
+// environment variables). Throws sinew::Error(errc::invalid_argument) naming the choices.
+std::unique_ptr<Interpolator> make_interpolator(std::string_view name);
+
+}  // namespace sinew

@@ -1,0 +1,1130 @@
+// kb/kb.cpp — the knowledge base on SQLite: opening (with the fall-back to memory for unusable
+// files), schema creation and migration, entries, runs, events, export, import and clear.
+#include <sinew/error.hpp>
+#include <sinew/kb.hpp>
+#include <sinew/version.hpp>
+
+#include "kb/json.hpp"
+#include "kb/schema.hpp"
+#include "kb/sqlite.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace sinew {
+
+using detail::kb::Connection;
+using detail::kb::SqliteError;
+using detail::kb::Statement;
+using detail::kb::Transaction;
+namespace json = detail::kb::json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Values <-> columns.
+
+std::string utc_now(bool compact = false) {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t seconds = std::time_t(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[40];
+  if (compact) {
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  } else {
+    std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof buf - n, ".%03dZ", int(ms % 1000));
+  }
+  return buf;
+}
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw Error(sinew::errc::invalid_argument, "knowledge base: " + what);
+}
+
+void check_finite(double v, const std::string& what, bool non_negative = true) {
+  if (!std::isfinite(v)) invalid(what + " is not a finite number");
+  if (non_negative && v < 0) invalid(what + " is negative (" + json::number(v) + ")");
+}
+
+void check_key(const KbKey& key) {
+  if (key.tree.empty()) invalid("the key has no tree signature");
+  if (key.devices.empty()) invalid("the key has no device set");
+  if (key.library.empty()) invalid("the key has no library version");
+}
+
+void check_features(const KbFeatures& features) {
+  std::set<std::string> names;
+  for (const auto& [name, value] : features) {
+    if (name.empty()) invalid("a feature has no name");
+    if (!names.insert(name).second) invalid("feature '" + name + "' is given twice");
+    check_finite(value, "feature '" + name + "'", false);
+  }
+}
+
+void check_config(const Config& c, const std::string& what) {
+  if (c.shares.empty()) invalid(what + " has no shares");
+  double sum = 0;
+  for (std::size_t i = 0; i < c.shares.size(); ++i) {
+    check_finite(c.shares[i], what + " share " + std::to_string(i));
+    sum += c.shares[i];
+  }
+  if (sum <= 0) invalid(what + "'s shares sum to zero");
+  if (c.fission.empty()) invalid(what + " has no fission configuration name");
+  if (c.overlap < 1) invalid(what + " has overlap 0 (at least 1 queue per GPU)");
+}
+
+void check_times(const std::vector<double>& times, const std::string& what) {
+  for (std::size_t i = 0; i < times.size(); ++i) check_finite(times[i], what + " " + std::to_string(i));
+}
+
+bool is_provenance(std::string_view p) {
+  return p == "trained" || p == "derived" || p == "balanced" || p == "manual";
+}
+bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
+
+json::Value features_value(const KbFeatures& features) {
+  json::Value v{json::Value::Object{}};
+  for (const auto& [name, value] : features) v.set(name, json::Value(value));
+  return v;
+}
+std::string features_text(const KbFeatures& features) { return json::dump(features_value(features)); }
+// The exact-match key: the features sorted by name.
+std::string feature_key(KbFeatures features) {
+  std::sort(features.begin(), features.end());
+  return features_text(features);
+}
+
+json::Value numbers_value(const std::vector<double>& numbers) {
+  json::Value::Array a;
+  for (double n : numbers) a.emplace_back(n);
+  return json::Value(std::move(a));
+}
+std::string numbers_text(const std::vector<double>& numbers) { return json::dump(numbers_value(numbers)); }
+
+json::Value config_value(const Config& c) {
+  json::Value v{json::Value::Object{}};
+  v.set("fission", json::Value(c.fission));
+  v.set("overlap", json::Value(c.overlap));
+  v.set("shares", numbers_value(c.shares));
+  return v;
+}
+
+// Reading back what we wrote: anything malformed means the file was damaged or edited.
+[[noreturn]] void damaged(const std::string& what) {
+  throw Error(sinew::errc::knowledge_base, "knowledge base: damaged value: " + what,
+              {.fix = "export what is readable with 'sinew kb export', or remove the file"});
+}
+
+json::Value parse_column(const std::string& text, const char* column) {
+  try {
+    return json::parse(text);
+  } catch (const std::invalid_argument& e) {
+    damaged(std::string(column) + " (" + e.what() + ")");
+  }
+}
+
+KbFeatures features_from(const std::string& text) {
+  auto v = parse_column(text, "features");
+  if (!v.is_object()) damaged("features is not a JSON object");
+  KbFeatures out;
+  for (const auto& [name, value] : v.object()) {
+    if (!value.is_number()) damaged("feature '" + name + "' is not a number");
+    out.emplace_back(name, value.number());
+  }
+  return out;
+}
+
+std::vector<double> numbers_from(const std::string& text, const char* column) {
+  auto v = parse_column(text, column);
+  if (!v.is_array()) damaged(std::string(column) + " is not a JSON array");
+  std::vector<double> out;
+  for (const auto& n : v.array()) {
+    if (!n.is_number()) damaged(std::string(column) + " holds a non-number");
+    out.push_back(n.number());
+  }
+  return out;
+}
+
+Config config_from(const Statement& s, int fission, int overlap, int shares) {
+  Config c;
+  c.fission = s.text(fission);
+  c.overlap = unsigned(s.integer(overlap));
+  c.shares = numbers_from(s.text(shares), "shares");
+  return c;
+}
+
+constexpr const char* kEntryColumns =
+    "id, tree, devices, library, features, fission, overlap, shares, time_ms, provenance, source, precision, "
+    "quality, executions, strategy, created, updated";
+
+KbEntry entry_from(const Statement& s) {
+  KbEntry e;
+  e.id = s.integer(0);
+  e.key = {s.text(1), s.text(2), s.text(3)};
+  e.features = features_from(s.text(4));
+  e.config = config_from(s, 5, 6, 7);
+  e.time_ms = s.real(8);
+  e.provenance = s.text(9);
+  e.source = s.optional_integer(10);
+  e.precision = s.real(11);
+  e.quality = unsigned(s.integer(12));
+  e.executions = s.integer(13);
+  e.strategy = s.text(14);
+  e.created = s.text(15);
+  e.updated = s.text(16);
+  return e;
+}
+
+constexpr const char* kRunColumns =
+    "id, tree, devices, library, features, fission, overlap, shares, time_ms, partition_ms, purpose, created";
+
+KbRun run_from(const Statement& s) {
+  KbRun r;
+  r.id = s.integer(0);
+  r.key = {s.text(1), s.text(2), s.text(3)};
+  r.features = features_from(s.text(4));
+  r.config = config_from(s, 5, 6, 7);
+  r.time_ms = s.real(8);
+  r.partition_ms = numbers_from(s.text(9), "partition_ms");
+  r.purpose = s.text(10);
+  r.created = s.text(11);
+  return r;
+}
+
+constexpr const char* kEventColumns =
+    "id, entry, execution, level, fission_before, overlap_before, shares_before, fission_after, overlap_after, "
+    "shares_after, time_ms, partition_ms, deviation, lbt, created";
+
+KbEvent event_from(const Statement& s) {
+  KbEvent e;
+  e.id = s.integer(0);
+  e.entry = s.integer(1);
+  e.execution = s.integer(2);
+  e.level = int(s.integer(3));
+  e.before = config_from(s, 4, 5, 6);
+  e.after = config_from(s, 7, 8, 9);
+  e.time_ms = s.real(10);
+  e.partition_ms = numbers_from(s.text(11), "partition_ms");
+  e.deviation = s.real(12);
+  e.lbt = s.real(13);
+  e.created = s.text(14);
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening.
+
+// Why a file cannot be used, and what open() did about it.
+struct Unusable {
+  enum Kind { unopenable, locked, corrupt, foreign } kind;
+  std::string detail;
+};
+
+Unusable classify(const SqliteError& e) {
+  switch (e.primary()) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return {Unusable::locked, e.what()};
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT: return {Unusable::corrupt, e.what()};
+    default: return {Unusable::unopenable, e.what()};
+  }
+}
+
+// Renames `from` to `to` unless `to` exists (atomically where the file system can).
+bool rename_no_replace(const std::string& from, const std::string& to, std::string& error) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno == EINVAL || errno == ENOSYS) {  // file system without RENAME_NOREPLACE
+    std::error_code ec;
+    if (!fs::exists(to, ec) && ::rename(from.c_str(), to.c_str()) == 0) return true;
+    if (errno == 0) errno = EEXIST;
+  }
+  error = std::strerror(errno);
+  return false;
+}
+
+// Moves a corrupt file (and its -wal / -shm companions) aside. Returns the new name, or "" with
+// `error` set.
+std::string move_aside(const std::string& path, std::string& error) {
+  std::string base = path + ".corrupt-" + utc_now(true);
+  std::string target = base;
+  for (int i = 2; i < 100; ++i) {
+    std::error_code ec;
+    if (!fs::exists(target, ec) && !fs::exists(target + "-wal", ec)) break;
+    target = base + "-" + std::to_string(i);
+  }
+  if (!rename_no_replace(path, target, error)) return {};
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::error_code ec;
+    if (fs::exists(path + suffix, ec)) {
+      std::string ignored;
+      rename_no_replace(path + suffix, target + suffix, ignored);
+    }
+  }
+  return target;
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", double(ms.count()) / 1000.0);
+  return buf;
+}
+
+void configure(Connection& db) {
+  db.exec("PRAGMA foreign_keys = ON");
+}
+
+int user_version(Connection& db) {
+  auto s = db.prepare("PRAGMA user_version");
+  s.step();
+  return int(s.integer(0));
+}
+
+// Creates the schema in an empty database, or migrates an older one, in one transaction.
+void migrate(Connection& db) {
+  if (user_version(db) == detail::kb::kSchemaVersion) return;
+  Transaction t(db);
+  int version = user_version(db);  // again, under the write lock: another process may have done it
+  if (version == 0) {
+    db.exec(detail::kb::kSchema);
+  } else {
+    for (const auto& m : detail::kb::migrations())
+      if (m.to > version) db.exec(m.sql);
+  }
+  if (user_version(db) != detail::kb::kSchemaVersion)
+    throw SqliteError(SQLITE_ERROR, "the schema migrations end at version " + std::to_string(user_version(db)));
+  t.commit();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+class KnowledgeBase::Impl {
+ public:
+  mutable Connection db;  // guarded by mutex
+  std::string path = ":memory:";
+  bool persistent = false;
+  std::string warning;
+  mutable std::mutex mutex;
+
+  // Runs `f` under the lock, turning SQLite failures into sinew::Error.
+  template <class F>
+  auto locked(const char* doing, F&& f) const {
+    std::lock_guard lock(mutex);
+    try {
+      return f();
+    } catch (const SqliteError& e) {
+      std::string fix;
+      if (e.primary() == SQLITE_BUSY || e.primary() == SQLITE_LOCKED)
+        fix = "another process held the knowledge base longer than the busy timeout; try again";
+      else if (e.primary() == SQLITE_FULL)
+        fix = "free some disk space";
+      else if (e.primary() == SQLITE_CORRUPT || e.primary() == SQLITE_NOTADB)
+        fix = "the file is damaged: a new process moves it aside and starts a fresh one";
+      throw Error(sinew::errc::knowledge_base, std::string("knowledge base ") + path + ": " + doing + ": " + e.what(),
+                  {.api_call = "sqlite3", .fix = fix});
+    }
+  }
+
+  std::optional<std::int64_t> find_id(const KbKey& key, const std::string& fkey) const {
+    auto s = db.prepare("SELECT id FROM entries WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?");
+    s.bind_all(key.tree, key.devices, key.library, fkey);
+    if (s.step()) return s.integer(0);
+    return std::nullopt;
+  }
+
+  std::vector<KbEntry> select_entries(const std::string& where, const std::vector<std::string>& args) const {
+    auto s = db.prepare(std::string("SELECT ") + kEntryColumns + " FROM entries " + where);
+    for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
+    std::vector<KbEntry> out;
+    while (s.step()) out.push_back(entry_from(s));
+    return out;
+  }
+
+  std::vector<KbRun> select_runs(const std::string& where, const std::vector<std::string>& args) const {
+    auto s = db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs " + where);
+    for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
+    std::vector<KbRun> out;
+    while (s.step()) out.push_back(run_from(s));
+    return out;
+  }
+
+  std::vector<KbEvent> select_events(const std::string& where, const std::vector<std::string>& args) const {
+    auto s = db.prepare(std::string("SELECT ") + kEventColumns + " FROM events " + where);
+    for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
+    std::vector<KbEvent> out;
+    while (s.step()) out.push_back(event_from(s));
+    return out;
+  }
+
+  std::int64_t insert_run(const KbRun& r) {
+    auto s = db.prepare(
+        "INSERT INTO runs (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
+        "purpose, created, partition_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind_all(r.key.tree, r.key.devices, r.key.library, features_text(r.features), feature_key(r.features),
+               r.config.fission, r.config.overlap, numbers_text(r.config.shares), r.time_ms, r.purpose,
+               r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms));
+    s.run();
+    return db.last_insert_id();
+  }
+
+  std::int64_t insert_event(const KbEvent& e) {
+    auto s = db.prepare(
+        "INSERT INTO events (entry, execution, level, fission_before, overlap_before, shares_before, "
+        "fission_after, overlap_after, shares_after, time_ms, partition_ms, deviation, lbt, created) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind_all(e.entry, e.execution, e.level, e.before.fission, e.before.overlap, numbers_text(e.before.shares),
+               e.after.fission, e.after.overlap, numbers_text(e.after.shares), e.time_ms,
+               numbers_text(e.partition_ms), e.deviation, e.lbt, e.created.empty() ? utc_now() : e.created);
+    s.run();
+    return db.last_insert_id();
+  }
+
+  std::int64_t insert_entry(const KbEntry& e, const std::string& created, const std::string& updated) {
+    auto s = db.prepare(
+        "INSERT INTO entries (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
+        "provenance, source, precision, quality, executions, strategy, created, updated) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind_all(e.key.tree, e.key.devices, e.key.library, features_text(e.features), feature_key(e.features),
+               e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms, e.provenance, e.source,
+               e.precision, e.quality, e.executions, e.strategy, created, updated);
+    s.run();
+    return db.last_insert_id();
+  }
+
+  // Replaces the plan of entry `id` (not its identity, executions or created).
+  void update_entry(std::int64_t id, const KbEntry& e, const std::string& updated) {
+    auto s = db.prepare(
+        "UPDATE entries SET features = ?, fission = ?, overlap = ?, shares = ?, time_ms = ?, provenance = ?, "
+        "source = ?, precision = ?, quality = ?, strategy = ?, updated = ? WHERE id = ?");
+    s.bind_all(features_text(e.features), e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms,
+               e.provenance, e.source, e.precision, e.quality, e.strategy, updated, id);
+    s.run();
+  }
+};
+
+namespace {
+
+void check_entry(const KbEntry& e) {
+  check_key(e.key);
+  check_features(e.features);
+  check_config(e.config, "the entry's config");
+  check_finite(e.time_ms, "the entry's time");
+  check_finite(e.precision, "the entry's precision");
+  if (e.executions < 0) invalid("the entry's executions are negative");
+  if (!is_provenance(e.provenance))
+    invalid("provenance '" + e.provenance + "' is none of trained, derived, balanced, manual");
+}
+
+void check_run(const KbRun& r) {
+  check_key(r.key);
+  check_features(r.features);
+  check_config(r.config, "the run's config");
+  check_finite(r.time_ms, "the run's time");
+  check_times(r.partition_ms, "the run's partition time");
+  if (!is_purpose(r.purpose)) invalid("purpose '" + r.purpose + "' is none of training, balancing, execution");
+}
+
+void check_event(const KbEvent& e) {
+  if (e.level != 1 && e.level != 2) invalid("event level " + std::to_string(e.level) + " is neither 1 nor 2");
+  check_config(e.before, "the event's config before");
+  check_config(e.after, "the event's config after");
+  check_finite(e.time_ms, "the event's time");
+  check_times(e.partition_ms, "the event's partition time");
+  check_finite(e.deviation, "the event's deviation");
+  check_finite(e.lbt, "the event's lbt");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Opening.
+
+KnowledgeBase::KnowledgeBase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KnowledgeBase::~KnowledgeBase() = default;
+
+std::unique_ptr<KnowledgeBase> KnowledgeBase::memory() {
+  auto impl = std::make_unique<Impl>();
+  impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  configure(impl->db);
+  migrate(impl->db);
+  return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
+}
+
+std::string KnowledgeBase::default_path() {
+  if (const char* kb = std::getenv("SINEW_KB"); kb && *kb) return kb;
+  fs::path base;
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data == '/') {
+    base = data;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    base = fs::path(home) / ".local" / "share";
+  } else {
+    base = fs::temp_directory_path();  // no home: still somewhere writable
+  }
+  return (base / "sinew" / "kb.sqlite").string();
+}
+
+std::unique_ptr<KnowledgeBase> KnowledgeBase::open_default(KbOptions options) {
+  return open(default_path(), options);
+}
+
+std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOptions options) {
+  if (path.empty() || path == ":memory:") return memory();
+
+  std::optional<Unusable> problem;
+  Connection db;
+  try {
+    auto parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      fs::create_directories(parent, ec);
+      if (ec) throw Unusable{Unusable::unopenable, "cannot create directory " + parent.string() + ": " + ec.message()};
+    }
+    db = Connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
+    configure(db);
+    if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
+    // Read-only checks first, so that a file that is not ours is never written.
+    {
+      auto check = db.prepare("PRAGMA quick_check");
+      std::string first = check.step() ? check.text(0) : "no result";
+      if (first != "ok") throw Unusable{Unusable::corrupt, "integrity check failed: " + first};
+    }
+    int version = user_version(db);
+    if (version > detail::kb::kSchemaVersion)
+      throw Unusable{Unusable::foreign, "it was written by a newer Sinew (schema version " + std::to_string(version) +
+                                            "; this one knows up to " + std::to_string(detail::kb::kSchemaVersion) + ")"};
+    if (version == 0) {
+      auto tables = db.prepare("SELECT count(*) FROM sqlite_master");
+      tables.step();
+      if (tables.integer(0) > 0)
+        throw Unusable{Unusable::foreign, "it is an SQLite database of something else (no Sinew schema version)"};
+    }
+    {
+      auto mode = db.prepare("PRAGMA journal_mode = WAL");
+      mode.run();
+    }
+    db.exec("PRAGMA synchronous = NORMAL");
+    migrate(db);
+  } catch (const SqliteError& e) {
+    problem = classify(e);
+  } catch (const Unusable& u) {
+    problem = u;
+  } catch (const std::exception& e) {  // std::filesystem, std::bad_alloc
+    problem = Unusable{Unusable::unopenable, e.what()};
+  }
+
+  if (!problem) {
+    auto impl = std::make_unique<Impl>();
+    impl->db = std::move(db);
+    impl->path = path;
+    impl->persistent = true;
+    return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
+  }
+
+  db = Connection();  // close before moving the file
+  std::string what = "knowledge base " + path;
+  const std::string memory_note = "; continuing with an in-memory knowledge base (what this process learns is not kept)";
+  switch (problem->kind) {
+    case Unusable::locked:
+      what += " is locked by another process (still busy after " + seconds_text(options.busy_timeout) + ": " +
+              problem->detail + ")" + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::unopenable:
+      what += " cannot be used (" + problem->detail + ")" + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::foreign:
+      what += " cannot be used: " + problem->detail + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::corrupt: {
+      std::string error;
+      std::string moved = move_aside(path, error);
+      what += " is corrupt (" + problem->detail + ")";
+      if (!moved.empty())
+        what += "; moved it aside to " + moved + memory_note + "; the next process starts a new file";
+      else
+        what += "; could not move it aside (" + error + "), so it is left in place" + memory_note;
+      break;
+    }
+  }
+  auto kb = memory();
+  kb->impl_->warning = what;
+  if (options.print_warning) std::cerr << "sinew: warning: " << what << std::endl;
+  return kb;
+}
+
+bool KnowledgeBase::persistent() const { return impl_->persistent; }
+const std::string& KnowledgeBase::path() const { return impl_->path; }
+const std::string& KnowledgeBase::warning() const { return impl_->warning; }
+
+// ---------------------------------------------------------------------------------------------
+// Runs.
+
+std::int64_t KnowledgeBase::record_run(const KbRun& run) {
+  check_run(run);
+  return impl_->locked("recording a run", [&] { return impl_->insert_run(run); });
+}
+
+std::vector<KbRun> KnowledgeBase::runs(std::int64_t entry) const {
+  return impl_->locked("reading runs", [&] {
+    return impl_->select_runs(
+        "WHERE (tree, devices, library, feature_key) = "
+        "(SELECT tree, devices, library, feature_key FROM entries WHERE id = ?) ORDER BY id",
+        {std::to_string(entry)});
+  });
+}
+
+std::vector<KbRun> KnowledgeBase::runs(const KbKey& key, const KbFeatures& features) const {
+  return impl_->locked("reading runs", [&] {
+    return impl_->select_runs("WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? ORDER BY id",
+                              {key.tree, key.devices, key.library, feature_key(features)});
+  });
+}
+
+std::vector<KbRun> KnowledgeBase::runs_for_tree(const std::string& tree) const {
+  return impl_->locked("reading runs", [&] { return impl_->select_runs("WHERE tree = ? ORDER BY id", {tree}); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries.
+
+std::int64_t KnowledgeBase::store_entry(const KbEntry& entry) {
+  check_entry(entry);
+  return impl_->locked("storing an entry", [&] {
+    Transaction t(impl_->db);
+    std::string now = utc_now();
+    std::int64_t id;
+    if (auto existing = impl_->find_id(entry.key, feature_key(entry.features))) {
+      id = *existing;
+      impl_->update_entry(id, entry, now);
+    } else {
+      id = impl_->insert_entry(entry, now, now);
+    }
+    t.commit();
+    return id;
+  });
+}
+
+std::optional<KbEntry> KnowledgeBase::entry(std::int64_t id) const {
+  auto found = impl_->locked("reading an entry", [&] { return impl_->select_entries("WHERE id = ?", {std::to_string(id)}); });
+  if (found.empty()) return std::nullopt;
+  return found.front();
+}
+
+std::optional<KbEntry> KnowledgeBase::find(const KbKey& key, const KbFeatures& features) const {
+  auto found = impl_->locked("looking up an entry", [&] {
+    return impl_->select_entries("WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?",
+                                 {key.tree, key.devices, key.library, feature_key(features)});
+  });
+  if (found.empty()) return std::nullopt;
+  return found.front();
+}
+
+std::vector<KbEntry> KnowledgeBase::entries(const KbKey& key) const {
+  return impl_->locked("reading entries", [&] {
+    return impl_->select_entries("WHERE tree = ? AND devices = ? AND library = ? ORDER BY id",
+                                 {key.tree, key.devices, key.library});
+  });
+}
+
+std::vector<KbEntry> KnowledgeBase::entries_for_tree(const std::string& tree) const {
+  return impl_->locked("reading entries", [&] { return impl_->select_entries("WHERE tree = ? ORDER BY id", {tree}); });
+}
+
+bool KnowledgeBase::add_executions(std::int64_t entry, std::int64_t n) {
+  return impl_->locked("counting executions", [&] {
+    auto s = impl_->db.prepare("UPDATE entries SET executions = executions + ? WHERE id = ?");
+    s.bind_all(n, entry);
+    s.run();
+    return impl_->db.changes() > 0;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and trees.
+
+std::int64_t KnowledgeBase::record_event(const KbEvent& event) {
+  check_event(event);
+  return impl_->locked("recording a balancer event", [&] { return impl_->insert_event(event); });
+}
+
+std::vector<KbEvent> KnowledgeBase::events(std::int64_t entry) const {
+  return impl_->locked("reading events",
+                       [&] { return impl_->select_events("WHERE entry = ? ORDER BY id", {std::to_string(entry)}); });
+}
+
+void KnowledgeBase::describe_tree(const std::string& tree, const std::string& label, const std::string& description) {
+  if (tree.empty()) invalid("describe_tree: no tree signature");
+  impl_->locked("describing a tree", [&] {
+    auto s = impl_->db.prepare(
+        "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (tree) DO UPDATE SET label = excluded.label, description = excluded.description");
+    s.bind_all(tree, label, description, utc_now());
+    s.run();
+  });
+}
+
+namespace {
+constexpr const char* kAllTrees = "SELECT tree FROM entries UNION SELECT tree FROM runs UNION SELECT tree FROM trees";
+}
+
+std::vector<KbTreeSummary> KnowledgeBase::trees() const {
+  return impl_->locked("listing trees", [&] {
+    auto s = impl_->db.prepare(std::string("WITH t (tree) AS (") + kAllTrees +
+                               ") SELECT t.tree, coalesce(d.label, ''), coalesce(d.description, ''), "
+                               "(SELECT count(*) FROM entries e WHERE e.tree = t.tree), "
+                               "(SELECT count(*) FROM runs r WHERE r.tree = t.tree), "
+                               "(SELECT count(*) FROM events v JOIN entries e ON v.entry = e.id WHERE e.tree = t.tree), "
+                               "max(coalesce((SELECT max(updated) FROM entries e WHERE e.tree = t.tree), ''), "
+                               "    coalesce((SELECT max(created) FROM runs r WHERE r.tree = t.tree), '')) AS last "
+                               "FROM t LEFT JOIN trees d ON d.tree = t.tree ORDER BY last DESC, t.tree");
+    std::vector<KbTreeSummary> out;
+    while (s.step())
+      out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.integer(5), s.text(6)});
+    return out;
+  });
+}
+
+std::vector<std::string> KnowledgeBase::match_trees(std::string_view prefix) const {
+  return impl_->locked("listing trees", [&] {
+    auto s = impl_->db.prepare(std::string("SELECT tree FROM (") + kAllTrees +
+                               ") WHERE substr(tree, 1, length(?1)) = ?1 ORDER BY tree");
+    s.bind(1, prefix);
+    std::vector<std::string> out;
+    while (s.step()) out.push_back(s.text(0));
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export, import, clear.
+
+namespace {
+
+constexpr const char* kFormat = "sinew-knowledge-base";
+constexpr int kFormatVersion = 1;
+
+json::Value entry_value(const KbEntry& e) {
+  json::Value v{json::Value::Object{}};
+  v.set("id", json::Value(double(e.id)));
+  v.set("tree", json::Value(e.key.tree));
+  v.set("devices", json::Value(e.key.devices));
+  v.set("library", json::Value(e.key.library));
+  v.set("features", features_value(e.features));
+  v.set("config", config_value(e.config));
+  v.set("time_ms", json::Value(e.time_ms));
+  v.set("provenance", json::Value(e.provenance));
+  v.set("source", e.source ? json::Value(double(*e.source)) : json::Value());
+  v.set("precision", json::Value(e.precision));
+  v.set("quality", json::Value(e.quality));
+  v.set("executions", json::Value(double(e.executions)));
+  v.set("strategy", json::Value(e.strategy));
+  v.set("created", json::Value(e.created));
+  v.set("updated", json::Value(e.updated));
+  return v;
+}
+
+json::Value run_value(const KbRun& r) {
+  json::Value v{json::Value::Object{}};
+  v.set("tree", json::Value(r.key.tree));
+  v.set("devices", json::Value(r.key.devices));
+  v.set("library", json::Value(r.key.library));
+  v.set("features", features_value(r.features));
+  v.set("config", config_value(r.config));
+  v.set("time_ms", json::Value(r.time_ms));
+  v.set("partition_ms", numbers_value(r.partition_ms));
+  v.set("purpose", json::Value(r.purpose));
+  v.set("created", json::Value(r.created));
+  return v;
+}
+
+json::Value event_value(const KbEvent& e) {
+  json::Value v{json::Value::Object{}};
+  v.set("entry", json::Value(double(e.entry)));
+  v.set("execution", json::Value(double(e.execution)));
+  v.set("level", json::Value(e.level));
+  v.set("before", config_value(e.before));
+  v.set("after", config_value(e.after));
+  v.set("time_ms", json::Value(e.time_ms));
+  v.set("partition_ms", numbers_value(e.partition_ms));
+  v.set("deviation", json::Value(e.deviation));
+  v.set("lbt", json::Value(e.lbt));
+  v.set("created", json::Value(e.created));
+  return v;
+}
+
+// Typed access to an imported document, with the path of what is wrong in every error.
+class Reader {
+ public:
+  Reader(const json::Value& v, std::string path) : v_(v), path_(std::move(path)) {}
+
+  const json::Value& member(const char* name, json::Value::Type type) const {
+    const json::Value* m = v_.find(name);
+    if (!m) fail(std::string("has no \"") + name + "\"");
+    if (m->type() != type)
+      invalid("import: " + path_ + "." + name + " is " + json::type_name(m->type()) + ", expected " +
+              json::type_name(type));
+    return *m;
+  }
+  std::string text(const char* name) const { return member(name, json::Value::Type::string).string(); }
+  double number(const char* name) const { return member(name, json::Value::Type::number).number(); }
+  std::int64_t integer(const char* name) const {
+    double n = number(name);
+    if (n != std::floor(n) || std::fabs(n) > 9007199254740992.0)
+      invalid("import: " + path_ + "." + name + " is not an integer");
+    return std::int64_t(n);
+  }
+  std::optional<std::int64_t> optional_integer(const char* name) const {
+    const json::Value* m = v_.find(name);
+    if (!m || m->is_null()) return std::nullopt;
+    return integer(name);
+  }
+  std::vector<double> numbers(const char* name) const {
+    std::vector<double> out;
+    for (const auto& n : member(name, json::Value::Type::array).array()) {
+      if (!n.is_number()) invalid("import: " + path_ + "." + name + " holds " + json::type_name(n.type()));
+      out.push_back(n.number());
+    }
+    return out;
+  }
+  KbFeatures features(const char* name) const {
+    KbFeatures out;
+    for (const auto& [k, n] : member(name, json::Value::Type::object).object()) {
+      if (!n.is_number()) invalid("import: " + path_ + "." + name + "." + k + " is not a number");
+      out.emplace_back(k, n.number());
+    }
+    return out;
+  }
+  Config config(const char* name) const {
+    Reader c(member(name, json::Value::Type::object), path_ + "." + name);
+    Config out;
+    out.fission = c.text("fission");
+    auto overlap = c.integer("overlap");
+    if (overlap < 1 || overlap > 1024) invalid("import: " + path_ + "." + name + ".overlap is out of range");
+    out.overlap = unsigned(overlap);
+    out.shares = c.numbers("shares");
+    return out;
+  }
+  KbKey key() const { return {text("tree"), text("devices"), text("library")}; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& what) const { invalid("import: " + path_ + " " + what); }
+
+ private:
+  const json::Value& v_;
+  std::string path_;
+};
+
+// Runs `check` and prefixes its invalid_argument message with where the value came from.
+template <class F>
+void check_imported(const std::string& where, F&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    invalid("import: " + where + ": " + e.message().substr(std::string("knowledge base: ").size()));
+  }
+}
+
+const json::Value::Array& section(const json::Value& doc, const char* name) {
+  static const json::Value::Array none;
+  const json::Value* v = doc.find(name);
+  if (!v) return none;
+  if (!v->is_array()) invalid(std::string("import: \"") + name + "\" is not an array");
+  return v->array();
+}
+
+}  // namespace
+
+std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) const {
+  return impl_->locked("exporting", [&] {
+    // One read transaction: a consistent snapshot even while other processes write.
+    impl_->db.exec("BEGIN");
+    struct End {
+      Connection& db;
+      ~End() { sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr); }
+    } end{impl_->db};
+
+    std::vector<std::string> args;
+    if (tree) args.push_back(*tree);
+    json::Value doc{json::Value::Object{}};
+    doc.set("format", json::Value(kFormat));
+    doc.set("format_version", json::Value(kFormatVersion));
+    doc.set("schema", json::Value(detail::kb::kSchemaVersion));
+    doc.set("library", json::Value(sinew::version));
+    doc.set("exported", json::Value(utc_now()));
+
+    json::Value::Array trees;
+    {
+      auto s = impl_->db.prepare(std::string("SELECT tree, label, description, created FROM trees ") +
+                                 (tree ? "WHERE tree = ? " : "") + "ORDER BY tree");
+      if (tree) s.bind(1, *tree);
+      while (s.step()) {
+        json::Value t{json::Value::Object{}};
+        t.set("tree", json::Value(s.text(0)));
+        t.set("label", json::Value(s.text(1)));
+        t.set("description", json::Value(s.text(2)));
+        t.set("created", json::Value(s.text(3)));
+        trees.push_back(std::move(t));
+      }
+    }
+    doc.set("trees", json::Value(std::move(trees)));
+
+    json::Value::Array entries;
+    for (const auto& e : impl_->select_entries(tree ? "WHERE tree = ? ORDER BY id" : "ORDER BY id", args))
+      entries.push_back(entry_value(e));
+    doc.set("entries", json::Value(std::move(entries)));
+
+    json::Value::Array runs;
+    for (const auto& r : impl_->select_runs(tree ? "WHERE tree = ? ORDER BY id" : "ORDER BY id", args))
+      runs.push_back(run_value(r));
+    doc.set("runs", json::Value(std::move(runs)));
+
+    json::Value::Array events;
+    for (const auto& e : impl_->select_events(
+             tree ? "WHERE entry IN (SELECT id FROM entries WHERE tree = ?) ORDER BY id" : "ORDER BY id", args))
+      events.push_back(event_value(e));
+    doc.set("events", json::Value(std::move(events)));
+    return json::dump(doc, 2) + "\n";
+  });
+}
+
+KbCounts KnowledgeBase::import_json(std::string_view text) {
+  json::Value doc;
+  try {
+    doc = json::parse(text);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("import: not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) invalid("import: the document is not a JSON object");
+  const json::Value* format = doc.find("format");
+  if (!format || !format->is_string() || format->string() != kFormat)
+    invalid(std::string("import: not a Sinew knowledge base export (\"format\" is not \"") + kFormat + "\")");
+  if (const json::Value* v = doc.find("format_version"); v && v->is_number() && v->number() > kFormatVersion)
+    invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
+
+  // Read and check everything before touching the database.
+  struct ImportedEntry {
+    std::int64_t file_id;
+    std::optional<std::int64_t> file_source;
+    KbEntry entry;
+  };
+  std::vector<ImportedEntry> entries;
+  const auto& entry_values = section(doc, "entries");
+  for (std::size_t i = 0; i < entry_values.size(); ++i) {
+    Reader r(entry_values[i], "entries[" + std::to_string(i) + "]");
+    if (!entry_values[i].is_object()) r.fail("is not an object");
+    ImportedEntry ie;
+    ie.file_id = r.integer("id");
+    ie.file_source = r.optional_integer("source");
+    KbEntry& e = ie.entry;
+    e.key = r.key();
+    e.features = r.features("features");
+    e.config = r.config("config");
+    e.time_ms = r.number("time_ms");
+    e.provenance = r.text("provenance");
+    e.precision = r.number("precision");
+    auto quality = r.integer("quality");
+    if (quality < 0) r.fail("has a negative quality");
+    e.quality = unsigned(quality);
+    e.executions = r.integer("executions");
+    e.strategy = r.text("strategy");
+    e.created = r.text("created");
+    e.updated = r.text("updated");
+    check_imported(r.path(), [&] { check_entry(e); });
+    entries.push_back(std::move(ie));
+  }
+  std::vector<KbRun> runs;
+  const auto& run_values = section(doc, "runs");
+  for (std::size_t i = 0; i < run_values.size(); ++i) {
+    Reader r(run_values[i], "runs[" + std::to_string(i) + "]");
+    if (!run_values[i].is_object()) r.fail("is not an object");
+    KbRun run;
+    run.key = r.key();
+    run.features = r.features("features");
+    run.config = r.config("config");
+    run.time_ms = r.number("time_ms");
+    run.partition_ms = r.numbers("partition_ms");
+    run.purpose = r.text("purpose");
+    run.created = r.text("created");
+    if (run.created.empty()) r.fail("has no creation time");
+    check_imported(r.path(), [&] { check_run(run); });
+    runs.push_back(std::move(run));
+  }
+  std::vector<KbEvent> events;
+  const auto& event_values = section(doc, "events");
+  for (std::size_t i = 0; i < event_values.size(); ++i) {
+    Reader r(event_values[i], "events[" + std::to_string(i) + "]");
+    if (!event_values[i].is_object()) r.fail("is not an object");
+    KbEvent e;
+    e.entry = r.integer("entry");
+    e.execution = r.integer("execution");
+    e.level = int(r.integer("level"));
+    e.before = r.config("before");
+    e.after = r.config("after");
+    e.time_ms = r.number("time_ms");
+    e.partition_ms = r.numbers("partition_ms");
+    e.deviation = r.number("deviation");
+    e.lbt = r.number("lbt");
+    e.created = r.text("created");
+    if (e.created.empty()) r.fail("has no creation time");
+    check_imported(r.path(), [&] { check_event(e); });
+    bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
+    if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
+    events.push_back(std::move(e));
+  }
+  struct ImportedTree {
+    std::string tree, label, description, created;
+  };
+  std::vector<ImportedTree> trees;
+  const auto& tree_values = section(doc, "trees");
+  for (std::size_t i = 0; i < tree_values.size(); ++i) {
+    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
+    if (!tree_values[i].is_object()) r.fail("is not an object");
+    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
+    if (trees.back().tree.empty()) r.fail("has no tree signature");
+  }
+
+  return impl_->locked("importing", [&] {
+    KbCounts counts;
+    Transaction t(impl_->db);
+    Connection& db = impl_->db;
+
+    for (const auto& tr : trees) {
+      auto s = db.prepare(
+          "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) ON CONFLICT (tree) DO UPDATE "
+          "SET label = excluded.label, description = excluded.description WHERE trees.label = '' AND trees.description = ''");
+      s.bind_all(tr.tree, tr.label, tr.description, tr.created.empty() ? utc_now() : tr.created);
+      s.run();
+    }
+
+    // Entries: insert, replace an older one, or keep a newer one; remember where each file id went.
+    std::map<std::int64_t, std::int64_t> local;  // file id -> id here
+    std::vector<std::size_t> written;            // entries whose source must be set
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const KbEntry& e = entries[i].entry;
+      auto s = db.prepare(
+          "SELECT id, updated, executions FROM entries WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?");
+      s.bind_all(e.key.tree, e.key.devices, e.key.library, feature_key(e.features));
+      if (!s.step()) {
+        KbEntry without_source = e;
+        without_source.source.reset();
+        local[entries[i].file_id] = impl_->insert_entry(without_source, e.created, e.updated);
+        written.push_back(i);
+        ++counts.entries;
+        continue;
+      }
+      std::int64_t id = s.integer(0);
+      std::string updated = s.text(1);
+      std::int64_t executions = s.integer(2);
+      local[entries[i].file_id] = id;
+      if (e.updated > updated) {
+        KbEntry without_source = e;
+        without_source.source.reset();
+        impl_->update_entry(id, without_source, e.updated);
+        auto x = db.prepare("UPDATE entries SET executions = ? WHERE id = ?");
+        x.bind_all(std::max(executions, e.executions), id);
+        x.run();
+        written.push_back(i);
+        ++counts.entries;
+      }
+    }
+    for (std::size_t i : written) {
+      const auto& ie = entries[i];
+      if (!ie.file_source) continue;
+      auto it = local.find(*ie.file_source);
+      if (it == local.end()) continue;  // its source was not exported with it
+      auto s = db.prepare("UPDATE entries SET source = ? WHERE id = ?");
+      s.bind_all(it->second, local.at(ie.file_id));
+      s.run();
+    }
+
+    for (const auto& r : runs) {
+      auto s = db.prepare(
+          "SELECT 1 FROM runs WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? AND fission = ? AND "
+          "overlap = ? AND shares = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
+      s.bind_all(r.key.tree, r.key.devices, r.key.library, feature_key(r.features), r.config.fission, r.config.overlap,
+                 numbers_text(r.config.shares), r.time_ms, r.purpose, r.created);
+      if (s.step()) continue;
+      impl_->insert_run(r);
+      ++counts.runs;
+    }
+
+    for (KbEvent e : events) {
+      e.entry = local.at(e.entry);
+      auto s = db.prepare("SELECT 1 FROM events WHERE entry = ? AND execution = ? AND level = ? AND created = ? LIMIT 1");
+      s.bind_all(e.entry, e.execution, e.level, e.created);
+      if (s.step()) continue;
+      impl_->insert_event(e);
+      ++counts.events;
+    }
+    t.commit();
+    return counts;
+  });
+}
+
+KbCounts KnowledgeBase::clear(const std::optional<std::string>& tree) {
+  return impl_->locked("clearing", [&] {
+    KbCounts counts;
+    Transaction t(impl_->db);
+    Connection& db = impl_->db;
+    auto remove = [&](const std::string& sql) {
+      auto s = db.prepare(sql);
+      if (tree) s.bind(1, *tree);
+      s.run();
+      return std::int64_t(db.changes());
+    };
+    if (tree) {
+      counts.events = remove("DELETE FROM events WHERE entry IN (SELECT id FROM entries WHERE tree = ?)");
+      counts.entries = remove("DELETE FROM entries WHERE tree = ?");
+      counts.runs = remove("DELETE FROM runs WHERE tree = ?");
+      remove("DELETE FROM trees WHERE tree = ?");
+    } else {
+      counts.events = remove("DELETE FROM events");
+      counts.entries = remove("DELETE FROM entries");
+      counts.runs = remove("DELETE FROM runs");
+      remove("DELETE FROM trees");
+    }
+    t.commit();
+    return counts;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys.
+
+std::string device_set_signature(const std::vector<DeviceInfo>& devices) {
+  std::string out;
+  for (const auto& d : devices) {
+    if (!out.empty()) out += "; ";
+    out += d.id() + " " + d.name + " (" + d.platform;
+    if (!d.platform_version.empty()) out += ", " + d.platform_version;
+    out += ", driver " + d.driver_version + ", " + std::to_string(d.compute_units) + " CUs)";
+    // GPUs are always discrete; a CPU driven as one (testing) behaves differently.
+    if (d.discrete != (d.kind != DeviceKind::cpu)) out += d.discrete ? " discrete" : " unified";
+  }
+  return out;
+}
+
+KbKey make_kb_key(std::string tree, const std::vector<DeviceInfo>& devices) {
+  return {std::move(tree), device_set_signature(devices), sinew::version};
+}
+
+}  // namespace sinew
