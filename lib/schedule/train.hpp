@@ -1,0 +1,75 @@
+// schedule/train.hpp — finding the best plan for a tree and an input by measuring it.
+//
+// The spec's training process: for CPU fission x GPU overlap configurations, search the work
+// distribution with one of two strategies and keep the fastest; single devices are candidates
+// too, so hybrid never loses. Everything here works on a `Measure` function (run the tree with a
+// Config, return the times), so it is tested against synthetic device models (time = a*n + b,
+// noise, load steps) as well as used on real runs.
+#pragma once
+
+#include <sinew/device.hpp>
+#include <sinew/runtime.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+struct Measurement {
+  double time_ms = 0;              // the whole run
+  std::vector<double> device_ms;   // per device (Report::device_ms); 0 for idle devices
+};
+using Measure = std::function<Measurement(const Config&)>;
+
+enum class Strategy {
+  even_split,    // "50/50": move work between device groups until their times agree
+  cpu_assisted,  // "CPU-assisted GPU": add work to the CPU while the total time falls
+};
+const char* to_string(Strategy s);
+Strategy strategy_from_string(const std::string& s);  // throws errc::invalid_argument
+
+struct TrainingOptions {
+  Strategy strategy = Strategy::even_split;
+  double precision = 0.05;        // times within this fraction count as balanced; smallest step
+  unsigned quality = 3;           // executions per measured point (their median counts)
+  bool exhaustive = false;        // the spec's uniform search: the strategy on every combination
+  std::size_t max_executions = 40;
+};
+
+struct TrainingPoint {
+  Config config;
+  double time_ms = 0;
+  std::vector<double> device_ms;
+};
+
+struct TrainingResult {
+  Config best;
+  double time_ms = 0;
+  std::size_t executions = 0;     // runs of the tree, warm-up excluded
+  double seconds = 0;             // wall time of the whole training
+  std::string strategy;
+  std::vector<TrainingPoint> points;  // every measured point, in order
+};
+
+// One line per measured point: "[config i/n] shares ... -> t ms (best so far ...)".
+using Progress = std::function<void(const std::string&)>;
+
+// Searches fission x overlap x distribution for `devices`. `start`, when given (e.g. the nearest
+// knowledge-base entry), is where the search begins.
+TrainingResult train(const std::vector<DeviceInfo>& devices, const Measure& measure, const TrainingOptions& options,
+                     const Progress& progress = {}, const std::optional<Config>& start = {});
+
+// The groups work moves between: the device kinds when the machine has several (CPU vs GPU),
+// else every device on its own (several GPUs, or several PoCL CPUs).
+std::vector<std::vector<std::size_t>> device_groups(const std::vector<DeviceInfo>& devices);
+
+// Rebalances shares from one measurement: each active group's share becomes proportional to its
+// measured rate (share / time), and inside a group each device's likewise — the closed form for
+// time = a*share (SkePU's), a fixed point where all groups finish together otherwise. Groups or
+// devices without a share keep none. Used by training and by the level-1 balancer.
+std::vector<double> rebalance(const std::vector<DeviceInfo>& devices, const std::vector<double>& shares,
+                              const std::vector<double>& device_ms, double damping = 1.0);
+
+}  // namespace sinew::detail

@@ -1,0 +1,182 @@
+// Training against synthetic device models: time = a*n + b per device, with noise.
+#include "schedule/train.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace sinew;
+using namespace sinew::detail;
+
+namespace {
+
+std::vector<DeviceInfo> cpu_gpu() {
+  std::vector<DeviceInfo> d(2);
+  d[0].index = 0;
+  d[0].kind = DeviceKind::cpu;
+  d[0].fission_configs = {{"none", {}, "", {}}, {"L2", {8, 8}, "equally", {}}};
+  d[1].index = 1;
+  d[1].kind = DeviceKind::gpu;
+  d[1].discrete = true;
+  d[1].overlap_levels = {1, 2, 3, 4};
+  return d;
+}
+
+// time_d = (a_d * share_d * N + b_d) * (1 + noise), platform effects on a and b.
+struct Model {
+  std::vector<double> a, b;
+  double n = 1000;
+  double noise = 0.02;
+  double fission_gain = 1.0;             // CPU a is multiplied by this with fission L2
+  std::vector<double> overlap_b = {1, 0.6, 0.5, 0.45};  // GPU b multiplied by this per overlap level
+  std::mt19937 rng{7};
+  std::size_t calls = 0;
+
+  double device_time(std::size_t d, const Config& c) {
+    double s = c.shares[d];
+    if (s <= 0) return 0;
+    double ad = a[d], bd = b[d];
+    if (d == 0 && c.fission == "L2") ad *= fission_gain;
+    if (d == 1) bd *= overlap_b.at(c.overlap - 1);
+    std::uniform_real_distribution<double> u(-noise, noise);
+    return (ad * s * n + bd) * (1 + u(rng));
+  }
+  Measurement operator()(const Config& c) {
+    ++calls;
+    Measurement m;
+    for (std::size_t d = 0; d < c.shares.size(); ++d) m.device_ms.push_back(device_time(d, c));
+    m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
+    return m;
+  }
+  // The best time over CPU share s in [0, 1] at a platform configuration, by brute force.
+  double optimum(const std::string& fission, unsigned overlap) {
+    double best = 1e300;
+    Model clean = *this;
+    clean.noise = 0;
+    for (int i = 0; i <= 10000; ++i) {
+      Config c;
+      c.shares = {i / 10000.0, 1 - i / 10000.0};
+      c.fission = fission;
+      c.overlap = overlap;
+      best = std::min(best, clean(c).time_ms);
+    }
+    return best;
+  }
+};
+
+}  // namespace
+
+TEST(Train, EvenSplitConvergesToTheAnalyticOptimumWithinThePrecision) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  m.fission_gain = 1.0;
+  TrainingOptions o;
+  o.strategy = Strategy::even_split;
+  o.precision = 0.05;
+  std::vector<std::string> lines;
+  auto r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+  const double opt = m.optimum(r.best.fission, r.best.overlap);
+  EXPECT_LE(r.time_ms, opt * (1 + o.precision) * (1 + m.noise)) << r.best.str();
+  // Analytic: 1.0*s*N + 0.5 = 0.3*(1-s)*N + 2*0.45 (overlap 4) -> s ~ 0.231
+  EXPECT_NEAR(r.best.shares[0], (0.3 * 1000 + 0.9 - 0.5) / (1.3 * 1000), 0.03);
+  EXPECT_LE(r.executions, 40u);
+  EXPECT_EQ(r.executions, m.calls);
+  EXPECT_EQ(lines.size(), r.points.size());
+  EXPECT_NE(lines.front().find("shares"), std::string::npos);
+}
+
+TEST(Train, CpuAssistedFindsTheFastestTotalTime) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  TrainingOptions o;
+  o.strategy = Strategy::cpu_assisted;
+  auto r = train(devs, std::ref(m), o);
+  EXPECT_LE(r.time_ms, m.optimum(r.best.fission, r.best.overlap) * (1 + 2 * o.precision) * (1 + m.noise));
+  EXPECT_GT(r.best.shares[0], 0.1);
+  EXPECT_LE(r.executions, 40u);
+}
+
+TEST(Train, HybridNeverLosesToASingleDevice) {
+  auto devs = cpu_gpu();
+  // A CPU 100x slower than the GPU with a large start-up cost: the GPU alone is fastest.
+  Model m{{30.0, 0.3}, {40.0, 1.0}};
+  for (auto strategy : {Strategy::even_split, Strategy::cpu_assisted}) {
+    TrainingOptions o;
+    o.strategy = strategy;
+    auto r = train(devs, std::ref(m), o);
+    EXPECT_EQ(r.best.shares[0], 0.0) << to_string(strategy) << " " << r.best.str();
+  }
+  // And a GPU whose transfers cost more than the whole CPU run: the CPU alone.
+  Model slow_gpu{{0.01, 0.001}, {0.1, 500.0}};
+  auto r = train(devs, std::ref(slow_gpu), TrainingOptions{});
+  EXPECT_EQ(r.best.shares[1], 0.0) << r.best.str();
+}
+
+TEST(Train, FindsTheBestFissionAndOverlap) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 60.0}};
+  m.fission_gain = 0.7;                  // fission pays
+  m.overlap_b = {1.0, 0.9, 0.8, 0.3};    // overlap 4 pays most
+  auto r = train(devs, std::ref(m), TrainingOptions{});
+  EXPECT_EQ(r.best.fission, "L2") << r.best.str();
+  EXPECT_EQ(r.best.overlap, 4u) << r.best.str();
+  EXPECT_LE(r.executions, 40u);
+}
+
+TEST(Train, ExhaustiveSearchVisitsEveryCombination) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  TrainingOptions o;
+  o.exhaustive = true;
+  o.max_executions = 100000;
+  auto r = train(devs, std::ref(m), o);
+  std::set<std::pair<std::string, unsigned>> seen;
+  for (const auto& p : r.points) seen.emplace(p.config.fission, p.config.overlap);
+  EXPECT_EQ(seen.size(), 2u * 4u);
+}
+
+TEST(Train, BudgetStopsTheSearchWithTheBestSoFar) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  TrainingOptions o;
+  o.max_executions = 7;
+  std::vector<std::string> lines;
+  auto r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_LE(r.executions, 7u);
+  EXPECT_FALSE(r.points.empty());
+  EXPECT_NE(lines.back().find("budget"), std::string::npos);
+}
+
+TEST(Train, SeveralDevicesOfOneKindShareByTheirRates) {
+  std::vector<DeviceInfo> devs(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    devs[i].index = i;
+    devs[i].kind = DeviceKind::gpu;
+    devs[i].discrete = true;
+    devs[i].overlap_levels = {1};
+  }
+  struct Three {
+    Measurement operator()(const Config& c) const {
+      const double a[3] = {1.0, 2.0, 4.0};  // device 0 is 4x as fast as device 2
+      Measurement m;
+      for (std::size_t d = 0; d < 3; ++d) m.device_ms.push_back(c.shares[d] > 0 ? a[d] * c.shares[d] * 100 : 0);
+      m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
+      return m;
+    }
+  };
+  auto r = train(devs, Three{}, TrainingOptions{});
+  EXPECT_NEAR(r.best.shares[0], 4.0 / 7, 0.02);
+  EXPECT_NEAR(r.best.shares[1], 2.0 / 7, 0.02);
+  EXPECT_NEAR(r.best.shares[2], 1.0 / 7, 0.02);
+}
+
+TEST(Rebalance, OneStepIsExactForProportionalTimes) {
+  auto devs = cpu_gpu();
+  // t = a * share: rates 1/2 and 1/1 -> shares 1/3, 2/3.
+  auto s = rebalance(devs, {0.5, 0.5}, {1.0, 0.5});
+  EXPECT_NEAR(s[0], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(s[1], 2.0 / 3, 1e-12);
+  auto half = rebalance(devs, {0.5, 0.5}, {1.0, 0.5}, 0.5);  // damped: half the way
+  EXPECT_NEAR(half[0], 0.5 + 0.5 * (1.0 / 3 - 0.5), 1e-12);
+  EXPECT_EQ(rebalance(devs, {1.0, 0.0}, {3.0, 0.0}), (std::vector<double>{1.0, 0.0}));  // idle stays idle
+}
