@@ -2,7 +2,12 @@
 // image, Sinew against hand-written OpenCL) and N-Body (Sinew only), each on the CPU alone, the
 // GPU alone and a few static CPU+GPU splits.
 //
-//   bench_pipeline [--sides 4096] [--bodies 32768] [--shares 0,0.1,0.3,0.5,1] [--csv out.csv] [--quick]
+// The filter pipeline's splits are swept twice: the user's image in pageable memory, and in
+// pinned memory.
+//
+//   bench_pipeline [--sides 4096] [--bodies 32768] [--shares 0,0.1,0.3,0.5,1]
+//                  [--pinned-shares 0,0.02,0.05,0.1,0.3,0.5,1]
+//                  [--csv out.csv] [--quick]
 #include "bench_common.hpp"
 #include "common/descriptors.hpp"
 #include "handwritten/handwritten.hpp"
@@ -20,12 +25,20 @@ const std::string kUsage = std::string(
     "usage: bench_pipeline [flags]\n"
     "Filter pipeline (filters.cl: gaussian_noise -> solarise -> mirror, in place on an RGBA image,\n"
     "split by lines): hand-written OpenCL (CPU zero-copy; GPU naive; GPU chunked through pinned\n"
-    "staging, or from an image already in pinned memory; CPU+GPU splits) against Sinew's filter_pipeline sample. N-Body (nbody.cl, a loop of\n"
-    "steps with replicated positions): Sinew's nbody sample alone, CPU, GPU and splits.\n"
+    "staging, or from an image already in pinned memory; CPU+GPU splits, the image pageable or\n"
+    "pinned) against Sinew's filter_pipeline sample. N-Body (nbody.cl, a loop of steps with\n"
+    "replicated positions): Sinew's nbody sample alone, CPU, GPU and splits.\n"
     "  --sides a,b         filter pipeline image sides (default 4096; --quick 512)\n"
     "  --bodies a,b        N-Body bodies (default 32768; --quick 2048; K and M count 1000s)\n"
     "  --nbody-steps N     N-Body steps (default: the sample's, 10)\n"
-    "  --shares a,b,...    CPU shares of the splits (default 0,0.1,0.3,0.5,1)\n") + kCommonFlagsHelp;
+    "  --shares a,b,...    CPU shares of the splits (default 0,0.1,0.3,0.5,1)\n"
+    "  --pinned-shares a,b CPU shares of the filter pipeline's splits with the image pinned\n"
+    "                      (default 0,0.02,0.05,0.1,0.3,0.5,1: with the image pinned the GPU is\n"
+    "                      much faster than the CPU, so only small CPU shares can pay)\n") + kCommonFlagsHelp;
+
+std::string share_label(double share) {
+  return "split " + std::to_string(static_cast<int>(std::lround(share * 100))) + "% cpu";
+}
 
 }  // namespace
 
@@ -43,6 +56,7 @@ int main(int argc, char** argv) {
     print_header(std::cout, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
                  env && env->gpu_is_stand_in(), rt.get(), rt ? &sd : nullptr);
     const hw::Options o{.repeat = f.repeat, .warmup = f.warmup, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
+    const auto pinned_shares = f.pinned_splits ? f.pinned_shares : std::vector<double>{};
     Results res;
 
     for (std::size_t side : f.sides) {
@@ -63,15 +77,21 @@ int main(int argc, char** argv) {
                         [&](hw::Stats* s) { return hw::filters_gpu_pinned(*env, d, o, s); });
         add_handwritten(res, row("gpu-pinned-user", kNaN, f.queues),
                         [&](hw::Stats* s) { return hw::filters_gpu_pinned_user(*env, d, o, s); });
-        if (env->has_cpu())
+        if (env->has_cpu()) {
           for (double share : f.shares)
-            add_handwritten(res, row("split", share, f.queues),
+            add_handwritten(res, row(kSplit, share, f.queues),
                             [&](hw::Stats* s) { return hw::filters_split(*env, share, d, o, s); });
+          for (double share : pinned_shares)
+            add_handwritten(res, row(kSplitPinned, share, f.queues),
+                            [&](hw::Stats* s) { return hw::filters_split_pinned_user(*env, share, d, o, s); });
+        }
       }
       if (rt) {
         auto sample = sinew::samples::find(bm);
+        // The sample keeps its image in pageable memory; the pinned variants bind pinned copies
+        // of it (PinnedCopies, allocated once for gpu-pinned-user and the pinned sweep).
         sample->prepare(side);
-        run_sinew_variants(res, f, *rt, sd, *sample, bm, side, bytes, f.shares);
+        run_sinew_variants(res, f, *rt, sd, *sample, bm, side, bytes, f.shares, nullptr, pinned_shares);
       }
       res.ratio("cpu-only", res.find(bm, side, "sinew", "cpu"), res.find(bm, side, "handwritten", "cpu-zero-copy"));
       const Row* sg = res.best(bm, side, "sinew", "gpu");
@@ -80,12 +100,22 @@ int main(int argc, char** argv) {
       res.ratio("gpu-only, both data pinned", res.find(bm, side, "sinew", "gpu-pinned-user"),
                 res.find(bm, side, "handwritten", "gpu-pinned-user"));
       for (double share : f.shares)
-        res.ratio("split " + std::to_string(static_cast<int>(std::lround(share * 100))) + "% cpu",
+        res.ratio(share_label(share),
                   res.find(bm, side, "sinew", "split", share), res.find(bm, side, "handwritten", "split", share));
       res.ratio("best split (each its own best)", res.best(bm, side, "sinew", "split"),
                 res.best(bm, side, "handwritten", "split"));
+      for (double share : pinned_shares)
+        res.ratio(share_label(share) + ", data pinned", res.find(bm, side, "sinew", kSplitPinned, share),
+                  res.find(bm, side, "handwritten", kSplitPinned, share));
+      res.ratio("best split, data pinned (each its own best)", res.best(bm, side, "sinew", kSplitPinned),
+                res.best(bm, side, "handwritten", kSplitPinned));
+      for (const std::string impl : {"handwritten", "sinew"})
+        res.speedup("best pinned split vs best single device", bm, side, impl, kSplitPinned,
+                    {res.find(bm, side, impl, impl == "sinew" ? "cpu" : "cpu-zero-copy"),
+                     res.find(bm, side, impl, "gpu-pinned-user")});
       res.print_rows(std::cout, bm, side);
-      res.print_sweep(std::cout, bm, side);
+      res.print_sweep(std::cout, bm, side, kSplit);
+      res.print_sweep(std::cout, bm, side, kSplitPinned);
       std::cout << std::flush;
     }
 
@@ -105,6 +135,7 @@ int main(int argc, char** argv) {
     }
 
     res.print_ratios(std::cout);
+    std::cout << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
     if (!f.csv.empty()) res.write_csv(f.csv, f.program);
     if (!res.all_ok()) {
       std::cerr << f.program << ": some variants failed (see the check column)\n";

@@ -1,10 +1,13 @@
 // bench/bench_saxpy.cpp — Saxpy (y = a*x + y, float, host-resident data): Sinew through the sample
-// registry against hand-written OpenCL, CPU alone, GPU alone and static CPU+GPU splits.
+// registry against hand-written OpenCL, CPU alone, GPU alone and static CPU+GPU splits, with the
+// user's data in pageable memory and in pinned memory.
 //
-//   bench_saxpy [--sizes 10M,50M,100M] [--repeat 5] [--step 0.05] [--csv out.csv] [--quick]
+//   bench_saxpy [--sizes 10M,50M,100M] [--repeat 7] [--step 0.05] [--pinned-step 0.1] [--csv out.csv] [--quick]
 //
-// Prints, per size, the single-device variants, the split sweep (share of the elements on the
-// CPU, 0..1) side by side, and at the end the ratios Sinew / hand-written. See docs/BENCHMARKS.md.
+// Prints, per size, the single-device variants, the two split sweeps (share of the elements on
+// the CPU, 0..1; data pageable, data pinned) side by side, and at the end the ratios Sinew /
+// hand-written and each side's speedup of its best pinned split over one device. See
+// docs/BENCHMARKS.md.
 #include "bench_common.hpp"
 #include "handwritten/handwritten.hpp"
 
@@ -22,10 +25,13 @@ const std::string kUsage = std::string(
     "Saxpy, y = a*x + y on float vectors in host memory: hand-written OpenCL (CPU zero-copy; GPU\n"
     "naive; GPU chunked through pinned staging; GPU with the user's data pinned; CPU+GPU splits) and\n"
     "Sinew's saxpy sample (CPU alone; GPU alone at each overlap level, and with the data in\n"
-    "Runtime::pinned memory; CPU+GPU splits).\n"
+    "Runtime::pinned memory; CPU+GPU splits). The splits are swept twice: the user's x and y in\n"
+    "pageable memory, and in pinned memory (both devices work on it in place).\n"
     "  --sizes a,b,...     elements (default 10M,50M,100M; --quick 1M)\n"
-    "  --step X            split sweep step in CPU share (default 0.05, --quick 0.1); 60% is\n"
-    "                      always included\n") + kCommonFlagsHelp;
+    "  --step X            split sweep step in CPU share, data pageable (default 0.05, --quick\n"
+    "                      0.1); 60% is always included\n"
+    "  --pinned-step X     split sweep step in CPU share, data pinned (default 0.1, --quick 0.2);\n"
+    "                      60% is always included\n") + kCommonFlagsHelp;
 
 std::vector<double> sweep_shares(double step) {
   std::vector<double> s;
@@ -61,6 +67,7 @@ int main(int argc, char** argv) {
                  env && env->gpu_is_stand_in(), rt.get(), rt ? &sd : nullptr);
     const hw::Options o{.repeat = f.repeat, .warmup = f.warmup, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
     const auto shares = sweep_shares(f.step);
+    const auto pinned_shares = f.pinned_splits ? sweep_shares(f.pinned_step) : std::vector<double>{};
     Results res;
 
     for (std::size_t n : f.sizes) {
@@ -80,15 +87,25 @@ int main(int argc, char** argv) {
                         [&](hw::Stats* s) { return hw::saxpy_gpu_pinned(*env, d, o, s); });
         add_handwritten(res, row("gpu-pinned-user", kNaN, f.queues),
                         [&](hw::Stats* s) { return hw::saxpy_gpu_pinned_user(*env, d, o, s); });
-        if (env->has_cpu())
+        if (env->has_cpu()) {
           for (double share : shares)
-            add_handwritten(res, row("split", share, f.queues),
+            add_handwritten(res, row(kSplit, share, f.queues),
                             [&](hw::Stats* s) { return hw::saxpy_split(*env, share, d, o, s); });
+          for (double share : pinned_shares)
+            add_handwritten(res, row(kSplitPinned, share, f.queues),
+                            [&](hw::Stats* s) { return hw::saxpy_split_pinned_user(*env, share, d, o, s); });
+        }
       }
       if (rt) {
         auto sample = sinew::samples::find("saxpy");
         sample->prepare(n);
-        run_sinew_variants(res, f, *rt, sd, *sample, "saxpy", n, bytes, shares);
+        // A second instance whose x and y live in Runtime::pinned memory (the same data: the
+        // same seed): the gpu-pinned-user row and the pinned sweep bind it.
+        auto pinned = sinew::samples::find("saxpy");
+        const bool has_pinned = pinned->use_pinned_memory(*rt);
+        if (has_pinned) pinned->prepare(n);
+        run_sinew_variants(res, f, *rt, sd, *sample, "saxpy", n, bytes, shares, has_pinned ? pinned.get() : nullptr,
+                           pinned_shares);
       }
 
       res.ratio("cpu-only", res.find("saxpy", n, "sinew", "cpu"), res.find("saxpy", n, "handwritten", "cpu-zero-copy"));
@@ -101,12 +118,22 @@ int main(int argc, char** argv) {
                 res.find("saxpy", n, "handwritten", "split", 0.6));
       res.ratio("best split (each its own best)", res.best("saxpy", n, "sinew", "split"),
                 res.best("saxpy", n, "handwritten", "split"));
+      res.ratio("split 60% cpu, data pinned", res.find("saxpy", n, "sinew", kSplitPinned, 0.6),
+                res.find("saxpy", n, "handwritten", kSplitPinned, 0.6));
+      res.ratio("best split, data pinned (each its own best)", res.best("saxpy", n, "sinew", kSplitPinned),
+                res.best("saxpy", n, "handwritten", kSplitPinned));
+      for (const std::string impl : {"handwritten", "sinew"})
+        res.speedup("best pinned split vs best single device", "saxpy", n, impl, kSplitPinned,
+                    {res.find("saxpy", n, impl, impl == "sinew" ? "cpu" : "cpu-zero-copy"),
+                     res.find("saxpy", n, impl, "gpu-pinned-user")});
 
       res.print_rows(std::cout, "saxpy", n);
-      res.print_sweep(std::cout, "saxpy", n);
+      res.print_sweep(std::cout, "saxpy", n, kSplit);
+      res.print_sweep(std::cout, "saxpy", n, kSplitPinned);
       std::cout << std::flush;
     }
     res.print_ratios(std::cout);
+    std::cout << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
     if (!f.csv.empty()) res.write_csv(f.csv, f.program);
     if (!res.all_ok()) {
       std::cerr << f.program << ": some variants failed (see the check column)\n";

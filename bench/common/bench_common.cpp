@@ -56,12 +56,21 @@ std::string csv_num(double v) {
 
 bool same_share(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-9; }
 
+bool is_sweep(const std::string& variant) { return variant == kSplit || variant == kSplitPinned; }
+
+const auto kStart = std::chrono::steady_clock::now();
+
 }  // namespace
+
+double seconds_since_start() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
 
 // ----- flags ---------------------------------------------------------------------------------
 
 const char* const kCommonFlagsHelp =
-    "  --repeat N          timed runs per variant; the median is reported (default 5, --quick 3)\n"
+    "  --repeat N          timed runs per variant; the median is reported, with the min, max\n"
+    "                      and interquartile range (IQR) of the runs (default 7, --quick 3)\n"
     "  --warmup N          untimed runs first (default 1; program builds happen before)\n"
     "  --quick             small sizes, coarse sweep, 3 runs: checks that everything runs\n"
     "  --csv PATH          also write every row and ratio as CSV (PATH may be a directory:\n"
@@ -71,6 +80,7 @@ const char* const kCommonFlagsHelp =
     "  --queues N          hand-written GPU pipelines: in-order queues (default 3)\n"
     "  --chunk-mb N        hand-written GPU pipelines: MB per vector per chunk (default 8)\n"
     "  --no-sinew, --no-handwritten   run one side only\n"
+    "  --no-pinned-splits  skip the split sweeps with the user's data in pinned memory\n"
     "  --zero-copy-stand-in  without a GPU, let Sinew run its stand-in as a CPU (zero-copy)\n"
     "                      instead of driving it as a discrete device\n"
     "  --verbose           print the Report of every Sinew variant's last run\n"
@@ -103,7 +113,7 @@ std::string count_label(std::size_t n) {
 Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_program) {
   Flags f;
   f.program = std::filesystem::path(argv[0]).filename().string();
-  bool repeat_set = false, step_set = false, overlaps_set = false;
+  bool repeat_set = false, step_set = false, pinned_step_set = false, overlaps_set = false;
   auto die = [&](const std::string& msg) {
     std::cerr << f.program << ": " << msg << "\n\n" << usage;
     std::exit(2);
@@ -195,16 +205,27 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
       } else if (a == "--nbody-steps") {
         auto v = take();
         if (note_other(!saxpy_program)) f.nbody_steps = std::max(1u, uint_of(v));
-      } else if (a == "--shares") {
+      } else if (a == "--pinned-step") {
+        auto v = take();
+        if (note_other(saxpy_program)) {
+          f.pinned_step = std::stod(v);
+          if (!(f.pinned_step > 0 && f.pinned_step <= 1)) die("--pinned-step must be in (0, 1]");
+          pinned_step_set = true;
+        }
+      } else if (a == "--shares" || a == "--pinned-shares") {
         auto v = take();
         if (note_other(!saxpy_program)) {
-          f.shares.clear();
+          auto& list = a == "--shares" ? f.shares : f.pinned_shares;
+          list.clear();
           for (auto& s : split_list(v)) {
             const double x = std::stod(s);
-            if (!(x >= 0 && x <= 1)) die("--shares: each share is in [0, 1], not " + s);
-            f.shares.push_back(x);
+            if (!(x >= 0 && x <= 1)) die(a + ": each share is in [0, 1], not " + s);
+            list.push_back(x);
           }
+          if (list.empty()) die(a + ": empty list");
         }
+      } else if (a == "--no-pinned-splits") {
+        f.pinned_splits = false;
       } else {
         die("unknown flag '" + a + "'");
       }
@@ -219,6 +240,7 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
   if (f.quick) {
     if (!repeat_set) f.repeat = 3;
     if (!step_set) f.step = 0.1;
+    if (!pinned_step_set) f.pinned_step = 0.2;
     if (!overlaps_set) f.overlaps = {1, 2};
     if (f.sizes.empty()) f.sizes = {1000000};
     if (f.sides.empty()) f.sides = {512};
@@ -228,6 +250,9 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
   if (f.sides.empty()) f.sides = {4096};
   if (f.bodies.empty()) f.bodies = {32768};
   if (f.shares.empty()) f.shares = {0.0, 0.1, 0.3, 0.5, 1.0};
+  // With the image pinned the GPU is far faster than the CPU on the filter pipeline, so the
+  // shares that can pay are small ones.
+  if (f.pinned_shares.empty()) f.pinned_shares = {0.0, 0.02, 0.05, 0.1, 0.3, 0.5, 1.0};
   return f;
 }
 
@@ -317,35 +342,35 @@ sinew::RunOptions split(const sinew::Runtime& rt, const SinewDevices& d, double 
   return o;
 }
 
-Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
-                       unsigned repeat, sinew::Report* last, bool pinned_user) {
-  Measurement m;
-  std::vector<sinew::PinnedVector<unsigned char>> pinned;  // one per bound vector, kept across runs
-  struct Back {
-    void* to;
-    const void* from;
-    std::size_t bytes;
-  };
-  std::vector<Back> back;  // written arrays: pinned copy -> the sample's array
-  // The bindings of one run (untimed work: inputs restored, copied into pinned memory).
-  auto prepare = [&] {
-    auto b = s.bindings();
-    if (!pinned_user) return b;
-    back.clear();
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      if (!b[i].vector) continue;
-      const std::size_t bytes = b[i].elements * b[i].type.size;
-      if (pinned.size() <= i) pinned.resize(i + 1);
-      if (pinned[i].size() != bytes) pinned[i] = rt.pinned<unsigned char>(bytes);
-      std::memcpy(pinned[i].data(), b[i].data, bytes);
-      if (!b[i].read_only) back.push_back({b[i].data, pinned[i].data(), bytes});
-      b[i].data = pinned[i].data();
+std::vector<sinew::Binding> PinnedCopies::wrap(std::vector<sinew::Binding> b) {
+  back_.clear();
+  if (pinned_.size() < b.size()) pinned_.resize(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!b[i].vector) continue;
+    const std::size_t bytes = b[i].elements * b[i].type.size;
+    if (pinned_[i].size() != bytes) {
+      pinned_[i] = {};  // free the old block first
+      pinned_[i] = rt_.pinned<unsigned char>(bytes);
     }
-    return b;
-  };
+    std::memcpy(pinned_[i].data(), b[i].data, bytes);
+    if (!b[i].read_only) back_.push_back({b[i].data, pinned_[i].data(), bytes});
+    b[i].data = pinned_[i].data();
+  }
+  return b;
+}
+
+void PinnedCopies::restore() const {
+  for (const auto& x : back_) std::memcpy(x.to, x.from, x.bytes);
+}
+
+Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
+                       unsigned repeat, sinew::Report* last, PinnedCopies* pinned) {
+  Measurement m;
+  // The bindings of one run (untimed work: inputs restored, copied into pinned memory).
+  auto prepare = [&] { return pinned ? pinned->wrap(s.bindings()) : s.bindings(); };
   // Results back into the sample's arrays so that check() judges them (untimed).
   auto restore = [&] {
-    for (const auto& x : back) std::memcpy(x.to, x.from, x.bytes);
+    if (pinned) pinned->restore();
   };
   try {
     for (unsigned i = 0; i < std::max(1u, warmup); ++i) rt.run(s.tree(), prepare(), options).get();
@@ -368,6 +393,7 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
     m.median_ms = median(wall);
     m.min_ms = *std::min_element(wall.begin(), wall.end());
     m.max_ms = *std::max_element(wall.begin(), wall.end());
+    m.iqr_ms = handwritten::quantile(wall, 0.75) - handwritten::quantile(wall, 0.25);
     m.exec_median_ms = median(exec);
     if (last) *last = rep;
   } catch (const std::exception& e) {
@@ -378,7 +404,8 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
 
 namespace {
 std::string progress_label(const Row& r) {
-  std::string s = "  " + r.benchmark + " " + count_label(r.size) + " " + r.impl + " " + r.variant;
+  std::string s = "  [" + fmt("%6.1f", seconds_since_start()) + " s] " + r.benchmark + " " + count_label(r.size) + " " +
+                  r.impl + " " + r.variant;
   if (!std::isnan(r.cpu_share)) s += " cpu " + fmt("%.2f", r.cpu_share);
   if (r.overlap) s += " ovl " + std::to_string(r.overlap);
   return s + ": " + fmt("%.3f", r.m.median_ms) + " ms " + r.m.check;
@@ -387,12 +414,16 @@ std::string progress_label(const Row& r) {
 
 void run_sinew_variants(Results& res, const Flags& f, sinew::Runtime& rt, const SinewDevices& sd,
                         sinew::samples::Sample& s, const std::string& benchmark, std::size_t size, double bytes,
-                        const std::vector<double>& shares) {
+                        const std::vector<double>& shares, sinew::samples::Sample* pinned_sample,
+                        const std::vector<double>& pinned_shares) {
+  PinnedCopies copies(rt);  // for the pinned variants when there is no pinned_sample
   auto run = [&](const std::string& variant, double share, unsigned overlap, const sinew::RunOptions& opts,
                  bool pinned_user = false) {
     sinew::Report rep;
+    sinew::samples::Sample& sample = pinned_user && pinned_sample ? *pinned_sample : s;
+    PinnedCopies* pinned = pinned_user && !pinned_sample ? &copies : nullptr;
     Row r{benchmark, size,    "sinew", variant, share, overlap, bytes,
-          time_sinew(rt, s, opts, f.warmup, f.repeat, &rep, pinned_user)};
+          time_sinew(rt, sample, opts, f.warmup, f.repeat, &rep, pinned)};
     std::cerr << progress_label(r) << "\n";
     if (f.verbose && r.m.ok()) std::cout << "sinew " << variant << ": " << rep.str();
     res.add(std::move(r));
@@ -408,8 +439,11 @@ void run_sinew_variants(Results& res, const Flags& f, sinew::Runtime& rt, const 
   if (sd.has_gpu)
     run("gpu-pinned-user", kNaN, best_overlap, best_overlap == 1 ? on_device(sd.gpu) : split(rt, sd, 0.0, best_overlap),
         /*pinned_user=*/true);
-  if (sd.two)
-    for (double share : shares) run("split", share, best_overlap, split(rt, sd, share, best_overlap));
+  if (sd.two) {
+    for (double share : shares) run(kSplit, share, best_overlap, split(rt, sd, share, best_overlap));
+    for (double share : pinned_shares)
+      run(kSplitPinned, share, best_overlap, split(rt, sd, share, best_overlap), /*pinned_user=*/true);
+  }
 }
 
 void add_handwritten(Results& res, Row r, const std::function<double(handwritten::Stats*)>& fn) {
@@ -419,6 +453,7 @@ void add_handwritten(Results& res, Row r, const std::function<double(handwritten
     r.m.median_ms = fn(&st);
     r.m.min_ms = st.min_ms;
     r.m.max_ms = st.max_ms;
+    r.m.iqr_ms = st.iqr_ms;
   } catch (const std::exception& e) {
     r.m.check = std::string("ERROR: ") + e.what();
   }
@@ -429,11 +464,11 @@ void add_handwritten(Results& res, Row r, const std::function<double(handwritten
 // ----- results -------------------------------------------------------------------------------
 
 const Row* Results::best(const std::string& benchmark, std::size_t size, const std::string& impl,
-                         const std::string& variant) const {
+                         const std::string& variant, bool interior) const {
   const Row* b = nullptr;
   for (const auto& r : rows_)
     if (r.benchmark == benchmark && r.size == size && r.impl == impl && r.variant == variant && r.m.ok() &&
-        (!b || r.m.median_ms < b->m.median_ms))
+        (!interior || (r.cpu_share > 1e-9 && r.cpu_share < 1 - 1e-9)) && (!b || r.m.median_ms < b->m.median_ms))
       b = &r;
   return b;
 }
@@ -447,78 +482,106 @@ const Row* Results::find(const std::string& benchmark, std::size_t size, const s
   return nullptr;
 }
 
+namespace {
+std::string row_label(const Row* r) {
+  std::string s = r->variant;
+  if (!std::isnan(r->cpu_share)) s += " cpu " + fmt("%.0f%%", 100 * r->cpu_share);
+  if (r->overlap) s += " ovl " + std::to_string(r->overlap);
+  return s;
+}
+}  // namespace
+
 void Results::ratio(const std::string& what, const Row* sinew, const Row* handwritten) {
   if (!sinew || !handwritten || !sinew->m.ok() || !handwritten->m.ok()) return;
-  auto label = [](const Row* r) {
-    std::string s = r->variant;
-    if (!std::isnan(r->cpu_share)) s += " cpu " + fmt("%.0f%%", 100 * r->cpu_share);
-    if (r->overlap) s += " ovl " + std::to_string(r->overlap);
-    return s;
-  };
-  ratios_.push_back(
-      {sinew->benchmark, sinew->size, what, label(sinew), label(handwritten), sinew->m.median_ms, handwritten->m.median_ms});
+  ratios_.push_back({sinew->benchmark, sinew->size, what, row_label(sinew), row_label(handwritten), sinew->m.median_ms,
+                     handwritten->m.median_ms});
+}
+
+void Results::speedup(const std::string& what, const std::string& benchmark, std::size_t size, const std::string& impl,
+                      const std::string& split_variant, const std::vector<const Row*>& singles) {
+  const Row* sp = best(benchmark, size, impl, split_variant, /*interior=*/true);
+  const Row* single = nullptr;
+  for (const Row* r : singles)
+    if (r && r->m.ok() && (!single || r->m.median_ms < single->m.median_ms)) single = r;
+  if (!sp || !single) return;
+  speedups_.push_back({benchmark, size, impl, what, row_label(sp), row_label(single), sp->m.median_ms, single->m.median_ms});
 }
 
 void Results::print_rows(std::ostream& os, const std::string& benchmark, std::size_t size) const {
   os << pad("impl", 12, false) << pad("variant", 18, false) << pad("cpu", 6) << pad("ovl", 4) << pad("median ms", 12)
-     << pad("min ms", 11) << pad("max ms", 11) << pad("GB/s", 8) << pad("exec ms", 11) << "  check\n";
+     << pad("IQR ms", 10) << pad("min ms", 11) << pad("max ms", 11) << pad("GB/s", 8) << pad("exec ms", 11)
+     << "  check\n";
   for (const auto& r : rows_) {
-    if (r.benchmark != benchmark || r.size != size || r.variant == "split") continue;
+    if (r.benchmark != benchmark || r.size != size || is_sweep(r.variant)) continue;
     os << pad(r.impl, 12, false) << pad(r.variant, 18, false)
        << pad(std::isnan(r.cpu_share) ? "-" : fmt("%.0f%%", 100 * r.cpu_share), 6)
        << pad(r.overlap ? std::to_string(r.overlap) : "-", 4) << pad(fmt("%.3f", r.m.median_ms), 12)
-       << pad(fmt("%.3f", r.m.min_ms), 11) << pad(fmt("%.3f", r.m.max_ms), 11) << pad(fmt("%.2f", r.gbps()), 8)
-       << pad(fmt("%.3f", r.m.exec_median_ms), 11) << "  " << r.m.check << "\n";
+       << pad(fmt("%.3f", r.m.iqr_ms), 10) << pad(fmt("%.3f", r.m.min_ms), 11) << pad(fmt("%.3f", r.m.max_ms), 11)
+       << pad(fmt("%.2f", r.gbps()), 8) << pad(fmt("%.3f", r.m.exec_median_ms), 11) << "  " << r.m.check << "\n";
   }
 }
 
-void Results::print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size) const {
+void Results::print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size,
+                          const std::string& variant) const {
   std::set<double> shares;
   bool any_hw = false;
   for (const auto& r : rows_)
-    if (r.benchmark == benchmark && r.size == size && r.variant == "split") {
+    if (r.benchmark == benchmark && r.size == size && r.variant == variant) {
       shares.insert(std::round(r.cpu_share * 1e6) / 1e6);
       any_hw = any_hw || r.impl == "handwritten";
     }
   if (shares.empty()) return;
-  const Row* hb = best(benchmark, size, "handwritten", "split");
-  const Row* sb = best(benchmark, size, "sinew", "split");
+  const Row* hb = best(benchmark, size, "handwritten", variant);
+  const Row* sb = best(benchmark, size, "sinew", variant);
   auto ms = [&](const Row* r, const Row* b) {
     if (!r) return std::string("-");
     if (!r->m.ok()) return std::string("FAIL");
     return fmt("%.3f", r->m.median_ms) + (r == b ? "*" : " ");
   };
+  auto iqr = [&](const Row* r) { return r && r->m.ok() ? fmt("%.3f", r->m.iqr_ms) : std::string("-"); };
   auto gbps = [&](const Row* r) { return r && r->m.ok() ? fmt("%.2f", r->gbps()) : std::string("-"); };
-  os << "split sweep (cpu = share of the work on the CPU device; * = fastest of its column):\n";
+  os << (variant == kSplitPinned ? "split sweep, data pinned (" + variant + ")" : "split sweep, data pageable (" + variant + ")")
+     << ": cpu = share of the work on the CPU device; * = fastest of its column; IQR = q75 - q25 of the runs\n";
   os << pad("cpu", 6);
-  if (any_hw) os << pad("handwritten ms", 16) << pad("GB/s", 8);
-  os << pad("sinew ms", 12) << pad("GB/s", 8);
+  if (any_hw) os << pad("handwritten ms", 16) << pad("IQR", 8) << pad("GB/s", 8);
+  os << pad("sinew ms", 12) << pad("IQR", 8) << pad("GB/s", 8);
   if (any_hw) os << pad("sinew/hw", 10);
   os << "\n";
   for (double s : shares) {
-    const Row* h = find(benchmark, size, "handwritten", "split", s);
-    const Row* w = find(benchmark, size, "sinew", "split", s);
+    const Row* h = find(benchmark, size, "handwritten", variant, s);
+    const Row* w = find(benchmark, size, "sinew", variant, s);
     const bool both = h && w && h->m.ok() && w->m.ok();
     os << pad(fmt("%.0f%%", 100 * s), 6);
-    if (any_hw) os << pad(ms(h, hb), 16) << pad(gbps(h), 8);
-    os << pad(ms(w, sb), 12) << pad(gbps(w), 8);
+    if (any_hw) os << pad(ms(h, hb), 16) << pad(iqr(h), 8) << pad(gbps(h), 8);
+    os << pad(ms(w, sb), 12) << pad(iqr(w), 8) << pad(gbps(w), 8);
     if (any_hw) os << pad(both ? fmt("%.2f", w->m.median_ms / h->m.median_ms) : "-", 10);
     os << "\n";
   }
   for (const auto& r : rows_)
-    if (r.benchmark == benchmark && r.size == size && r.variant == "split" && !r.m.ok())
-      os << "  " << r.impl << " split " << fmt("%.0f%%", 100 * r.cpu_share) << ": " << r.m.check << "\n";
+    if (r.benchmark == benchmark && r.size == size && r.variant == variant && !r.m.ok())
+      os << "  " << r.impl << " " << variant << " " << fmt("%.0f%%", 100 * r.cpu_share) << ": " << r.m.check << "\n";
 }
 
 void Results::print_ratios(std::ostream& os) const {
-  if (ratios_.empty()) return;
-  os << "\nratios sinew / handwritten (median wall times; > 1: Sinew slower):\n";
-  os << pad("benchmark", 16, false) << pad("size", 7) << "  " << pad("comparison", 30, false) << pad("ratio", 8)
-     << pad("sinew ms", 12) << pad("hw ms", 12) << "  rows (sinew | handwritten)\n";
-  for (const auto& r : ratios_)
-    os << pad(r.benchmark, 16, false) << pad(count_label(r.size), 7) << "  " << pad(r.what, 30, false)
-       << pad(fmt("%.2f", r.value()), 8) << pad(fmt("%.3f", r.sinew_ms), 12) << pad(fmt("%.3f", r.handwritten_ms), 12)
-       << "  " << r.sinew << " | " << r.handwritten << "\n";
+  if (!ratios_.empty()) {
+    os << "\nratios sinew / handwritten (median wall times; > 1: Sinew slower):\n";
+    os << pad("benchmark", 16, false) << pad("size", 7) << "  " << pad("comparison", 44, false) << pad("ratio", 8)
+       << pad("sinew ms", 12) << pad("hw ms", 12) << "  rows (sinew | handwritten)\n";
+    for (const auto& r : ratios_)
+      os << pad(r.benchmark, 16, false) << pad(count_label(r.size), 7) << "  " << pad(r.what, 44, false)
+         << pad(fmt("%.2f", r.value()), 8) << pad(fmt("%.3f", r.sinew_ms), 12) << pad(fmt("%.3f", r.handwritten_ms), 12)
+         << "  " << r.sinew << " | " << r.handwritten << "\n";
+  }
+  if (!speedups_.empty()) {
+    os << "\nsplit speedups, each side on its own (the faster device alone / the best split with both devices at\n"
+          "work, 0% < cpu < 100%; > 1: the split is faster):\n";
+    os << pad("benchmark", 16, false) << pad("size", 7) << "  " << pad("comparison", 44, false) << pad("impl", 12, false)
+       << pad("speedup", 8) << pad("split ms", 12) << pad("single ms", 12) << "  rows (split | single device)\n";
+    for (const auto& r : speedups_)
+      os << pad(r.benchmark, 16, false) << pad(count_label(r.size), 7) << "  " << pad(r.what, 44, false)
+         << pad(r.impl, 12, false) << pad(fmt("%.2f", r.value()), 8) << pad(fmt("%.3f", r.split_ms), 12)
+         << pad(fmt("%.3f", r.single_ms), 12) << "  " << r.split << " | " << r.single << "\n";
+  }
 }
 
 void Results::write_csv(const std::string& path, const std::string& program) const {
@@ -526,19 +589,23 @@ void Results::write_csv(const std::string& path, const std::string& program) con
   if (std::filesystem::is_directory(path)) file = (std::filesystem::path(path) / (program + ".csv")).string();
   std::ofstream out(file);
   if (!out) throw std::runtime_error("cannot write " + file);
-  out << "kind,program,benchmark,size,impl,variant,cpu_share,overlap,median_ms,min_ms,max_ms,gb_per_s,sinew_exec_ms,"
-         "ratio,rows,check\n";
+  out << "kind,program,benchmark,size,impl,variant,cpu_share,overlap,median_ms,min_ms,max_ms,iqr_ms,gb_per_s,"
+         "sinew_exec_ms,ratio,rows,check\n";
   for (const auto& r : rows_)
     out << "time," << program << "," << r.benchmark << "," << r.size << "," << r.impl << "," << r.variant << ","
         << csv_num(r.cpu_share) << "," << (r.overlap ? std::to_string(r.overlap) : "") << "," << csv_num(r.m.median_ms)
-        << "," << csv_num(r.m.min_ms) << "," << csv_num(r.m.max_ms) << "," << csv_num(r.gbps()) << ","
-        << csv_num(r.m.exec_median_ms) << ",,," << csv_field(r.m.check) << "\n";
+        << "," << csv_num(r.m.min_ms) << "," << csv_num(r.m.max_ms) << "," << csv_num(r.m.iqr_ms) << ","
+        << csv_num(r.gbps()) << "," << csv_num(r.m.exec_median_ms) << ",,," << csv_field(r.m.check) << "\n";
   for (const auto& r : ratios_)
     out << "ratio," << program << "," << r.benchmark << "," << r.size << ",sinew/handwritten," << csv_field(r.what)
-        << ",,," << csv_num(r.sinew_ms) << ",,,,," << csv_num(r.value()) << ","
+        << ",,," << csv_num(r.sinew_ms) << ",,,,,," << csv_num(r.value()) << ","
         << csv_field("sinew: " + r.sinew + "; handwritten: " + r.handwritten + "; handwritten_ms " +
                      csv_num(r.handwritten_ms))
         << ",OK\n";
+  for (const auto& r : speedups_)
+    out << "speedup," << program << "," << r.benchmark << "," << r.size << "," << r.impl << "," << csv_field(r.what)
+        << ",,," << csv_num(r.split_ms) << ",,,,,," << csv_num(r.value()) << ","
+        << csv_field("split: " + r.split + "; single: " + r.single + "; single_ms " + csv_num(r.single_ms)) << ",OK\n";
   std::cerr << program << ": wrote " << file << "\n";
 }
 
@@ -552,7 +619,8 @@ void print_header(std::ostream& os, const Flags& f, const std::string& hw_cpu, c
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
   os << f.program << " — " << when << "; median of " << f.repeat << " run(s) after " << std::max(1u, f.warmup)
-     << " warm-up run(s)" << (f.quick ? " (--quick)" : "") << "\n";
+     << " warm-up run(s)" << (f.quick ? " (--quick)" : "") << "; pinned split sweeps "
+     << (f.pinned_splits ? "on" : "off (--no-pinned-splits)") << "\n";
   if (f.handwritten) {
     os << "handwritten cpu: " << hw_cpu << "\n";
     os << "handwritten gpu: " << hw_gpu << "\n";

@@ -26,7 +26,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct Flags {
   std::string program;
   bool quick = false;
-  unsigned repeat = 5, warmup = 1;
+  unsigned repeat = 7, warmup = 1;
   std::string csv;                       // file, or an existing directory (then DIR/<program>.csv)
   std::vector<unsigned> overlaps{1, 2, 4};  // Sinew GPU overlap levels tried GPU-only
   unsigned queues = 3;                   // hand-written GPU pipelines: in-order queues
@@ -34,13 +34,16 @@ struct Flags {
   bool verbose = false;                  // print every Sinew run's Report
   bool sinew = true, handwritten = true; // --no-sinew / --no-handwritten
   bool zero_copy_stand_in = false;       // --zero-copy-stand-in: Sinew's stand-in GPU stays a CPU
+  bool pinned_splits = true;             // --no-pinned-splits: skip the sweeps with the data pinned
   // bench_saxpy
   std::vector<std::size_t> sizes;        // elements
   double step = 0.05;                    // split sweep step
+  double pinned_step = 0.1;              // sweep step with the data pinned
   // bench_pipeline
   std::vector<std::size_t> sides, bodies;
   std::size_t nbody_steps = 0;           // 0: the sample's default
   std::vector<double> shares;            // CPU shares of the manual splits
+  std::vector<double> pinned_shares;     // ... with the data pinned (default 0,0.02,0.05,0.1,0.3,0.5,1)
 };
 
 // Parses argv. `usage` is printed for --help (exit 0) and after an error (exit 2). Flags that
@@ -49,6 +52,9 @@ struct Flags {
 Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_program);
 // The flags every program takes, for the usage texts.
 extern const char* const kCommonFlagsHelp;
+
+// Seconds since the program started (for progress lines and the total at the end).
+double seconds_since_start();
 
 // "10M" -> 10000000, "64K" -> 64000, "4096" -> 4096 (K, M, G are powers of 1000).
 std::size_t parse_count(const std::string& s);
@@ -59,6 +65,7 @@ std::string count_label(std::size_t n);
 
 struct Measurement {
   double median_ms = kNaN, min_ms = kNaN, max_ms = kNaN;
+  double iqr_ms = kNaN;          // interquartile range of the timed runs (q75 - q25): their noise
   double exec_median_ms = kNaN;  // Sinew only: median of Report::wall_ms (execution on the runtime's thread)
   std::string check = "OK";      // "OK", a mismatch or an error message
   bool ok() const { return check == "OK"; }
@@ -89,16 +96,38 @@ std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in);
 sinew::RunOptions on_device(std::size_t device);
 sinew::RunOptions split(const sinew::Runtime& rt, const SinewDevices& d, double cpu_share, unsigned overlap);
 
+// Pinned copies of a sample's bound arrays, for samples that cannot keep their data in pinned
+// memory themselves (Sample::use_pinned_memory): every bound array is copied (untimed) into
+// Runtime::pinned memory and bound from there — the user's data already lives in pinned memory —
+// and the results are copied back (untimed) for the sample's check. The pinned blocks are kept
+// between runs and between variants (one allocation per array and size).
+class PinnedCopies {
+ public:
+  explicit PinnedCopies(sinew::Runtime& rt) : rt_(rt) {}
+  // The sample's bindings redirected to pinned copies of their arrays.
+  std::vector<sinew::Binding> wrap(std::vector<sinew::Binding> b);
+  // The written arrays' pinned copies back into the sample's arrays.
+  void restore() const;
+
+ private:
+  struct Back {
+    void* to;
+    const void* from;
+    std::size_t bytes;
+  };
+  sinew::Runtime& rt_;
+  std::vector<sinew::PinnedVector<unsigned char>> pinned_;  // one per binding
+  std::vector<Back> back_;
+};
+
 // Times `repeat` runs of a prepared sample after `warmup` runs: steady_clock around
 // rt.run(tree, bindings, options).get() (validation, decomposition, buffers, transfers, kernels,
 // results back in host memory). bindings() — which restores the sample's input arrays — is
 // called before the clock starts. Checks the output after the warm-up and the last run.
 // Errors are caught and reported in Measurement::check. `last` receives the last run's Report.
-// With `pinned_user`, every bound array is first copied (untimed) into Runtime::pinned memory
-// and bound from there — the user's data already lives in pinned memory — and the results are
-// copied back (untimed) for the check.
+// With `pinned`, the arrays are bound from its pinned copies (see PinnedCopies).
 Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
-                       unsigned repeat, sinew::Report* last = nullptr, bool pinned_user = false);
+                       unsigned repeat, sinew::Report* last = nullptr, PinnedCopies* pinned = nullptr);
 
 // ----- results -------------------------------------------------------------------------------
 
@@ -107,11 +136,19 @@ class Results;
 // Sinew's variants of one prepared sample, each timed by time_sinew and added to `res`: "cpu" (the
 // CPU device alone), "gpu" at each of f.overlaps (the GPU alone; overlap 1 through
 // RunOptions::device, others through a Config), "gpu-pinned-user" (the GPU alone at its fastest
-// overlap level with the data bound from Runtime::pinned memory), and "split" at each CPU share
-// with the GPU's fastest overlap level. Progress goes to stderr.
+// overlap level with the data bound from Runtime::pinned memory), "split" at each CPU share
+// with the GPU's fastest overlap level, and "split-pinned-user" at each of `pinned_shares` (the
+// same plans, the data bound from Runtime::pinned memory). The pinned data: `pinned_sample`, a
+// second instance of the sample prepared after use_pinned_memory(rt) (its own arrays are
+// pinned), or, when null, pinned copies of `s`'s arrays (PinnedCopies, one set for both pinned
+// variants). Progress goes to stderr.
 void run_sinew_variants(Results& res, const Flags& f, sinew::Runtime& rt, const SinewDevices& sd,
                         sinew::samples::Sample& s, const std::string& benchmark, std::size_t size, double bytes,
-                        const std::vector<double>& shares);
+                        const std::vector<double>& shares, sinew::samples::Sample* pinned_sample = nullptr,
+                        const std::vector<double>& pinned_shares = {});
+
+// The variants of a split sweep: CPU+GPU splits with the user's data pageable, and pinned.
+inline const std::string kSplit = "split", kSplitPinned = "split-pinned-user";
 
 struct Row {
   std::string benchmark;   // "saxpy", "filter_pipeline", "nbody"
@@ -134,25 +171,44 @@ struct Ratio {
   double value() const { return sinew_ms / handwritten_ms; }
 };
 
+// Within one side: how much faster a CPU+GPU split is than the faster device alone.
+struct Speedup {
+  std::string benchmark;
+  std::size_t size = 0;
+  std::string impl;        // "handwritten" | "sinew"
+  std::string what;        // "best pinned split vs best single device"
+  std::string split, single;  // which rows
+  double split_ms = kNaN, single_ms = kNaN;
+  double value() const { return single_ms / split_ms; }  // > 1: the split is faster
+};
+
 class Results {
  public:
   void add(Row r) { rows_.push_back(std::move(r)); }
   void add(Ratio r) { ratios_.push_back(std::move(r)); }
   const std::vector<Row>& rows() const { return rows_; }
 
-  // The fastest row of (benchmark, size, impl) whose variant is `variant` (any share), or null.
+  // The fastest OK row of (benchmark, size, impl) whose variant is `variant` (any share; with
+  // `interior`, only shares strictly between 0 and 1: both devices at work), or null.
   const Row* best(const std::string& benchmark, std::size_t size, const std::string& impl,
-                  const std::string& variant) const;
+                  const std::string& variant, bool interior = false) const;
   // The row with this share (within 1e-9), or null.
   const Row* find(const std::string& benchmark, std::size_t size, const std::string& impl, const std::string& variant,
                   double cpu_share = kNaN) const;
   // Adds a ratio sinew/handwritten of two rows, when both exist and are OK.
   void ratio(const std::string& what, const Row* sinew, const Row* handwritten);
+  // Adds, for one side (`impl`), the speedup of the fastest split of `split_variant` with both
+  // devices at work (0 < share < 1) over the faster of the rows `singles` (each device alone),
+  // when the split and at least one single row exist and are OK.
+  void speedup(const std::string& what, const std::string& benchmark, std::size_t size, const std::string& impl,
+               const std::string& split_variant, const std::vector<const Row*>& singles);
 
-  // The rows of one (benchmark, size) other than the split sweep, as a table.
+  // The rows of one (benchmark, size) other than the split sweeps, as a table.
   void print_rows(std::ostream& os, const std::string& benchmark, std::size_t size) const;
-  // The split sweep of one (benchmark, size): share | handwritten | sinew | ratio.
-  void print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size) const;
+  // The sweep of `variant` ("split", "split-pinned-user") of one (benchmark, size): share |
+  // handwritten ms, IQR, GB/s | sinew ms, IQR, GB/s | sinew/hw.
+  void print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size,
+                   const std::string& variant = kSplit) const;
   void print_ratios(std::ostream& os) const;
   // Every row and ratio; kind = "time" or "ratio".
   void write_csv(const std::string& path, const std::string& program) const;
@@ -161,6 +217,7 @@ class Results {
  private:
   std::vector<Row> rows_;
   std::vector<Ratio> ratios_;
+  std::vector<Speedup> speedups_;
 };
 
 // Times one hand-written variant (fn returns the median and fills the Stats) and adds its row;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct Side {
   cl::CommandQueue& queue(unsigned i);
 };
 
+struct Pinned;
+
 struct Env::Impl {
   Side cpu, gpu;
   bool stand_in = false;
@@ -45,6 +48,17 @@ struct Env::Impl {
 
   // The program of kernels/<file> built for `side` (built once, then kept).
   cl::Program& program(Side& side, const std::string& file);
+
+  // The user's data "already in pinned memory": block `i` (one per array of a variant) of
+  // exactly `bytes`, pinned in the GPU's context (see Pinned). Kept between calls, so that the
+  // variants of a sweep share one allocation per size (allocating hundreds of MB of pinned memory
+  // takes a while, and a program that keeps its data pinned does it once); reallocated when the
+  // size changes. Its contents are whatever the last user left.
+  void* user_pinned(unsigned i, std::size_t bytes);
+  ~Impl();
+
+ private:
+  std::vector<std::unique_ptr<Pinned>> user_pinned_;  // destroyed before the sides (declared after)
 };
 
 // The timing loop every baseline uses: reset (untimed), body (timed), verify after the warm-up
@@ -58,6 +72,7 @@ struct Pinned {
   Side& side;
   cl::Buffer buffer;
   void* ptr = nullptr;
+  std::size_t bytes = 0;
   Pinned(Side& s, std::size_t bytes);
   ~Pinned();
   Pinned(const Pinned&) = delete;

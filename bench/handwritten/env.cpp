@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #ifndef SINEW_SOURCE_DIR
@@ -104,6 +105,18 @@ Env::Env(std::string kernels_dir) : impl_(std::make_unique<Impl>()) {
 
 Env::~Env() = default;
 
+Env::Impl::~Impl() = default;
+
+void* Env::Impl::user_pinned(unsigned i, std::size_t bytes) {
+  if (user_pinned_.size() <= i) user_pinned_.resize(i + 1);
+  auto& p = user_pinned_[i];
+  if (!p || p->bytes != bytes) {
+    p.reset();  // free the old block before taking the new one
+    p = std::make_unique<Pinned>(gpu, bytes);
+  }
+  return p->ptr;
+}
+
 Side& Env::Impl::need_cpu() {
   if (!has_cpu)
     throw std::runtime_error("no OpenCL CPU device on this machine (install PoCL: apt-get install pocl-opencl-icd)");
@@ -134,17 +147,25 @@ double measure(const Options& o, Stats* stats, const std::function<void()>& rese
     runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   verify();
-  std::vector<double> sorted = runs;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size();
-  const double median = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
-  if (stats) *stats = Stats{median, sorted.front(), sorted.back(), runs};
+  const auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
+  const double median = quantile(runs, 0.5);
+  if (stats) *stats = Stats{median, *lo, *hi, quantile(runs, 0.75) - quantile(runs, 0.25), runs};
   return median;
 }
 
-Pinned::Pinned(Side& s, std::size_t bytes) : side(s) {
-  buffer = cl::Buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
-  ptr = s.queue(0).enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const std::size_t j = std::min(i + 1, v.size() - 1);
+  return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
+}
+
+Pinned::Pinned(Side& s, std::size_t n) : side(s), bytes(n) {
+  buffer = cl::Buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, std::max<std::size_t>(n, 1));
+  ptr = s.queue(0).enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, std::max<std::size_t>(n, 1));
+  std::memset(ptr, 0, n);  // touch it now, not during a timed run
 }
 
 Pinned::~Pinned() {

@@ -184,39 +184,50 @@ double filters_gpu_pinned(Env& env, const FilterData& d, const Options& o, Stats
 }
 
 double filters_gpu_pinned_user(Env& env, const FilterData& d, const Options& o, Stats* stats) {
-  Pinned pinned(env.impl().gpu, d.pixels() * 4);
-  auto* img = static_cast<std::uint8_t*>(pinned.ptr);
-  GpuPart g(env, d, img, 0, o, /*staged=*/false);
-  const auto expected = reference(d);
-  return measure(
-      o, stats, [&] { std::copy(d.input.begin(), d.input.end(), img); }, [&] { g.run(d.pixels()); },
-      [&] { verify(d, expected, img, "filters gpu, user image pinned"); });
+  return filters_split_pinned_user(env, 0.0, d, o, stats);
 }
 
-double filters_split(Env& env, double cpu_share, const FilterData& d, const Options& o, Stats* stats) {
+namespace {
+
+// filters_split and filters_split_pinned_user: `img` is the user's image (reset from d.input
+// before each run, untimed). The first lines run zero-copy on the CPU, the rest go through the
+// GPU pipeline, staged (img pageable) or not (img pinned: transfers straight from and to it).
+double split_over(Env& env, double cpu_share, const FilterData& d, std::uint8_t* img, bool staged, const Options& o,
+                  Stats* stats, const std::string& what) {
   const std::size_t side = d.side;
   const std::size_t cpu_lines =
       cpu_share >= 1 ? side : cpu_share <= 0 ? 0 : std::min<std::size_t>(side, std::llround(cpu_share * side));
   const std::size_t cpu_pixels = cpu_lines * side, gpu_pixels = d.pixels() - cpu_pixels;
-  std::vector<std::uint8_t> img(d.pixels() * 4);
   Side* cpu = cpu_pixels ? &env.impl().need_cpu() : nullptr;
   std::unique_ptr<Filters> cf;
   if (cpu) cf = std::make_unique<Filters>(env, *cpu, d);
   std::unique_ptr<GpuPart> g;
-  if (gpu_pixels) g = std::make_unique<GpuPart>(env, d, img.data(), cpu_pixels, o);
+  if (gpu_pixels) g = std::make_unique<GpuPart>(env, d, img, cpu_pixels, o, staged);
   const auto expected = reference(d);
-  const std::string name = cpu_lines == side ? "filters cpu zero-copy"
-                           : cpu_lines == 0  ? "filters gpu pinned staging"
-                                             : "filters split (" + std::to_string(cpu_lines) + " cpu lines)";
+  const std::string name = cpu_lines == side ? "filters cpu zero-copy" + what
+                           : cpu_lines == 0  ? std::string(staged ? "filters gpu pinned staging" : "filters gpu") + what
+                                             : "filters split (" + std::to_string(cpu_lines) + " cpu lines)" + what;
   return measure(
-      o, stats, [&] { std::copy(d.input.begin(), d.input.end(), img.begin()); },
+      o, stats, [&] { std::copy(d.input.begin(), d.input.end(), img); },
       [&] {
         CpuPart part;
-        if (cpu) part.start(cpu->queue(0), cpu->context, *cf, img.data(), cpu_pixels);
+        if (cpu) part.start(cpu->queue(0), cpu->context, *cf, img, cpu_pixels);
         if (gpu_pixels) g->run(gpu_pixels);
         if (cpu) part.finish(cpu->queue(0));
       },
-      [&] { verify(d, expected, img.data(), name); });
+      [&] { verify(d, expected, img, name); });
+}
+
+}  // namespace
+
+double filters_split(Env& env, double cpu_share, const FilterData& d, const Options& o, Stats* stats) {
+  std::vector<std::uint8_t> img(d.pixels() * 4);
+  return split_over(env, cpu_share, d, img.data(), /*staged=*/true, o, stats, "");
+}
+
+double filters_split_pinned_user(Env& env, double cpu_share, const FilterData& d, const Options& o, Stats* stats) {
+  auto* img = static_cast<std::uint8_t*>(env.impl().user_pinned(0, d.pixels() * 4));
+  return split_over(env, cpu_share, d, img, /*staged=*/false, o, stats, ", user image pinned");
 }
 
 }  // namespace sinew_bench::handwritten

@@ -69,8 +69,13 @@ struct Options {
 // Every timed run, for whoever wants more than the median.
 struct Stats {
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  double iqr_ms = 0;  // interquartile range (quantile(0.75) - quantile(0.25)): how noisy the runs were
   std::vector<double> runs_ms;
 };
+
+// The q-quantile (0..1) of `v`, interpolated linearly between the two nearest ranks (as
+// numpy.quantile's default); NaN for an empty `v`.
+double quantile(std::vector<double> v, double q);
 
 // ----- saxpy: y = a*x + y (kernels/saxpy.cl) ---------------------------------------------------
 
@@ -92,11 +97,20 @@ double saxpy_gpu(Env& env, const SaxpyData& d, const Options& o = {}, Stats* sta
 // overlap; the memcpy between the user's pageable arrays and the staging is timed.
 double saxpy_gpu_pinned(Env& env, const SaxpyData& d, const Options& o = {}, Stats* stats = nullptr);
 // (c') as (c) but the user's arrays already live in pinned memory: no memcpy, transfers straight
-// from and to them. (Copying the data into that memory is set-up and not timed.)
+// from and to them. (Copying the data into that memory is set-up and not timed; the pinned memory
+// is allocated once and kept by the Env, see saxpy_split_pinned_user.) = saxpy_split_pinned_user
+// at cpu_share 0.
 double saxpy_gpu_pinned_user(Env& env, const SaxpyData& d, const Options& o = {}, Stats* stats = nullptr);
 // (d) the first cpu_share of the elements on the CPU device (as (a)), the rest on the GPU (as
 // (c)), at the same time. cpu_share 0 and 1 run one device only, through the same code.
 double saxpy_split(Env& env, double cpu_share, const SaxpyData& d, const Options& o = {}, Stats* stats = nullptr);
+// (d') as (d) but the user's x and y already live in pinned memory (CL_MEM_ALLOC_HOST_PTR in the
+// GPU's context, mapped): the CPU's elements are zero-copy (CL_MEM_USE_HOST_PTR) over that same
+// memory, the GPU's chunks are transferred straight from and to it (as (c')), no memcpy. The
+// pinned memory is allocated once per size and kept by the Env across calls (the user's program
+// would have it already); filling it with the data is set-up and not timed.
+double saxpy_split_pinned_user(Env& env, double cpu_share, const SaxpyData& d, const Options& o = {},
+                               Stats* stats = nullptr);
 // The number of elements saxpy_split gives the CPU for a share (rounded to 1024 elements).
 std::size_t saxpy_split_cpu_elements(double cpu_share, std::size_t n);
 
@@ -120,9 +134,15 @@ double filters_gpu(Env& env, const FilterData& d, const Options& o = {}, Stats* 
 // GPU alone, chunks of whole lines through pinned staging on o.queues queues (as saxpy (c)).
 double filters_gpu_pinned(Env& env, const FilterData& d, const Options& o = {}, Stats* stats = nullptr);
 // As filters_gpu_pinned but the user's image already lives in pinned memory: no memcpy.
+// = filters_split_pinned_user at cpu_share 0.
 double filters_gpu_pinned_user(Env& env, const FilterData& d, const Options& o = {}, Stats* stats = nullptr);
 // The first cpu_share of the lines on the CPU device (zero-copy), the rest on the GPU (pinned,
 // chunked), at the same time.
 double filters_split(Env& env, double cpu_share, const FilterData& d, const Options& o = {}, Stats* stats = nullptr);
+// As filters_split but the user's image already lives in pinned memory (allocated once per size
+// and kept by the Env, as for saxpy_split_pinned_user): the CPU's lines zero-copy over it, the
+// GPU's chunks transferred straight from and to it, no memcpy.
+double filters_split_pinned_user(Env& env, double cpu_share, const FilterData& d, const Options& o = {},
+                                 Stats* stats = nullptr);
 
 }  // namespace sinew_bench::handwritten

@@ -153,35 +153,50 @@ double saxpy_gpu_pinned(Env& env, const SaxpyData& d, const Options& o, Stats* s
 }
 
 double saxpy_gpu_pinned_user(Env& env, const SaxpyData& d, const Options& o, Stats* stats) {
-  Side& gpu = env.impl().gpu;
-  Pinned px(gpu, d.size() * sizeof(float)), py(gpu, d.size() * sizeof(float));
-  float* x = static_cast<float*>(px.ptr);
-  float* y = static_cast<float*>(py.ptr);
-  std::copy(d.x.begin(), d.x.end(), x);
-  GpuSaxpy g(env, x, y, d.a, o, /*staged=*/false);
-  return measure(
-      o, stats, [&] { std::copy(d.y0.begin(), d.y0.end(), y); }, [&] { g.run(d.size()); },
-      [&] { verify(d, y, "saxpy gpu, user data pinned"); });
+  return saxpy_split_pinned_user(env, 0.0, d, o, stats);
 }
 
-double saxpy_split(Env& env, double cpu_share, const SaxpyData& d, const Options& o, Stats* stats) {
+namespace {
+
+// saxpy_split and saxpy_split_pinned_user: the user's arrays are x and y (y is reset from d.y0
+// before each run, untimed). The first cpu_n elements run zero-copy on the CPU, the rest go
+// through the GPU pipeline, staged (x, y pageable: memcpy through pinned staging) or not (x, y
+// pinned: transfers straight from and to them).
+double split_over(Env& env, double cpu_share, const SaxpyData& d, const float* x, float* y, bool staged,
+                  const Options& o, Stats* stats, const std::string& name) {
   const std::size_t n = d.size(), cpu_n = saxpy_split_cpu_elements(cpu_share, n), gpu_n = n - cpu_n;
-  std::vector<float> y(n);
   Side* cpu = cpu_n ? &env.impl().need_cpu() : nullptr;
   cl::Kernel k;
   if (cpu) k = saxpy_kernel(env, *cpu);
   std::unique_ptr<GpuSaxpy> g;
-  if (gpu_n) g = std::make_unique<GpuSaxpy>(env, d.x.data() + cpu_n, y.data() + cpu_n, d.a, o, /*staged=*/true);
-  const std::string name = "saxpy split (cpu share " + std::to_string(cpu_share) + ")";
+  if (gpu_n) g = std::make_unique<GpuSaxpy>(env, x + cpu_n, y + cpu_n, d.a, o, staged);
   return measure(
-      o, stats, [&] { std::copy(d.y0.begin(), d.y0.end(), y.begin()); },
+      o, stats, [&] { std::copy(d.y0.begin(), d.y0.end(), y); },
       [&] {
         CpuPart part;
-        if (cpu) part.start(cpu->queue(0), cpu->context, k, d.x.data(), y.data(), cpu_n, d.a);
+        if (cpu) part.start(cpu->queue(0), cpu->context, k, x, y, cpu_n, d.a);
         if (gpu_n) g->run(gpu_n);
         if (cpu) part.finish(cpu->queue(0));
       },
-      [&] { verify(d, y.data(), name.c_str()); });
+      [&] { verify(d, y, name.c_str()); });
+}
+
+}  // namespace
+
+double saxpy_split(Env& env, double cpu_share, const SaxpyData& d, const Options& o, Stats* stats) {
+  std::vector<float> y(d.size());
+  return split_over(env, cpu_share, d, d.x.data(), y.data(), /*staged=*/true, o, stats,
+                    "saxpy split (cpu share " + std::to_string(cpu_share) + ")");
+}
+
+double saxpy_split_pinned_user(Env& env, double cpu_share, const SaxpyData& d, const Options& o, Stats* stats) {
+  const std::size_t bytes = d.size() * sizeof(float);
+  auto* x = static_cast<float*>(env.impl().user_pinned(0, bytes));
+  auto* y = static_cast<float*>(env.impl().user_pinned(1, bytes));
+  std::copy(d.x.begin(), d.x.end(), x);  // the user's data, already pinned (set-up, untimed)
+  return split_over(env, cpu_share, d, x, y, /*staged=*/false, o, stats,
+                    cpu_share <= 0 ? std::string("saxpy gpu, user data pinned")
+                                   : "saxpy split, user data pinned (cpu share " + std::to_string(cpu_share) + ")");
 }
 
 }  // namespace sinew_bench::handwritten
