@@ -1,0 +1,81 @@
+-- Sinew knowledge base, schema version 2 (PRAGMA user_version). A new file is created from this
+-- text; an older file is brought here by migrations/00N_*.sql (a unit test checks that both paths
+-- give the same tables, columns, indexes and foreign keys). lib/kb/schema.cpp embeds this file
+-- and the migrations verbatim (another unit test compares them).
+--
+-- Identity of what is stored: (tree, devices, library) — the tree signature, the device set and
+-- the Sinew version — and then the input features. `features` is a JSON object in the caller's
+-- order; `feature_key` the same object sorted by name, for exact matching. Numbers in JSON are
+-- written in their shortest round-trip form. Times are UTC ISO 8601 text with milliseconds.
+
+-- The current plan per (tree, devices, library, features). Its history is in runs and events.
+CREATE TABLE entries (
+  id          INTEGER PRIMARY KEY,
+  tree        TEXT NOT NULL,
+  devices     TEXT NOT NULL,
+  library     TEXT NOT NULL,
+  features    TEXT NOT NULL,
+  feature_key TEXT NOT NULL,
+  fission     TEXT NOT NULL,
+  overlap     INTEGER NOT NULL,
+  shares      TEXT NOT NULL,     -- JSON array, one share per runtime device
+  time_ms     REAL NOT NULL,
+  provenance  TEXT NOT NULL CHECK (provenance IN ('trained', 'derived', 'balanced', 'manual')),
+  source      INTEGER REFERENCES entries (id) ON DELETE SET NULL,  -- derived/balanced from
+  precision   REAL NOT NULL DEFAULT 0,
+  quality     INTEGER NOT NULL DEFAULT 0,
+  executions  INTEGER NOT NULL DEFAULT 0,
+  created     TEXT NOT NULL,
+  updated     TEXT NOT NULL,
+  strategy    TEXT NOT NULL DEFAULT '',
+  UNIQUE (tree, devices, library, feature_key)
+);
+CREATE INDEX entries_by_tree ON entries (tree);
+
+-- Every measurement, append only. Bests are queries over it.
+CREATE TABLE runs (
+  id          INTEGER PRIMARY KEY,
+  tree        TEXT NOT NULL,
+  devices     TEXT NOT NULL,
+  library     TEXT NOT NULL,
+  features    TEXT NOT NULL,
+  feature_key TEXT NOT NULL,
+  fission     TEXT NOT NULL,
+  overlap     INTEGER NOT NULL,
+  shares      TEXT NOT NULL,
+  time_ms     REAL NOT NULL,
+  purpose     TEXT NOT NULL CHECK (purpose IN ('training', 'balancing', 'execution')),
+  created     TEXT NOT NULL,
+  partition_ms TEXT NOT NULL DEFAULT '[]'  -- JSON array of per-partition busy times
+);
+CREATE INDEX runs_by_key ON runs (tree, devices, library, feature_key);
+
+-- Load-balancer interventions (level 1: shares moved; level 2: partial retraining).
+CREATE TABLE events (
+  id           INTEGER PRIMARY KEY,
+  entry        INTEGER NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+  execution    INTEGER NOT NULL,
+  level        INTEGER NOT NULL CHECK (level IN (1, 2)),
+  fission_before TEXT NOT NULL,
+  overlap_before INTEGER NOT NULL,
+  shares_before  TEXT NOT NULL,
+  fission_after  TEXT NOT NULL,
+  overlap_after  INTEGER NOT NULL,
+  shares_after   TEXT NOT NULL,
+  time_ms      REAL NOT NULL,
+  partition_ms TEXT NOT NULL,
+  deviation    REAL NOT NULL,
+  lbt          REAL NOT NULL,
+  created      TEXT NOT NULL
+);
+CREATE INDEX events_by_entry ON events (entry);
+
+-- Readable names for tree signatures.
+CREATE TABLE trees (
+  tree        TEXT PRIMARY KEY,
+  label       TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT '',
+  created     TEXT NOT NULL
+);
+
+PRAGMA user_version = 2;
