@@ -1,0 +1,147 @@
+// test/unit/kb_cli_test.cpp — `sinew kb list/show/export/import/clear` on a temporary knowledge
+// base (the built sinew binary, no OpenCL device needed).
+#include <sinew/kb.hpp>
+
+#include "kb/kb_test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+namespace {
+
+using kbtest::config;
+using kbtest::entry;
+using kbtest::key;
+using kbtest::read_file;
+using kbtest::run;
+using kbtest::TempDir;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+// Runs `sinew <args>` with `env` prepended (VAR=value ...), capturing both streams.
+Result sinew_cli(const TempDir& dir, const std::string& args, const std::string& env = "") {
+  std::string out = dir.file("stdout"), err = dir.file("stderr");
+  std::string command = "env -u SINEW_KB " + env + " '" + std::string(SINEW_CLI) + "' " + args + " >'" + out +
+                        "' 2>'" + err + "'";
+  int rc = std::system(command.c_str());
+  Result r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read_file(out), read_file(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void populate(const std::string& path) {
+  auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+  ASSERT_TRUE(kb->persistent());
+  auto a = key("aaaa000000000001");
+  kb->describe_tree(a.tree, "filters", "pipeline\n  kernel 'noise'");
+  auto id = kb->store_entry(entry(a, {{"width", 1024}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 12.5));
+  auto derived = entry(a, {{"width", 2048}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 12.5, "derived");
+  derived.source = id;
+  kb->store_entry(derived);
+  for (int i = 0; i < 15; ++i) kb->record_run(run(a, {{"width", 1024}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 20 + i));
+  kb->store_entry(entry(key("aaaa000000000002"), {{"n", 1}}, config({1, 0}), 1));
+  kb->store_entry(entry(key("bbbb000000000003"), {{"n", 1}}, config({1, 0}), 1));
+}
+
+TEST(KbCli, ListOnAMissingFileCreatesNothing) {
+  TempDir dir;
+  auto r = sinew_cli(dir, "kb list --kb '" + dir.file("none.sqlite") + "'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "no knowledge base at")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.sqlite")));
+}
+
+TEST(KbCli, ListShowExportClearImport) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  populate(path);
+  const std::string kb = " --kb '" + path + "'";
+
+  auto list = sinew_cli(dir, "kb list" + kb);
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_TRUE(contains(list.out, "3 trees")) << list.out;
+  EXPECT_TRUE(contains(list.out, "aaaa000000000001  filters")) << list.out;
+
+  // SINEW_KB instead of --kb.
+  auto by_env = sinew_cli(dir, "kb list", "SINEW_KB='" + path + "'");
+  EXPECT_EQ(by_env.out, list.out);
+
+  auto show = sinew_cli(dir, "kb show aaaa000000000001" + kb);
+  EXPECT_EQ(show.status, 0) << show.err;
+  EXPECT_TRUE(contains(show.out, "filters")) << show.out;
+  EXPECT_TRUE(contains(show.out, "| pipeline")) << show.out;
+  EXPECT_TRUE(contains(show.out, "width=1024, height=768")) << show.out;
+  EXPECT_TRUE(contains(show.out, "derived from #1")) << show.out;
+  EXPECT_TRUE(contains(show.out, "{fission=L2, overlap=2, shares=[0.25, 0.75]}")) << show.out;
+  EXPECT_TRUE(contains(show.out, "15 runs with width=1024, height=768 (the last 10)")) << show.out;
+  auto all = sinew_cli(dir, "kb show aaaa000000000001 --runs 0" + kb);
+  EXPECT_TRUE(contains(all.out, "15 runs with width=1024, height=768:")) << all.out;
+
+  auto ambiguous = sinew_cli(dir, "kb show aaaa" + kb);
+  EXPECT_EQ(ambiguous.status, 1);
+  EXPECT_TRUE(contains(ambiguous.err, "starts 2 trees")) << ambiguous.err;
+  auto unknown = sinew_cli(dir, "kb show ffff" + kb);
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_TRUE(contains(unknown.err, "no tree")) << unknown.err;
+  EXPECT_EQ(sinew_cli(dir, "kb show" + kb).status, 2);
+
+  const std::string exported = dir.file("export.json");
+  auto ex = sinew_cli(dir, "kb export --out '" + exported + "'" + kb);
+  EXPECT_EQ(ex.status, 0) << ex.err;
+  auto json = read_file(exported);
+  EXPECT_TRUE(contains(json, "\"format\": \"sinew-knowledge-base\"")) << json;
+  auto to_stdout = sinew_cli(dir, "kb export --tree bbbb" + kb);
+  EXPECT_TRUE(contains(to_stdout.out, "bbbb000000000003"));
+  EXPECT_FALSE(contains(to_stdout.out, "aaaa000000000001"));
+
+  auto one = sinew_cli(dir, "kb clear --tree aaaa000000000002" + kb);
+  EXPECT_EQ(one.status, 0) << one.err;
+  EXPECT_TRUE(contains(one.out, "removed 1 entry, 0 runs and 0 events")) << one.out;
+  auto clear = sinew_cli(dir, "kb clear" + kb);
+  EXPECT_EQ(clear.status, 0) << clear.err;
+  EXPECT_TRUE(contains(clear.out, "removed 3 entries, 15 runs and 0 events")) << clear.out;
+  EXPECT_TRUE(contains(sinew_cli(dir, "kb list" + kb).out, "0 trees"));
+
+  auto import = sinew_cli(dir, "kb import '" + exported + "'" + kb);
+  EXPECT_EQ(import.status, 0) << import.err;
+  EXPECT_TRUE(contains(import.out, "imported 4 entries, 15 runs and 0 events")) << import.out;
+  EXPECT_EQ(sinew_cli(dir, "kb list" + kb).out, list.out);
+  auto again = sinew_cli(dir, "kb import '" + exported + "'" + kb);
+  EXPECT_TRUE(contains(again.out, "already there")) << again.out;
+
+  auto bad = dir.file("bad.json");
+  kbtest::write_file(bad, "{\"format\": 1");
+  auto rejected = sinew_cli(dir, "kb import '" + bad + "'" + kb);
+  EXPECT_EQ(rejected.status, 1);
+  EXPECT_TRUE(contains(rejected.err, "line 1")) << rejected.err;
+}
+
+TEST(KbCli, UnusableFileIsAnError) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  kbtest::write_file(path, std::string(4096, '\x01'));
+  auto r = sinew_cli(dir, "kb list --kb '" + path + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "corrupt")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(KbCli, Usage) {
+  TempDir dir;
+  EXPECT_EQ(sinew_cli(dir, "kb").status, 2);
+  auto help = sinew_cli(dir, "kb --help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* c : {"list", "show", "export", "import", "clear"}) EXPECT_TRUE(contains(help.out, c)) << c;
+  EXPECT_EQ(sinew_cli(dir, "kb frobnicate").status, 2);
+  EXPECT_EQ(sinew_cli(dir, "kb show --help").status, 0);
+}
+
+}  // namespace
