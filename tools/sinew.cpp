@@ -8,11 +8,18 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -390,6 +397,331 @@ int cmd_smoke(const Args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// sinew kb list | show | export | import | clear
+
+sinew::ErrorContext fix_context(std::string fix) {
+  sinew::ErrorContext c;
+  c.fix = std::move(fix);
+  return c;
+}
+
+// The knowledge base a kb subcommand works on. Read-only subcommands on a missing file return
+// null (nothing has been learnt yet) instead of creating one. A file that cannot be used is an
+// error here: a command line tool must not silently work on an in-memory copy.
+std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, bool create) {
+  const std::string path = option.empty() ? sinew::KnowledgeBase::default_path() : option;
+  if (!create && path != ":memory:" && !std::filesystem::exists(path)) {
+    std::cout << "no knowledge base at " << path << " (Sinew creates it on the first run that learns something)\n";
+    return nullptr;
+  }
+  auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+  if (!kb->persistent() && path != ":memory:")
+    throw sinew::Error(sinew::errc::knowledge_base, kb->warning(),
+                       fix_context("pass another file with --kb PATH or SINEW_KB"));
+  return kb;
+}
+
+void add_kb_option(po::options_description& options, std::string& path) {
+  options.add_options()("kb", po::value(&path)->value_name("PATH"),
+                        "the knowledge base file (default: $SINEW_KB, else $XDG_DATA_HOME/sinew/kb.sqlite, "
+                        "else ~/.local/share/sinew/kb.sqlite)");
+}
+
+// Like parse(), with positional arguments bound to the named options.
+Parsed parse_positional(const Args& args, po::options_description& options,
+                        const po::positional_options_description& positional) {
+  options.add_options()("help,h", "show this help");
+  Parsed p;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), p.vm);
+  po::notify(p.vm);
+  p.help = p.vm.count("help") > 0;
+  return p;
+}
+
+std::string features_text(const sinew::KbFeatures& features) {
+  std::vector<std::string> items;
+  for (const auto& [name, value] : features) {
+    std::ostringstream s;
+    s << name << '=' << std::setprecision(15) << value;
+    items.push_back(s.str());
+  }
+  return items.empty() ? "(none)" : join(items, ", ");
+}
+
+std::string ms_text(double ms) { return fixed(ms, ms < 10 ? 3 : 2) + " ms"; }
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + ' ' + (n == 1 ? one : many);
+}
+
+std::string counts_text(const sinew::KbCounts& c) {
+  return plural(c.entries, "entry", "entries") + ", " + plural(c.runs, "run", "runs") + " and " +
+         plural(c.events, "event", "events");
+}
+
+// The one tree a (possibly abbreviated) signature names.
+std::string resolve_tree(const sinew::KnowledgeBase& kb, const std::string& prefix) {
+  auto matches = kb.match_trees(prefix);
+  if (matches.size() == 1) return matches.front();
+  if (matches.empty())
+    throw sinew::Error(sinew::errc::invalid_argument, "no tree in " + kb.path() + " starts with '" + prefix + "'",
+                       fix_context("'sinew kb list' shows the stored trees"));
+  throw sinew::Error(sinew::errc::invalid_argument,
+                     "'" + prefix + "' starts " + std::to_string(matches.size()) + " trees: " + join(matches, ", "),
+                     fix_context("give more of the signature"));
+}
+
+int kb_list(const Args& args) {
+  std::string path;
+  po::options_description options("sinew kb list [options]: the trees the knowledge base knows");
+  add_kb_option(options, path);
+  auto p = parse(args, options);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  auto kb = open_kb(path, false);
+  if (!kb) return 0;
+  auto trees = kb->trees();
+  std::cout << "knowledge base " << kb->path() << ": " << plural(std::int64_t(trees.size()), "tree", "trees") << '\n';
+  if (trees.empty()) return 0;
+  std::vector<std::vector<std::string>> rows = {{"tree", "label", "entries", "runs", "events", "updated"}};
+  for (const auto& t : trees)
+    rows.push_back({t.tree, t.label.empty() ? "-" : t.label, std::to_string(t.entries), std::to_string(t.runs),
+                    std::to_string(t.events), t.updated.empty() ? "-" : t.updated});
+  print_table(std::cout, rows, "  ");
+  return 0;
+}
+
+int kb_show(const Args& args) {
+  std::string path, prefix;
+  std::size_t last = 10;
+  po::options_description options("sinew kb show [options] TREE: a tree's entries, events and measurements "
+                                  "(TREE: its signature or the start of it)");
+  options.add_options()("tree", po::value(&prefix)->value_name("TREE"), "tree signature (prefix)")(
+      "runs", po::value(&last)->default_value(last)->value_name("N"), "show the last N runs of each input (0: all)");
+  add_kb_option(options, path);
+  po::positional_options_description positional;
+  positional.add("tree", 1);
+  auto p = parse_positional(args, options, positional);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  if (prefix.empty()) throw po::error("which tree? give its signature, or the start of it ('sinew kb list')");
+  auto kb = open_kb(path, false);
+  if (!kb) return 1;
+  const std::string tree = resolve_tree(*kb, prefix);
+
+  std::string label, description;
+  for (const auto& t : kb->trees())
+    if (t.tree == tree) {
+      label = t.label;
+      description = t.description;
+    }
+  std::cout << "tree " << tree << (label.empty() ? "" : "  " + label) << '\n';
+  if (!description.empty()) {
+    std::istringstream lines(description);
+    for (std::string line; std::getline(lines, line);) std::cout << "  | " << line << '\n';
+  }
+
+  auto entries = kb->entries_for_tree(tree);
+  auto runs = kb->runs_for_tree(tree);
+  // Group by device set and library, in order of first appearance.
+  std::vector<std::pair<std::string, std::string>> groups;
+  auto note = [&](const sinew::KbKey& k) {
+    std::pair<std::string, std::string> g{k.devices, k.library};
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+  };
+  for (const auto& e : entries) note(e.key);
+  for (const auto& r : runs) note(r.key);
+
+  for (const auto& [devices, library] : groups) {
+    std::cout << "\ndevices: " << devices << "\nlibrary: " << library << '\n';
+    std::vector<std::vector<std::string>> rows = {
+        {"id", "features", "config", "time", "provenance", "strategy", "precision", "quality", "executions", "updated"}};
+    std::vector<const sinew::KbEntry*> mine;
+    for (const auto& e : entries) {
+      if (e.key.devices != devices || e.key.library != library) continue;
+      mine.push_back(&e);
+      std::string provenance = e.provenance;
+      if (e.source) provenance += " from #" + std::to_string(*e.source);
+      rows.push_back({"#" + std::to_string(e.id), features_text(e.features), e.config.str(), ms_text(e.time_ms),
+                      provenance, e.strategy.empty() ? "-" : e.strategy, fixed(e.precision, 3),
+                      std::to_string(e.quality), std::to_string(e.executions), e.updated});
+    }
+    if (mine.empty()) {
+      std::cout << "  no entries (measurements only: training did not finish)\n";
+    } else {
+      std::cout << "  " << plural(std::int64_t(mine.size()), "entry", "entries") << ":\n";
+      print_table(std::cout, rows, "    ");
+    }
+    for (const auto* e : mine) {
+      auto events = kb->events(e->id);
+      if (events.empty()) continue;
+      std::cout << "  balancer events of #" << e->id << ":\n";
+      std::vector<std::vector<std::string>> ev = {{"execution", "level", "before", "after", "time", "deviation", "lbt", "created"}};
+      for (const auto& x : events)
+        ev.push_back({std::to_string(x.execution), std::to_string(x.level), x.before.str(), x.after.str(),
+                      ms_text(x.time_ms), fixed(x.deviation, 3), fixed(x.lbt, 3), x.created});
+      print_table(std::cout, ev, "    ");
+    }
+
+    // Measurements, by input.
+    std::vector<std::string> inputs;
+    std::map<std::string, std::vector<const sinew::KbRun*>> by_input;
+    for (const auto& r : runs) {
+      if (r.key.devices != devices || r.key.library != library) continue;
+      auto f = features_text(r.features);
+      if (!by_input.count(f)) inputs.push_back(f);
+      by_input[f].push_back(&r);
+    }
+    for (const auto& f : inputs) {
+      const auto& list = by_input[f];
+      std::size_t from = last == 0 || list.size() <= last ? 0 : list.size() - last;
+      std::cout << "  " << plural(std::int64_t(list.size()), "run", "runs") << " with " << f
+                << (from ? " (the last " + std::to_string(last) + ")" : "") << ":\n";
+      std::vector<std::vector<std::string>> rr = {{"created", "purpose", "config", "time", "partitions (ms)"}};
+      for (std::size_t i = from; i < list.size(); ++i) {
+        const auto& r = *list[i];
+        std::vector<std::string> parts;
+        for (double ms : r.partition_ms) parts.push_back(fixed(ms, 3));
+        rr.push_back({r.created, r.purpose, r.config.str(), ms_text(r.time_ms), parts.empty() ? "-" : join(parts, " ")});
+      }
+      print_table(std::cout, rr, "    ");
+    }
+  }
+  return 0;
+}
+
+int kb_export(const Args& args) {
+  std::string path, out, prefix;
+  po::options_description options("sinew kb export [options]: the knowledge base as JSON");
+  options.add_options()("out,o", po::value(&out)->value_name("FILE"), "write to FILE instead of standard output")(
+      "tree", po::value(&prefix)->value_name("TREE"), "only this tree (signature or the start of it)");
+  add_kb_option(options, path);
+  auto p = parse(args, options);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  auto kb = open_kb(path, false);
+  if (!kb) return 1;
+  std::optional<std::string> tree;
+  if (p.vm.count("tree")) tree = resolve_tree(*kb, prefix);
+  const std::string json = kb->export_json(tree);
+  if (out.empty() || out == "-") {
+    std::cout << json;
+    return 0;
+  }
+  // Through a temporary file, so an interrupted export never leaves half a file under the name.
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file << json;
+    file.close();
+    if (!file) throw sinew::Error(sinew::errc::io, "cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) throw sinew::Error(sinew::errc::io, "cannot rename " + tmp + " to " + out + ": " + ec.message());
+  std::cout << "exported " << kb->path() << (tree ? " (tree " + *tree + ")" : "") << " to " << out << '\n';
+  return 0;
+}
+
+int kb_import(const Args& args) {
+  std::string path, in;
+  po::options_description options("sinew kb import [options] FILE: merges an export into the knowledge base "
+                                  "(FILE '-': standard input)");
+  options.add_options()("file", po::value(&in)->value_name("FILE"), "the JSON export");
+  add_kb_option(options, path);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  auto p = parse_positional(args, options, positional);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  if (in.empty()) throw po::error("which file? give the export to import ('-': standard input)");
+  std::ostringstream text;
+  if (in == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream file(in, std::ios::binary);
+    if (!file) throw sinew::Error(sinew::errc::io, "cannot read " + in + ": " + std::strerror(errno));
+    text << file.rdbuf();
+  }
+  auto kb = open_kb(path, true);
+  auto counts = kb->import_json(text.str());
+  std::cout << "imported " << counts_text(counts) << " into " << kb->path()
+            << (counts.total() ? "" : " (everything was already there)") << '\n';
+  return 0;
+}
+
+int kb_clear(const Args& args) {
+  std::string path, prefix;
+  po::options_description options("sinew kb clear [options]: removes everything (or one tree) from the knowledge "
+                                  "base, without asking");
+  options.add_options()("tree", po::value(&prefix)->value_name("TREE"), "only this tree (signature or the start of it)");
+  add_kb_option(options, path);
+  auto p = parse(args, options);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  auto kb = open_kb(path, false);
+  if (!kb) return 0;
+  std::optional<std::string> tree;
+  if (p.vm.count("tree")) tree = resolve_tree(*kb, prefix);
+  auto removed = kb->clear(tree);
+  std::cout << "removed " << counts_text(removed) << " from " << kb->path() << (tree ? " (tree " + *tree + ")" : "")
+            << '\n';
+  return 0;
+}
+
+struct KbCommand {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(const Args& args);
+};
+
+constexpr KbCommand kKbCommands[] = {
+    {"list", "the trees it knows, with their numbers of entries, runs and events", kb_list},
+    {"show", "one tree's entries (plan, time, provenance), balancer events and measurements", kb_show},
+    {"export", "everything, or one tree, as JSON", kb_export},
+    {"import", "merge a JSON export (nothing is duplicated)", kb_import},
+    {"clear", "remove everything, or one tree (--tree), without asking", kb_clear},
+};
+
+void kb_usage(std::ostream& out) {
+  out << "usage: sinew kb <command> [options]: what Sinew has learnt about running trees here\n\ncommands:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : kKbCommands) rows.push_back({std::string(c.name), std::string(c.summary)});
+  print_table(out, rows, "  ");
+  out << "\nEvery command takes --kb PATH; the default is $SINEW_KB, else $XDG_DATA_HOME/sinew/kb.sqlite,\n"
+         "else ~/.local/share/sinew/kb.sqlite. 'sinew kb <command> --help' describes its options.\n";
+}
+
+int cmd_kb(const Args& args) {
+  if (args.empty()) {
+    kb_usage(std::cerr);
+    return 2;
+  }
+  if (args.front() == "--help" || args.front() == "-h" || args.front() == "help") {
+    kb_usage(std::cout);
+    return 0;
+  }
+  auto it = std::find_if(std::begin(kKbCommands), std::end(kKbCommands),
+                         [&](const KbCommand& c) { return c.name == args.front(); });
+  if (it == std::end(kKbCommands)) {
+    std::cerr << "sinew kb: unknown command '" << args.front() << "'\n\n";
+    kb_usage(std::cerr);
+    return 2;
+  }
+  return it->run(Args(args.begin() + 1, args.end()));
+}
+
+// ---------------------------------------------------------------------------------------------
 // The command table and dispatch.
 
 struct Command {
@@ -401,6 +733,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"devices", "list the OpenCL devices, their fission configurations and overlap levels", cmd_devices},
     {"smoke", "run a small kernel on every device alone and check the result", cmd_smoke},
+    {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
 };
 
 void usage(std::ostream& out) {
@@ -409,7 +742,7 @@ void usage(std::ostream& out) {
   for (const auto& c : kCommands) rows.push_back({std::string(c.name), std::string(c.summary)});
   print_table(out, rows, "  ");
   out << "\n'sinew <command> --help' describes a command's options.\n"
-         "SINEW_DEVICES selects devices (all, cpu, gpu, gpu:0,cpu, cpu:1).\n";
+         "SINEW_DEVICES selects devices (all, cpu, gpu, gpu:0,cpu, cpu:1); SINEW_KB the knowledge base file.\n";
 }
 
 }  // namespace
