@@ -10,6 +10,7 @@
 #include <sinew/device.hpp>
 #include <sinew/tree.hpp>
 
+#include <cstdint>
 #include <future>
 #include <map>
 #include <memory>
@@ -106,6 +107,15 @@ struct Config {
   static Config parse(const std::string& spec, const std::vector<DeviceInfo>& devices);
 };
 
+// How training searches (the spec's precision value and quality factor, and its strategy).
+struct TrainingSettings {
+  std::string strategy = "even_split";  // "even_split" (50/50) or "cpu_assisted"
+  double precision = 0.05;              // device times within this fraction are balanced
+  unsigned quality = 3;                 // executions per measured point (their median counts)
+  bool exhaustive = false;              // every fission x overlap combination, as in the spec
+  std::size_t max_executions = 40;      // at most this many runs per training
+};
+
 struct RunOptions {
   // Run on this runtime device alone (an index into Runtime::devices()).
   std::optional<std::size_t> device;
@@ -113,6 +123,9 @@ struct RunOptions {
   std::optional<Config> config;
   // Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
   std::string plan;
+  // With none of the above, the knowledge base plans the run; `train` retrains even when it
+  // already knows this tree and input.
+  bool train = false;
 };
 
 struct KernelTiming {
@@ -148,6 +161,12 @@ struct Report {
   std::vector<KernelTiming> kernels;
   std::map<std::string, Value> results;  // map_reduce outputs by result name
   std::string decomposition;             // which units ran where (Decomposition::explain)
+  // Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
+  // and what training cost when this request trained.
+  std::int64_t kb_entry = 0;
+  std::int64_t derived_from = 0;
+  std::size_t training_executions = 0;
+  double training_seconds = 0;
 
   template <class T>
   T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
@@ -172,6 +191,22 @@ struct RuntimeOptions {
   // Streamable trees reach discrete devices in chunks of about this many MB (summed over the
   // partitioned vectors), dealt round-robin to the overlap queues. 0: $SINEW_CHUNK_MB, else 16.
   double chunk_mb = 0;
+
+  // The knowledge base plans runs that name no device, config or plan. Its file: empty means
+  // $SINEW_KB, else ${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite; ":memory:" keeps nothing.
+  std::string kb_path;
+  // Train even for trees and inputs the knowledge base knows ($SINEW_TRAIN=1).
+  bool force_training = false;
+  // For inputs it has no entry for, of a tree it knows: "derive" a plan from the nearest entries
+  // (the spec's option b, the default) or "train" (option a). Empty: $SINEW_UNSEEN, else derive.
+  std::string unseen;
+  // "nearest" (the spec's nearest neighbour) or "idw" (inverse-distance weighting). Empty:
+  // $SINEW_INTERPOLATOR, else nearest.
+  std::string interpolator;
+  // Training search settings; $SINEW_STRATEGY, $SINEW_PRECISION, $SINEW_QUALITY override them.
+  TrainingSettings training;
+  // Training progress (one line per measured point) on stderr; $SINEW_QUIET=1 silences it.
+  bool progress = true;
 };
 
 namespace detail {

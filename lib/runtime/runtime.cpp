@@ -2,6 +2,7 @@
 // validated analysis, a decomposition and an asynchronous execution.
 #include "decompose/decompose.hpp"
 #include "exec/executor.hpp"
+#include "schedule/planner.hpp"
 #include "platform/error.hpp"
 #include "tree/validate.hpp"
 
@@ -104,38 +105,88 @@ class RuntimeImpl {
 
     Config config;
     std::string provenance = "manual";
+    const bool planned = !options.config && options.plan.empty() && !options.device && !default_config_;
     if (options.config) {
       config = *options.config;
     } else if (!options.plan.empty()) {
       config = Config::parse(options.plan, env_.infos);
     } else if (default_config_ && !options.device) {
       config = *default_config_;
-    } else {
-      std::size_t dev = options.device.value_or(default_device());
+      provenance = "default";
+    } else if (options.device) {
+      const std::size_t dev = *options.device;
       if (dev >= env_.infos.size())
         throw_error(errc::invalid_argument,
                     "device index " + std::to_string(dev) + " but the runtime has " + std::to_string(env_.infos.size()) +
                         " device(s)",
                     {.argument = "RunOptions::device", .fix = "use an index into Runtime::devices()"});
       config = single_device_config(dev, env_.infos.size());
-      if (!options.device) provenance = "default";
     }
     const std::size_t granule = granularity(*root, *an, env_.infos);
-    Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
-                        .chunk_bytes = chunk_bytes_};
-    auto dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
+    const Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
+                              .chunk_bytes = chunk_bytes_};
+    // A given plan is checked now, before any device work; a planned one is checked as it is made.
+    std::shared_ptr<Decomposition> dec;
+    if (!planned) dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
+    const bool force = options.train || options_.force_training;
 
-    return std::async(std::launch::async, [this, root, bound, an, dec, provenance] {
+    return std::async(std::launch::async, [this, tree, root, bound, an, dec, provenance, planned, granule, streaming,
+                                           force]() mutable {
+      Plan plan;
+      if (planned) {
+        plan = planner().plan(tree, *an, *bound, granule, streaming, force);
+        dec = std::make_shared<Decomposition>(decompose(an->units, granule, plan.config, env_.infos, streaming));
+      }
       const auto t0 = std::chrono::steady_clock::now();
       Report rep = execute(env_, *root, *an, *dec);
       rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      rep.provenance = provenance;
+      rep.provenance = planned ? plan.provenance : provenance;
+      if (planned) {
+        rep.kb_entry = plan.entry;
+        rep.derived_from = plan.derived_from;
+        rep.training_executions = plan.training_executions;
+        rep.training_seconds = plan.training_seconds;
+        planner().executed(plan, *an, rep);
+      }
       return rep;
     });
   }
 
+  // The knowledge base and its planner, opened on the first planned run.
+  Planner& planner() {
+    std::lock_guard lock(planner_mutex_);
+    if (!planner_) {
+      std::string path = options_.kb_path.empty() ? KnowledgeBase::default_path() : options_.kb_path;
+      kb_ = KnowledgeBase::open(path);
+      PlannerSettings ps;
+      const TrainingSettings& t = options_.training;
+      ps.training.strategy = strategy_from_string(env_or("SINEW_STRATEGY", t.strategy));
+      ps.training.precision = std::stod(env_or("SINEW_PRECISION", std::to_string(t.precision)));
+      ps.training.quality = static_cast<unsigned>(std::stoul(env_or("SINEW_QUALITY", std::to_string(t.quality))));
+      ps.training.exhaustive = t.exhaustive || env_or("SINEW_EXHAUSTIVE", "0") == "1";
+      ps.training.max_executions = t.max_executions;
+      const std::string unseen = options_.unseen.empty() ? env_or("SINEW_UNSEEN", "derive") : options_.unseen;
+      if (unseen != "derive" && unseen != "train")
+        throw_error(errc::invalid_argument, "unknown policy for unseen inputs '" + unseen + "'",
+                    {.argument = "RuntimeOptions::unseen / SINEW_UNSEEN", .fix = "use derive or train"});
+      ps.derive_unseen = unseen == "derive";
+      ps.interpolator = options_.interpolator.empty() ? env_or("SINEW_INTERPOLATOR", "nearest") : options_.interpolator;
+      ps.progress = options_.progress && env_or("SINEW_QUIET", "0") != "1";
+      planner_ = std::make_unique<Planner>(env_, *kb_, ps);
+    }
+    return *planner_;
+  }
+
+  static std::string env_or(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : fallback;
+  }
+
  private:
   RuntimeOptions options_;
+  std::mutex planner_mutex_;
+  std::unique_ptr<KnowledgeBase> kb_;
+  std::unique_ptr<Planner> planner_;
   ProgramCache programs_;
   std::vector<std::unique_ptr<Device>> all_;
   QueuePool queues_;

@@ -96,18 +96,33 @@ TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
 }
 
 TEST(Report, NamesConfigPartitionsAndKernelTimes) {
-  Runtime rt;
+  Runtime rt(RuntimeOptions{.kb_path = ":memory:", .progress = false});  // starts knowing nothing
   Holder h;
   Case c = make_case("pipeline_channel", 1000, h);
   Report r = rt.run(c.tree, c.bindings).get();
-  EXPECT_EQ(r.provenance, "default");
-  ASSERT_EQ(r.partitions.size(), 1u);
-  EXPECT_EQ(r.partitions[0].units, 1000u);
-  EXPECT_EQ(r.kernels.size(), 3u);
+  EXPECT_EQ(r.provenance, "trained");
+  EXPECT_GT(r.training_executions, 0u);
+  EXPECT_GT(r.kb_entry, 0);
+  std::size_t units = 0;
+  for (const auto& p : r.partitions) units += p.units;
+  EXPECT_EQ(units, 1000u);
+  EXPECT_EQ(r.kernels.size(), 3u * r.partitions.size());
   for (const auto& k : r.kernels) {
     EXPECT_EQ(k.launches, 1u);
     EXPECT_GE(k.ms, 0.0);
   }
   EXPECT_GT(r.wall_ms, 0.0);
   EXPECT_NE(r.str().find("kernel 'mul2'"), std::string::npos) << r.str();
+  EXPECT_NE(r.decomposition.find("1000 units"), std::string::npos) << r.decomposition;
+
+  // The same tree and input again: the knowledge base answers, nothing is trained.
+  Holder h2;
+  Case again = make_case("pipeline_channel", 1000, h2);
+  Report r2 = rt.run(again.tree, again.bindings).get();
+  EXPECT_EQ(r2.provenance, "kb");
+  EXPECT_EQ(r2.kb_entry, r.kb_entry);
+  EXPECT_EQ(r2.training_executions, 0u);
+  EXPECT_EQ(r2.config, r.config);
+  again.report = r2;
+  EXPECT_EQ(again.check(), "");
 }
