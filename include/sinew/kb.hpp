@@ -14,13 +14,14 @@
 // other and lose nothing.
 //
 // Failure. KnowledgeBase::open never throws for an unusable file: it warns once on stderr and
-// returns an in-memory knowledge base (see open()). Once open, a write that fails (disk full, a
-// lock held past the busy timeout) throws sinew::Error(errc::knowledge_base); a caller that must
-// never stop (the Runtime) catches it, warns and goes on. Bad arguments (non-finite numbers, an
-// unknown provenance, a malformed import) throw sinew::Error(errc::invalid_argument).
+// returns an in-memory knowledge base (see open()). Once open, a call that fails (disk full, an
+// I/O error, a lock held past the busy timeout, a file damaged since it was opened) throws
+// sinew::Error(errc::knowledge_base); a caller that must never stop (the Runtime) catches it,
+// warns and goes on. Bad arguments (non-finite numbers, an unknown provenance, a malformed
+// import) throw sinew::Error(errc::invalid_argument) before anything is written.
 //
 // Thread safety. A KnowledgeBase may be used from several threads at once (one connection behind
-// a mutex). Interpolators are stateless and const.
+// a mutex). Not across fork(): a child process opens its own. Interpolators are stateless.
 #pragma once
 
 #include <sinew/device.hpp>

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,6 +24,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -463,9 +465,13 @@ KnowledgeBase::~KnowledgeBase() = default;
 
 std::unique_ptr<KnowledgeBase> KnowledgeBase::memory() {
   auto impl = std::make_unique<Impl>();
-  impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
-  configure(impl->db);
-  migrate(impl->db);
+  try {
+    impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    configure(impl->db);
+    migrate(impl->db);
+  } catch (const SqliteError& e) {  // out of memory, or SQLite built without what we need
+    throw Error(sinew::errc::knowledge_base, std::string("cannot create an in-memory knowledge base: ") + e.what());
+  }
   return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
 }
 
@@ -486,6 +492,45 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::open_default(KbOptions options) {
   return open(default_path(), options);
 }
 
+namespace {
+
+// One attempt at opening `path` as a knowledge base: checks (read-only, so that a file that is not
+// ours is never written), then WAL mode and the schema. Throws SqliteError or Unusable.
+Connection open_checked(const std::string& path, const KbOptions& options) {
+  Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
+  configure(db);
+  if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
+  {
+    auto check = db.prepare("PRAGMA quick_check");
+    std::string first = check.step() ? check.text(0) : "no result";
+    if (first != "ok") throw Unusable{Unusable::corrupt, "integrity check failed: " + first};
+  }
+  // Version and tables from one snapshot: another process may be creating the schema right now.
+  int version = 0;
+  std::int64_t objects = 0;
+  {
+    auto state = db.prepare("SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    state.step();
+    version = int(state.integer(0));
+    objects = state.integer(1);
+  }  // finalized: its read transaction ends here
+  if (version > detail::kb::kSchemaVersion)
+    throw Unusable{Unusable::foreign, "it was written by a newer Sinew (schema version " + std::to_string(version) +
+                                          "; this one knows up to " + std::to_string(detail::kb::kSchemaVersion) + ")"};
+  if (version == 0 && objects > 0)
+    throw Unusable{Unusable::foreign, "it is an SQLite database of something else (no Sinew schema version)"};
+  {
+    auto mode = db.prepare("PRAGMA journal_mode = WAL");
+    mode.run();
+  }
+  db.exec("PRAGMA synchronous = NORMAL");
+  migrate(db);
+  return db;
+}
+
+}  // namespace
+
 std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOptions options) {
   if (path.empty() || path == ":memory:") return memory();
 
@@ -498,32 +543,20 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOp
       fs::create_directories(parent, ec);
       if (ec) throw Unusable{Unusable::unopenable, "cannot create directory " + parent.string() + ": " + ec.message()};
     }
-    db = Connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
-    sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
-    configure(db);
-    if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
-    // Read-only checks first, so that a file that is not ours is never written.
-    {
-      auto check = db.prepare("PRAGMA quick_check");
-      std::string first = check.step() ? check.text(0) : "no result";
-      if (first != "ok") throw Unusable{Unusable::corrupt, "integrity check failed: " + first};
+    // SQLite answers "busy" at once, without waiting, where waiting could deadlock (two processes
+    // switching a new file to WAL together, a reader upgrading to a writer): those attempts are
+    // retried until the busy timeout has passed.
+    const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+    for (unsigned attempt = 0;; ++attempt) {
+      try {
+        db = open_checked(path, options);
+        break;
+      } catch (const SqliteError& e) {
+        bool busy = e.primary() == SQLITE_BUSY || e.primary() == SQLITE_LOCKED;
+        if (!busy || std::chrono::steady_clock::now() >= deadline) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + ::getpid()) % 20));
+      }
     }
-    int version = user_version(db);
-    if (version > detail::kb::kSchemaVersion)
-      throw Unusable{Unusable::foreign, "it was written by a newer Sinew (schema version " + std::to_string(version) +
-                                            "; this one knows up to " + std::to_string(detail::kb::kSchemaVersion) + ")"};
-    if (version == 0) {
-      auto tables = db.prepare("SELECT count(*) FROM sqlite_master");
-      tables.step();
-      if (tables.integer(0) > 0)
-        throw Unusable{Unusable::foreign, "it is an SQLite database of something else (no Sinew schema version)"};
-    }
-    {
-      auto mode = db.prepare("PRAGMA journal_mode = WAL");
-      mode.run();
-    }
-    db.exec("PRAGMA synchronous = NORMAL");
-    migrate(db);
   } catch (const SqliteError& e) {
     problem = classify(e);
   } catch (const Unusable& u) {
