@@ -173,6 +173,7 @@ class KnowledgeBase {
 
   // --- Trees ---
   // A human-readable label and description (e.g. Node::label(), Node::dump()) for `kb list/show`.
+  // Cheap when unchanged (a read, no write lock).
   void describe_tree(const std::string& tree, const std::string& label, const std::string& description);
   std::vector<KbTreeSummary> trees() const;
   // The stored tree signatures starting with `prefix` (all when empty).

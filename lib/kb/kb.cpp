@@ -707,6 +707,12 @@ std::vector<KbEvent> KnowledgeBase::events(std::int64_t entry) const {
 void KnowledgeBase::describe_tree(const std::string& tree, const std::string& label, const std::string& description) {
   if (tree.empty()) invalid("describe_tree: no tree signature");
   impl_->locked("describing a tree", [&] {
+    {
+      // Called for every request: a read when nothing changed, so no write lock is taken.
+      auto known = impl_->db.prepare("SELECT 1 FROM trees WHERE tree = ? AND label = ? AND description = ?");
+      known.bind_all(tree, label, description);
+      if (known.step()) return;
+    }
     auto s = impl_->db.prepare(
         "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (tree) DO UPDATE SET label = excluded.label, description = excluded.description");

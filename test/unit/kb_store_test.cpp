@@ -250,6 +250,15 @@ TEST(KbStore, TreesListCountsAndPrefixes) {
   EXPECT_EQ(by_tree[c.tree].description, "kernel 'saxpy'");
   EXPECT_EQ(by_tree[c.tree].entries, 0);
 
+  // Describing again: unchanged is a no-op, a new label replaces the old one.
+  kb->describe_tree(c.tree, "saxpy", "kernel 'saxpy'");
+  kb->describe_tree(a.tree, "filters", "pipeline");
+  kb->describe_tree(a.tree, "filters v2", "pipeline");
+  for (const auto& t : kb->trees()) by_tree[t.tree] = t;
+  EXPECT_EQ(by_tree[c.tree].label, "saxpy");
+  EXPECT_EQ(by_tree[a.tree].label, "filters v2");
+  EXPECT_EQ(kb->trees().size(), 3u);
+
   EXPECT_EQ(kb->match_trees("aaaa"), (std::vector<std::string>{a.tree, b.tree}));
   EXPECT_EQ(kb->match_trees("cc"), (std::vector<std::string>{c.tree}));
   EXPECT_EQ(kb->match_trees("%"), std::vector<std::string>{});  // no LIKE wildcards
