@@ -48,9 +48,11 @@ struct KbKey {
   friend bool operator==(const KbKey&, const KbKey&) = default;
 };
 
-// The canonical text of a device set, in the given (runtime) order: per device its id, kind,
-// name, platform, driver version and whether it is driven as discrete. Any change of these
-// invalidates what was learnt on the old set.
+// The canonical text of a device set, in the given (runtime) order: per device its id ("gpu:0"),
+// name, platform and its version, driver version, compute units, and a marker when it is driven
+// unlike its kind (a CPU emulating a discrete device). Any change of these invalidates what was
+// learnt on the old set, e.g. "cpu:0 AMD EPYC (Portable Computing Language, OpenCL 3.0 PoCL 5.0,
+// driver 5.0, 16 CUs); gpu:0 NVIDIA H100 (NVIDIA CUDA, OpenCL 3.0 CUDA 12.4, driver 550.54, 132 CUs)".
 std::string device_set_signature(const std::vector<DeviceInfo>& devices);
 // {tree, device_set_signature(devices), sinew::version}.
 KbKey make_kb_key(std::string tree, const std::vector<DeviceInfo>& devices);
