@@ -2,6 +2,7 @@
 // features), events, trees, validation, export/import/clear, and use from several threads.
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
+#include <sinew/version.hpp>
 
 #include "kb/kb_test_util.hpp"
 
@@ -478,6 +479,43 @@ TEST(KbStore, SeveralThreadsShareOneKnowledgeBase) {
   EXPECT_EQ(kb->runs_for_tree(k.tree).size(), 200u);
   EXPECT_EQ(kb->entry(id)->executions, 200);
   EXPECT_EQ(kb->entries(k).size(), 5u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(KbKey, DeviceSetSignatureNamesEveryDeviceInOrder) {
+  sinew::DeviceInfo cpu;
+  cpu.kind = sinew::DeviceKind::cpu;
+  cpu.name = "Test CPU";
+  cpu.platform = "PoCL";
+  cpu.platform_version = "OpenCL 3.0 PoCL 5.0";
+  cpu.driver_version = "5.0";
+  cpu.compute_units = 16;
+  sinew::DeviceInfo gpu = cpu;
+  gpu.index = 1;
+  gpu.kind = sinew::DeviceKind::gpu;
+  gpu.name = "Test GPU";
+  gpu.driver_version = "550.54";
+  gpu.compute_units = 132;
+  gpu.discrete = true;
+
+  auto s = sinew::device_set_signature({cpu, gpu});
+  EXPECT_EQ(s, "cpu:0 Test CPU (PoCL, OpenCL 3.0 PoCL 5.0, driver 5.0, 16 CUs); "
+               "gpu:0 Test GPU (PoCL, OpenCL 3.0 PoCL 5.0, driver 550.54, 132 CUs)");
+  EXPECT_NE(sinew::device_set_signature({gpu, cpu}), s);  // order is part of it (shares follow it)
+  auto newer_driver = gpu;
+  newer_driver.driver_version = "555.1";
+  EXPECT_NE(sinew::device_set_signature({cpu, newer_driver}), s);
+  auto emulated = cpu;
+  emulated.discrete = true;
+  EXPECT_EQ(sinew::device_set_signature({emulated}), "cpu:0 Test CPU (PoCL, OpenCL 3.0 PoCL 5.0, driver 5.0, 16 CUs) discrete");
+
+  auto k = sinew::make_kb_key("0123456789abcdef", {cpu, gpu});
+  EXPECT_EQ(k.tree, "0123456789abcdef");
+  EXPECT_EQ(k.devices, s);
+  EXPECT_EQ(k.library, std::string(sinew::version));
 }
 
 }  // namespace
