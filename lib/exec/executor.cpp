@@ -117,6 +117,7 @@ class Run {
     if (error_) std::rethrow_exception(error_);
     for (const NodeImpl* n : workers_.front().pending) finalize(*n);
     Report rep = report();
+    rep.wall_ms = now_ms();
     if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace) write_chrome_trace(trace, trace_records());
     return rep;
   }

@@ -275,33 +275,30 @@ class Search {
     return even(c);
   }
 
-  // Even split: shares proportional to measured rates until every group finishes together.
+  // Even split: shares proportional to measured rates until every group finishes together. Each
+  // step starts from the best point so far; a step that made things worse halves the next one.
   Config even(Config c) {
     if (groups_.size() < 2) {
       point(c);
       return c;
     }
-    double damping = 1.0, best = 1e300;
-    std::vector<double> best_shares = c.shares;
+    double damping = 1.0;
+    TrainingPoint best{c, 1e300, {}};
     for (int i = 0; i < 8; ++i) {
-      const TrainingPoint& p = point(c);
-      if (p.time_ms < best) {
-        best = p.time_ms;
-        best_shares = c.shares;
-      } else if (p.time_ms > best * (1 + o_.precision)) {
-        damping *= 0.5;  // overshot: go back and take smaller steps
-        c.shares = best_shares;
-        continue;
+      const TrainingPoint p = point(c);
+      if (p.time_ms < best.time_ms) {
+        best = p;
+      } else if (p.time_ms > best.time_ms * (1 + o_.precision)) {
+        damping *= 0.5;
       }
-      if (balanced(p)) break;
-      auto next = rebalance(devices_, c.shares, p.device_ms, damping);
+      if (balanced(best)) break;
+      auto next = rebalance(devices_, best.config.shares, best.device_ms, damping);
       double change = 0;
-      for (std::size_t d = 0; d < next.size(); ++d) change = std::max(change, std::fabs(next[d] - c.shares[d]));
+      for (std::size_t d = 0; d < next.size(); ++d) change = std::max(change, std::fabs(next[d] - best.config.shares[d]));
       if (change < o_.precision / 4) break;
       c.shares = next;
     }
-    c.shares = best_shares;
-    return c;
+    return best.config;
   }
 
   // CPU-assisted GPU: everything on the other groups, then CPU work added while time falls.

@@ -108,7 +108,7 @@ TEST(Report, NamesConfigPartitionsAndKernelTimes) {
   EXPECT_EQ(units, 1000u);
   EXPECT_EQ(r.kernels.size(), 3u * r.partitions.size());
   for (const auto& k : r.kernels) {
-    EXPECT_EQ(k.launches, 1u);
+    EXPECT_GE(k.launches, 1u);  // 2 when a range is launched as a multiple plus a remainder
     EXPECT_GE(k.ms, 0.0);
   }
   EXPECT_GT(r.wall_ms, 0.0);
