@@ -102,6 +102,17 @@ class RuntimeImpl {
     auto root = tree.impl();
     auto bound = std::make_shared<std::vector<Binding>>(std::move(bindings));
     auto an = std::make_shared<Analysis>(analyze(*root, *bound));
+    // Whether the host data is pinned changes what GPUs cost by 4-7x: a feature of the input.
+    if (std::any_of(env_.infos.begin(), env_.infos.end(), [](const DeviceInfo& d) { return d.discrete; })) {
+      double bytes = 0, pinned = 0;
+      for (const auto& b : *bound) {
+        if (!b.vector) continue;
+        const double n = static_cast<double>(b.elements * b.type.size);
+        bytes += n;
+        if (is_pinned(b.data, b.elements * b.type.size)) pinned += n;
+      }
+      an->features.emplace_back("host.pinned", bytes > 0 ? pinned / bytes : 0.0);
+    }
 
     Config config;
     std::string provenance = "manual";

@@ -343,6 +343,12 @@ class Search {
       for (auto d : g) inner += std::max(c.shares[d], 1e-9);
       for (auto d : g) one.shares[d] = std::max(c.shares[d], 1e-9) / inner;
       point(one);
+      // A GPU alone carries all the transfers: its deepest overlap may pay where a split's did not.
+      const bool discrete = std::all_of(g.begin(), g.end(), [&](std::size_t d) { return devices_[d].discrete; });
+      if (discrete && one.overlap != overlaps_.back()) {
+        one.overlap = overlaps_.back();
+        point(one);
+      }
     }
   }
 
