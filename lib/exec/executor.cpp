@@ -5,7 +5,6 @@
 #include "exec/barrier.hpp"
 #include "exec/reduce.hpp"
 #include "exec/trace.hpp"
-#include "exec/wait.hpp"
 #include "platform/error.hpp"
 
 #include <clblast.h>
@@ -93,7 +92,7 @@ class Run {
     for (auto& w : workers_) {
       if (!w.slot) continue;
       try {
-        finish_quietly(w.queue());  // nothing may still touch host memory once the request is over
+        w.queue().finish();  // nothing may still touch host memory once the request is over
       } catch (...) {
       }
       env_.queues->release(w.cl_device, std::move(w.slot));
@@ -146,7 +145,7 @@ class Run {
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
-      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { finish_quietly(w.queue()); });
+      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { w.queue().finish(); });
       w.host_end_ms = now_ms();
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
@@ -413,7 +412,7 @@ class Run {
                   &upload_path);
         wrote = true;
       }
-      if (wrote) finish_quietly(w.queue());  // other queues of the context read the replicas
+      if (wrote) w.queue().finish();  // other queues of the context read the replicas
     });
   }
 
@@ -449,7 +448,7 @@ class Run {
   }
 
   void finish_all() {
-    for (auto& w : workers_) finish_quietly(w.queue());
+    for (auto& w : workers_) w.queue().finish();
   }
 
   // Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
@@ -506,7 +505,7 @@ class Run {
     for (const auto& a : n.args) {
       if (a.kind != Arg::Kind::whole || !w.dirty.count(a.vector.get())) continue;
       // A replica is read after slices changed: every worker meets here and one syncs them all.
-      finish_quietly(w.queue());
+      w.queue().finish();
       barrier_->arrive_and_wait([&] { sync_replicas(a.vector.get()); });
       w.dirty.erase(a.vector.get());
     }
@@ -526,7 +525,7 @@ class Run {
       exec(*n.children[0], w, group, i, loop_depth + 1);
       if (!predicate) continue;
       // The iteration barrier: the host evaluates the predicate over this iteration's results.
-      finish_quietly(w.queue());
+      w.queue().finish();
       barrier_->arrive_and_wait([&] {
         for (const NodeImpl* r : w.pending) finalize(*r);
         loop_done_ = evaluate(n, i);

@@ -1,8 +1,6 @@
 // exec/staging.cpp — pinned, chunked, pipelined host <-> device copies.
 #include "exec/staging.hpp"
 
-#include "exec/wait.hpp"
-
 #include <algorithm>
 #include <cstring>
 
@@ -36,7 +34,7 @@ void Staging::upload(cl::CommandQueue& q, const cl::Buffer& dst, std::size_t off
   const char* from = static_cast<const char*>(src);
   for (std::size_t done = 0, c = 0; done < bytes; done += kChunk, ++c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) wait_quietly(s.busy);  // the DMA of the chunk that used this slot has finished
+    if (s.busy()) s.busy.wait();  // the DMA of the chunk that used this slot has finished
     const std::size_t n = std::min(kChunk, bytes - done);
     std::memcpy(s.ptr, from + done, n);
     q.enqueueWriteBuffer(dst, CL_FALSE, offset + done, n, s.ptr, nullptr, &s.busy);
@@ -51,7 +49,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto issue = [&](std::size_t c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) wait_quietly(s.busy);
+    if (s.busy()) s.busy.wait();
     const std::size_t n = std::min(kChunk, bytes - c * kChunk);
     q.enqueueReadBuffer(src, CL_FALSE, offset + c * kChunk, n, s.ptr, nullptr, &s.busy);
     events.push_back(s.busy);
@@ -60,7 +58,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   for (std::size_t c = 0; c < std::min(chunks, kSlots); ++c) issue(c);
   for (std::size_t c = 0; c < chunks; ++c) {
     Slot& s = ring_[c % kSlots];
-    wait_quietly(s.busy);
+    s.busy.wait();
     std::memcpy(to + c * kChunk, s.ptr, std::min(kChunk, bytes - c * kChunk));
     s.busy = cl::Event();
     if (c + kSlots < chunks) issue(c + kSlots);
