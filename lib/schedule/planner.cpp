@@ -19,7 +19,7 @@ void Planner::safely(F&& f) {
   } catch (const Error& e) {
     if (e.code() != make_error_code(errc::knowledge_base)) throw;
     std::call_once(warned_, [&] {
-      std::cerr << "sinew: warning: the knowledge base could not be written; running on without storing ("
+      std::cerr << "sinew: warning: the knowledge base failed; running on without it ("
                 << e.what() << ")\n";
     });
   }
@@ -29,17 +29,20 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
                    const Streaming& streaming, bool force_training) {
   const KbKey key = make_kb_key(tree.signature(), env_.infos);
   safely([&] { kb_.describe_tree(key.tree, tree.label(), tree.dump()); });
-  if (!force_training) {
-    if (auto hit = kb_.find(key, an.features); hit && hit->config.shares.size() == env_.infos.size())
-      return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
-  }
+  // Reads fail like writes (a disk error, a lock held too long): then the KB knows nothing.
+  auto lookup = [&]() -> std::optional<KbEntry> {
+    std::optional<KbEntry> hit;
+    safely([&] { hit = kb_.find(key, an.features); });
+    if (hit && hit->config.shares.size() == env_.infos.size()) return hit;
+    return std::nullopt;
+  };
+  if (!force_training)
+    if (auto hit = lookup()) return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
   std::lock_guard lock(training_mutex_);
-  if (!force_training) {
-    // Another request may have trained it while this one waited.
-    if (auto hit = kb_.find(key, an.features); hit && hit->config.shares.size() == env_.infos.size())
-      return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
-  }
-  const auto known = kb_.entries(key);
+  if (!force_training)  // another request may have trained it while this one waited
+    if (auto hit = lookup()) return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
+  std::vector<KbEntry> known;
+  safely([&] { known = kb_.entries(key); });
   std::optional<Derived> derived;
   if (!known.empty()) derived = interpolator_->derive(known, an.features);
   if (!force_training && settings_.derive_unseen && derived) {
