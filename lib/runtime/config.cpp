@@ -1,5 +1,6 @@
 // runtime/config.cpp — printing and parsing plans (Config).
 #include "platform/error.hpp"
+#include "runtime/items.hpp"
 
 #include <sinew/runtime.hpp>
 
@@ -34,12 +35,7 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   std::vector<double> share(devices.size(), 0.0);
   std::vector<bool> named(devices.size(), false);
   std::map<std::string, double> kinds;
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (item.empty()) continue;
+  for (const std::string& item : detail::split_items(spec)) {
     auto eq = item.find('=');
     if (eq == std::string::npos) bad(item, "an item without '='");
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);

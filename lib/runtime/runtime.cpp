@@ -2,6 +2,7 @@
 // validated analysis, a decomposition and an asynchronous execution.
 #include "decompose/decompose.hpp"
 #include "exec/executor.hpp"
+#include "runtime/items.hpp"
 #include "schedule/planner.hpp"
 #include "platform/error.hpp"
 #include "tree/validate.hpp"
@@ -281,12 +282,7 @@ std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, 
   auto add = [&](std::size_t i) {
     if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
   };
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (item.empty()) continue;
+  for (std::string item : detail::split_items(spec)) {
     std::transform(item.begin(), item.end(), item.begin(), ::tolower);
     if (item == "all") {
       for (const auto& d : devices) add(d.index);
