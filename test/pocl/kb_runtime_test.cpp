@@ -1,0 +1,149 @@
+// The knowledge base behind Runtime::run: a second runtime (or process) never trains again,
+// unseen inputs are derived, policies and forced training, a corrupt file never stops a run.
+#include "pocl/trees.hpp"
+
+#include <sinew/kb.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+
+namespace fs = std::filesystem;
+using namespace sinew;
+using namespace sinew::testing;
+
+namespace {
+struct TempKb {
+  fs::path dir;
+  std::string path;
+  TempKb() {
+    std::random_device rd;
+    dir = fs::temp_directory_path() / ("sinew-kb-runtime-" + std::to_string(rd()));
+    fs::create_directories(dir);
+    path = (dir / "kb.sqlite").string();
+  }
+  ~TempKb() { fs::remove_all(dir); }
+};
+
+RuntimeOptions with_kb(const std::string& path, std::string unseen = "") {
+  RuntimeOptions o;
+  o.kb_path = path;
+  o.unseen = std::move(unseen);
+  o.progress = false;
+  return o;
+}
+}  // namespace
+
+TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
+  TempKb kb;
+  Report first;
+  {
+    Runtime rt(with_kb(kb.path));
+    Holder h;
+    Case c = make_case("nested_three_deep", 3000, h);
+    first = c.report = rt.run(c.tree, c.bindings).get();
+    EXPECT_EQ(c.check(), "");
+    EXPECT_EQ(first.provenance, "trained");
+    EXPECT_GT(first.training_executions, 0u);
+  }
+  Runtime again(with_kb(kb.path));
+  Holder h;
+  Case c = make_case("nested_three_deep", 3000, h);
+  c.report = again.run(c.tree, c.bindings).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(c.report.provenance, "kb");
+  EXPECT_EQ(c.report.training_executions, 0u);
+  EXPECT_EQ(c.report.kb_entry, first.kb_entry);
+  EXPECT_EQ(c.report.config, first.config);
+  auto store = KnowledgeBase::open(kb.path);
+  auto entry = store->entry(first.kb_entry);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->provenance, "trained");
+  EXPECT_EQ(entry->executions, 2);                               // used by both runs
+  EXPECT_GE(store->runs(first.kb_entry).size(), first.training_executions);  // every measurement kept
+}
+
+TEST(KbRuntime, UnseenInputsAreDerivedOrTrainedByPolicy) {
+  TempKb kb;
+  Runtime rt(with_kb(kb.path));
+  Holder h1;
+  Case c1 = make_case("pipeline_channel", 2000, h1);
+  Report trained = rt.run(c1.tree, c1.bindings).get();
+  ASSERT_EQ(trained.provenance, "trained");
+
+  Holder h2;
+  Case c2 = make_case("pipeline_channel", 2500, h2);  // same tree, another input size
+  c2.report = rt.run(c2.tree, c2.bindings).get();
+  EXPECT_EQ(c2.check(), "");
+  EXPECT_EQ(c2.report.provenance, "derived");
+  EXPECT_EQ(c2.report.derived_from, trained.kb_entry);
+  EXPECT_EQ(c2.report.config, trained.config);  // nearest neighbour: the one known plan
+
+  Runtime trainer(with_kb(kb.path, "train"));
+  Holder h3;
+  Case c3 = make_case("pipeline_channel", 3000, h3);
+  c3.report = trainer.run(c3.tree, c3.bindings).get();
+  EXPECT_EQ(c3.report.provenance, "trained");
+
+  Holder h4;
+  Case c4 = make_case("pipeline_channel", 2000, h4);
+  c4.report = rt.run(c4.tree, c4.bindings, RunOptions{.train = true}).get();  // forced
+  EXPECT_EQ(c4.report.provenance, "trained");
+  EXPECT_EQ(c4.report.kb_entry, trained.kb_entry);  // the same entry, retrained
+  EXPECT_EQ(c4.check(), "");
+}
+
+TEST(KbRuntime, TrainingLeavesTheCallersDataAlone) {
+  TempKb kb;
+  Runtime rt(with_kb(kb.path));
+  Holder h;
+  Case c = make_case("loop_times_iteration", 1500, h);  // inout data: training must not run on it
+  c.report = rt.run(c.tree, c.bindings).get();
+  EXPECT_EQ(c.report.provenance, "trained");
+  EXPECT_EQ(c.check(), "");  // applied exactly once
+}
+
+TEST(KbRuntime, ACorruptFileNeverStopsTheRunAndIsKept) {
+  TempKb kb;
+  { std::ofstream(kb.path, std::ios::binary) << std::string(4096, '\x5a'); }
+  Runtime rt(with_kb(kb.path));
+  Holder h;
+  Case c = make_case("kernel", 500, h);
+  c.report = rt.run(c.tree, c.bindings).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(c.report.provenance, "trained");
+  bool kept = false;
+  for (const auto& e : fs::directory_iterator(kb.dir))
+    if (e.path().filename().string().find("kb.sqlite.corrupt-") == 0) kept = fs::file_size(e.path()) == 4096;
+  EXPECT_TRUE(kept) << "the corrupt file was not moved aside intact";
+}
+
+TEST(KbRuntime, TwoProcessesTrainingTheSameTreeAtOnceLoseNothing) {
+  TempKb kb;
+  const std::string cmd = "SINEW_KB='" + kb.path + "' SINEW_QUIET=1 " + SINEW_SAMPLE_SAXPY +
+                          " --device all --size 200000 --repeat 1 > /dev/null 2>&1";
+  auto a = std::async(std::launch::async, [&] { return std::system(cmd.c_str()); });
+  auto b = std::async(std::launch::async, [&] { return std::system(cmd.c_str()); });
+  EXPECT_EQ(a.get(), 0);
+  EXPECT_EQ(b.get(), 0);
+  auto store = KnowledgeBase::open(kb.path);
+  ASSERT_TRUE(store->persistent()) << store->warning();
+  const auto trees = store->trees();
+  ASSERT_EQ(trees.size(), 1u);
+  EXPECT_EQ(trees[0].entries, 1);  // one current plan for the one input
+  EXPECT_GE(trees[0].runs, 2 + 2 * 1);  // both trainings' measurements and both executions kept
+  // A third process finds it and trains no more.
+  const std::string third = "SINEW_KB='" + kb.path + "' " + SINEW_SAMPLE_SAXPY +
+                            " --device all --size 200000 --repeat 1 2>&1";
+  std::string out;
+  FILE* p = popen(third.c_str(), "r");
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  ASSERT_EQ(p ? pclose(p) : -1, 0) << out;
+  EXPECT_EQ(out.find("sinew: training"), std::string::npos) << out;
+  EXPECT_NE(out.find("(kb)"), std::string::npos) << out;
+}
