@@ -5,6 +5,10 @@
 // process exit status: 0 success, 1 failure (a sinew::Error, a failed check), 2 bad usage.
 #include <sinew/sinew.hpp>
 
+#ifdef SINEW_HAVE_SAMPLES
+#include "common/sample.hpp"
+#endif
+
 #include <boost/program_options.hpp>
 
 #include <algorithm>
@@ -722,6 +726,63 @@ int cmd_kb(const Args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// sinew train <sample>
+
+int cmd_train(const Args& args) {
+#ifdef SINEW_HAVE_SAMPLES
+  std::string devices, kb, sample_name, strategy = "even_split";
+  std::size_t size = 0, max_executions = 40;
+  double precision = 0.05;
+  unsigned quality = 3;
+  bool exhaustive = false, pinned = false;
+  std::string names;
+  for (const auto& n : sinew::samples::names()) names += (names.empty() ? "" : ", ") + n;
+  po::options_description options("sinew train <sample> [options]: trains the sample's tree for an input size on "
+                                  "every device and stores the plan in the knowledge base (samples: " + names + ")");
+  options.add_options()("sample", po::value(&sample_name)->value_name("NAME"), "the sample to train")(
+      "size", po::value(&size)->value_name("N"), "problem size (default: the sample's standard size)")(
+      "strategy", po::value(&strategy)->default_value(strategy), "even_split (50/50) or cpu_assisted")(
+      "precision", po::value(&precision)->default_value(precision), "device times within this fraction are balanced")(
+      "quality", po::value(&quality)->default_value(quality), "executions per measured point")(
+      "max-executions", po::value(&max_executions)->default_value(max_executions), "training budget")(
+      "exhaustive", po::bool_switch(&exhaustive), "every fission x overlap combination (the spec's uniform search)")(
+      "pinned", po::bool_switch(&pinned), "keep the sample's host data in pinned memory, where it supports it");
+  add_devices_option(options, devices);
+  add_kb_option(options, kb);
+  po::positional_options_description positional;
+  positional.add("sample", 1);
+  auto p = parse_positional(args, options, positional);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  auto sample = sinew::samples::find(sample_name);
+  if (!sample) throw po::error("unknown sample '" + sample_name + "'; the samples are: " + names);
+  sinew::RuntimeOptions o = runtime_options(devices);
+  o.kb_path = kb;
+  o.training = {strategy, precision, quality, exhaustive, max_executions};
+  sinew::Runtime rt(o);
+  if (pinned && !sample->use_pinned_memory(rt)) throw po::error(sample_name + " does not support --pinned");
+  try {
+    sample->prepare(size);
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
+  }
+  sinew::Report r = sample->run(rt, sinew::RunOptions{.train = true});
+  const auto check = sample->check();
+  std::cout << sample_name << " size " << sample->size() << " (" << sample->size_unit() << "): trained "
+            << r.config.str() << " in " << r.training_executions << " executions, " << r.training_seconds
+            << " s; knowledge-base entry #" << r.kb_entry << "\n"
+            << r.str() << "result: " << (check.ok ? "OK" : "MISMATCH " + check.message) << "\n";
+  return check.ok ? 0 : 1;
+#else
+  (void)args;
+  std::cerr << "sinew train: this sinew was built without the samples (SINEW_BUILD_SAMPLES=OFF)\n";
+  return 1;
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
 // The command table and dispatch.
 
 struct Command {
@@ -734,6 +795,7 @@ constexpr Command kCommands[] = {
     {"devices", "list the OpenCL devices, their fission configurations and overlap levels", cmd_devices},
     {"smoke", "run a small kernel on every device alone and check the result", cmd_smoke},
     {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
+    {"train", "train a sample's tree on every device and store the plan in the knowledge base", cmd_train},
 };
 
 void usage(std::ostream& out) {
