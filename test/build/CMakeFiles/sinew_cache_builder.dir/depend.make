@@ -1,2 +1,0 @@
-# Empty dependencies file for sinew_cache_builder.
-# This may be replaced when dependencies are built.
