@@ -5,6 +5,8 @@
 // process exit status: 0 success, 1 failure (a sinew::Error, a failed check), 2 bad usage.
 #include <sinew/sinew.hpp>
 
+#include "platform/json_text.hpp"
+
 #ifdef SINEW_HAVE_SAMPLES
 #include "common/sample.hpp"
 #endif
@@ -93,32 +95,7 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
 // ---------------------------------------------------------------------------------------------
 // A small JSON writer: enough for flat objects, arrays and nesting, with correct escaping.
 
-std::string json_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += char(c);  // UTF-8 passes through unchanged
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+using sinew::detail::json_quote;
 
 class Json {
  public:
@@ -131,11 +108,11 @@ class Json {
 
   Json& key(std::string_view k) {
     separator();
-    out_ << json_escape(k) << ": ";
+    out_ << json_quote(k) << ": ";
     after_key_ = true;
     return *this;
   }
-  Json& value(std::string_view s) { value_prefix(); out_ << json_escape(s); return *this; }
+  Json& value(std::string_view s) { value_prefix(); out_ << json_quote(s); return *this; }
   Json& value(const char* s) { return value(std::string_view(s)); }
   Json& value(const std::string& s) { return value(std::string_view(s)); }
   Json& value(bool b) { value_prefix(); out_ << (b ? "true" : "false"); return *this; }
@@ -160,7 +137,7 @@ class Json {
     out_ << '[';
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i) out_ << ", ";
-      if constexpr (std::is_arithmetic_v<T>) out_ << items[i]; else out_ << json_escape(items[i]);
+      if constexpr (std::is_arithmetic_v<T>) out_ << items[i]; else out_ << json_quote(items[i]);
     }
     out_ << ']';
     return *this;

@@ -1,6 +1,8 @@
 // exec/trace.cpp — writing Chrome trace JSON.
 #include "exec/trace.hpp"
 
+#include "platform/json_text.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -10,21 +12,6 @@
 
 namespace sinew::detail {
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 std::string unique_path(const std::string& path) {
   namespace fs = std::filesystem;
@@ -56,18 +43,18 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>&
   for (const auto& r : records) {
     int pid = id(pids, r.process), tid = id(tids, r.process + "|" + r.thread);
     sep();
-    out << "{\"name\":\"" << escape(r.name) << "\",\"cat\":\"" << r.category << "\",\"ph\":\"X\",\"ts\":" << r.start_us
+    out << "{\"name\":" << json_quote(r.name) << ",\"cat\":\"" << r.category << "\",\"ph\":\"X\",\"ts\":" << r.start_us
         << ",\"dur\":" << r.duration_us << ",\"pid\":" << pid << ",\"tid\":" << tid << "}";
   }
   for (const auto& [name, pid] : pids) {
     sep();
-    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"name\":\"" << escape(name) << "\"}}";
+    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"name\":" << json_quote(name) << "}}";
   }
   for (const auto& [key, tid] : tids) {
     const std::string process = key.substr(0, key.find('|'));
     sep();
     out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pids[process] << ",\"tid\":" << tid
-        << ",\"args\":{\"name\":\"" << escape(key.substr(key.find('|') + 1)) << "\"}}";
+        << ",\"args\":{\"name\":" << json_quote(key.substr(key.find('|') + 1)) << "}}";
   }
   out << "\n]}\n";
   if (!out) std::cerr << "sinew: could not write the trace to '" << target << "'\n";

@@ -1,6 +1,8 @@
 // kb/json.cpp — JSON parsing and writing for the knowledge base (see json.hpp).
 #include "kb/json.hpp"
 
+#include "platform/json_text.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -300,31 +302,6 @@ std::string number(double v) {
   return std::string(buf, ptr);
 }
 
-std::string quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+std::string quote(std::string_view s) { return json_quote(s); }
 
 }  // namespace sinew::detail::kb::json
