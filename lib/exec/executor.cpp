@@ -47,6 +47,7 @@ struct PartState {
   Worker* worker = nullptr;
   std::map<const VectorState*, cl::Buffer> slices;
   std::map<const NodeImpl*, cl::Kernel*> kernels;
+  std::map<const NodeImpl*, std::size_t> local_sizes;  // kernels with a local-size multiple
   std::map<const NodeImpl*, ReduceSlot> reduce;
   std::vector<TimedEvent> events;
 };
@@ -198,10 +199,12 @@ class Run {
       it->second.workers.push_back(&w);
     }
     check_memory();
+    // Programs and kernel objects once per worker (its partitions share its queue), what
+    // depends on a partition's size once per partition.
     walk(root_, [&](const NodeImpl& n, const std::string& path) {
-      for (auto& ps : parts_) {
-        if (n.kind == NodeKind::kernel) prepare_kernel(ps, n, path);
-        if (n.kind == NodeKind::map_reduce) prepare_reduce(ps, n, path);
+      for (auto& w : workers_) {
+        if (n.kind == NodeKind::kernel) prepare_kernel(w, n, path);
+        if (n.kind == NodeKind::map_reduce) prepare_reduce(w, n, path);
       }
     });
     cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(); });
@@ -239,8 +242,7 @@ class Run {
                     {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
   }
 
-  void prepare_kernel(PartState& ps, const NodeImpl& n, const std::string& path) {
-    Worker& w = *ps.worker;
+  void prepare_kernel(Worker& w, const NodeImpl& n, const std::string& path) {
     ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
     auto program = env_.programs->get(w.context, context_devices(w.context), {n.source->text, n.source->origin},
                                       n.build_options, where);
@@ -252,7 +254,6 @@ class Run {
       where.fix = "check the entry name '" + n.entry + "' against the __kernel functions of " + n.source->origin;
       throw_cl(e, where);
     }
-    ps.kernels[&n] = k;
     const cl_uint nargs = k->getInfo<CL_KERNEL_NUM_ARGS>();
     if (nargs != n.args.size())
       throw_error(errc::invalid_argument,
@@ -271,27 +272,31 @@ class Run {
                     {.node = path, .argument = "local_size", .device = where.device,
                      .fix = "use a work-group of at most " + std::to_string(kernel_wg) + " work-items"});
     }
-    if (n.local_multiple && local_for(ps, n, *k) == 0)
-      throw_error(errc::invalid_argument,
-                  "no work-group size that is a multiple of " + std::to_string(n.local_multiple) +
-                      " divides this partition's range",
-                  {.node = path, .argument = "local_multiple", .device = where.device,
-                   .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
+    const std::size_t limit = std::min(kernel_wg, w.info().max_work_group_size);
+    for (PartState* ps : w.parts) {
+      ps->kernels[&n] = k;
+      if (!n.local_multiple) continue;
+      const std::size_t l = local_for(*ps, n, limit);
+      if (l == 0)
+        throw_error(errc::invalid_argument,
+                    "no work-group size that is a multiple of " + std::to_string(n.local_multiple) +
+                        " divides this partition's range",
+                    {.node = path, .argument = "local_multiple", .device = where.device,
+                     .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
+      ps->local_sizes[&n] = l;
+    }
   }
 
   // Work-group size for a kernel with a local-size multiple: the largest multiple of it that
-  // divides the partition's range and the device allows; 0 if none.
-  std::size_t local_for(PartState& ps, const NodeImpl& n, cl::Kernel& k) {
+  // divides the partition's range and is at most `limit`; 0 if none.
+  static std::size_t local_for(const PartState& ps, const NodeImpl& n, std::size_t limit) {
     auto g = global_range(n, n.range()->unit, ps.part->units);
-    std::size_t limit = std::min(k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ps.worker->cl_device),
-                                 ps.worker->info().max_work_group_size);
     for (std::size_t l = limit / n.local_multiple * n.local_multiple; l >= n.local_multiple; l -= n.local_multiple)
       if (g[0] % l == 0) return l;
     return 0;
   }
 
-  void prepare_reduce(PartState& ps, const NodeImpl& n, const std::string& path) {
-    Worker& w = *ps.worker;
+  void prepare_reduce(Worker& w, const NodeImpl& n, const std::string& path) {
     const Reducer& r = *n.reducer;
     const ElementType& t = r.input->type;
     if (!t.known())
@@ -301,17 +306,20 @@ class Run {
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
     auto program = env_.programs->get(w.context, context_devices(w.context),
                                       {reduce_source(r, t), where.kernel_file}, "", where);
-    ReduceSlot rs;
-    rs.kernel = &w.slot->kernel(program, "sinew_reduce");
-    std::size_t wg = std::min<std::size_t>({256, w.info().max_work_group_size,
-                                            rs.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)});
-    rs.local = floor_pow2(wg);
-    const std::size_t n_elems = ps.part->units * r.input->unit;
-    rs.groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs.local - 1) / rs.local));
-    rs.partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs.groups * t.size);
-    rs.result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
-    rs.host.resize(t.size);
-    ps.reduce[&n] = std::move(rs);
+    cl::Kernel* kernel = &w.slot->kernel(program, "sinew_reduce");
+    const std::size_t local = floor_pow2(std::min<std::size_t>(
+        {256, w.info().max_work_group_size, kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)}));
+    for (PartState* ps : w.parts) {
+      ReduceSlot rs;
+      rs.kernel = kernel;
+      rs.local = local;
+      const std::size_t n_elems = ps->part->units * r.input->unit;
+      rs.groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs.local - 1) / rs.local));
+      rs.partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs.groups * t.size);
+      rs.result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
+      rs.host.resize(t.size);
+      ps->reduce[&n] = std::move(rs);
+    }
   }
 
   // Slices per partition, replicas per context. On a host-unified device a bound vector's slice
@@ -584,7 +592,7 @@ class Run {
         if (!l.empty()) {
           local = l.size() == 1 ? cl::NDRange(l[0]) : l.size() == 2 ? cl::NDRange(l[0], l[1]) : cl::NDRange(l[0], l[1], l[2]);
         } else if (n.local_multiple) {
-          std::size_t l0 = local_for(ps, n, k);
+          const std::size_t l0 = ps.local_sizes.at(&n);
           local = g.size() == 1 ? cl::NDRange(l0) : g.size() == 2 ? cl::NDRange(l0, 1) : cl::NDRange(l0, 1, 1);
         }
         // A 1D range that is no multiple of the device's work-group multiple would leave the

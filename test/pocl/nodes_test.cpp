@@ -28,6 +28,33 @@ TEST_P(Nodes, MatchReferenceOnEachDeviceAlone) {
 INSTANTIATE_TEST_SUITE_P(AllNodeTypes, Nodes, ::testing::ValuesIn(case_names()),
                          [](const auto& info) { return info.param; });
 
+// Work-group constraints: a required local size, and a local-size multiple the runtime meets
+// with the largest work-group that divides each partition's range.
+TEST(WorkGroups, RequiredSizeAndMultipleRunOnEveryDevice) {
+  const char* src = R"(
+__kernel void groups(__global int* v, __local int* tmp) {
+  tmp[get_local_id(0)] = (int)get_local_size(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v[get_global_id(0)] = tmp[0] * 1000 + (int)get_global_id(0);
+})";
+  Runtime rt;
+  auto V = sinew::vector<cl_int>().name("v");
+  for (const auto& dev : rt.devices()) {
+    std::vector<cl_int> data(96, -1);
+    rt.run(kernel_source(src, "groups").args(out(V), local<cl_int>(96)).local_size({16}), {{V, data}},
+           {.device = dev.index})
+        .get();
+    for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], 16 * 1000 + static_cast<int>(i)) << i;
+    rt.run(kernel_source(src, "groups").args(out(V), local<cl_int>(96)).local_multiple(12), {{V, data}},
+           {.device = dev.index})
+        .get();
+    const int size = data[0] / 1000;  // the work-group the runtime chose
+    EXPECT_EQ(size % 12, 0) << size;
+    EXPECT_EQ(96 % size, 0) << size;
+    for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], size * 1000 + static_cast<int>(i)) << i;
+  }
+}
+
 TEST(Library, AxpyMatchesReference) {
   Runtime rt;
   const std::size_t n = 10000;
