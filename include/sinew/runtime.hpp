@@ -116,6 +116,37 @@ struct TrainingSettings {
   std::size_t max_executions = 40;      // at most this many runs per training
 };
 
+// The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
+// run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
+// judged: unbalanced when the fastest device finished before `balanced_within` of the slowest's
+// time. lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
+// level 1 moves work between device kinds (and between devices of one kind) in proportion to
+// their measured rates (median of the last `window` runs), over the following runs until they
+// are balanced; when `level1_steps` moves have not balanced them, level 2 retrains the
+// distribution within the current fission/overlap configuration (at most `level2_executions`
+// runs, on scratch copies). Balanced plans are stored in the knowledge base (provenance
+// "balanced"), so the next process starts from them.
+struct BalancerSettings {
+  bool enabled = true;                  // $SINEW_BALANCE=0 turns it off
+  double balanced_within = 0.88;        // $SINEW_BALANCE_WITHIN
+  double weight = 0.5;                  // w; $SINEW_BALANCE_WEIGHT
+  double trigger = 0.9;                 // "lbt ~ 1"
+  unsigned level1_steps = 4;
+  unsigned window = 3;
+  std::size_t level2_executions = 16;
+};
+
+// A rebalance: the run `execution` (counted per tree and input in this runtime) left lbt at
+// `lbt`, so the plan changed from `before` to `after` for the following runs.
+struct BalanceEvent {
+  std::size_t execution = 0;
+  int level = 1;                        // 1: shares moved; 2: distribution retrained
+  Config before, after;
+  std::vector<double> device_ms;        // the times that sized the move (per runtime device)
+  double deviation = 0;
+  double lbt = 0;
+};
+
 struct RunOptions {
   // Run on this runtime device alone (an index into Runtime::devices()).
   std::optional<std::size_t> device;
@@ -126,6 +157,10 @@ struct RunOptions {
   // With none of the above, the knowledge base plans the run; `train` retrains even when it
   // already knows this tree and input.
   bool train = false;
+  // The online balancer: empty means on for plans from the knowledge base (when
+  // BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
+  // (`config`/`plan`), which is then only the starting point (nothing is stored for it).
+  std::optional<bool> balance;
 };
 
 struct KernelTiming {
@@ -167,6 +202,14 @@ struct Report {
   std::int64_t derived_from = 0;
   std::size_t training_executions = 0;
   double training_seconds = 0;
+  // The online balancer, for runs it watched (see BalancerSettings): this run's number among the
+  // runs of its tree and input in this runtime (0: not watched), the deviation between its
+  // active devices' times, lbt after it, and the rebalance it triggered (applied from the next
+  // run on), if any.
+  std::size_t execution = 0;
+  double deviation = 0;
+  double lbt = 0;
+  std::optional<BalanceEvent> balance;
 
   template <class T>
   T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
@@ -207,6 +250,8 @@ struct RuntimeOptions {
   TrainingSettings training;
   // Training progress (one line per measured point) on stderr; $SINEW_QUIET=1 silences it.
   bool progress = true;
+  // The online balancer's settings.
+  BalancerSettings balancer;
 };
 
 namespace detail {

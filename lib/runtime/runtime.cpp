@@ -3,6 +3,7 @@
 #include "decompose/decompose.hpp"
 #include "exec/executor.hpp"
 #include "runtime/items.hpp"
+#include "schedule/balancer.hpp"
 #include "schedule/planner.hpp"
 #include "platform/error.hpp"
 #include "tree/validate.hpp"
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <cstdlib>
 #include <iomanip>
+#include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -62,6 +65,11 @@ class RuntimeImpl {
     if (chunk_mb <= 0)
       if (const char* c = std::getenv("SINEW_CHUNK_MB"); c) chunk_mb = std::atof(c);
     if (chunk_mb > 0) chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(chunk_mb * (1 << 20)));
+    balancer_ = options_.balancer;
+    if (env_or("SINEW_BALANCE", "1") == "0") balancer_.enabled = false;
+    balancer_.balanced_within = env_number("SINEW_BALANCE_WITHIN", balancer_.balanced_within);
+    balancer_.weight = env_number("SINEW_BALANCE_WEIGHT", balancer_.weight);
+    Balancer(env_.infos, single_device_config(0, env_.infos.size()), balancer_);  // validates the settings now
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.programs = &programs_;
     env_.queues = &queues_;
@@ -141,14 +149,31 @@ class RuntimeImpl {
     std::shared_ptr<Decomposition> dec;
     if (!planned) dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
     const bool force = options.train || options_.force_training;
+    const bool balance = options.balance.value_or(planned && balancer_.enabled);
 
     return std::async(std::launch::async, [this, tree, root, bound, an, dec, provenance, planned, granule, streaming,
-                                           force]() mutable {
+                                           force, balance, config]() mutable {
       Plan plan;
-      if (planned) {
-        plan = planner().plan(tree, *an, *bound, granule, streaming, force);
-        dec = std::make_shared<Decomposition>(decompose(an->units, granule, plan.config, env_.infos, streaming));
+      if (planned) plan = planner().plan(tree, *an, *bound, granule, streaming, force);
+      // A watched plan runs with the balancer's current distribution.
+      std::shared_ptr<Watched> watch;
+      if (balance) {
+        const Config start = planned ? plan.config : config;
+        watch = watched(tree, *an, start, planned);
+        Config now;
+        {
+          std::lock_guard lock(watch->mutex);
+          now = watch->balancer.config();
+        }
+        if (!(now == start)) {
+          dec.reset();
+          (planned ? plan.config : config) = now;
+          (planned ? plan.provenance : provenance) = "balanced";
+        }
       }
+      if (!dec)
+        dec = std::make_shared<Decomposition>(
+            decompose(an->units, granule, planned ? plan.config : config, env_.infos, streaming));
       const auto t0 = std::chrono::steady_clock::now();
       Report rep = execute(env_, *root, *an, *dec);
       rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -160,8 +185,63 @@ class RuntimeImpl {
         rep.training_seconds = plan.training_seconds;
         planner().executed(plan, *an, rep);
       }
+      if (watch) observe(*watch, tree, *an, *bound, granule, streaming, planned ? &plan : nullptr, rep);
       return rep;
     });
+  }
+
+  // The balancer watching one tree and input (and, for a given plan, that plan).
+  struct Watched {
+    Watched(Balancer b, std::string l) : balancer(std::move(b)), label(std::move(l)) {}
+    std::mutex mutex;
+    Balancer balancer;
+    std::string label;
+  };
+
+  std::shared_ptr<Watched> watched(const Node& tree, const Analysis& an, const Config& start, bool planned) {
+    std::ostringstream key;
+    key << std::setprecision(17) << tree.signature();
+    for (const auto& [name, value] : an.features) key << '|' << name << '=' << value;
+    if (!planned) key << "|plan " << start.str();
+    std::lock_guard lock(watched_mutex_);
+    auto& w = watched_[key.str()];
+    if (!w) {
+      w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), tree.label());
+      if (w->label.empty()) w->label = tree.signature().substr(0, 12);
+    }
+    return w;
+  }
+
+  // After a watched run: the balancer's verdict into the report, a rebalance announced, recorded
+  // (and, once settled, stored) in the knowledge base for planned runs.
+  void observe(Watched& w, const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
+               std::size_t granule, const Streaming& streaming, const Plan* plan, Report& rep) {
+    std::lock_guard lock(w.mutex);
+    const bool talk = options_.progress && env_or("SINEW_QUIET", "0") != "1";
+    Retrain retrain = [&](const Config& current) {
+      if (talk)
+        std::cerr << "sinew: balancer: run " << w.balancer.executions() << " of '" << w.label
+                  << "' still unbalanced after level 1; retraining the distribution (level 2)\n";
+      if (plan)
+        return planner().retrain(tree, an, bindings, granule, streaming, *plan, current, balancer_.level2_executions);
+      TrainingOptions o;
+      o.fixed_platform = true;
+      o.max_executions = balancer_.level2_executions;
+      return train_on_copies(env_, tree, an, bindings, granule, streaming, o, {}, current, {}).best;
+    };
+    const BalanceStep step = w.balancer.observe(rep.device_ms, retrain);
+    rep.execution = step.execution;
+    rep.deviation = step.deviation;
+    rep.lbt = step.lbt;
+    rep.balance = step.event;
+    if (step.event && talk) {
+      std::cerr << "sinew: balancer: run " << step.execution << " of '" << w.label << "' (deviation "
+                << std::setprecision(3) << step.deviation << ", lbt " << step.event->lbt << "): level "
+                << step.event->level << ", " << step.event->before.str() << " -> " << step.event->after.str() << "\n";
+    }
+    if (plan && (step.event || step.settled))
+      planner().balanced(*plan, an, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
+                         rep.wall_ms);
   }
 
   // The knowledge base and its planner, opened on the first planned run.
@@ -194,6 +274,19 @@ class RuntimeImpl {
     return v && *v ? v : fallback;
   }
 
+  static double env_number(const char* name, double fallback) {
+    const std::string v = env_or(name, "");
+    if (v.empty()) return fallback;
+    try {
+      std::size_t used = 0;
+      const double d = std::stod(v, &used);
+      if (used == v.size()) return d;
+    } catch (const std::exception&) {
+    }
+    throw_error(errc::invalid_argument, std::string(name) + "='" + v + "' is not a number",
+                {.argument = name, .fix = "set a number such as 0.88, or unset it"});
+  }
+
  private:
   RuntimeOptions options_;
   std::mutex planner_mutex_;
@@ -206,6 +299,9 @@ class RuntimeImpl {
   FftPlans fft_;
   Environment env_;
   std::optional<Config> default_config_;
+  BalancerSettings balancer_;
+  std::mutex watched_mutex_;
+  std::map<std::string, std::shared_ptr<Watched>> watched_;
   std::size_t chunk_bytes_ = 16u << 20;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB)
   std::mutex pinned_mutex_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;

@@ -64,9 +64,10 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
                     derived ? std::optional<Config>(derived->config) : std::nullopt);
 }
 
-Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-                         std::size_t granule, const Streaming& streaming, const KbKey& key,
-                         const std::optional<Config>& start) {
+TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysis& an,
+                               const std::vector<Binding>& bindings, std::size_t granule, const Streaming& streaming,
+                               const TrainingOptions& options, const Progress& progress,
+                               const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
   // Scratch copies of what the tree writes; inputs it only reads are shared.
   std::vector<Binding> scratch = bindings;
   std::vector<std::vector<unsigned char>> copies;
@@ -84,21 +85,31 @@ Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector
     b.read_only = false;
   }
   const Analysis scratch_an = analyze(*tree.impl(), scratch);
-
-  const std::string label = tree.label().empty() ? key.tree.substr(0, 12) : tree.label();
   Measure measure = [&](const Config& c) {
     for (std::size_t i = 0; i < restore.size(); ++i) std::memcpy(restore[i].first, restore[i].second, sizes[i]);
-    const Decomposition dec = decompose(an.units, granule, c, env_.infos, streaming);
-    Report r = execute(env_, *tree.impl(), scratch_an, dec);
-    KbRun run;
+    const Decomposition dec = decompose(an.units, granule, c, env.infos, streaming);
+    Report r = execute(env, *tree.impl(), scratch_an, dec);
+    if (record) {
+      KbRun run;
+      run.features = an.features;
+      run.config = c;
+      run.time_ms = r.wall_ms;
+      for (const auto& p : r.partitions) run.partition_ms.push_back(p.ms);
+      record(run);
+    }
+    return Measurement{r.wall_ms, r.device_ms};
+  };
+  return train(env.infos, measure, options, progress, start);
+}
+
+Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
+                         std::size_t granule, const Streaming& streaming, const KbKey& key,
+                         const std::optional<Config>& start) {
+  const std::string label = tree.label().empty() ? key.tree.substr(0, 12) : tree.label();
+  auto record = [&](KbRun& run) {
     run.key = key;
-    run.features = an.features;
-    run.config = c;
-    run.time_ms = r.wall_ms;
-    for (const auto& p : r.partitions) run.partition_ms.push_back(p.ms);
     run.purpose = "training";
     safely([&] { kb_.record_run(run); });  // committed now: a crash loses only the run in flight
-    return Measurement{r.wall_ms, r.device_ms};
   };
   Progress progress;
   if (settings_.progress) {
@@ -107,7 +118,8 @@ Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector
               << " executions)\n";
     progress = [&](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
   }
-  TrainingResult result = train(env_.infos, measure, settings_.training, progress, start);
+  TrainingResult result =
+      train_on_copies(env_, tree, an, bindings, granule, streaming, settings_.training, progress, start, record);
   if (settings_.progress)
     std::cerr << "sinew: trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
               << result.executions << " executions, " << result.seconds << " s)\n";
@@ -137,6 +149,54 @@ void Planner::executed(const Plan& plan, const Analysis& an, const Report& repor
   safely([&] {
     kb_.record_run(run);
     if (plan.entry) kb_.add_executions(plan.entry);
+  });
+}
+
+Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
+                       std::size_t granule, const Streaming& streaming, const Plan& plan, const Config& current,
+                       std::size_t executions) {
+  std::lock_guard lock(training_mutex_);
+  TrainingOptions options = settings_.training;
+  options.fixed_platform = true;
+  options.exhaustive = false;
+  options.max_executions = executions;
+  auto record = [&](KbRun& run) {
+    run.key = plan.key;
+    run.purpose = "balancing";
+    safely([&] { kb_.record_run(run); });
+  };
+  Progress progress;
+  if (settings_.progress) progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
+  return train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, current, record).best;
+}
+
+void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled,
+                       const Config& after, double time_ms) {
+  safely([&] {
+    if (event && plan.entry) {
+      KbEvent e;
+      e.entry = plan.entry;
+      e.execution = static_cast<std::int64_t>(event->execution);
+      e.level = event->level;
+      e.before = event->before;
+      e.after = event->after;
+      e.time_ms = time_ms;
+      e.partition_ms = event->device_ms;
+      e.deviation = event->deviation;
+      e.lbt = event->lbt;
+      kb_.record_event(e);
+    }
+    if (settled) {
+      KbEntry e;
+      e.key = plan.key;
+      e.features = an.features;
+      e.config = after;
+      e.time_ms = time_ms;
+      e.provenance = "balanced";
+      if (plan.entry) e.source = plan.entry;
+      e.strategy = "balancer";
+      kb_.store_entry(e);
+    }
   });
 }
 

@@ -11,6 +11,7 @@
 #include <sinew/kb.hpp>
 #include <sinew/runtime.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,13 @@ struct Plan {
   double training_seconds = 0;
 };
 
+// Runs the training search for `tree` on scratch copies of every bound vector it writes (so the
+// caller's data is untouched), each measurement passed to `record` (may be empty) as it is taken.
+TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysis& an,
+                               const std::vector<Binding>& bindings, std::size_t granule, const Streaming& streaming,
+                               const TrainingOptions& options, const Progress& progress,
+                               const std::optional<Config>& start, const std::function<void(KbRun&)>& record);
+
 class Planner {
  public:
   Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings);
@@ -45,6 +53,15 @@ class Planner {
 
   // Records the real run of a plan: a measurement (purpose "execution") and one more use.
   void executed(const Plan& plan, const Analysis& an, const Report& report);
+
+  // The balancer's level 2: the distribution retrained at `current`'s fission and overlap, at
+  // most `executions` runs, each recorded (purpose "balancing").
+  Config retrain(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
+                 const Streaming& streaming, const Plan& plan, const Config& current, std::size_t executions);
+  // A rebalance of the plan's entry: the event is recorded, and when `settled` the entry becomes
+  // `after` with provenance "balanced" (kept for the next process).
+  void balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled, const Config& after,
+                double time_ms);
 
   KnowledgeBase& kb() { return kb_; }
 

@@ -114,6 +114,10 @@ class Search {
     base.overlap = std::find(overlaps_.begin(), overlaps_.end(), 2u) != overlaps_.end() ? 2 : overlaps_.front();
     if (start && start->shares.size() == devices_.size()) {
       base = *start;
+      if (o_.fixed_platform) {
+        fissions_ = {base.fission};
+        overlaps_ = {base.overlap};
+      }
       if (std::find(fissions_.begin(), fissions_.end(), base.fission) == fissions_.end()) base.fission = "none";
       if (std::find(overlaps_.begin(), overlaps_.end(), base.overlap) == overlaps_.end()) base.overlap = overlaps_.front();
       // A start with idle groups gives the strategy nothing to measure them by: keep a little.

@@ -36,6 +36,8 @@ struct TrainingOptions {
   unsigned quality = 3;           // executions per measured point (their median counts)
   bool exhaustive = false;        // the spec's uniform search: the strategy on every combination
   std::size_t max_executions = 40;
+  // Only the start's fission and overlap (the balancer's level 2): the distribution alone.
+  bool fixed_platform = false;
 };
 
 struct TrainingPoint {

@@ -1,0 +1,157 @@
+// schedule/balancer.cpp — the online two-level balancer (see balancer.hpp).
+#include "schedule/balancer.hpp"
+
+#include "platform/error.hpp"
+#include "schedule/train.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sinew::detail {
+
+namespace {
+
+// Element-wise median of the device times of several runs.
+std::vector<double> median_times(const std::deque<std::vector<double>>& runs) {
+  std::vector<double> out(runs.front().size(), 0.0);
+  std::vector<double> column;
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    column.clear();
+    for (const auto& r : runs) column.push_back(r[d]);
+    std::sort(column.begin(), column.end());
+    const std::size_t n = column.size();
+    out[d] = n % 2 ? column[n / 2] : 0.5 * (column[n / 2 - 1] + column[n / 2]);
+  }
+  return out;
+}
+
+// Equal finish times from two measured points per device (t = a*share + b, SkePU's model): the
+// shares that make every active device finish at the same time T. Empty when a device's two
+// points do not give a usable line (same share, a non-positive slope, a share out of range).
+std::vector<double> solve_linear(const Config& was, const std::vector<double>& was_ms, const Config& now,
+                                 const std::vector<double>& now_ms) {
+  const std::size_t n = now.shares.size();
+  std::vector<double> a(n, 0.0), b(n, 0.0);
+  double inv_a = 0, b_over_a = 0;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (now.shares[d] <= 0) continue;
+    const double ds = now.shares[d] - was.shares[d];
+    if (was.shares[d] <= 0 || std::abs(ds) < 1e-6 || was_ms[d] <= 0 || now_ms[d] <= 0) return {};
+    a[d] = (now_ms[d] - was_ms[d]) / ds;
+    if (!(a[d] > 0)) return {};
+    b[d] = now_ms[d] - a[d] * now.shares[d];
+    inv_a += 1 / a[d];
+    b_over_a += b[d] / a[d];
+  }
+  const double t = (1 + b_over_a) / inv_a;
+  std::vector<double> shares(n, 0.0);
+  for (std::size_t d = 0; d < n; ++d) {
+    if (now.shares[d] <= 0) continue;
+    shares[d] = (t - b[d]) / a[d];
+    if (!(shares[d] > 0 && shares[d] < 1)) return {};
+  }
+  return shares;
+}
+
+}  // namespace
+
+Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, BalancerSettings settings)
+    : devices_(std::move(devices)), config_(std::move(start)), s_(settings) {
+  auto bad = [](const char* name, const std::string& fix) {
+    throw_error(errc::invalid_argument, std::string("balancer setting ") + name + " is out of range",
+                {.argument = std::string("BalancerSettings::") + name, .fix = fix});
+  };
+  if (!(s_.balanced_within > 0 && s_.balanced_within <= 1)) bad("balanced_within", "use a fraction in (0, 1], e.g. 0.88");
+  if (!(s_.weight > 0 && s_.weight <= 1)) bad("weight", "use a weight in (0, 1], e.g. 0.5");
+  if (!(s_.trigger > 0 && s_.trigger <= 1)) bad("trigger", "use a threshold in (0, 1], e.g. 0.9");
+  if (s_.level1_steps == 0) bad("level1_steps", "allow at least one level-1 move");
+  if (s_.window == 0) bad("window", "use at least one run");
+  if (config_.shares.size() != devices_.size())
+    throw_error(errc::invalid_argument, "the plan to balance has " + std::to_string(config_.shares.size()) +
+                                            " shares for " + std::to_string(devices_.size()) + " devices",
+                {.argument = "Config::shares", .fix = "give one share per runtime device"});
+}
+
+double Balancer::deviation(const Config& c, const std::vector<double>& device_ms) {
+  double lo = 0, hi = 0;
+  int active = 0;
+  for (std::size_t d = 0; d < c.shares.size() && d < device_ms.size(); ++d) {
+    if (c.shares[d] <= 0 || device_ms[d] <= 0) continue;
+    lo = active ? std::min(lo, device_ms[d]) : device_ms[d];
+    hi = active ? std::max(hi, device_ms[d]) : device_ms[d];
+    ++active;
+  }
+  return active < 2 ? 0.0 : 1.0 - lo / hi;
+}
+
+Config Balancer::level1(const std::vector<double>& device_ms) const {
+  Config after = config_;
+  // From the second move on, the points before and after the last move give each device's line.
+  if (last_) after.shares = solve_linear(last_->first, last_->second, config_, device_ms);
+  if (after.shares.empty() || !last_) after.shares = rebalance(devices_, config_.shares, device_ms);
+  return after;
+}
+
+BalanceEvent Balancer::move(int level, const Config& after, const std::vector<double>& device_ms, double deviation) {
+  BalanceEvent e{.execution = executions_, .level = level, .before = config_, .after = after,
+                 .device_ms = device_ms, .deviation = deviation, .lbt = lbt_};
+  if (level == 1) last_.emplace(config_, device_ms);
+  else last_.reset();
+  config_ = after;
+  recent_.clear();  // times measured under the old plan say nothing about the new one
+  return e;
+}
+
+BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrain& retrain) {
+  BalanceStep step;
+  step.execution = ++executions_;
+  step.deviation = deviation(config_, device_ms);
+  step.unbalanced = step.deviation > 1.0 - s_.balanced_within + 1e-12;
+  lbt_ = (step.unbalanced ? s_.weight : 0.0) + lbt_ * (1.0 - s_.weight);
+  step.lbt = lbt_;
+  recent_.push_back(device_ms);
+  while (recent_.size() > s_.window) recent_.pop_front();
+  if (!step.unbalanced) backoff_ = 0;
+
+  if (state_ == State::level1) {
+    // Level 1 aims at the middle of the allowed interval, not its edge, where noise would soon
+    // push runs out again; within the interval but off the middle, it settles when its moves run out.
+    const bool centred = step.deviation <= 0.5 * (1.0 - s_.balanced_within);
+    if (!step.unbalanced && (centred || level1_moves_ >= s_.level1_steps)) {  // converged: the plan holds
+      state_ = State::watching;
+      lbt_ = step.lbt = 0;
+      step.settled = true;
+    } else if (level1_moves_ < s_.level1_steps) {
+      ++level1_moves_;
+      const std::vector<double> times = median_times(recent_);
+      step.event = move(1, level1(times), times, step.deviation);
+    } else {
+      // Level 1 did not converge: retrain the distribution at this fission/overlap.
+      Config after = retrain ? retrain(config_) : config_;
+      after.fission = config_.fission;
+      after.overlap = config_.overlap;
+      step.event = move(2, after, device_ms, step.deviation);
+      state_ = State::watching;
+      lbt_ = 0;
+      step.settled = true;
+      hold_ = backoff_;
+      backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
+    }
+    return step;
+  }
+
+  if (hold_ > 0) {
+    --hold_;
+    return step;
+  }
+  if (lbt_ >= s_.trigger) {
+    state_ = State::level1;
+    level1_moves_ = 1;
+    last_.reset();  // a new episode: the load may have changed since the last moves
+    const std::vector<double> times = median_times(recent_);
+    step.event = move(1, level1(times), times, step.deviation);
+  }
+  return step;
+}
+
+}  // namespace sinew::detail

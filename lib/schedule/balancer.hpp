@@ -1,0 +1,76 @@
+// schedule/balancer.hpp — the online two-level balancer: the spec's controller and its
+// "Adjust work distribution" box.
+//
+// After every run of a plan it watches, the Balancer judges the deviation between the active
+// devices' times and keeps the load-balancing threshold lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w),
+// so a single slow run (a page-fault storm, another process's burst) moves nothing. When lbt
+// reaches the trigger, level 1 moves work between device kinds (and between devices of a kind) in
+// proportion to their measured rates — the median of the last few runs, so one outlier cannot
+// size the move — and keeps moving after each following run until the times agree within the
+// bound; from the second move on, each device's line t = a*share + b through its two latest
+// points gives the equal-finish shares (SkePU's model), so fixed costs do not slow convergence. When a bounded number of level-1 moves has not converged, level 2 retrains the
+// distribution within the current fission/overlap configuration (a callback: the runtime
+// measures real runs, the tests synthetic device models).
+//
+// Pure logic: no OpenCL, no clock. Not thread-safe; the runtime serialises observe() per plan.
+#pragma once
+
+#include <sinew/device.hpp>
+#include <sinew/runtime.hpp>
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace sinew::detail {
+
+// Level 2: a better plan within `current`'s fission and overlap.
+using Retrain = std::function<Config(const Config& current)>;
+
+// What one observed run led to.
+struct BalanceStep {
+  std::size_t execution = 0;            // the run's number (1-based)
+  double deviation = 0;                 // 1 - fastest/slowest active device time
+  bool unbalanced = false;
+  double lbt = 0;                       // after this run
+  std::optional<BalanceEvent> event;    // the plan changed for the following runs
+  bool settled = false;                 // a rebalance finished here: config() is worth storing
+};
+
+class Balancer {
+ public:
+  Balancer(std::vector<DeviceInfo> devices, Config start, BalancerSettings settings);
+
+  // The plan for the next run.
+  const Config& config() const { return config_; }
+  double lbt() const { return lbt_; }
+  std::size_t executions() const { return executions_; }
+
+  // Observes the run just made with config(): `device_ms` per device, 0 for idle ones.
+  BalanceStep observe(const std::vector<double>& device_ms, const Retrain& retrain);
+
+  // 1 - fastest/slowest over the devices with a share and a time; 0 with fewer than two.
+  static double deviation(const Config& c, const std::vector<double>& device_ms);
+
+ private:
+  enum class State { watching, level1 };
+  Config level1(const std::vector<double>& device_ms) const;  // the next level-1 plan
+  BalanceEvent move(int level, const Config& after, const std::vector<double>& device_ms, double deviation);
+
+  std::vector<DeviceInfo> devices_;
+  Config config_;
+  BalancerSettings s_;
+  State state_ = State::watching;
+  double lbt_ = 0;
+  std::size_t executions_ = 0;
+  unsigned level1_moves_ = 0;
+  std::optional<std::pair<Config, std::vector<double>>> last_;  // before the last level-1 move
+  std::deque<std::vector<double>> recent_;  // device times of the runs since the plan last changed
+  // After a level 2 that could not balance the devices (the fastest plan need not be balanced),
+  // the balancer waits this many runs before acting again, doubling each time, so an
+  // unbalanceable tree is not retrained over and over.
+  std::size_t hold_ = 0, backoff_ = 0;
+};
+
+}  // namespace sinew::detail
