@@ -2,7 +2,8 @@
 // on an RGBA image, one Pipeline whose stages keep the image on each device. The tree and the
 // check live in common/filter_pipeline.cpp (shared with tests, benchmarks and training).
 //
-//   filter_pipeline --size 2048 --dump
+//   filter_pipeline --size 2048 --dump            (a 2048 x 2048 image)
+//   filter_pipeline --size 1024x2048 --device all (1024 pixels wide, 2048 lines; planned by the KB)
 #include "common/cli.hpp"
 #include "common/descriptors.hpp"
 

@@ -39,7 +39,7 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
   const Sizes z = s.sizes();
   std::cout << "usage: " << program << " [options]\n"
             << s.description() << ".\n\n"
-            << "  --size N          problem size in " << s.size_unit() << " (default " << z.standard << "; small "
+            << "  --size S          problem size in " << s.size_unit() << " (default " << z.standard << "; small "
             << z.small << ", large " << z.large << ")\n"
             << "  --device D        device index or id (cpu:0, gpu:1) to run on alone; 'all' lets the runtime\n"
             << "                    plan over every device (knowledge base / training). Default: the runtime's\n"
@@ -106,7 +106,7 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
     } else if (name == "pinned") {
       o.pinned = true;
     } else if (name == "size") {
-      o.size = parse_size(program, name, take());
+      o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too
     } else if (name == "device") {
       o.device = take();
     } else if (name == "repeat") {
@@ -137,7 +137,7 @@ int run(Sample& sample, const Options& opts) {
     try {
       sample.prepare(opts.size);
     } catch (const std::invalid_argument& e) {
-      std::cerr << e.what() << "\n";
+      std::cerr << "--size " << opts.size << ": " << e.what() << "\n";
       return 2;
     }
     if (opts.dump) std::cout << sample.tree().dump();
@@ -180,7 +180,7 @@ int run(Sample& sample, const Options& opts) {
     }
 
     std::cout << sample.name() << ": " << sample.description() << "\n"
-              << "size " << sample.size() << " " << sample.size_unit() << ", on " << where << "\n";
+              << "size " << sample.size_text() << " (" << sample.size_unit() << "), on " << where << "\n";
 
     Report last;
     double best = 0, total = 0;

@@ -1,8 +1,9 @@
 // samples/common/cli.hpp — the command line every benchmark sample program shares.
 //
-// Common flags: --size N, --device i|ID|all, --shares a,b,... [--fission NAME] [--overlap N],
-// --repeat n, --dump, --no-check, --help. A program adds its own flags (e.g. --steps), reads them
-// with Options::get and sets its descriptor's params before calling run().
+// Common flags: --size S (a number, or a sample's own form such as WIDTHxHEIGHT), --device
+// i|ID|all, --shares a,b,... [--fission NAME] [--overlap N], --repeat n, --dump, --no-check,
+// --help. A program adds its own flags (e.g. --steps), reads them with Options::get and sets its
+// descriptor's params before calling run().
 #pragma once
 
 #include "common/sample.hpp"
@@ -22,7 +23,7 @@ struct Flag {
 };
 
 struct Options {
-  std::size_t size = 0;        // 0: the sample's default
+  std::string size;            // as given to Sample::prepare(string); "": the sample's default
   std::string device;          // "": the runtime's default device; "all": the runtime plans; else index or id
   std::vector<double> shares;  // a manual plan (one share per runtime device)
   std::string fission = "none";

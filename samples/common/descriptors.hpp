@@ -39,7 +39,8 @@ class SampleBase : public Sample {
 // Filter Pipeline (paper §4): Gaussian noise -> solarise -> mirror on an RGBA image, in place.
 // Pipeline skeleton; unit of partitioning = one image line. Integer kernels: bit-exact.
 struct FilterPipelineParams {
-  std::size_t side = 1024;   // width = height, pixels; even (mirror swaps pixel pairs)
+  std::size_t side = 1024;   // width, pixels; even (mirror swaps pixel pairs)
+  std::size_t height = 0;    // lines; 0: side (a square image)
   cl_int noise_factor = 16;  // standard deviation of the noise, in 0..255 levels
   cl_int threshold = 192;    // solarise: channels >= threshold are inverted
   cl_uint seed = 2024;       // noise seed
@@ -52,9 +53,14 @@ class FilterPipeline final : public SampleBase {
 
   std::string name() const override { return "filter_pipeline"; }
   std::string description() const override;
-  std::string size_unit() const override { return "image side (pixels)"; }
+  std::string size_unit() const override { return "pixels: N for N x N, or WIDTHxHEIGHT"; }
   Sizes sizes() const override { return {64, 1024, 4096}; }
+  // prepare(N): an N x N image; prepare("WxH"): W pixels wide, H lines (params.side, .height).
+  using SampleBase::prepare;
   void prepare(std::size_t size) override;
+  std::string size_text() const override;
+  std::size_t width() const { return size_; }
+  std::size_t height() const { return height_; }
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_uchar4); }
 
@@ -63,8 +69,10 @@ class FilterPipeline final : public SampleBase {
 
  protected:
   Check compare() override;
+  void prepare_text(const std::string& size) override;
 
  private:
+  std::size_t height_ = 0;
   Vector<cl_uchar4> img_;
   std::vector<cl_uchar4> input_, image_;
   std::optional<std::vector<cl_uchar4>> expected_;

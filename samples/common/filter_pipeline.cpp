@@ -1,8 +1,10 @@
-// samples/common/filter_pipeline.cpp — the Filter Pipeline descriptor (paper §4).
+// samples/common/filter_pipeline.cpp — the Filter Pipeline descriptor (paper §4): an image of
+// any even width and any height (prepare(N) for N x N, prepare("WIDTHxHEIGHT") otherwise).
 #include "common/descriptors.hpp"
 #include "common/reference.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -16,16 +18,26 @@ std::string FilterPipeline::description() const {
 }
 
 void FilterPipeline::prepare(std::size_t size) {
-  if (size) params.side = size;
-  const std::size_t side = params.side;
-  if (side < 2 || side % 2 || side > 65534)
-    throw std::invalid_argument("filter_pipeline: the image side must be even, between 2 and 65534 (mirror swaps "
-                                "pixel pairs; pixel indices are 32-bit), not " + std::to_string(side));
-  reset_state(side);
+  if (size) {  // a plain number is a square image
+    params.side = size;
+    params.height = 0;
+  }
+  const std::size_t width = params.side;
+  const std::size_t height = params.height ? params.height : width;
+  if (width < 2 || width % 2 || width > 65534)
+    throw std::invalid_argument("filter_pipeline: the image width must be even, between 2 and 65534 (mirror swaps "
+                                "pixel pairs; pixel indices are 32-bit), not " + std::to_string(width));
+  if (height > 65535)  // with width <= 65534, every pixel index then fits in 32 bits
+    throw std::invalid_argument("filter_pipeline: the image height must be between 1 and 65535 lines (pixel indices "
+                                "are 32-bit), not " + std::to_string(height));
+  reset_state(width);
+  height_ = height;
   expected_.reset();
 
-  // One vector, modified in place by every stage; a unit is one image line.
-  img_ = sinew::vector<cl_uchar4>().unit(side).name("image");
+  // One vector, modified in place by every stage; a unit is one image line. The width is a
+  // knowledge-base feature: with the vector's size (width x height) it tells shapes apart, so
+  // 2048x512 does not pass for 1024x1024 and derivation measures how far apart shapes are.
+  img_ = sinew::vector<cl_uchar4>().unit(width).name("image");
   auto noise = sinew::kernel("filters.cl", "gaussian_noise")
                    .args(sinew::inout(img_), sinew::scalar(params.noise_factor), sinew::scalar(params.seed),
                          sinew::offset(img_), sinew::count(img_))
@@ -33,23 +45,54 @@ void FilterPipeline::prepare(std::size_t size) {
   auto solarise = sinew::kernel("filters.cl", "solarise")
                       .args(sinew::inout(img_), sinew::scalar(params.threshold), sinew::count(img_));
   auto mirror = sinew::kernel("filters.cl", "mirror")
-                    .args(sinew::inout(img_), sinew::scalar(static_cast<cl_uint>(side)), sinew::count(img_))
+                    .args(sinew::inout(img_), sinew::scalar(static_cast<cl_uint>(width)).as_feature("width"),
+                          sinew::count(img_))
                     .dims(2)
                     .elements_per_thread(2);
   tree_ = sinew::pipeline(noise, solarise, mirror);
 
   // A picture with gradients and noise, so every filter has something to change.
   reference::Random rng(params.seed ^ 0x5eedU);
-  input_.resize(side * side);
-  for (std::size_t y = 0; y < side; ++y)
-    for (std::size_t x = 0; x < side; ++x) {
-      cl_uchar4& p = input_[y * side + x];
-      p.s[0] = static_cast<cl_uchar>((x * 255) / (side - 1));
-      p.s[1] = static_cast<cl_uchar>((y * 255) / (side - 1));
+  input_.resize(width * height);
+  for (std::size_t y = 0; y < height; ++y)
+    for (std::size_t x = 0; x < width; ++x) {
+      cl_uchar4& p = input_[y * width + x];
+      p.s[0] = static_cast<cl_uchar>((x * 255) / (width - 1));
+      p.s[1] = static_cast<cl_uchar>(height > 1 ? (y * 255) / (height - 1) : 0);
       p.s[2] = rng.byte();
       p.s[3] = 255;
     }
   image_.assign(input_.size(), cl_uchar4{});
+}
+
+void FilterPipeline::prepare_text(const std::string& size) {
+  const auto cross = size.find_first_of("xX");
+  if (cross == std::string::npos) return SampleBase::prepare_text(size);  // N: a square image
+  // WIDTHxHEIGHT: two positive integers around one 'x'.
+  auto number = [&](std::size_t from, std::size_t to, std::size_t& out) {
+    const char* first = size.data() + from;
+    const char* last = size.data() + to;
+    auto [stop, ec] = std::from_chars(first, last, out);
+    return from < to && ec == std::errc() && stop == last && out > 0;
+  };
+  std::size_t width = 0, height = 0;
+  if (!number(0, cross, width) || !number(cross + 1, size.size(), height))
+    throw std::invalid_argument("filter_pipeline: a size is N (an N x N image) or WIDTHxHEIGHT in pixels, e.g. "
+                                "1024x2048 (1024 wide, 2048 lines); not '" + size + "'");
+  const FilterPipelineParams before = params;
+  params.side = width;
+  params.height = height;
+  try {
+    prepare(std::size_t{0});
+  } catch (...) {
+    params = before;  // a rejected size leaves the parameters as they were
+    throw;
+  }
+}
+
+std::string FilterPipeline::size_text() const {
+  if (!size_) return {};
+  return height_ == size_ ? std::to_string(size_) : std::to_string(size_) + "x" + std::to_string(height_);
 }
 
 std::vector<Binding> FilterPipeline::bindings() {
@@ -63,7 +106,7 @@ Check FilterPipeline::compare() {
     expected_ = input_;
     reference::gaussian_noise(*expected_, params.noise_factor, params.seed);
     reference::solarise(*expected_, params.threshold);
-    reference::mirror(*expected_, params.side);
+    reference::mirror(*expected_, size_);
   }
   Check c;
   c.tolerance = 0;
@@ -75,7 +118,7 @@ Check FilterPipeline::compare() {
       if (got == want) continue;
       if (mismatches++ == 0) {
         std::ostringstream s;
-        s << "pixel (x " << i % params.side << ", line " << i / params.side << ") channel " << ch << ": got " << got
+        s << "pixel (x " << i % size_ << ", line " << i / size_ << ") channel " << ch << ": got " << got
           << ", expected " << want;
         c.message = s.str();
       }

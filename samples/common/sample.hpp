@@ -7,6 +7,7 @@
 // Use:
 //   auto s = sinew::samples::find("filter_pipeline");  // nullptr for an unknown name
 //   s->prepare(s->sizes().small);                       // tree + input data for that size
+//   s->prepare("1024x2048");                            // or a size as a command line gives it
 //   sinew::Report rep = s->run(rt, sinew::RunOptions{.device = 0});
 //   sinew::samples::Check c = s->check();               // c.ok, c.max_error, c.message
 //
@@ -18,8 +19,10 @@
 
 #include <sinew/sinew.hpp>
 
+#include <charconv>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,8 +60,17 @@ class Sample {
   // nothing else. Throws std::invalid_argument for a size the sample cannot take (the message
   // says which sizes it can). May be called again to change size.
   virtual void prepare(std::size_t size) = 0;
-  // The size of the last prepare(); 0 before.
+  // The same for a size written as text, as command lines give it (a sample's --size, `sinew
+  // train --size`): a plain number is prepare(number), "" is prepare(0); a sample whose input has
+  // a shape also reads its own form (filter_pipeline: WIDTHxHEIGHT, e.g. "1024x2048").
+  // Throws std::invalid_argument naming the forms it reads.
+  void prepare(const std::string& size) { prepare_text(size); }
+  // The size of the last prepare(); 0 before. For a shaped size, one number of it
+  // (filter_pipeline: the width); size_text() gives it whole.
   virtual std::size_t size() const = 0;
+  // The size of the last prepare() in the form prepare(string) reads back ("4096", "1024x2048");
+  // "" before.
+  virtual std::string size_text() const { return size() ? std::to_string(size()) : std::string(); }
 
   // The prepared tree (empty before prepare()).
   virtual const Node& tree() const = 0;
@@ -80,6 +92,19 @@ class Sample {
   virtual bool use_pinned_memory(Runtime& rt) {
     (void)rt;
     return false;
+  }
+
+ protected:
+  // Reads a size given as text and prepares it. This default reads a non-negative integer only;
+  // samples with shaped inputs override it.
+  virtual void prepare_text(const std::string& size) {
+    std::size_t n = 0;
+    const char* end = size.data() + size.size();
+    auto [stop, ec] = std::from_chars(size.data(), end, n);
+    if (!size.empty() && (ec != std::errc() || stop != end))
+      throw std::invalid_argument(name() + ": the size must be a non-negative integer (" + size_unit() + "), not '" +
+                                  size + "'");
+    prepare(n);
   }
 };
 
