@@ -97,6 +97,7 @@ BalanceEvent Balancer::move(int level, const Config& after, const std::vector<do
                  .device_ms = device_ms, .deviation = deviation, .lbt = lbt_};
   if (level == 1) last_.emplace(config_, device_ms);
   else last_.reset();
+  fresh_ = !(after == config_);
   config_ = after;
   recent_.clear();  // times measured under the old plan say nothing about the new one
   return e;
@@ -106,6 +107,14 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   BalanceStep step;
   step.execution = ++executions_;
   step.deviation = deviation(config_, device_ms);
+  if (fresh_) {
+    // The first run of a new plan pays one-off costs (drivers such as PoCL compile a kernel for
+    // each new partition size): it is reported, not judged.
+    fresh_ = false;
+    step.unbalanced = step.deviation > 1.0 - s_.balanced_within + 1e-12;
+    step.lbt = lbt_;
+    return step;
+  }
   step.unbalanced = step.deviation > 1.0 - s_.balanced_within + 1e-12;
   lbt_ = (step.unbalanced ? s_.weight : 0.0) + lbt_ * (1.0 - s_.weight);
   step.lbt = lbt_;

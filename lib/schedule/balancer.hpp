@@ -71,6 +71,7 @@ class Balancer {
   // the balancer waits this many runs before acting again, doubling each time, so an
   // unbalanceable tree is not retrained over and over.
   std::size_t hold_ = 0, backoff_ = 0;
+  bool fresh_ = false;  // the next run is the first of a new plan
 };
 
 }  // namespace sinew::detail

@@ -193,7 +193,10 @@ void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent*
       e.config = after;
       e.time_ms = time_ms;
       e.provenance = "balanced";
-      if (plan.entry) e.source = plan.entry;
+      // Where the plan first came from (the entry it was derived from, else itself); the events
+      // keep every step in between.
+      if (plan.derived_from) e.source = plan.derived_from;
+      else if (plan.entry) e.source = plan.entry;
       e.strategy = "balancer";
       kb_.store_entry(e);
     }
