@@ -146,7 +146,7 @@ class Run {
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
-      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { w.queue().finish(); });
+      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { drain(w.queue(), w.info().discrete); });
       w.host_end_ms = now_ms();
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported

@@ -2,14 +2,53 @@
 #include "exec/staging.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <thread>
 
 namespace sinew::detail {
+
+bool poll_waits() {
+  static const bool poll = [] {
+    const char* v = std::getenv("SINEW_WAIT");
+    return !(v && std::string(v) == "block");
+  }();
+  return poll;
+}
+
+void wait_for(const cl::Event& event, bool nap) {
+  if (poll_waits()) {
+    auto pause = std::chrono::microseconds(20);
+    for (;;) {
+      const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+      if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
+      if (nap) {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(200));
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+  event.wait();
+}
+
+void drain(cl::CommandQueue& queue, bool discrete) {
+  if (discrete && poll_waits()) {
+    cl::Event marker;
+    queue.enqueueMarkerWithWaitList(nullptr, &marker);
+    queue.flush();
+    wait_for(marker, true);
+  }
+  queue.finish();
+}
 
 Staging::~Staging() {
   try {
     for (auto& s : ring_) {
-      if (s.busy()) s.busy.wait();
+      if (s.busy()) wait_for(s.busy);
       owner_.enqueueUnmapMemObject(s.pinned, s.ptr);
     }
     if (!ring_.empty()) owner_.finish();
@@ -34,7 +73,7 @@ void Staging::upload(cl::CommandQueue& q, const cl::Buffer& dst, std::size_t off
   const char* from = static_cast<const char*>(src);
   for (std::size_t done = 0, c = 0; done < bytes; done += kChunk, ++c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) s.busy.wait();  // the DMA of the chunk that used this slot has finished
+    if (s.busy()) wait_for(s.busy);  // the DMA of the chunk that used this slot has finished
     const std::size_t n = std::min(kChunk, bytes - done);
     std::memcpy(s.ptr, from + done, n);
     q.enqueueWriteBuffer(dst, CL_FALSE, offset + done, n, s.ptr, nullptr, &s.busy);
@@ -49,7 +88,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto issue = [&](std::size_t c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) s.busy.wait();
+    if (s.busy()) wait_for(s.busy);
     const std::size_t n = std::min(kChunk, bytes - c * kChunk);
     q.enqueueReadBuffer(src, CL_FALSE, offset + c * kChunk, n, s.ptr, nullptr, &s.busy);
     events.push_back(s.busy);
@@ -58,7 +97,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   for (std::size_t c = 0; c < std::min(chunks, kSlots); ++c) issue(c);
   for (std::size_t c = 0; c < chunks; ++c) {
     Slot& s = ring_[c % kSlots];
-    s.busy.wait();
+    wait_for(s.busy);
     std::memcpy(to + c * kChunk, s.ptr, std::min(kChunk, bytes - c * kChunk));
     s.busy = cl::Event();
     if (c + kSlots < chunks) issue(c + kSlots);

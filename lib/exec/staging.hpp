@@ -44,4 +44,14 @@ class Staging {
   cl::CommandQueue owner_;  // the queue the ring was mapped with
 };
 
+// Waiting for a discrete device without spinning a host core. NVIDIA's OpenCL spins inside
+// clFinish / clWaitForEvents; with one host thread per GPU queue, several spinning threads take
+// cores from the CPU device's work-groups while both run. With SINEW_WAIT=poll (the default for
+// discrete devices; SINEW_WAIT=block restores the driver's wait) the thread polls the command's
+// status, yielding the core between polls (a staging chunk's DMA: tens of microseconds) or, with
+// `nap`, sleeping 20 to 200 us (the end of a run).
+bool poll_waits();
+void wait_for(const cl::Event& event, bool nap = false);  // event.wait(), politely when poll_waits()
+void drain(cl::CommandQueue& queue, bool discrete);  // queue.finish(), politely for discrete devices
+
 }  // namespace sinew::detail
