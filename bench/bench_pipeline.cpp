@@ -7,11 +7,12 @@
 //
 //   bench_pipeline [--sides 4096] [--bodies 32768] [--shares 0,0.1,0.3,0.5,1]
 //                  [--pinned-shares 0,0.02,0.05,0.1,0.3,0.5,1]
-//                  [--csv out.csv] [--quick]
+//                  [--out DIR] [--quick]
 #include "bench_common.hpp"
 #include "common/descriptors.hpp"
 #include "handwritten/handwritten.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -53,16 +54,20 @@ int main(int argc, char** argv) {
       rt = make_runtime(f.zero_copy_stand_in);
       sd = pick_devices(*rt);
     }
-    print_header(std::cout, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
+    // Everything printed also goes to DIR/<program>.md; every row to DIR/<program>.csv as measured.
+    TeeStream out;
+    CsvLog csv(std::filesystem::path(f.out) / (f.program + ".csv"), Results::csv_columns(), /*resume=*/false);
+    print_header(out, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
                  env && env->gpu_is_stand_in(), rt.get(), rt ? &sd : nullptr);
     const hw::Options o{.repeat = f.repeat, .warmup = f.warmup, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
     const auto pinned_shares = f.pinned_splits ? f.pinned_shares : std::vector<double>{};
     Results res;
+    res.log_to(&csv, f.program);
 
     for (std::size_t side : f.sides) {
       const std::string bm = "filter_pipeline";
       const double bytes = 8.0 * static_cast<double>(side) * side;
-      std::cout << "\n== filter_pipeline, " << side << " x " << side << " RGBA (" << bytes / 1e6
+      out << "\n== filter_pipeline, " << side << " x " << side << " RGBA (" << bytes / 1e6
                 << " MB read+written) ==\n"
                 << std::flush;
       auto row = [&](const std::string& variant, double share = kNaN, unsigned overlap = 0) {
@@ -113,10 +118,10 @@ int main(int argc, char** argv) {
         res.speedup("best pinned split vs best single device", bm, side, impl, kSplitPinned,
                     {res.find(bm, side, impl, impl == "sinew" ? "cpu" : "cpu-zero-copy"),
                      res.find(bm, side, impl, "gpu-pinned-user")});
-      res.print_rows(std::cout, bm, side);
-      res.print_sweep(std::cout, bm, side, kSplit);
-      res.print_sweep(std::cout, bm, side, kSplitPinned);
-      std::cout << std::flush;
+      res.print_rows(out, bm, side);
+      res.print_sweep(out, bm, side, kSplit);
+      res.print_sweep(out, bm, side, kSplitPinned);
+      out << std::flush;
     }
 
     if (rt) {
@@ -125,18 +130,22 @@ int main(int argc, char** argv) {
         auto* nb = dynamic_cast<sinew::samples::Nbody*>(sample.get());
         if (nb && f.nbody_steps) nb->params.steps = f.nbody_steps;
         sample->prepare(bodies);
-        std::cout << "\n== nbody, " << bodies << " bodies, " << (nb ? nb->params.steps : 0) << " steps (Sinew only) ==\n"
+        out << "\n== nbody, " << bodies << " bodies, " << (nb ? nb->params.steps : 0) << " steps (Sinew only) ==\n"
                   << std::flush;
         run_sinew_variants(res, f, *rt, sd, *sample, "nbody", bodies, 0, f.shares);
-        res.print_rows(std::cout, "nbody", bodies);
-        res.print_sweep(std::cout, "nbody", bodies);
-        std::cout << std::flush;
+        res.print_rows(out, "nbody", bodies);
+        res.print_sweep(out, "nbody", bodies);
+        out << std::flush;
       }
     }
 
-    res.print_ratios(std::cout);
-    std::cout << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
-    if (!f.csv.empty()) res.write_csv(f.csv, f.program);
+    res.print_ratios(out);
+    out << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
+    std::cerr << f.program << ": wrote " << csv.path().string() << "\n";
+    write_text_report(f, "filter pipeline and N-Body, Sinew against hand-written OpenCL", rt.get(),
+                      env ? "Hand-written side: CPU " + env->cpu_description() + "; GPU " + env->gpu_description() + "\n"
+                          : std::string(),
+                      out.text());
     if (!res.all_ok()) {
       std::cerr << f.program << ": some variants failed (see the check column)\n";
       return 1;

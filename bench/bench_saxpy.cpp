@@ -2,15 +2,17 @@
 // registry against hand-written OpenCL, CPU alone, GPU alone and static CPU+GPU splits, with the
 // user's data in pageable memory and in pinned memory.
 //
-//   bench_saxpy [--sizes 10M,50M,100M] [--repeat 7] [--step 0.05] [--pinned-step 0.1] [--csv out.csv] [--quick]
+//   bench_saxpy [--sizes 10M,50M,100M] [--repeat 7] [--step 0.05] [--pinned-step 0.1] [--out DIR] [--quick]
 //
 // Prints, per size, the single-device variants, the two split sweeps (share of the elements on
 // the CPU, 0..1; data pageable, data pinned) side by side, and at the end the ratios Sinew /
 // hand-written and each side's speedup of its best pinned split over one device. See
 // docs/BENCHMARKS.md.
 #include "bench_common.hpp"
+#include "plans.hpp"
 #include "handwritten/handwritten.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -33,23 +35,6 @@ const std::string kUsage = std::string(
     "  --pinned-step X     split sweep step in CPU share, data pinned (default 0.1, --quick 0.2);\n"
     "                      60% is always included\n") + kCommonFlagsHelp;
 
-std::vector<double> sweep_shares(double step) {
-  std::vector<double> s;
-  for (int k = 0;; ++k) {
-    const double x = std::round(k * step * 1e6) / 1e6;
-    if (x > 1 + 1e-9) break;
-    s.push_back(std::min(1.0, x));
-  }
-  if (std::fabs(s.back() - 1.0) > 1e-9) s.push_back(1.0);
-  bool has60 = false;
-  for (double x : s) has60 = has60 || std::fabs(x - 0.6) < 1e-9;
-  if (!has60) {
-    s.push_back(0.6);
-    std::sort(s.begin(), s.end());
-  }
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,15 +48,19 @@ int main(int argc, char** argv) {
       rt = make_runtime(f.zero_copy_stand_in);
       sd = pick_devices(*rt);
     }
-    print_header(std::cout, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
+    // Everything printed also goes to DIR/<program>.md; every row to DIR/<program>.csv as measured.
+    TeeStream out;
+    CsvLog csv(std::filesystem::path(f.out) / (f.program + ".csv"), Results::csv_columns(), /*resume=*/false);
+    print_header(out, f, env ? env->cpu_description() : "", env ? env->gpu_description() : "",
                  env && env->gpu_is_stand_in(), rt.get(), rt ? &sd : nullptr);
     const hw::Options o{.repeat = f.repeat, .warmup = f.warmup, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
-    const auto shares = sweep_shares(f.step);
-    const auto pinned_shares = f.pinned_splits ? sweep_shares(f.pinned_step) : std::vector<double>{};
+    const auto shares = sweep_shares(f.step, {0.6});
+    const auto pinned_shares = f.pinned_splits ? sweep_shares(f.pinned_step, {0.6}) : std::vector<double>{};
     Results res;
+    res.log_to(&csv, f.program);
 
     for (std::size_t n : f.sizes) {
-      std::cout << "\n== saxpy, " << count_label(n) << " elements (" << 12.0 * n / 1e6 << " MB read+written) ==\n"
+      out << "\n== saxpy, " << count_label(n) << " elements (" << 12.0 * n / 1e6 << " MB read+written) ==\n"
                 << std::flush;
       const double bytes = 12.0 * static_cast<double>(n);
       auto row = [&](const std::string& variant, double share = kNaN, unsigned overlap = 0) {
@@ -127,14 +116,18 @@ int main(int argc, char** argv) {
                     {res.find("saxpy", n, impl, impl == "sinew" ? "cpu" : "cpu-zero-copy"),
                      res.find("saxpy", n, impl, "gpu-pinned-user")});
 
-      res.print_rows(std::cout, "saxpy", n);
-      res.print_sweep(std::cout, "saxpy", n, kSplit);
-      res.print_sweep(std::cout, "saxpy", n, kSplitPinned);
-      std::cout << std::flush;
+      res.print_rows(out, "saxpy", n);
+      res.print_sweep(out, "saxpy", n, kSplit);
+      res.print_sweep(out, "saxpy", n, kSplitPinned);
+      out << std::flush;
     }
-    res.print_ratios(std::cout);
-    std::cout << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
-    if (!f.csv.empty()) res.write_csv(f.csv, f.program);
+    res.print_ratios(out);
+    out << "\ntotal time " << std::lround(seconds_since_start()) << " s\n";
+    std::cerr << f.program << ": wrote " << csv.path().string() << "\n";
+    write_text_report(f, "saxpy, Sinew against hand-written OpenCL", rt.get(),
+                      env ? "Hand-written side: CPU " + env->cpu_description() + "; GPU " + env->gpu_description() + "\n"
+                          : std::string(),
+                      out.text());
     if (!res.all_ok()) {
       std::cerr << f.program << ": some variants failed (see the check column)\n";
       return 1;

@@ -6,6 +6,7 @@
 #include <sinew/sinew.hpp>
 
 #include "platform/json_text.hpp"
+#include "load.hpp"
 
 #ifdef SINEW_HAVE_SAMPLES
 #include "common/sample.hpp"
@@ -15,7 +16,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -29,6 +32,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -707,8 +711,8 @@ int cmd_kb(const Args& args) {
 
 int cmd_train(const Args& args) {
 #ifdef SINEW_HAVE_SAMPLES
-  std::string devices, kb, sample_name, strategy = "even_split";
-  std::size_t size = 0, max_executions = 40;
+  std::string devices, kb, sample_name, strategy = "even_split", size;
+  std::size_t max_executions = 40;
   double precision = 0.05;
   unsigned quality = 3;
   bool exhaustive = false, pinned = false;
@@ -717,7 +721,8 @@ int cmd_train(const Args& args) {
   po::options_description options("sinew train <sample> [options]: trains the sample's tree for an input size on "
                                   "every device and stores the plan in the knowledge base (samples: " + names + ")");
   options.add_options()("sample", po::value(&sample_name)->value_name("NAME"), "the sample to train")(
-      "size", po::value(&size)->value_name("N"), "problem size (default: the sample's standard size)")(
+      "size", po::value(&size)->value_name("N"),
+      "problem size (default: the sample's standard size); filter_pipeline also takes WIDTHxHEIGHT")(
       "strategy", po::value(&strategy)->default_value(strategy), "even_split (50/50) or cpu_assisted")(
       "precision", po::value(&precision)->default_value(precision), "device times within this fraction are balanced")(
       "quality", po::value(&quality)->default_value(quality), "executions per measured point")(
@@ -747,7 +752,7 @@ int cmd_train(const Args& args) {
   }
   sinew::Report r = sample->run(rt, sinew::RunOptions{.train = true});
   const auto check = sample->check();
-  std::cout << sample_name << " size " << sample->size() << " (" << sample->size_unit() << "): trained "
+  std::cout << sample_name << " size " << sample->size_text() << " (" << sample->size_unit() << "): trained "
             << r.config.str() << " in " << r.training_executions << " executions, " << r.training_seconds
             << " s; knowledge-base entry #" << r.kb_entry << "\n"
             << r.str() << "result: " << (check.ok ? "OK" : "MISMATCH " + check.message) << "\n";
@@ -757,6 +762,57 @@ int cmd_train(const Args& args) {
   std::cerr << "sinew train: this sinew was built without the samples (SINEW_BUILD_SAMPLES=OFF)\n";
   return 1;
 #endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// sinew load
+
+// Set by SIGINT/SIGTERM while `sinew load` runs; the main thread polls it and stops the load.
+volatile std::sig_atomic_t load_interrupted = 0;
+
+void on_load_signal(int) { load_interrupted = 1; }
+
+int cmd_load(const Args& args) {
+  int threads = 0;
+  double seconds = 0;
+  po::options_description options(
+      "sinew load [options]: loads the CPU with busy threads, each solving random dense " +
+      std::to_string(sinew_tools::LoadGenerator::kOrder) + "x" + std::to_string(sinew_tools::LoadGenerator::kOrder) +
+      " linear systems (the spec's load-fluctuation experiment); Ctrl-C stops it");
+  options.add_options()("threads", po::value(&threads)->value_name("N"),
+                        "busy threads (default 0: one per hardware thread)")(
+      "seconds", po::value(&seconds)->value_name("S"), "run this long (default 0: until SIGINT/SIGTERM)");
+  auto p = parse(args, options);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  if (threads < 0 || threads > 4096) throw po::error("--threads must be between 0 (one per hardware thread) and 4096");
+  if (!(seconds >= 0) || !std::isfinite(seconds)) throw po::error("--seconds must be a number of seconds >= 0");
+
+  load_interrupted = 0;
+  std::signal(SIGINT, on_load_signal);
+  std::signal(SIGTERM, on_load_signal);
+  sinew_tools::LoadGenerator load;
+  const unsigned started = load.start(static_cast<unsigned>(threads));
+  std::cout << "sinew load: " << started << " thread(s) solving random " << sinew_tools::LoadGenerator::kOrder << "x"
+            << sinew_tools::LoadGenerator::kOrder << " dense linear systems (Gaussian elimination, partial pivoting) "
+            << (seconds > 0 ? "for " + fixed(seconds, 1) + " s" : std::string("until interrupted (Ctrl-C)"))
+            << std::endl;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(seconds));
+  // Short sleeps: a signal or the deadline stops the load within ~50 ms.
+  while (!load_interrupted && (seconds == 0 || std::chrono::steady_clock::now() < deadline))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::uint64_t solved = load.stop();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "sinew load: " << (load_interrupted ? "interrupted; " : "") << "solved " << solved << " problems in "
+            << fixed(elapsed, 2) << " s (" << fixed(solved / std::max(elapsed, 1e-9), 0) << " per second, "
+            << fixed(solved / std::max(elapsed, 1e-9) / started, 0) << " per thread per second)\n";
+  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -773,6 +829,7 @@ constexpr Command kCommands[] = {
     {"smoke", "run a small kernel on every device alone and check the result", cmd_smoke},
     {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
     {"train", "train a sample's tree on every device and store the plan in the knowledge base", cmd_train},
+    {"load", "load the CPU with busy threads (dense linear solves) for the balancing experiments", cmd_load},
 };
 
 void usage(std::ostream& out) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -18,13 +19,6 @@
 namespace sinew_bench {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  if (std::isnan(v)) return "-";
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 std::string pad(const std::string& s, std::size_t w, bool right = true) {
   if (s.size() >= w) return s;
@@ -40,31 +34,11 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string csv_num(double v) {
-  if (std::isnan(v)) return "";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
 bool same_share(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-9; }
 
 bool is_sweep(const std::string& variant) { return variant == kSplit || variant == kSplitPinned; }
 
-const auto kStart = std::chrono::steady_clock::now();
-
 }  // namespace
-
-double seconds_since_start() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
-}
 
 // ----- flags ---------------------------------------------------------------------------------
 
@@ -73,8 +47,8 @@ const char* const kCommonFlagsHelp =
     "                      and interquartile range (IQR) of the runs (default 7, --quick 3)\n"
     "  --warmup N          untimed runs first (default 1; program builds happen before)\n"
     "  --quick             small sizes, coarse sweep, 3 runs: checks that everything runs\n"
-    "  --csv PATH          also write every row and ratio as CSV (PATH may be a directory:\n"
-    "                      then PATH/<program>.csv)\n"
+    "  --out DIR           write DIR/<program>.csv (every row, ratio and speedup, appended as\n"
+    "                      measured) and DIR/<program>.md (default bench-results/<UTC time>)\n"
     "  --overlaps a,b      Sinew GPU overlap levels tried GPU-only (default 1,2,4); the best\n"
     "                      is used for the splits\n"
     "  --queues N          hand-written GPU pipelines: in-order queues (default 3)\n"
@@ -113,6 +87,12 @@ std::string count_label(std::size_t n) {
 Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_program) {
   Flags f;
   f.program = std::filesystem::path(argv[0]).filename().string();
+  for (int i = 0; i < argc; ++i) {
+    if (i) f.command += ' ';
+    f.command += argv[i];
+  }
+  const char* lenient_env = std::getenv("SINEW_BENCH_LENIENT");
+  const bool lenient = lenient_env && std::string(lenient_env) == "1";  // set by scripts/bench
   bool repeat_set = false, step_set = false, pinned_step_set = false, overlaps_set = false;
   auto die = [&](const std::string& msg) {
     std::cerr << f.program << ": " << msg << "\n\n" << usage;
@@ -167,8 +147,10 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
         repeat_set = true;
       } else if (a == "--warmup") {
         f.warmup = uint_of(take());
+      } else if (a == "--out") {
+        f.out = take();
       } else if (a == "--csv") {
-        f.csv = take();
+        die("--csv was replaced by --out DIR (writes DIR/" + f.program + ".csv and .md)");
       } else if (a == "--overlaps") {
         f.overlaps.clear();
         for (auto& s : split_list(take())) f.overlaps.push_back(std::clamp(uint_of(s), 1u, 16u));
@@ -226,6 +208,11 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
         }
       } else if (a == "--no-pinned-splits") {
         f.pinned_splits = false;
+      } else if (lenient) {
+        // scripts/bench passes one set of flags to every program: another program's flag.
+        std::string skipped = a;
+        if (!has_value && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) skipped += " " + std::string(argv[++i]);
+        std::cerr << f.program << ": note: '" << skipped << "' is not a flag of this program; ignored\n";
       } else {
         die("unknown flag '" + a + "'");
       }
@@ -233,9 +220,11 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
       die(a + ": bad value");
     }
   }
-  if (!f.csv.empty() && !std::filesystem::is_directory(f.csv)) {
-    const auto parent = std::filesystem::path(f.csv).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent)) die("--csv: no directory " + parent.string());
+  if (f.out.empty()) f.out = (std::filesystem::path("bench-results") / utc_stamp()).string();
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(f.out, ec);
+    if (ec || !std::filesystem::is_directory(f.out)) die("--out: cannot create directory " + f.out + ": " + ec.message());
   }
   if (f.quick) {
     if (!repeat_set) f.repeat = 3;
@@ -263,6 +252,40 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size();
   return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+Measurement summarize(const std::vector<double>& runs_ms) {
+  Measurement m;
+  if (runs_ms.empty()) return m;
+  m.median_ms = median(runs_ms);
+  m.min_ms = *std::min_element(runs_ms.begin(), runs_ms.end());
+  m.max_ms = *std::max_element(runs_ms.begin(), runs_ms.end());
+  m.iqr_ms = handwritten::quantile(runs_ms, 0.75) - handwritten::quantile(runs_ms, 0.25);
+  m.runs = static_cast<unsigned>(runs_ms.size());
+  return m;
+}
+
+Measurement time_calls(const std::function<void()>& body, unsigned warmup, unsigned repeat,
+                       const std::function<void()>& reset) {
+  for (unsigned i = 0; i < warmup; ++i) {
+    if (reset) reset();
+    body();
+  }
+  std::vector<double> runs;
+  runs.reserve(std::max(1u, repeat));
+  for (unsigned i = 0; i < std::max(1u, repeat); ++i) {
+    if (reset) reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return summarize(runs);
+}
+
+unsigned runs_within(unsigned repeat, double one_run_ms, double budget_ms) {
+  repeat = std::max(1u, repeat);
+  if (!(budget_ms > 0) || !(one_run_ms > 0) || one_run_ms * repeat <= budget_ms) return repeat;
+  return std::clamp(static_cast<unsigned>(budget_ms / one_run_ms), 1u, repeat);
 }
 
 SinewDevices pick_devices(const sinew::Runtime& rt) {
@@ -293,20 +316,26 @@ SinewDevices pick_devices(const sinew::Runtime& rt) {
   return d;
 }
 
-std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in) {
-  auto rt = std::make_unique<sinew::Runtime>();
+std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in, sinew::RuntimeOptions options) {
   const char* env = std::getenv("SINEW_DISCRETE");
-  if (zero_copy_stand_in || (env && *env)) return rt;
-  std::vector<std::string> cpus;
-  for (const auto& d : rt->devices()) {
-    if (d.kind != sinew::DeviceKind::cpu) return rt;  // a GPU (or accelerator) is there: nothing to emulate
-    cpus.push_back(d.id());
+  if (zero_copy_stand_in || (env && *env) || !options.discrete.empty())
+    return std::make_unique<sinew::Runtime>(std::move(options));
+  // Which device stands in for a GPU depends only on the devices: decided once per program.
+  static std::optional<std::string> stand_in;
+  if (!stand_in) {
+    sinew::RuntimeOptions probe;
+    probe.devices = options.devices;
+    sinew::Runtime rt(probe);
+    std::vector<std::string> cpus;
+    bool other = false;  // a GPU (or accelerator) is there: nothing to emulate
+    for (const auto& d : rt.devices()) {
+      if (d.kind != sinew::DeviceKind::cpu) other = true;
+      else cpus.push_back(d.id());
+    }
+    stand_in = !other && cpus.size() >= 2 ? cpus[1] : std::string();
   }
-  if (cpus.size() < 2) return rt;
-  sinew::RuntimeOptions o;
-  o.discrete = cpus[1];
-  rt.reset();
-  return std::make_unique<sinew::Runtime>(o);
+  options.discrete = *stand_in;
+  return std::make_unique<sinew::Runtime>(std::move(options));
 }
 
 std::string SinewDevices::describe(const sinew::Runtime& rt) const {
@@ -364,7 +393,7 @@ void PinnedCopies::restore() const {
 }
 
 Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
-                       unsigned repeat, sinew::Report* last, PinnedCopies* pinned) {
+                       unsigned repeat, sinew::Report* last, PinnedCopies* pinned, double budget_ms, double give_up_ms) {
   Measurement m;
   // The bindings of one run (untimed work: inputs restored, copied into pinned memory).
   auto prepare = [&] { return pinned ? pinned->wrap(s.bindings()) : s.bindings(); };
@@ -373,14 +402,41 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
     if (pinned) pinned->restore();
   };
   try {
-    for (unsigned i = 0; i < std::max(1u, warmup); ++i) rt.run(s.tree(), prepare(), options).get();
+    double warm_ms = 0;
+    sinew::Report rep;
+    for (unsigned i = 0; i < std::max(1u, warmup); ++i) {
+      auto b = prepare();
+      const auto t0 = std::chrono::steady_clock::now();
+      rep = rt.run(s.tree(), std::move(b), options).get();
+      warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
     restore();
     if (auto c = s.check(); !c.ok) {
       m.check = "MISMATCH after warm-up: " + c.message;
       return m;
     }
+    if (give_up_ms > 0 && warm_ms > give_up_ms) {
+      // A first run can be slow for reasons of its own (buffers of a new size, a driver's first
+      // use): one more run decides.
+      auto b = prepare();
+      const auto t0 = std::chrono::steady_clock::now();
+      rep = rt.run(s.tree(), std::move(b), options).get();
+      warm_ms = std::min(warm_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (give_up_ms > 0 && warm_ms > give_up_ms) {
+      restore();
+      if (auto c = s.check(); !c.ok) {
+        m.check = "MISMATCH: " + c.message;
+        return m;
+      }
+      m = summarize({warm_ms});
+      m.runs = 0;
+      m.exec_median_ms = rep.wall_ms;
+      if (last) *last = rep;
+      return m;
+    }
+    repeat = runs_within(repeat, warm_ms, budget_ms);
     std::vector<double> wall, exec;
-    sinew::Report rep;
     for (unsigned i = 0; i < std::max(1u, repeat); ++i) {
       auto b = prepare();
       const auto t0 = std::chrono::steady_clock::now();
@@ -389,11 +445,8 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
       exec.push_back(rep.wall_ms);
     }
     restore();
+    m = summarize(wall);
     if (auto c = s.check(); !c.ok) m.check = "MISMATCH: " + c.message;
-    m.median_ms = median(wall);
-    m.min_ms = *std::min_element(wall.begin(), wall.end());
-    m.max_ms = *std::max_element(wall.begin(), wall.end());
-    m.iqr_ms = handwritten::quantile(wall, 0.75) - handwritten::quantile(wall, 0.25);
     m.exec_median_ms = median(exec);
     if (last) *last = rep;
   } catch (const std::exception& e) {
@@ -463,6 +516,49 @@ void add_handwritten(Results& res, Row r, const std::function<double(handwritten
 
 // ----- results -------------------------------------------------------------------------------
 
+std::vector<std::string> Results::csv_columns() {
+  return {"kind",   "program", "benchmark", "size",   "impl",   "variant",       "cpu_share", "overlap", "median_ms",
+          "min_ms", "max_ms",  "iqr_ms",    "gb_per_s", "sinew_exec_ms", "ratio", "rows",      "check"};
+}
+
+void Results::log(const CsvLog::Row& row) {
+  if (!log_) return;
+  CsvLog::Row r = row;
+  r["program"] = program_;
+  log_->append(r);
+}
+
+void Results::add(Row r) {
+  log({{"kind", "time"},
+       {"benchmark", r.benchmark},
+       {"size", std::to_string(r.size)},
+       {"impl", r.impl},
+       {"variant", r.variant},
+       {"cpu_share", num(r.cpu_share)},
+       {"overlap", r.overlap ? std::to_string(r.overlap) : ""},
+       {"median_ms", num(r.m.median_ms)},
+       {"min_ms", num(r.m.min_ms)},
+       {"max_ms", num(r.m.max_ms)},
+       {"iqr_ms", num(r.m.iqr_ms)},
+       {"gb_per_s", num(r.gbps())},
+       {"sinew_exec_ms", num(r.m.exec_median_ms)},
+       {"check", r.m.check}});
+  rows_.push_back(std::move(r));
+}
+
+void Results::add(Ratio r) {
+  log({{"kind", "ratio"},
+       {"benchmark", r.benchmark},
+       {"size", std::to_string(r.size)},
+       {"impl", "sinew/handwritten"},
+       {"variant", r.what},
+       {"median_ms", num(r.sinew_ms)},
+       {"ratio", num(r.value())},
+       {"rows", "sinew: " + r.sinew + "; handwritten: " + r.handwritten + "; handwritten_ms " + num(r.handwritten_ms)},
+       {"check", "OK"}});
+  ratios_.push_back(std::move(r));
+}
+
 const Row* Results::best(const std::string& benchmark, std::size_t size, const std::string& impl,
                          const std::string& variant, bool interior) const {
   const Row* b = nullptr;
@@ -493,8 +589,8 @@ std::string row_label(const Row* r) {
 
 void Results::ratio(const std::string& what, const Row* sinew, const Row* handwritten) {
   if (!sinew || !handwritten || !sinew->m.ok() || !handwritten->m.ok()) return;
-  ratios_.push_back({sinew->benchmark, sinew->size, what, row_label(sinew), row_label(handwritten), sinew->m.median_ms,
-                     handwritten->m.median_ms});
+  add(Ratio{sinew->benchmark, sinew->size, what, row_label(sinew), row_label(handwritten), sinew->m.median_ms,
+            handwritten->m.median_ms});
 }
 
 void Results::speedup(const std::string& what, const std::string& benchmark, std::size_t size, const std::string& impl,
@@ -504,7 +600,17 @@ void Results::speedup(const std::string& what, const std::string& benchmark, std
   for (const Row* r : singles)
     if (r && r->m.ok() && (!single || r->m.median_ms < single->m.median_ms)) single = r;
   if (!sp || !single) return;
-  speedups_.push_back({benchmark, size, impl, what, row_label(sp), row_label(single), sp->m.median_ms, single->m.median_ms});
+  Speedup s{benchmark, size, impl, what, row_label(sp), row_label(single), sp->m.median_ms, single->m.median_ms};
+  log({{"kind", "speedup"},
+       {"benchmark", s.benchmark},
+       {"size", std::to_string(s.size)},
+       {"impl", s.impl},
+       {"variant", s.what},
+       {"median_ms", num(s.split_ms)},
+       {"ratio", num(s.value())},
+       {"rows", "split: " + s.split + "; single: " + s.single + "; single_ms " + num(s.single_ms)},
+       {"check", "OK"}});
+  speedups_.push_back(std::move(s));
 }
 
 void Results::print_rows(std::ostream& os, const std::string& benchmark, std::size_t size) const {
@@ -584,31 +690,6 @@ void Results::print_ratios(std::ostream& os) const {
   }
 }
 
-void Results::write_csv(const std::string& path, const std::string& program) const {
-  std::string file = path;
-  if (std::filesystem::is_directory(path)) file = (std::filesystem::path(path) / (program + ".csv")).string();
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + file);
-  out << "kind,program,benchmark,size,impl,variant,cpu_share,overlap,median_ms,min_ms,max_ms,iqr_ms,gb_per_s,"
-         "sinew_exec_ms,ratio,rows,check\n";
-  for (const auto& r : rows_)
-    out << "time," << program << "," << r.benchmark << "," << r.size << "," << r.impl << "," << r.variant << ","
-        << csv_num(r.cpu_share) << "," << (r.overlap ? std::to_string(r.overlap) : "") << "," << csv_num(r.m.median_ms)
-        << "," << csv_num(r.m.min_ms) << "," << csv_num(r.m.max_ms) << "," << csv_num(r.m.iqr_ms) << ","
-        << csv_num(r.gbps()) << "," << csv_num(r.m.exec_median_ms) << ",,," << csv_field(r.m.check) << "\n";
-  for (const auto& r : ratios_)
-    out << "ratio," << program << "," << r.benchmark << "," << r.size << ",sinew/handwritten," << csv_field(r.what)
-        << ",,," << csv_num(r.sinew_ms) << ",,,,,," << csv_num(r.value()) << ","
-        << csv_field("sinew: " + r.sinew + "; handwritten: " + r.handwritten + "; handwritten_ms " +
-                     csv_num(r.handwritten_ms))
-        << ",OK\n";
-  for (const auto& r : speedups_)
-    out << "speedup," << program << "," << r.benchmark << "," << r.size << "," << r.impl << "," << csv_field(r.what)
-        << ",,," << csv_num(r.split_ms) << ",,,,,," << csv_num(r.value()) << ","
-        << csv_field("split: " + r.split + "; single: " + r.single + "; single_ms " + csv_num(r.single_ms)) << ",OK\n";
-  std::cerr << program << ": wrote " << file << "\n";
-}
-
 bool Results::all_ok() const {
   return std::all_of(rows_.begin(), rows_.end(), [](const Row& r) { return r.m.ok(); });
 }
@@ -633,6 +714,48 @@ void print_header(std::ostream& os, const Flags& f, const std::string& hw_cpu, c
     for (const auto& d : rt->devices()) os << " [" << d.index << "] " << d.id() << " " << d.name;
     os << "\n";
   }
+}
+
+// ----- text report ---------------------------------------------------------------------------
+
+struct TeeStream::Buf : std::streambuf {
+  std::string text;
+  int overflow(int ch) override {
+    if (ch == traits_type::eof()) return ch;
+    text += static_cast<char>(ch);
+    std::cout.put(static_cast<char>(ch));
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    text.append(s, static_cast<std::size_t>(n));
+    std::cout.write(s, n);
+    return n;
+  }
+  int sync() override {
+    std::cout.flush();
+    return 0;
+  }
+};
+
+TeeStream::TeeStream() : std::ostream(nullptr), buf_(std::make_unique<Buf>()) { rdbuf(buf_.get()); }
+TeeStream::~TeeStream() { rdbuf(nullptr); }
+std::string TeeStream::text() const { return buf_->text; }
+
+void write_text_report(const Flags& f, const std::string& title, const sinew::Runtime* rt,
+                       const std::string& handwritten_devices, const std::string& text) {
+  Common c;
+  c.program = f.program;
+  c.command = f.command;
+  c.quick = f.quick;
+  std::ostringstream md;
+  md << "## " << f.program << ": " << title << "\n\n" << md_run_header(c, rt);
+  if (!handwritten_devices.empty()) md << handwritten_devices << "\n";
+  md << "Medians of " << f.repeat << " timed run(s) after " << std::max(1u, f.warmup)
+     << " warm-up run(s); ratios are Sinew / hand-written (above 1: Sinew slower). Rows and ratios: `" << f.program
+     << ".csv`. Columns and variants: docs/BENCHMARKS.md.\n\n```\n"
+     << text << (text.empty() || text.back() == '\n' ? "" : "\n") << "```\n";
+  write_file(std::filesystem::path(f.out) / (f.program + ".md"), md.str());
+  std::cerr << f.program << ": wrote " << (std::filesystem::path(f.out) / (f.program + ".md")).string() << "\n";
 }
 
 }  // namespace sinew_bench

@@ -1,10 +1,11 @@
-// bench/common/bench_common.hpp — what bench_saxpy and bench_pipeline share: flags, timing Sinew
-// runs of a registered sample, the choice of Sinew's CPU and GPU devices, and the result tables
-// (printed and CSV).
+// bench/common/bench_common.hpp — what the benchmark programs share: timing Sinew runs of a
+// registered sample, the choice of Sinew's CPU and GPU devices, and (bench_saxpy and
+// bench_pipeline) their flags and result tables, printed, in CSV and in Markdown.
 #pragma once
 
 #include "common/sample.hpp"
 #include "handwritten/handwritten.hpp"
+#include "output.hpp"
 
 #include <sinew/sinew.hpp>
 
@@ -25,9 +26,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Flags {
   std::string program;
+  std::string command;                   // the command line, for the record
   bool quick = false;
   unsigned repeat = 7, warmup = 1;
-  std::string csv;                       // file, or an existing directory (then DIR/<program>.csv)
+  std::string out;                       // --out DIR: DIR/<program>.csv and .md (created)
   std::vector<unsigned> overlaps{1, 2, 4};  // Sinew GPU overlap levels tried GPU-only
   unsigned queues = 3;                   // hand-written GPU pipelines: in-order queues
   std::size_t chunk_bytes = 8u << 20;    // hand-written GPU pipelines: bytes per vector per chunk
@@ -53,9 +55,6 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
 // The flags every program takes, for the usage texts.
 extern const char* const kCommonFlagsHelp;
 
-// Seconds since the program started (for progress lines and the total at the end).
-double seconds_since_start();
-
 // "10M" -> 10000000, "64K" -> 64000, "4096" -> 4096 (K, M, G are powers of 1000).
 std::size_t parse_count(const std::string& s);
 // 10000000 -> "10M", 65536 -> "65536".
@@ -67,11 +66,21 @@ struct Measurement {
   double median_ms = kNaN, min_ms = kNaN, max_ms = kNaN;
   double iqr_ms = kNaN;          // interquartile range of the timed runs (q75 - q25): their noise
   double exec_median_ms = kNaN;  // Sinew only: median of Report::wall_ms (execution on the runtime's thread)
+  unsigned runs = 0;             // timed runs behind the median
   std::string check = "OK";      // "OK", a mismatch or an error message
   bool ok() const { return check == "OK"; }
 };
 
 double median(std::vector<double> v);
+// Median, min, max and IQR of timed runs (check "OK").
+Measurement summarize(const std::vector<double>& runs_ms);
+// Times `repeat` calls of `body` (steady_clock around each) after `warmup` untimed ones; `reset`,
+// when given, runs untimed before each call. Exceptions propagate.
+Measurement time_calls(const std::function<void()>& body, unsigned warmup, unsigned repeat,
+                       const std::function<void()>& reset = {});
+// How many timed runs fit a budget: `repeat`, fewer (at least 1) when `one_run_ms` times that
+// exceeds `budget_ms` (0: no budget).
+unsigned runs_within(unsigned repeat, double one_run_ms, double budget_ms);
 
 // Sinew's devices for the benchmarks: the first CPU (non-discrete) device and the first discrete
 // device (a GPU) of rt.devices(). Without a GPU a second CPU device stands in for it, as in the
@@ -85,11 +94,12 @@ struct SinewDevices {
   std::string describe(const sinew::Runtime& rt) const;
 };
 SinewDevices pick_devices(const sinew::Runtime& rt);
-// A Runtime for the benchmarks. On a machine without a GPU whose runtime has two CPU devices,
-// the second is driven as a discrete device (RuntimeOptions::discrete: explicit transfers and
-// overlap queues, the GPU code path), unless $SINEW_DISCRETE says otherwise; `zero_copy_stand_in`
-// keeps it a plain CPU device.
-std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in);
+// A Runtime for the benchmarks, with `options`. On a machine without a GPU whose runtime has two
+// CPU devices, the second is driven as a discrete device (RuntimeOptions::discrete: explicit
+// transfers and overlap queues, the GPU code path), unless $SINEW_DISCRETE or options.discrete
+// says otherwise; `zero_copy_stand_in` keeps it a plain CPU device. Every runtime a program makes
+// this way sees the same devices driven the same way (so that their knowledge bases agree).
+std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in, sinew::RuntimeOptions options = {});
 
 // Run options: one device alone, or a manual plan with `cpu_share` on the CPU and the rest on
 // the GPU, `overlap` queues on the GPU, no fission.
@@ -126,8 +136,13 @@ class PinnedCopies {
 // called before the clock starts. Checks the output after the warm-up and the last run.
 // Errors are caught and reported in Measurement::check. `last` receives the last run's Report.
 // With `pinned`, the arrays are bound from its pinned copies (see PinnedCopies).
+// `budget_ms` > 0: fewer timed runs when the last warm-up run says `repeat` of them would take
+// longer (runs_within). `give_up_ms` > 0: when the last warm-up run and one more run both took
+// longer than that, no timed run follows; the faster of the two is returned as the only run
+// (Measurement::runs = 0), for sweeps that only need to know a point is far from the best.
 Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sinew::RunOptions& options, unsigned warmup,
-                       unsigned repeat, sinew::Report* last = nullptr, PinnedCopies* pinned = nullptr);
+                       unsigned repeat, sinew::Report* last = nullptr, PinnedCopies* pinned = nullptr,
+                       double budget_ms = 0, double give_up_ms = 0);
 
 // ----- results -------------------------------------------------------------------------------
 
@@ -184,8 +199,16 @@ struct Speedup {
 
 class Results {
  public:
-  void add(Row r) { rows_.push_back(std::move(r)); }
-  void add(Ratio r) { ratios_.push_back(std::move(r)); }
+  // The CSV columns of bench_saxpy and bench_pipeline.
+  static std::vector<std::string> csv_columns();
+  // From now on every row, ratio and speedup is also appended to `log` as it is added (rows as
+  // measured, so that a killed run keeps what it had); `program` fills the program column.
+  void log_to(CsvLog* log, std::string program) {
+    log_ = log;
+    program_ = std::move(program);
+  }
+  void add(Row r);
+  void add(Ratio r);
   const std::vector<Row>& rows() const { return rows_; }
 
   // The fastest OK row of (benchmark, size, impl) whose variant is `variant` (any share; with
@@ -210,11 +233,12 @@ class Results {
   void print_sweep(std::ostream& os, const std::string& benchmark, std::size_t size,
                    const std::string& variant = kSplit) const;
   void print_ratios(std::ostream& os) const;
-  // Every row and ratio; kind = "time" or "ratio".
-  void write_csv(const std::string& path, const std::string& program) const;
   bool all_ok() const;
 
  private:
+  void log(const CsvLog::Row& row);
+  CsvLog* log_ = nullptr;
+  std::string program_;
   std::vector<Row> rows_;
   std::vector<Ratio> ratios_;
   std::vector<Speedup> speedups_;
@@ -227,5 +251,22 @@ void add_handwritten(Results& res, Row row, const std::function<double(handwritt
 // A line to say which machine, devices and flags produced the numbers.
 void print_header(std::ostream& os, const Flags& f, const std::string& hw_cpu, const std::string& hw_gpu,
                   bool hw_stand_in, const sinew::Runtime* rt, const SinewDevices* sd);
+
+// An ostream that writes to std::cout and keeps a copy of the text (for the .md section).
+class TeeStream : public std::ostream {
+ public:
+  TeeStream();
+  ~TeeStream() override;
+  std::string text() const;
+
+ private:
+  struct Buf;
+  std::unique_ptr<Buf> buf_;
+};
+
+// bench_saxpy and bench_pipeline: DIR/<program>.md — heading, command, devices, the hand-written
+// side's devices, then the printed report as a preformatted block.
+void write_text_report(const Flags& f, const std::string& title, const sinew::Runtime* rt,
+                       const std::string& handwritten_devices, const std::string& text);
 
 }  // namespace sinew_bench

@@ -59,11 +59,13 @@ cl::Program& Env::Impl::program(Side& side, const std::string& file) {
   return side.programs.emplace(file, std::move(p)).first->second;
 }
 
+std::string default_kernels_dir() {
+  const char* env = std::getenv("SINEW_SOURCE_DIR");
+  return std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels";
+}
+
 Env::Env(std::string kernels_dir) : impl_(std::make_unique<Impl>()) {
-  if (kernels_dir.empty()) {
-    const char* env = std::getenv("SINEW_SOURCE_DIR");
-    kernels_dir = std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels";
-  }
+  if (kernels_dir.empty()) kernels_dir = default_kernels_dir();
   impl_->kernels_dir = kernels_dir;
 
   std::vector<cl::Platform> platforms;

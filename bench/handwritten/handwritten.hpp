@@ -145,4 +145,34 @@ double filters_split(Env& env, double cpu_share, const FilterData& d, const Opti
 double filters_split_pinned_user(Env& env, double cpu_share, const FilterData& d, const Options& o = {},
                                  Stats* stats = nullptr);
 
+// ----- per-execution overhead: three tiny kernels in a row (kernels/concepts.cl) ---------------
+
+// Every OpenCL device of every platform, in discovery order (platforms, then their devices).
+struct DeviceDesc {
+  std::string platform, name, driver;
+  bool gpu = false;
+};
+std::vector<DeviceDesc> list_devices();
+// Where the baselines read kernels from: $SINEW_SOURCE_DIR/kernels, else the source tree this
+// library was built from.
+std::string default_kernels_dir();
+
+// u = (x*x + b) * f by concepts.cl's square (x -> t), add_scalar (t -> u) and scale (u in place)
+// over n floats on one device (an index into list_devices()) in a context of its own. The
+// constructor is the set-up a program does once (context, queue, program build, kernels with their
+// arguments set, device buffers); run() is what it does per execution: write x, three NDRanges
+// over n work-items, read u, finish. One thread at a time.
+class TinyPipeline {
+ public:
+  TinyPipeline(std::size_t device, std::size_t n, float b, float f, std::string kernels_dir = {});
+  ~TinyPipeline();
+  TinyPipeline(const TinyPipeline&) = delete;
+  TinyPipeline& operator=(const TinyPipeline&) = delete;
+  void run(const float* x, float* u);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace sinew_bench::handwritten

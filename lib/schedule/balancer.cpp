@@ -89,6 +89,11 @@ Config Balancer::level1(const std::vector<double>& device_ms) const {
   // From the second move on, the points before and after the last move give each device's line.
   if (last_) after.shares = solve_linear(last_->first, last_->second, config_, device_ms);
   if (after.shares.empty() || !last_) after.shares = rebalance(devices_, config_.shares, device_ms);
+  // A sliver of work is not worth a device: below half a percent it goes to the others.
+  double sum = 0;
+  for (auto& v : after.shares) sum += (v = v < 0.005 ? 0.0 : v);
+  if (sum > 0)
+    for (auto& v : after.shares) v /= sum;
   return after;
 }
 
@@ -98,8 +103,24 @@ BalanceEvent Balancer::move(int level, const Config& after, const std::vector<do
   if (level == 1) last_.emplace(config_, device_ms);
   else last_.reset();
   fresh_ = !(after == config_);
+  if (fresh_) {
+    reference_ms_ = 0;
+    reference_runs_.clear();
+  }
   config_ = after;
   recent_.clear();  // times measured under the old plan say nothing about the new one
+  return e;
+}
+
+BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double deviation, const Retrain& retrain) {
+  Config after = retrain ? retrain(config_) : config_;
+  after.fission = config_.fission;
+  after.overlap = config_.overlap;
+  BalanceEvent e = move(2, after, device_ms, deviation);
+  state_ = State::watching;
+  lbt_ = 0;
+  hold_ = backoff_;
+  backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
   return e;
 }
 
@@ -107,44 +128,58 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   BalanceStep step;
   step.execution = ++executions_;
   step.deviation = deviation(config_, device_ms);
+  const double bound = 1.0 - s_.balanced_within;
+  int active = 0;
+  for (std::size_t d = 0; d < config_.shares.size() && d < device_ms.size(); ++d)
+    active += config_.shares[d] > 0 && device_ms[d] > 0;
+  const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
+  // A plan on one device has no partner to compare with: it is judged against its own time once
+  // settled (the median of its first judged runs); a drift beyond the bound either way means the
+  // machine changed (a load arrived or left), which only retraining can answer.
+  auto judge = [&] {
+    if (active >= 2) return step.deviation > bound + 1e-12;
+    if (reference_ms_ <= 0) return false;
+    return run_ms * s_.balanced_within > reference_ms_ || run_ms < reference_ms_ * s_.balanced_within;
+  };
   if (fresh_) {
     // The first run of a new plan pays one-off costs (drivers such as PoCL compile a kernel for
     // each new partition size): it is reported, not judged.
     fresh_ = false;
-    step.unbalanced = step.deviation > 1.0 - s_.balanced_within + 1e-12;
+    step.unbalanced = judge();
     step.lbt = lbt_;
     return step;
   }
-  step.unbalanced = step.deviation > 1.0 - s_.balanced_within + 1e-12;
+  step.unbalanced = judge();
   lbt_ = (step.unbalanced ? s_.weight : 0.0) + lbt_ * (1.0 - s_.weight);
   step.lbt = lbt_;
   recent_.push_back(device_ms);
   while (recent_.size() > s_.window) recent_.pop_front();
+  if (active < 2 && reference_ms_ <= 0) {
+    reference_runs_.push_back(run_ms);
+    if (reference_runs_.size() >= s_.window) {
+      std::vector<double> r = reference_runs_;
+      std::sort(r.begin(), r.end());
+      reference_ms_ = r[r.size() / 2];
+    }
+  }
   if (!step.unbalanced) backoff_ = 0;
 
   if (state_ == State::level1) {
     // Level 1 aims at the middle of the allowed interval, not its edge, where noise would soon
     // push runs out again; within the interval but off the middle, it settles when its moves run out.
-    const bool centred = step.deviation <= 0.5 * (1.0 - s_.balanced_within);
+    const bool centred = step.deviation <= 0.5 * bound;
     if (!step.unbalanced && (centred || level1_moves_ >= s_.level1_steps)) {  // converged: the plan holds
       state_ = State::watching;
       lbt_ = step.lbt = 0;
       step.settled = true;
-    } else if (level1_moves_ < s_.level1_steps) {
+    } else if (level1_moves_ < s_.level1_steps && active >= 2) {
       ++level1_moves_;
       const std::vector<double> times = median_times(recent_);
       step.event = move(1, level1(times), times, step.deviation);
     } else {
       // Level 1 did not converge: retrain the distribution at this fission/overlap.
-      Config after = retrain ? retrain(config_) : config_;
-      after.fission = config_.fission;
-      after.overlap = config_.overlap;
-      step.event = move(2, after, device_ms, step.deviation);
-      state_ = State::watching;
-      lbt_ = 0;
+      step.event = level2(device_ms, step.deviation, retrain);
       step.settled = true;
-      hold_ = backoff_;
-      backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
     }
     return step;
   }
@@ -154,6 +189,11 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     return step;
   }
   if (lbt_ >= s_.trigger) {
+    if (active < 2) {  // nothing to move between: straight to level 2
+      step.event = level2(device_ms, step.deviation, retrain);
+      step.settled = true;
+      return step;
+    }
     state_ = State::level1;
     level1_moves_ = 1;
     last_.reset();  // a new episode: the load may have changed since the last moves

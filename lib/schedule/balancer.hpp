@@ -10,7 +10,10 @@
 // bound; from the second move on, each device's line t = a*share + b through its two latest
 // points gives the equal-finish shares (SkePU's model), so fixed costs do not slow convergence. When a bounded number of level-1 moves has not converged, level 2 retrains the
 // distribution within the current fission/overlap configuration (a callback: the runtime
-// measures real runs, the tests synthetic device models).
+// measures real runs, the tests synthetic device models). A plan on one device cannot be
+// unbalanced; it is watched for drift instead — its time leaving the bound around its settled
+// time, either way — and a lasting drift goes straight to level 2, whose search includes
+// adding the idle devices back.
 //
 // Pure logic: no OpenCL, no clock. Not thread-safe; the runtime serialises observe() per plan.
 #pragma once
@@ -56,6 +59,7 @@ class Balancer {
  private:
   enum class State { watching, level1 };
   Config level1(const std::vector<double>& device_ms) const;  // the next level-1 plan
+  BalanceEvent level2(const std::vector<double>& device_ms, double deviation, const Retrain& retrain);
   BalanceEvent move(int level, const Config& after, const std::vector<double>& device_ms, double deviation);
 
   std::vector<DeviceInfo> devices_;
@@ -72,6 +76,9 @@ class Balancer {
   // unbalanceable tree is not retrained over and over.
   std::size_t hold_ = 0, backoff_ = 0;
   bool fresh_ = false;  // the next run is the first of a new plan
+  // A plan on one device: its settled time, and the runs that set it.
+  double reference_ms_ = 0;
+  std::vector<double> reference_runs_;
 };
 
 }  // namespace sinew::detail

@@ -221,9 +221,9 @@ TEST(Balancer, AnUnbalanceablePlanIsNotRetrainedOverAndOver) {
   Model m{{0.0, 0.0}, {300, 100}};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Retrain keep = [&](const Config& c) {  // a level 2 that finds nothing better
+  Retrain keep = [&](const Config&) {  // a level 2 that insists on an even split
     ++retrains;
-    return c;
+    return two_way(0.5);
   };
   Balancer b(devs, two_way(0.5), {});
   Trace t = drive(b, m, 500, [](std::size_t) {}, keep);
@@ -246,6 +246,47 @@ TEST(Balancer, SeveralGpusShareByTheirRates) {
   EXPECT_NEAR(s[1] / s[2], 2.0, 0.25) << b.config().str();
   auto times = m.times(b.config());
   EXPECT_LT(Balancer::deviation(b.config(), times), 0.12);
+}
+
+TEST(Balancer, ASliverOfWorkIsNotWorthADevice) {
+  Model m{{0.0, 0.0}, {300, 100}};  // moving work never balances these: level 1 empties the CPU
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
+  drive(b, m, 40, [](std::size_t) {});
+  EXPECT_EQ(b.config().shares[0], 0.0) << b.config().str();
+  EXPECT_EQ(b.config().shares[1], 1.0);
+}
+
+TEST(Balancer, AOneDevicePlanIsRetrainedWhenItsTimeDrifts) {
+  // The plan runs the CPU alone; a load doubles its time. Nothing to balance, so the balancer
+  // watches its time against the settled one and retrains (level 2) once the drift lasts.
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.slow = {1, 1};
+  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
+  std::size_t retrains = 0;
+  Retrain retrain = [&](const Config& current) {
+    ++retrains;
+    TrainingOptions o;
+    o.fixed_platform = true;
+    o.quality = 1;
+    Measure measure = [&](const Config& c) {
+      auto t = m.times(c);
+      return Measurement{*std::max_element(t.begin(), t.end()), t};
+    };
+    return train(devs, measure, o, {}, current).best;
+  };
+  Balancer b(devs, two_way(1.0), {});
+  Trace t = drive(b, m, 60, [&](std::size_t i) {
+    if (i == 20) m.slow[0] = 2.0;
+  }, retrain);
+  for (std::size_t i = 0; i < 20; ++i) EXPECT_FALSE(t.steps[i].event) << "run " << i;
+  EXPECT_EQ(t.events(2), 1u);
+  EXPECT_EQ(retrains, 1u);
+  EXPECT_GT(b.config().shares[1], 0.3) << "the GPU takes work: " << b.config().str();
+  // Noise alone never does it.
+  Model quiet{{1.0, 0.4}, {0.5, 1.5}};
+  quiet.noise = 0.05;
+  Balancer c(devs, two_way(1.0), {});
+  EXPECT_EQ(drive(c, quiet, 500, [](std::size_t) {}, retrain).events(), 0u);
 }
 
 TEST(Balancer, RejectsSettingsOutOfRange) {
