@@ -56,6 +56,7 @@ void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buff
 }
 
 namespace {
+// Guards clFFT's global state and every clFFT call (see FftPlans::enqueue_mutex).
 std::mutex g_fft_mutex;
 int g_fft_users = 0;
 
@@ -64,6 +65,8 @@ void fft_check(clfftStatus st, const char* call) {
     throw_error(errc::library, std::string("clFFT call failed with status ") + std::to_string(st), {.api_call = call});
 }
 }  // namespace
+
+std::mutex& FftPlans::enqueue_mutex() { return g_fft_mutex; }
 
 FftPlans::FftPlans() {
   std::lock_guard lock(g_fft_mutex);
@@ -76,26 +79,32 @@ FftPlans::FftPlans() {
 
 FftPlans::~FftPlans() {
   std::lock_guard lock(g_fft_mutex);
-  for (auto& [k, plan] : plans_) clfftDestroyPlan(&plan);
+  for (auto& [k, plan] : plans_) clfftDestroyPlan(&plan.handle);
   if (--g_fft_users == 0) clfftTeardown();
 }
 
 clfftPlanHandle FftPlans::get(const cl::Context& context, cl::CommandQueue& queue, std::size_t length,
                               std::size_t batch) {
   std::lock_guard lock(mutex_);
-  auto key = std::make_tuple(context(), length, batch);
-  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  auto key = std::make_tuple(queue(), length, batch);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second.handle;
+  std::lock_guard fft_lock(g_fft_mutex);
   clfftPlanHandle plan;
   std::size_t lengths[1] = {length};
   fft_check(clfftCreateDefaultPlan(&plan, context(), CLFFT_1D, lengths), "clfftCreateDefaultPlan");
-  fft_check(clfftSetPlanPrecision(plan, CLFFT_SINGLE), "clfftSetPlanPrecision");
-  fft_check(clfftSetLayout(plan, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED), "clfftSetLayout");
-  fft_check(clfftSetResultLocation(plan, CLFFT_INPLACE), "clfftSetResultLocation");
-  fft_check(clfftSetPlanBatchSize(plan, batch), "clfftSetPlanBatchSize");
-  fft_check(clfftSetPlanDistance(plan, length, length), "clfftSetPlanDistance");
-  cl_command_queue q = queue();
-  fft_check(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan");
-  plans_[key] = plan;
+  try {
+    fft_check(clfftSetPlanPrecision(plan, CLFFT_SINGLE), "clfftSetPlanPrecision");
+    fft_check(clfftSetLayout(plan, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED), "clfftSetLayout");
+    fft_check(clfftSetResultLocation(plan, CLFFT_INPLACE), "clfftSetResultLocation");
+    fft_check(clfftSetPlanBatchSize(plan, batch), "clfftSetPlanBatchSize");
+    fft_check(clfftSetPlanDistance(plan, length, length), "clfftSetPlanDistance");
+    cl_command_queue q = queue();
+    fft_check(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan");
+  } catch (...) {
+    clfftDestroyPlan(&plan);  // a failed bake is not kept (nor leaked)
+    throw;
+  }
+  plans_.emplace(key, Plan{queue, plan});
   return plan;
 }
 

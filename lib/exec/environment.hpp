@@ -52,18 +52,31 @@ class BufferPool {
   std::map<cl_context, std::size_t> pooled_bytes_;
 };
 
-// Baked clFFT plans by (context, length, batch). clFFT keeps global state: the Runtime sets it
-// up once and tears it down when the last Runtime goes.
+// Baked clFFT plans by (queue, length, batch), not by context: a plan is bound to the device of
+// the queue it was baked with (a fission sub-device shares its parent's context, and another
+// sub-device's queue gets CLFFT_DEVICE_MISMATCH), and a plan owns clFFT's intermediate buffer
+// for large lengths, so two queues running one plan at once (a GPU's overlap queues) would
+// overwrite each other's passes. On one in-order queue a plan's transforms never overlap.
+// clFFT keeps global state: the Runtime sets it up once and tears it down when the last one goes.
 class FftPlans {
  public:
   FftPlans();
   ~FftPlans();
+  // The plan for transforms on `queue` (a queue of `context`); only the thread driving `queue`
+  // may enqueue it.
   clfftPlanHandle get(const cl::Context& context, cl::CommandQueue& queue, std::size_t length, std::size_t batch);
-  std::mutex& enqueue_mutex() { return enqueue_mutex_; }
+  // Held around clfftEnqueueTransform. One lock for every clFFT call in the process (bakes,
+  // enqueues, destroys; across Runtimes): plans with equal parameters share clFFT's kernel
+  // objects (argument setting races) and baking is not thread-safe (clFFT issues #146, #240).
+  static std::mutex& enqueue_mutex();
 
  private:
-  std::mutex mutex_, enqueue_mutex_;
-  std::map<std::tuple<cl_context, std::size_t, std::size_t>, clfftPlanHandle> plans_;
+  struct Plan {
+    cl::CommandQueue queue;  // retained, so the handle in the key is never reused while the plan lives
+    clfftPlanHandle handle;
+  };
+  std::mutex mutex_;
+  std::map<std::tuple<cl_command_queue, std::size_t, std::size_t>, Plan> plans_;
 };
 
 // How host data reaches discrete devices: staged through pinned chunks (the default), or handed

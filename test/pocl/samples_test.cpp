@@ -1,10 +1,12 @@
 // Every sample at its small size on PoCL, through the same descriptor the sample program,
 // the benchmarks and training use. On several devices (POCL_DEVICES) the samples also run split
 // over all of them and must give the single-device answer.
+#include "common/descriptors.hpp"
 #include "common/sample.hpp"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -167,4 +169,100 @@ TEST(FilterPipelineShapes, KnowledgeBaseTellsShapesOfOneSizeApart) {
   Report again = s->run(rt, RunOptions{.balance = false});
   EXPECT_EQ(again.provenance, "kb");
   EXPECT_EQ(again.kb_entry, wide.kb_entry);
+}
+
+// ----- fft on several queues of one device and on fission sub-devices ----------------------------
+// clFFT plans are bound to the device of the queue they were baked with, and a plan of a large
+// length owns clFFT's intermediate buffer. A plan shared by a context's queues gave wrong results
+// on a discrete device's overlap queues (two queues running one plan's passes at once) and
+// CLFFT_DEVICE_MISMATCH on fission sub-devices (one context, several devices). 65536 points take
+// clFFT's multi-pass path, which uses that buffer; 8 transforms give every queue (up to four)
+// and every sub-device work. Both checks: the round trip, and the forward transform alone
+// against the C++ FFT (a corrupted forward pass could in principle survive a round trip).
+
+namespace {
+constexpr std::size_t kFftTransforms = 8;
+
+std::set<std::pair<unsigned, unsigned>> queues_used(const Report& r, std::size_t device) {
+  std::set<std::pair<unsigned, unsigned>> q;
+  for (const auto& p : r.partitions)
+    if (p.device == device && p.units > 0) q.emplace(p.sub_device, p.queue);
+  return q;
+}
+
+// Runs and checks; a failure (a clFFT error included) is reported with `what` and the next
+// configuration still runs. Returns the report, or nothing when the run threw.
+std::optional<Report> run_fft(samples::Fft& s, Runtime& rt, const Config& cfg, const std::string& what) {
+  std::optional<Report> r;
+  try {
+    r = s.run(rt, RunOptions{.config = cfg});
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << " (" << cfg.str() << "): " << e.what();
+    return r;
+  }
+  samples::Check c = s.check();
+  EXPECT_TRUE(c.ok) << what << " (" << cfg.str() << "): " << c.message;
+  return r;
+}
+}  // namespace
+
+// The last device driven as a discrete GPU with 1-4 overlap queues, alone (three runs each: the
+// race was timing-dependent), then beside the first device under each of its fission configs.
+TEST(FftQueues, DiscreteDeviceWithOneToFourOverlapQueuesMatchesTheReference) {
+  const std::size_t count = Runtime().devices().size();
+  for (double chunk_mb : {0.0, 0.5}) {  // default chunks; one transform (512 KB) per partition
+    Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = chunk_mb});
+    ASSERT_TRUE(rt.devices().back().discrete);
+    for (bool roundtrip : {true, false}) {
+      samples::Fft s;
+      s.params.roundtrip = roundtrip;
+      s.prepare(kFftTransforms);
+      for (unsigned overlap = 1; overlap <= 4; ++overlap) {
+        const std::string what = std::string(roundtrip ? "round trip" : "forward") + ", overlap " +
+                                 std::to_string(overlap) + ", chunk_mb " + std::to_string(chunk_mb);
+        Config cfg;
+        cfg.shares.assign(count, 0.0);
+        cfg.shares.back() = 1.0;
+        cfg.overlap = overlap;
+        for (int repeat = 0; repeat < 3; ++repeat) {
+          auto r = run_fft(s, rt, cfg, what);
+          if (r) EXPECT_EQ(queues_used(*r, count - 1).size(), overlap) << what << "\n" << r->decomposition;
+        }
+        if (count < 2) continue;
+        cfg.shares.assign(count, 1.0 / count);
+        for (const auto& fission : rt.devices()[0].fission_configs) {
+          cfg.fission = fission.name;
+          run_fft(s, rt, cfg, what + ", split");
+        }
+      }
+    }
+  }
+}
+
+// Every fission configuration of the first device, alone and (with several devices) split over
+// all of them: each sub-device runs its own transforms.
+TEST(FftQueues, EveryFissionConfigurationMatchesTheReference) {
+  Runtime rt;
+  const std::size_t count = rt.devices().size();
+  for (bool roundtrip : {true, false}) {
+    samples::Fft s;
+    s.params.roundtrip = roundtrip;
+    s.prepare(kFftTransforms);
+    for (const auto& fission : rt.devices()[0].fission_configs) {
+      std::vector<std::vector<double>> share_sets{std::vector<double>(count, 0.0)};
+      share_sets[0][0] = 1.0;
+      if (count > 1) share_sets.emplace_back(count, 1.0 / count);
+      for (const auto& shares : share_sets) {
+        Config cfg;
+        cfg.shares = shares;
+        cfg.fission = fission.name;
+        auto r = run_fft(s, rt, cfg, roundtrip ? "round trip" : "forward");
+        if (!r) continue;
+        // Alone on a fissioned device, its transforms run on more than one sub-device.
+        const auto used = queues_used(*r, 0).size();
+        EXPECT_LE(used, fission.sub_devices()) << cfg.str() << "\n" << r->decomposition;
+        if (shares[0] == 1.0 && fission.sub_devices() > 1) EXPECT_GE(used, 2u) << cfg.str() << "\n" << r->decomposition;
+      }
+    }
+  }
 }
