@@ -12,6 +12,8 @@
 #include "plans.hpp"
 #include "handwritten/handwritten.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -37,6 +39,64 @@ const std::string kUsage = std::string(
 
 }  // namespace
 
+// Head to head: the variants timed in turns, one hand-written run then one Sinew run per round,
+// so that whatever the machine does meanwhile (other tenants, turbo, memory compaction: the lent
+// machine's CPU times drift by 30% between minutes) hits both alike. The ratio is the median of
+// the rounds' ratios.
+void head_to_head(std::ostream& out, CsvLog& csv, const Flags& f, hw::Env& env, sinew::Runtime& rt,
+                  const SinewDevices& sd, std::size_t n) {
+  const hw::SaxpyData d = hw::SaxpyData::random(n);
+  const hw::Options once{.repeat = 1, .warmup = 0, .chunk_bytes = f.chunk_bytes, .queues = f.queues};
+  auto pageable = sinew::samples::find("saxpy");
+  pageable->prepare(n);
+  auto pinned = sinew::samples::find("saxpy");
+  if (!pinned->use_pinned_memory(rt)) return;
+  pinned->prepare(n);
+  const unsigned ov = f.overlaps.empty() ? 2 : *std::max_element(f.overlaps.begin(), f.overlaps.end());
+  struct Pair {
+    std::string name;
+    std::function<double()> hw;
+    sinew::samples::Sample* sample;
+    sinew::RunOptions options;
+  };
+  std::vector<Pair> pairs = {
+      {"cpu alone", [&] { return hw::saxpy_cpu_zero_copy(env, d, once); }, pageable.get(), on_device(sd.cpu)},
+      {"gpu alone, data pinned", [&] { return hw::saxpy_gpu_pinned_user(env, d, once); }, pinned.get(),
+       split(rt, sd, 0.0, ov)},
+      {"60% cpu, data pinned", [&] { return hw::saxpy_split_pinned_user(env, 0.6, d, once); }, pinned.get(),
+       split(rt, sd, 0.6, ov)},
+  };
+  out << "\nhead to head, " << count_label(n) << " (" << f.ab_rounds << " interleaved rounds; Sinew overlap " << ov
+      << "; ratio = median over rounds of sinew/handwritten, < 1: Sinew faster):\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s %8s\n", "pair", "hw ms", "sinew ms", "ratio", "speed");
+  out << line;
+  for (auto& p : pairs) {
+    std::vector<double> h, s, r;
+    p.hw();  // warm-up of both sides
+    time_sinew(rt, *p.sample, p.options, 0, 1);
+    for (unsigned i = 0; i < f.ab_rounds; ++i) {
+      const double hw_ms = p.hw();
+      const Measurement m = time_sinew(rt, *p.sample, p.options, 0, 1);
+      if (!m.ok()) {
+        out << "  " << p.name << ": Sinew failed: " << m.check << "\n";
+        break;
+      }
+      h.push_back(hw_ms);
+      s.push_back(m.median_ms);
+      r.push_back(m.median_ms / hw_ms);
+      csv.append({{"size", std::to_string(n)}, {"pair", p.name}, {"round", std::to_string(i)},
+                  {"handwritten_ms", std::to_string(hw_ms)}, {"sinew_ms", std::to_string(m.median_ms)}});
+    }
+    if (r.empty()) continue;
+    const double ratio = median(r);
+    std::snprintf(line, sizeof line, "  %-24s %12.3f %12.3f %8.3f %8.3f\n", p.name.c_str(), median(h), median(s), ratio,
+                  1 / ratio);
+    out << line;
+  }
+  out << "  (speed = handwritten time / Sinew time: the issue's goal is >= 0.95)\n" << std::flush;
+}
+
 int main(int argc, char** argv) {
   const Flags f = parse_flags(argc, argv, kUsage, /*saxpy_program=*/true);
   try {
@@ -58,6 +118,8 @@ int main(int argc, char** argv) {
     const auto pinned_shares = f.pinned_splits ? sweep_shares(f.pinned_step, {0.6}) : std::vector<double>{};
     Results res;
     res.log_to(&csv, f.program);
+    CsvLog csv_ab(std::filesystem::path(f.out) / (f.program + "_ab.csv"),
+                  {"size", "pair", "round", "handwritten_ms", "sinew_ms"}, /*resume=*/false);
 
     for (std::size_t n : f.sizes) {
       out << "\n== saxpy, " << count_label(n) << " elements (" << 12.0 * n / 1e6 << " MB read+written) ==\n"
@@ -115,6 +177,8 @@ int main(int argc, char** argv) {
         res.speedup("best pinned split vs best single device", "saxpy", n, impl, kSplitPinned,
                     {res.find("saxpy", n, impl, impl == "sinew" ? "cpu" : "cpu-zero-copy"),
                      res.find("saxpy", n, impl, "gpu-pinned-user")});
+
+      if (env && rt && sd.two && env->has_cpu() && f.ab_rounds > 0) head_to_head(out, csv_ab, f, *env, *rt, sd, n);
 
       res.print_rows(out, "saxpy", n);
       res.print_sweep(out, "saxpy", n, kSplit);

@@ -55,6 +55,9 @@ const char* const kCommonFlagsHelp =
     "  --chunk-mb N        hand-written GPU pipelines: MB per vector per chunk (default 8)\n"
     "  --no-sinew, --no-handwritten   run one side only\n"
     "  --no-pinned-splits  skip the split sweeps with the user's data in pinned memory\n"
+    "  --ab N              bench_saxpy: N interleaved rounds of hand-written vs Sinew (CPU alone,\n"
+    "                      GPU alone and 60% CPU with the data pinned), one run each per round\n"
+    "                      (default 15; 0: off)\n"
     "  --zero-copy-stand-in  without a GPU, let Sinew run its stand-in as a CPU (zero-copy)\n"
     "                      instead of driving it as a discrete device\n"
     "  --verbose           print the Report of every Sinew variant's last run\n"
@@ -206,6 +209,9 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
           }
           if (list.empty()) die(a + ": empty list");
         }
+      } else if (a == "--ab") {
+        auto v = take();
+        if (note_other(saxpy_program)) f.ab_rounds = static_cast<unsigned>(std::stoul(v));
       } else if (a == "--no-pinned-splits") {
         f.pinned_splits = false;
       } else if (lenient) {

@@ -163,6 +163,11 @@ class RuntimeImpl {
         Config now;
         {
           std::lock_guard lock(watch->mutex);
+          // A plan that changed underneath (retrained, or stored by another process) starts over.
+          if (planned && !(start == watch->base)) {
+            watch->balancer = Balancer(env_.infos, start, balancer_);
+            watch->base = start;
+          }
           now = watch->balancer.config();
         }
         if (!(now == start)) {
@@ -192,9 +197,10 @@ class RuntimeImpl {
 
   // The balancer watching one tree and input (and, for a given plan, that plan).
   struct Watched {
-    Watched(Balancer b, std::string l) : balancer(std::move(b)), label(std::move(l)) {}
+    Watched(Balancer b, std::string l) : balancer(std::move(b)), base(balancer.config()), label(std::move(l)) {}
     std::mutex mutex;
     Balancer balancer;
+    Config base;  // the planner's plan it started from (then the balanced plan it stored)
     std::string label;
   };
 
@@ -239,9 +245,11 @@ class RuntimeImpl {
                 << std::setprecision(3) << step.deviation << ", lbt " << step.event->lbt << "): level "
                 << step.event->level << ", " << step.event->before.str() << " -> " << step.event->after.str() << "\n";
     }
-    if (plan && (step.event || step.settled))
+    if (plan && (step.event || step.settled)) {
       planner().balanced(*plan, an, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
                          rep.wall_ms);
+      if (step.settled) w.base = w.balancer.config();  // what the knowledge base now returns
+    }
   }
 
   // The knowledge base and its planner, opened on the first planned run.
