@@ -118,8 +118,9 @@ struct TrainingSettings {
 
 // The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
 // run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
-// judged: unbalanced when the fastest device finished before `balanced_within` of the slowest's
-// time. lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
+// judged on the element-wise median of the last `window` runs of the plan: unbalanced when the
+// fastest device finished before `balanced_within` of the slowest's time.
+// lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
 // level 1 moves work between device kinds (and between devices of one kind) in proportion to
 // their measured rates (median of the last `window` runs), over the following runs until they
 // are balanced; when `level1_steps` moves have not balanced them, level 2 retrains the
@@ -130,7 +131,7 @@ struct BalancerSettings {
   bool enabled = true;                  // $SINEW_BALANCE=0 turns it off
   double balanced_within = 0.88;        // $SINEW_BALANCE_WITHIN
   double weight = 0.5;                  // w; $SINEW_BALANCE_WEIGHT
-  double trigger = 0.9;                 // "lbt ~ 1"
+  double trigger = 0.85;                // "lbt ~ 1": three judged runs in a row at w = 0.5
   unsigned level1_steps = 4;
   unsigned window = 3;
   std::size_t level2_executions = 16;

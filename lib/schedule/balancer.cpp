@@ -127,19 +127,28 @@ BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double devia
 BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrain& retrain) {
   BalanceStep step;
   step.execution = ++executions_;
-  step.deviation = deviation(config_, device_ms);
   const double bound = 1.0 - s_.balanced_within;
+  if (!fresh_) {
+    recent_.push_back(device_ms);
+    while (recent_.size() > s_.window) recent_.pop_front();
+  }
+  // Judged on the element-wise median of the runs since the plan changed (at most `window`): on
+  // a busy machine single device times swing by 30-50% from run to run, which says nothing
+  // about the plan.
+  const std::vector<double> judged = fresh_ ? device_ms : median_times(recent_);
+  step.deviation = deviation(config_, judged);
   int active = 0;
   for (std::size_t d = 0; d < config_.shares.size() && d < device_ms.size(); ++d)
     active += config_.shares[d] > 0 && device_ms[d] > 0;
   const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
+  const double judged_ms = judged.empty() ? 0.0 : *std::max_element(judged.begin(), judged.end());
   // A plan on one device has no partner to compare with: it is judged against its own time once
   // settled (the median of its first judged runs); a drift beyond the bound either way means the
   // machine changed (a load arrived or left), which only retraining can answer.
   auto judge = [&] {
     if (active >= 2) return step.deviation > bound + 1e-12;
     if (reference_ms_ <= 0) return false;
-    return run_ms * s_.balanced_within > reference_ms_ || run_ms < reference_ms_ * s_.balanced_within;
+    return judged_ms * s_.balanced_within > reference_ms_ || judged_ms < reference_ms_ * s_.balanced_within;
   };
   if (fresh_) {
     // The first run of a new plan pays one-off costs (drivers such as PoCL compile a kernel for
@@ -152,8 +161,6 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   step.unbalanced = judge();
   lbt_ = (step.unbalanced ? s_.weight : 0.0) + lbt_ * (1.0 - s_.weight);
   step.lbt = lbt_;
-  recent_.push_back(device_ms);
-  while (recent_.size() > s_.window) recent_.pop_front();
   if (active < 2 && reference_ms_ <= 0) {
     reference_runs_.push_back(run_ms);
     if (reference_runs_.size() >= s_.window) {
