@@ -149,6 +149,12 @@ class KnowledgeBase {
 
   // --- Measurements (append only) ---
   std::int64_t record_run(const KbRun& run);
+  // Records `runs` and counts entry uses (`executions`: (entry id, n) pairs, as add_executions;
+  // an entry that no longer exists is skipped) in ONE transaction: all or nothing, every run
+  // checked before anything is written. For callers that buffer frequent measurements (the
+  // Runtime's execution runs): one commit for many runs.
+  void record_runs(const std::vector<KbRun>& runs,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& executions = {});
   // Runs of the entry's key and features, oldest first.
   std::vector<KbRun> runs(std::int64_t entry) const;
   std::vector<KbRun> runs(const KbKey& key, const KbFeatures& features) const;

@@ -377,10 +377,20 @@ class KnowledgeBase::Impl {
     return out;
   }
 
-  std::int64_t insert_run(const KbRun& r) {
-    auto s = db.prepare(
+  Statement prepare_insert_run() const {
+    return db.prepare(
         "INSERT INTO runs (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
         "purpose, created, partition_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  }
+
+  std::int64_t insert_run(const KbRun& r) {
+    auto s = prepare_insert_run();
+    return insert_run(s, r);
+  }
+
+  // With a statement from prepare_insert_run(), reused over a batch.
+  std::int64_t insert_run(Statement& s, const KbRun& r) {
+    s.reset();
     s.bind_all(r.key.tree, r.key.devices, r.key.library, features_text(r.features), feature_key(r.features),
                r.config.fission, r.config.overlap, numbers_text(r.config.shares), r.time_ms, r.purpose,
                r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms));
@@ -614,6 +624,24 @@ const std::string& KnowledgeBase::warning() const { return impl_->warning; }
 std::int64_t KnowledgeBase::record_run(const KbRun& run) {
   check_run(run);
   return impl_->locked("recording a run", [&] { return impl_->insert_run(run); });
+}
+
+void KnowledgeBase::record_runs(const std::vector<KbRun>& runs,
+                                const std::vector<std::pair<std::int64_t, std::int64_t>>& executions) {
+  for (const auto& run : runs) check_run(run);
+  if (runs.empty() && executions.empty()) return;
+  impl_->locked("recording runs", [&] {
+    Transaction t(impl_->db);
+    auto insert = impl_->prepare_insert_run();
+    for (const auto& run : runs) impl_->insert_run(insert, run);
+    auto count = impl_->db.prepare("UPDATE entries SET executions = executions + ? WHERE id = ?");
+    for (const auto& [entry, n] : executions) {
+      count.reset();
+      count.bind_all(n, entry);
+      count.run();
+    }
+    t.commit();
+  });
 }
 
 std::vector<KbRun> KnowledgeBase::runs(std::int64_t entry) const {

@@ -1,16 +1,55 @@
-// schedule/planner.cpp — knowledge-base lookup, derivation and training of a request's plan.
+// schedule/planner.cpp — knowledge-base lookup, derivation and training of a request's plan; the
+// plan cache and the batched writing of execution runs that keep SQLite off a recurrent run's path.
 #include "schedule/planner.hpp"
 
 #include "exec/executor.hpp"
 #include "platform/error.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 
 namespace sinew::detail {
 
+namespace {
+// The knowledge base's own time format (UTC, ISO 8601 with milliseconds), for a run written later
+// than it was taken.
+std::string utc_text(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
+  return buf;
+}
+}  // namespace
+
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
-    : env_(env), kb_(kb), settings_(std::move(settings)), interpolator_(make_interpolator(settings_.interpolator)) {}
+    : env_(env),
+      kb_(kb),
+      settings_(std::move(settings)),
+      interpolator_(make_interpolator(settings_.interpolator)),
+      base_key_(make_kb_key({}, env_.infos)) {
+  settings_.flush_runs = std::max<std::size_t>(1, settings_.flush_runs);
+  writer_ = std::thread([this] { writer(); });
+}
+
+Planner::~Planner() {
+  try {
+    {
+      std::lock_guard lock(pending_mutex_);
+      stopping_ = true;
+    }
+    pending_cv_.notify_all();
+    if (writer_.joinable()) writer_.join();  // the writer writes what is waiting before it stops
+    flush();
+  } catch (...) {  // destructors never throw; write() already warned
+  }
+}
 
 template <class F>
 void Planner::safely(F&& f) {
@@ -25,22 +64,68 @@ void Planner::safely(F&& f) {
   }
 }
 
+std::optional<Plan> Planner::cached(const CacheKey& key) {
+  std::lock_guard lock(cache_mutex_);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) return std::nullopt;
+  Cached& c = it->second;
+  if (++c.uses > settings_.refresh_uses || std::chrono::steady_clock::now() - c.read >= settings_.refresh_interval) {
+    cache_.erase(it);  // time to see what other processes stored meanwhile
+    return std::nullopt;
+  }
+  return c.plan;
+}
+
+void Planner::remember(const CacheKey& key, const Plan& plan, std::uint64_t generation) {
+  std::lock_guard lock(cache_mutex_);
+  if (generation != generation_) return;
+  const auto now = std::chrono::steady_clock::now();
+  // Inputs that vary from run to run would grow the cache for good: plans past their refresh
+  // time are read again anyway, so they go.
+  if (cache_.size() >= 256)
+    std::erase_if(cache_, [&](const auto& kv) { return now - kv.second.read >= settings_.refresh_interval; });
+  cache_.insert_or_assign(key, Cached{plan, now, 0});
+}
+
+void Planner::forget(const CacheKey& key) {
+  std::lock_guard lock(cache_mutex_);
+  ++generation_;
+  cache_.erase(key);
+}
+
+std::uint64_t Planner::generation() {
+  std::lock_guard lock(cache_mutex_);
+  return generation_;
+}
+
 Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
                    const Streaming& streaming, bool force_training) {
-  const KbKey key = make_kb_key(tree.signature(), env_.infos);
-  safely([&] { kb_.describe_tree(key.tree, tree.label(), tree.dump()); });
+  KbKey key = base_key_;
+  key.tree = tree.signature();
+  CacheKey ck{key.tree, an.features};
+  if (!force_training)
+    if (auto p = cached(ck)) return *p;
+  bool describe = false;
+  {
+    std::lock_guard lock(cache_mutex_);
+    describe = described_.insert(key.tree).second;
+  }
+  if (describe) safely([&] { kb_.describe_tree(key.tree, tree.label(), tree.dump()); });
   // Reads fail like writes (a disk error, a lock held too long): then the KB knows nothing.
-  auto lookup = [&]() -> std::optional<KbEntry> {
+  auto lookup = [&]() -> std::optional<Plan> {
+    const std::uint64_t gen = generation();
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, an.features); });
-    if (hit && hit->config.shares.size() == env_.infos.size()) return hit;
-    return std::nullopt;
+    if (!hit || hit->config.shares.size() != env_.infos.size()) return std::nullopt;
+    Plan p{hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
+    remember(ck, p, gen);
+    return p;
   };
   if (!force_training)
-    if (auto hit = lookup()) return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
+    if (auto hit = lookup()) return *hit;
   std::lock_guard lock(training_mutex_);
   if (!force_training)  // another request may have trained it while this one waited
-    if (auto hit = lookup()) return {hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
+    if (auto hit = lookup()) return *hit;
   std::vector<KbEntry> known;
   safely([&] { known = kb_.entries(key); });
   std::optional<Derived> derived;
@@ -57,11 +142,14 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
     for (const auto& k : known)
       if (k.id == derived->source) e.time_ms = k.time_ms;
     safely([&] { p.entry = kb_.store_entry(e); });
+    forget(ck);
     return p;
   }
   // Training starts from the nearest known plan when there is one.
-  return train_plan(tree, an, bindings, granule, streaming, key,
-                    derived ? std::optional<Config>(derived->config) : std::nullopt);
+  Plan p = train_plan(tree, an, bindings, granule, streaming, key,
+                      derived ? std::optional<Config>(derived->config) : std::nullopt);
+  forget(ck);
+  return p;
 }
 
 TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysis& an,
@@ -139,17 +227,85 @@ Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector
 }
 
 void Planner::executed(const Plan& plan, const Analysis& an, const Report& report) {
-  KbRun run;
-  run.key = plan.key;
-  run.features = an.features;
-  run.config = report.config;
-  run.time_ms = report.wall_ms;
-  for (const auto& p : report.partitions) run.partition_ms.push_back(p.ms);
-  run.purpose = "execution";
-  safely([&] {
-    kb_.record_run(run);
-    if (plan.entry) kb_.add_executions(plan.entry);
-  });
+  Pending p;
+  p.run.key = plan.key;
+  p.run.features = an.features;
+  p.run.config = report.config;
+  p.run.time_ms = report.wall_ms;
+  for (const auto& part : report.partitions) p.run.partition_ms.push_back(part.ms);
+  p.run.purpose = "execution";
+  p.entry = plan.entry;
+  p.at = std::chrono::system_clock::now();
+  bool wake = false;
+  {
+    std::lock_guard lock(pending_mutex_);
+    if (pending_.empty()) oldest_ = std::chrono::steady_clock::now();
+    pending_.push_back(std::move(p));
+    // The first run starts the writer's clock; a full batch is written at once.
+    wake = pending_.size() == 1 || pending_.size() >= settings_.flush_runs;
+  }
+  if (wake) pending_cv_.notify_one();
+}
+
+void Planner::flush() {
+  std::vector<Pending> batch;
+  {
+    std::lock_guard lock(pending_mutex_);
+    batch.swap(pending_);
+  }
+  write(std::move(batch));
+}
+
+void Planner::write(std::vector<Pending> batch) {
+  if (batch.empty()) return;
+  try {
+    std::vector<KbRun> runs;
+    runs.reserve(batch.size());
+    std::map<std::int64_t, std::int64_t> uses;
+    for (auto& p : batch) {
+      p.run.created = utc_text(p.at);
+      if (p.entry) ++uses[p.entry];
+      runs.push_back(std::move(p.run));
+    }
+    const std::vector<std::pair<std::int64_t, std::int64_t>> counts(uses.begin(), uses.end());
+    try {
+      safely([&] { kb_.record_runs(runs, counts); });
+    } catch (const Error& e) {
+      if (e.code() != make_error_code(errc::invalid_argument)) throw;
+      // A run the knowledge base rejects (a non-finite feature) must not take the batch with it.
+      for (const auto& run : runs) {
+        try {
+          safely([&] { kb_.record_run(run); });
+        } catch (const Error& bad) {
+          if (bad.code() != make_error_code(errc::invalid_argument)) throw;
+          std::cerr << "sinew: warning: an execution run was not recorded (" << bad.what() << ")\n";
+        }
+      }
+      for (const auto& [entry, n] : counts) safely([&] { kb_.add_executions(entry, n); });
+    }
+  } catch (const std::exception& e) {  // the writer thread and the destructor must not throw
+    std::cerr << "sinew: warning: " << batch.size() << " execution run(s) were not recorded (" << e.what() << ")\n";
+  } catch (...) {
+  }
+}
+
+void Planner::writer() {
+  std::unique_lock lock(pending_mutex_);
+  for (;;) {
+    pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    if (!stopping_)
+      pending_cv_.wait_until(lock, oldest_ + settings_.flush_interval,
+                             [&] { return stopping_ || pending_.size() >= settings_.flush_runs; });
+    std::vector<Pending> batch;
+    batch.swap(pending_);  // may be empty: flush() took it meanwhile
+    if (batch.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    lock.unlock();
+    write(std::move(batch));
+    lock.lock();
+  }
 }
 
 Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
@@ -167,7 +323,9 @@ Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<
   };
   Progress progress;
   if (settings_.progress) progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
-  return train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, current, record).best;
+  Config best = train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, current, record).best;
+  forget({plan.key.tree, an.features});
+  return best;
 }
 
 void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled,
@@ -201,6 +359,7 @@ void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent*
       kb_.store_entry(e);
     }
   });
+  if (settled) forget({plan.key.tree, an.features});
 }
 
 }  // namespace sinew::detail

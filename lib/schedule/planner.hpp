@@ -1,6 +1,32 @@
 // schedule/planner.hpp — the spec's Fig. 1 decision flow: knowledge-base hit -> use it;
 // no knowledge (or training forced) -> train; otherwise -> derive. Trained and derived plans are
 // stored with their provenance, and every training measurement is committed as it is taken.
+//
+// A recurrent application runs the same tree on the same input again and again, so the per-run
+// path stays off SQLite:
+//
+// Plan cache. A plan found in the knowledge base is remembered per (tree signature, input
+// features) and served from memory by later plan() calls. A cached plan is dropped, so that the
+// next plan() reads the knowledge base again,
+//   - when this planner stores a plan for that key and features (training, forced training,
+//     derivation) or a balanced one (balanced() when settled), and after retrain();
+//   - after PlannerSettings::refresh_uses plan() calls served from it or refresh_interval after
+//     it was read (whichever comes first), so that what another process or KnowledgeBase handle
+//     trains, balances or clears shows up within that interval (the staleness this accepts).
+// force_training bypasses the cache. Each tree is described (KnowledgeBase::describe_tree) once
+// per planner.
+//
+// Execution runs. Every real run is still kept (a KbRun of purpose "execution" and one more use of
+// its entry), but buffered and written by a background writer in one transaction once
+// PlannerSettings::flush_runs runs are waiting or the oldest has waited flush_interval, and on
+// flush() and destruction. So a crash (or a killed process) loses the execution runs of at most
+// the last flush_interval; a reader through another handle sees them that late. A run's `created`
+// is the time it was executed, not written, so run ids and times of executions may interleave
+// with training and balancing runs out of order. Training and balancing runs and balancer events
+// are written at once, one transaction each, as before.
+//
+// Thread safety: plan / executed / retrain / balanced / flush may be called from several threads.
+// The KnowledgeBase must outlive the Planner (the destructor writes what is buffered).
 #pragma once
 
 #include "decompose/decompose.hpp"
@@ -11,10 +37,18 @@
 #include <sinew/kb.hpp>
 #include <sinew/runtime.hpp>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace sinew::detail {
 
@@ -23,6 +57,13 @@ struct PlannerSettings {
   bool derive_unseen = true;            // option (b); false: option (a), train
   std::string interpolator = "nearest";
   bool progress = true;                 // training progress on stderr
+  // Plan cache: a cached plan is read again from the knowledge base after this many uses or this
+  // long after it was read (see the banner).
+  std::size_t refresh_uses = 1000;
+  std::chrono::milliseconds refresh_interval{1000};
+  // Execution runs are written in batches of this many, or once the oldest waited this long.
+  std::size_t flush_runs = 50;
+  std::chrono::milliseconds flush_interval{1000};
 };
 
 struct Plan {
@@ -45,13 +86,18 @@ TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysi
 class Planner {
  public:
   Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings);
+  // Writes the buffered execution runs; never throws.
+  ~Planner();
+  Planner(const Planner&) = delete;
+  Planner& operator=(const Planner&) = delete;
 
   // A plan for running `root` (the tree `tree`) on these bindings. Training runs the tree on
   // copies of every bound vector it writes, so the caller's data is untouched until the real run.
   Plan plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
             const Streaming& streaming, bool force_training);
 
-  // Records the real run of a plan: a measurement (purpose "execution") and one more use.
+  // Records the real run of a plan: a measurement (purpose "execution") and one more use,
+  // buffered (see the banner).
   void executed(const Plan& plan, const Analysis& an, const Report& report);
 
   // The balancer's level 2: the distribution retrained at `current`'s fission and overlap, at
@@ -63,21 +109,60 @@ class Planner {
   void balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled, const Config& after,
                 double time_ms);
 
+  // Writes the buffered execution runs now, in the calling thread.
+  void flush();
+
   KnowledgeBase& kb() { return kb_; }
 
  private:
+  // The cache's key: tree signature and input features (in the analysis' order).
+  using CacheKey = std::pair<std::string, KbFeatures>;
+  struct Cached {
+    Plan plan;
+    std::chrono::steady_clock::time_point read;
+    std::size_t uses = 0;
+  };
+  struct Pending {
+    KbRun run;
+    std::int64_t entry = 0;
+    std::chrono::system_clock::time_point at;
+  };
+
   Plan train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
                   const Streaming& streaming, const KbKey& key, const std::optional<Config>& start);
   // Runs `f`; a knowledge-base failure is reported once and ignored: the computation goes on.
   template <class F>
   void safely(F&& f);
 
+  std::optional<Plan> cached(const CacheKey& key);
+  // Caches `plan` unless something was forgotten since `generation` was taken (a plan read
+  // before a store must not outlive it).
+  void remember(const CacheKey& key, const Plan& plan, std::uint64_t generation);
+  void forget(const CacheKey& key);
+  std::uint64_t generation();
+
+  void write(std::vector<Pending> batch);
+  void writer();
+
   Environment& env_;
   KnowledgeBase& kb_;
   PlannerSettings settings_;
   std::unique_ptr<Interpolator> interpolator_;
+  KbKey base_key_;  // device set and library: fixed for the planner's life; the tree is per call
   std::mutex training_mutex_;  // one training at a time per runtime: they would disturb each other
   std::once_flag warned_;
+
+  std::mutex cache_mutex_;  // guards cache_, described_, generation_
+  std::map<CacheKey, Cached> cache_;
+  std::set<std::string> described_;
+  std::uint64_t generation_ = 0;
+
+  std::mutex pending_mutex_;  // guards pending_, oldest_, stopping_
+  std::condition_variable pending_cv_;
+  std::vector<Pending> pending_;
+  std::chrono::steady_clock::time_point oldest_;
+  bool stopping_ = false;
+  std::thread writer_;  // last: started once everything it uses exists
 };
 
 }  // namespace sinew::detail

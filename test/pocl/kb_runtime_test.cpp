@@ -1,5 +1,6 @@
 // The knowledge base behind Runtime::run: a second runtime (or process) never trains again,
-// unseen inputs are derived, policies and forced training, a corrupt file never stops a run.
+// unseen inputs are derived, policies and forced training, a corrupt file never stops a run,
+// every execution is kept though written in batches, and cached plans follow the knowledge base.
 #include "pocl/trees.hpp"
 
 #include <sinew/kb.hpp>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <thread>
 
 namespace fs = std::filesystem;
 using namespace sinew;
@@ -50,15 +52,17 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
     EXPECT_EQ(first.provenance, "trained");
     EXPECT_GT(first.training_executions, 0u);
   }
-  Runtime again(with_kb(kb.path));
-  Holder h;
-  Case c = make_case("nested_three_deep", 3000, h);
-  c.report = again.run(c.tree, c.bindings).get();
-  EXPECT_EQ(c.check(), "");
-  EXPECT_EQ(c.report.provenance, "kb");
-  EXPECT_EQ(c.report.training_executions, 0u);
-  EXPECT_EQ(c.report.kb_entry, first.kb_entry);
-  EXPECT_EQ(c.report.config, first.config);
+  {
+    Runtime again(with_kb(kb.path));
+    Holder h;
+    Case c = make_case("nested_three_deep", 3000, h);
+    c.report = again.run(c.tree, c.bindings).get();
+    EXPECT_EQ(c.check(), "");
+    EXPECT_EQ(c.report.provenance, "kb");
+    EXPECT_EQ(c.report.training_executions, 0u);
+    EXPECT_EQ(c.report.kb_entry, first.kb_entry);
+    EXPECT_EQ(c.report.config, first.config);
+  }  // execution runs are written in batches: at the latest when the runtime goes
   auto store = KnowledgeBase::open(kb.path);
   auto entry = store->entry(first.kb_entry);
   ASSERT_TRUE(entry);
@@ -146,4 +150,108 @@ TEST(KbRuntime, TwoProcessesTrainingTheSameTreeAtOnceLoseNothing) {
   ASSERT_EQ(p ? pclose(p) : -1, 0) << out;
   EXPECT_EQ(out.find("sinew: training"), std::string::npos) << out;
   EXPECT_NE(out.find("(kb)"), std::string::npos) << out;
+}
+
+namespace {
+std::size_t execution_runs(KnowledgeBase& store, std::int64_t entry) {
+  std::size_t n = 0;
+  for (const auto& run : store.runs(entry)) n += run.purpose == "execution";
+  return n;
+}
+}  // namespace
+
+TEST(KbRuntime, EveryExecutionIsKeptThoughWrittenInBatches) {
+  TempKb kb;
+  constexpr int kRuns = 120;  // two full batches of 50 and a remainder left for the timer
+  std::int64_t entry = 0;
+  Holder h;
+  Case c = make_case("kernel", 1000, h);  // adds 5 to every element, each run
+  const std::vector<int> a0 = h.a;
+  {
+    Runtime rt(with_kb(kb.path));
+    RunOptions o;
+    o.balance = false;
+    for (int i = 0; i < kRuns; ++i) {
+      const Report r = rt.run(c.tree, c.bindings, o).get();
+      if (i == 0) {
+        ASSERT_EQ(r.provenance, "trained");
+        entry = r.kb_entry;
+        ASSERT_NE(entry, 0);
+      } else {
+        ASSERT_EQ(r.provenance, "kb") << "run " << i;
+        ASSERT_EQ(r.kb_entry, entry) << "run " << i;
+      }
+    }
+    // The runtime is idle: what is still buffered is written within the flush interval (1 s).
+    auto store = KnowledgeBase::open(kb.path);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (execution_runs(*store, entry) < kRuns && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(execution_runs(*store, entry), std::size_t(kRuns)) << "the buffered runs were not written while idle";
+  }
+  for (std::size_t i = 0; i < h.a.size(); ++i) ASSERT_EQ(h.a[i], a0[i] + 5 * kRuns) << "element " << i;
+  auto store = KnowledgeBase::open(kb.path);
+  const auto e = store->entry(entry);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->executions, kRuns);
+  std::size_t executions = 0, training = 0;
+  std::string last;
+  for (const auto& run : store->runs(entry)) {
+    training += run.purpose == "training";
+    if (run.purpose != "execution") continue;
+    ++executions;
+    EXPECT_FALSE(run.created.empty());
+    EXPECT_GE(run.created, last) << "execution runs keep the order (and times) they ran in";
+    last = run.created;
+  }
+  EXPECT_EQ(executions, std::size_t(kRuns));
+  EXPECT_GT(training, 0u);  // training measurements are kept as before
+}
+
+TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
+  TempKb kb;
+  Runtime rt(with_kb(kb.path));
+  Holder h;
+  Case c = make_case("kernel", 1000, h);
+  const std::vector<int> a0 = h.a;
+  RunOptions o;
+  o.balance = false;
+  const Report first = rt.run(c.tree, c.bindings, o).get();
+  ASSERT_EQ(first.provenance, "trained");
+  const Report second = rt.run(c.tree, c.bindings, o).get();  // now a cached plan
+  ASSERT_EQ(second.provenance, "kb");
+  EXPECT_EQ(second.config, first.config) << second.config.str();
+
+  // Another process (here another handle) stores a plan unlike any training would.
+  auto other = KnowledgeBase::open(kb.path);
+  auto store_elsewhere = [&](double cpu0) {
+    KbEntry e = *other->entry(first.kb_entry);
+    e.config.shares = {cpu0, 1 - cpu0};
+    e.provenance = "trained";
+    other->store_entry(e);
+    return e.config;
+  };
+  store_elsewhere(first.config.shares[0] > 0.5 ? 0.125 : 0.875);
+
+  // Training in this runtime replaces the cached plan at once: the next run uses what it stored.
+  RunOptions force = o;
+  force.train = true;
+  const Report forced = rt.run(c.tree, c.bindings, force).get();
+  ASSERT_EQ(forced.provenance, "trained");
+  ASSERT_EQ(forced.kb_entry, first.kb_entry);
+  const Report after_training = rt.run(c.tree, c.bindings, o).get();
+  EXPECT_EQ(after_training.provenance, "kb");
+  EXPECT_EQ(after_training.config, forced.config) << after_training.config.str() << " instead of " << forced.config.str();
+  EXPECT_EQ(other->entry(first.kb_entry)->config, forced.config) << other->entry(first.kb_entry)->config.str();
+
+  // What another process stores shows up once the cached plan is older than the refresh
+  // interval (PlannerSettings::refresh_interval, 1 s).
+  const Config changed = store_elsewhere(forced.config.shares[0] > 0.5 ? 0.125 : 0.875);
+  ASSERT_FALSE(changed == forced.config);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  const Report later = rt.run(c.tree, c.bindings, o).get();
+  EXPECT_EQ(later.provenance, "kb");
+  EXPECT_EQ(later.kb_entry, first.kb_entry);
+  EXPECT_EQ(later.config, changed) << later.config.str() << " instead of " << changed.str();
+  for (std::size_t i = 0; i < h.a.size(); ++i) ASSERT_EQ(h.a[i], a0[i] + 5 * 5) << "element " << i;
 }

@@ -481,6 +481,29 @@ TEST(KbStore, SeveralThreadsShareOneKnowledgeBase) {
   EXPECT_EQ(kb->entries(k).size(), 5u);
 }
 
+TEST(KbStore, RunsRecordedInOneBatchAreAllOrNothing) {
+  TempDir dir;
+  auto kb = open_file(dir);
+  auto k = key();
+  const KbFeatures f = {{"n", 1}};
+  const auto id = kb->store_entry(entry(k, f, config({1}), 1));
+  std::vector<sinew::KbRun> runs;
+  for (int i = 0; i < 3; ++i) runs.push_back(run(k, f, config({1}), 1.0 + i, "execution"));
+  runs[1].created = "2001-02-03T04:05:06.789Z";  // a given time is kept
+  kb->record_runs(runs, {{id, 3}, {id + 1000, 2}});  // an entry that does not exist is skipped
+  auto stored = kb->runs(id);
+  ASSERT_EQ(stored.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(stored[i].time_ms, 1.0 + i);
+  EXPECT_EQ(stored[1].created, "2001-02-03T04:05:06.789Z");
+  EXPECT_FALSE(stored[0].created.empty());
+  EXPECT_EQ(kb->entry(id)->executions, 3);
+
+  runs[2].time_ms = std::numeric_limits<double>::quiet_NaN();  // checked before anything is written
+  EXPECT_EQ(error_of([&] { kb->record_runs(runs, {{id, 3}}); }), sinew::errc::invalid_argument);
+  EXPECT_EQ(kb->runs(id).size(), 3u);
+  EXPECT_EQ(kb->entry(id)->executions, 3);
+}
+
 }  // namespace
 
 namespace {
