@@ -68,7 +68,6 @@ struct Worker {
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
   double host_start_ms = 0;            // when this worker's thread began, in the run
   double host_end_ms = 0;              // when its queue had finished everything
-  std::map<cl_kernel, std::size_t> kernel_limits;  // CL_KERNEL_WORK_GROUP_SIZE per kernel object
   cl::CommandQueue& queue() { return slot->queue; }
   const DeviceInfo& info() const { return device->info(); }
 };
@@ -125,24 +124,6 @@ class Run {
   }
 
  private:
-  // The work-group size for a 1D kernel without local-size constraints on a CPU device: the
-  // power of two (at least the work-group multiple, at most 4096 and the kernel's limit) that
-  // still gives each compute unit about four groups. 0: leave it to the driver (GPUs).
-  static std::size_t cpu_local(Worker& w, cl::Kernel& k, std::size_t items) {
-    const DeviceInfo& info = w.info();
-    if (info.discrete || info.kind != DeviceKind::cpu) return 0;
-    const std::size_t wgm = std::max<std::size_t>(1, info.preferred_work_group_multiple);
-    auto limit = w.kernel_limits.find(k());
-    if (limit == w.kernel_limits.end())
-      limit = w.kernel_limits.emplace(k(), k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)).first;
-    const std::size_t cap = std::min<std::size_t>(4096, limit->second);
-    if (cap < wgm || items < 2 * wgm) return 0;
-    const std::size_t target = items / (4 * std::max(1u, info.compute_units));
-    std::size_t l = wgm;
-    while (l * 2 <= cap && l * 2 <= target) l *= 2;
-    return l;
-  }
-
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -618,24 +599,7 @@ class Run {
         // driver only poor work-group sizes (1 for a prime count): launch the largest multiple,
         // then the few remaining work-items at a global offset.
         const std::size_t wgm = ps.worker->info().preferred_work_group_multiple;
-        const std::size_t fixed = g.size() == 1 && l.empty() && !n.local_multiple ? cpu_local(*ps.worker, k, g[0]) : 0;
-        if (fixed) {
-          // A CPU device (PoCL) compiles a kernel for every work-group size it meets, and picks
-          // one dividing the global size when left to choose: every new partition length (each
-          // new share) would cost a compile of hundreds of ms. Work-groups of a power of two and
-          // the remainder in groups of the work-group multiple keep that to a few sizes per kernel.
-          const std::size_t main = g[0] - g[0] % fixed, rest = g[0] - main;
-          if (rest) {
-            cl::Event head;
-            ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NDRange(fixed), nullptr,
-                                                    &head);
-            track(ps, head, &path, true);
-            ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(rest),
-                                                    rest % wgm ? cl::NullRange : cl::NDRange(wgm), nullptr, &ev);
-          } else {
-            ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(fixed), nullptr, &ev);
-          }
-        } else if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
+        if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
           const std::size_t main = g[0] - g[0] % wgm;
           cl::Event head;
           ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, &head);

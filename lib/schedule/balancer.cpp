@@ -89,9 +89,11 @@ Config Balancer::level1(const std::vector<double>& device_ms) const {
   // From the second move on, the points before and after the last move give each device's line.
   if (last_) after.shares = solve_linear(last_->first, last_->second, config_, device_ms);
   if (after.shares.empty() || !last_) after.shares = rebalance(devices_, config_.shares, device_ms);
-  // A sliver of work is not worth a device: below half a percent it goes to the others.
+  // Shares on a grid of 1%: a sliver (below half a percent) is not worth a device, and moves
+  // that come back to a share they had before meet partition sizes the drivers have compiled for
+  // already (PoCL builds a kernel for each new work-group size: hundreds of ms).
   double sum = 0;
-  for (auto& v : after.shares) sum += (v = v < 0.005 ? 0.0 : v);
+  for (auto& v : after.shares) sum += (v = std::round(v * 100) / 100);
   if (sum > 0)
     for (auto& v : after.shares) v /= sum;
   return after;
@@ -183,6 +185,12 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       ++level1_moves_;
       const std::vector<double> times = median_times(recent_);
       step.event = move(1, level1(times), times, step.deviation);
+    } else if (active >= 2 && step.deviation <= 2 * bound) {
+      // Close, but noise keeps it from the interval: retraining (tens of runs) would cost more
+      // than it could win. Settle; lbt decides again.
+      state_ = State::watching;
+      lbt_ = step.lbt = 0;
+      step.settled = true;
     } else {
       // Level 1 did not converge: retrain the distribution at this fission/overlap.
       step.event = level2(device_ms, step.deviation, retrain);
