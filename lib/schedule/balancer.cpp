@@ -145,12 +145,16 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
   const double judged_ms = judged.empty() ? 0.0 : *std::max_element(judged.begin(), judged.end());
   // A plan on one device has no partner to compare with: it is judged against its own time once
-  // settled (the median of its first judged runs); a drift beyond the bound either way means the
-  // machine changed (a load arrived or left), which only retraining can answer.
+  // settled (the median of its first judged runs); a drift beyond twice the bound either way
+  // means the machine changed (a load arrived or left), which only retraining can answer.
   auto judge = [&] {
     if (active >= 2) return step.deviation > bound + 1e-12;
     if (reference_ms_ <= 0) return false;
-    return judged_ms * s_.balanced_within > reference_ms_ || judged_ms < reference_ms_ * s_.balanced_within;
+    // Twice the bound: one device's own time swings more than the gap between two devices that
+    // wait on the same noise (a CPU device alone varied by +-15% run to run on the GPU machine);
+    // a load that matters doubles it.
+    const double keep = 1.0 - 2 * bound;
+    return judged_ms * keep > reference_ms_ || judged_ms < reference_ms_ * keep;
   };
   if (fresh_) {
     // The first run of a new plan pays one-off costs (drivers such as PoCL compile a kernel for
