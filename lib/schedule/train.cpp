@@ -140,6 +140,9 @@ class Search {
             singles(c);
           }
       } else {
+        // The balancer's level 2 comes when the machine changed under a plan: each device alone
+        // first, so that a small budget still sees whether one device should now take it all.
+        if (o_.fixed_platform) singles(base);
         // Distribution first, on the base platform configuration.
         Config best = strategy(base);
         // Then one dimension at a time at that distribution: overlap levels, then fissions. At
