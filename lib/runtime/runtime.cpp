@@ -159,7 +159,8 @@ class RuntimeImpl {
       std::shared_ptr<Watched> watch;
       if (balance) {
         const Config start = planned ? plan.config : config;
-        watch = watched(tree, *an, start, planned);
+        // A planned run's key already holds the tree's signature: no second hash of the tree.
+        watch = watched(planned ? plan.key.tree : tree.signature(), tree.label(), *an, start, planned);
         Config now;
         {
           std::lock_guard lock(watch->mutex);
@@ -204,16 +205,17 @@ class RuntimeImpl {
     std::string label;
   };
 
-  std::shared_ptr<Watched> watched(const Node& tree, const Analysis& an, const Config& start, bool planned) {
+  std::shared_ptr<Watched> watched(const std::string& signature, const std::string& label, const Analysis& an,
+                                   const Config& start, bool planned) {
     std::ostringstream key;
-    key << std::setprecision(17) << tree.signature();
+    key << std::setprecision(17) << signature;
     for (const auto& [name, value] : an.features) key << '|' << name << '=' << value;
     if (!planned) key << "|plan " << start.str();
     std::lock_guard lock(watched_mutex_);
     auto& w = watched_[key.str()];
     if (!w) {
-      w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), tree.label());
-      if (w->label.empty()) w->label = tree.signature().substr(0, 12);
+      w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), label);
+      if (w->label.empty()) w->label = signature.substr(0, 12);
     }
     return w;
   }
@@ -230,10 +232,9 @@ class RuntimeImpl {
                   << "' still unbalanced after level 1; retraining the distribution (level 2)\n";
       if (plan)
         return planner().retrain(tree, an, bindings, granule, streaming, *plan, current, balancer_.level2_executions);
-      TrainingOptions o;
-      o.fixed_platform = true;
-      o.max_executions = balancer_.level2_executions;
-      return train_on_copies(env_, tree, an, bindings, granule, streaming, o, {}, current, {}).best;
+      return train_on_copies(env_, tree, an, bindings, granule, streaming,
+                             level2_options(TrainingOptions{}, balancer_.level2_executions), {}, current, {})
+          .best;
     };
     const BalanceStep step = w.balancer.observe(rep.device_ms, retrain);
     rep.execution = step.execution;

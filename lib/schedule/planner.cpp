@@ -312,10 +312,7 @@ Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<
                        std::size_t granule, const Streaming& streaming, const Plan& plan, const Config& current,
                        std::size_t executions) {
   std::lock_guard lock(training_mutex_);
-  TrainingOptions options = settings_.training;
-  options.fixed_platform = true;
-  options.exhaustive = false;
-  options.max_executions = executions;
+  const TrainingOptions options = level2_options(settings_.training, executions);
   auto record = [&](KbRun& run) {
     run.key = plan.key;
     run.purpose = "balancing";

@@ -22,6 +22,13 @@ Strategy strategy_from_string(const std::string& s) {
               {.argument = "strategy", .fix = "use even_split or cpu_assisted"});
 }
 
+TrainingOptions level2_options(TrainingOptions base, std::size_t executions) {
+  base.fixed_platform = true;
+  base.exhaustive = false;
+  base.max_executions = executions;
+  return base;
+}
+
 std::vector<std::vector<std::size_t>> device_groups(const std::vector<DeviceInfo>& devices) {
   std::set<DeviceKind> kinds;
   for (const auto& d : devices) kinds.insert(d.kind);

@@ -40,6 +40,10 @@ struct TrainingOptions {
   bool fixed_platform = false;
 };
 
+// The balancer's level 2: `base` restricted to the start's fission and overlap (no exhaustive
+// search) and to `executions` runs.
+TrainingOptions level2_options(TrainingOptions base, std::size_t executions);
+
 struct TrainingPoint {
   Config config;
   double time_ms = 0;
