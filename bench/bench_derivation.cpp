@@ -394,6 +394,7 @@ struct Derived {
   sinew::Config first, last;  // the plan of the first run (derived or trained) and of the last
   std::string provenance;     // of the first run
   std::string nearest;        // the image it was derived from ("" when trained)
+  std::size_t check_runs = 0; // runs that checked the derived plan (TrainingSettings::derive_executions)
   std::size_t level1 = 0, level2 = 0;
   double median_ms = kNaN;        // planned runs: median of the last --last
   double derived_plan_ms = kNaN;  // planned runs made with the first plan, before any rebalance
@@ -514,6 +515,7 @@ Sequence derive_in_order(const Options& o, const std::string& discrete, const st
         if (r == 0) {
           d.first = rep.config;
           d.provenance = rep.provenance;
+          if (rep.provenance == "derived") d.check_runs = rep.training_executions;
           image_of_entry[rep.kb_entry] = im.id;
           if (rep.derived_from) {
             auto it = image_of_entry.find(rep.derived_from);
@@ -622,7 +624,8 @@ std::string markdown(const Options& o, const std::vector<sinew::DeviceInfo>& dev
     << "Filter pipeline (gaussian noise -> solarise -> mirror on an RGBA image, split by lines). Left: each "
        "image trained alone from an empty knowledge base. Right: one knowledge base, empty at the start, fed "
        "the images in order; the first trains, each later one is derived from the earlier ones (nearest "
-       "neighbour over the features image.size and width) and run "
+       "neighbour over the features image.size and width; the runtime then checks the derived plan with a "
+       "few runs, TrainingSettings::derive_executions, unless $SINEW_DERIVE_EXECUTIONS=0) and run "
     << o.runs << " times with the online balancer on. Times are `Report::wall_ms` (the execution); *relative "
        "perf.* = trained / derived, medians of the last "
     << o.last << " runs of each, the trained plan run as a manual plan alternating with the planned runs in "
@@ -666,7 +669,9 @@ std::string markdown(const Options& o, const std::vector<sinew::DeviceInfo>& dev
     m << "| " << o.images[i].id << " " << o.images[i].label << " | " << (t.ok ? plan_text(t.config, devs) : t.check)
       << " | " << fmt("%.3f", t.time_ms) << " | " << t.executions << " | " << fmt("%.1f", t.seconds) << " | ";
     if (d && d->ran)
-      m << d->provenance << (d->nearest.empty() ? "" : " from " + d->nearest) << ": " << plan_text(d->first, devs)
+      m << d->provenance << (d->nearest.empty() ? "" : " from " + d->nearest)
+        << (d->check_runs ? ", checked in " + std::to_string(d->check_runs) + " runs" : "") << ": "
+        << plan_text(d->first, devs)
         << " | " << fmt("%.3f", d->derived_plan_ms) << " | " << plan_text(d->last, devs) << " | "
         << (t.check == "OK" ? d->check : t.check) << " |\n";
     else

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
 
     struct Result {
       std::string device, driven;
-      Measurement sinew_tiny, hw_tiny, sinew_large, hw_large;
+      Measurement sinew_tiny, sinew_tiny_async, hw_tiny, sinew_large, hw_large;
       std::size_t large_n = 0;
       std::string note;
     };
@@ -135,8 +135,9 @@ int main(int argc, char** argv) {
         std::cerr << "  [" << fmt("%6.1f", seconds_since_start()) << " s] " << d.id() << " " << which << " " << impl
                   << " " << n << " elements: " << fmt("%.1f", m.median_ms * 1e3) << " us " << m.check << "\n";
       };
-      // One side at n elements: `repeat` executions after `warmup`, output checked.
-      auto time_sinew_side = [&](std::size_t n, unsigned warmup, unsigned repeat) {
+      // One side at n elements: `repeat` executions after `warmup`, output checked. Sinew on the
+      // calling thread (execute) or handed to a runtime thread (run().get()).
+      auto time_sinew_side = [&](std::size_t n, unsigned warmup, unsigned repeat, bool async = false) {
         std::vector<float> hx(n), hu(n);
         fill(hx);
         const std::vector<float>& in = hx;
@@ -144,7 +145,10 @@ int main(int argc, char** argv) {
         o.device = d.index;
         Measurement m;
         try {
-          m = time_calls([&] { rt->run(tree, {{x, in}, {u, hu}}, o).get(); }, warmup, repeat);
+          if (async)
+            m = time_calls([&] { rt->run(tree, {{x, in}, {u, hu}}, o).get(); }, warmup, repeat);
+          else
+            m = time_calls([&] { rt->execute(tree, {{x, in}, {u, hu}}, o); }, warmup, repeat);
           m.check = check(hx, hu);
         } catch (const std::exception& e) {
           m.check = std::string("ERROR: ") + e.what();
@@ -170,6 +174,8 @@ int main(int argc, char** argv) {
       const unsigned tiny_warmup = std::max(20u, s.c.warmup);
       r.sinew_tiny = time_sinew_side(s.elements, tiny_warmup, s.iterations);
       row("tiny", "sinew", s.elements, r.sinew_tiny);
+      r.sinew_tiny_async = time_sinew_side(s.elements, tiny_warmup, s.iterations, /*async=*/true);
+      row("tiny", "sinew-run-get", s.elements, r.sinew_tiny_async);
       r.hw_tiny = time_hw_side(s.elements, tiny_warmup, s.iterations);
       row("tiny", "handwritten", s.elements, r.hw_tiny);
 
@@ -229,16 +235,16 @@ int main(int argc, char** argv) {
         sinew::RunOptions train;
         train.train = true;
         train.balance = false;
-        const sinew::Report first = krt->run(tree, {{x, in}, {u, hu}}, train).get();
+        const sinew::Report first = krt->execute(tree, {{x, in}, {u, hu}}, train);
         k.plan = first.config.str();
         sinew::RunOptions planned;
         planned.balance = false;
         sinew::RunOptions given;
         given.config = first.config;
         const unsigned warm = std::max(20u, s.c.warmup);
-        k.planned = time_calls([&] { krt->run(tree, {{x, in}, {u, hu}}, planned).get(); }, warm, s.iterations);
+        k.planned = time_calls([&] { krt->execute(tree, {{x, in}, {u, hu}}, planned); }, warm, s.iterations);
         k.planned.check = check(hx, hu);
-        k.given = time_calls([&] { krt->run(tree, {{x, in}, {u, hu}}, given).get(); }, warm, s.iterations);
+        k.given = time_calls([&] { krt->execute(tree, {{x, in}, {u, hu}}, given); }, warm, s.iterations);
         k.given.check = check(hx, hu);
       } catch (const std::exception& e) {
         k.planned.check = k.given.check = std::string("ERROR: ") + e.what();
@@ -270,11 +276,12 @@ int main(int argc, char** argv) {
        << md_run_header(s.c, rt.get())
        << "The pipeline: `square` (t = x*x) -> `add_scalar` (u = t + 1) -> `scale` (u *= 0.5) of "
           "kernels/concepts.cl, x in and u out through host `std::vector`s, t a channel that stays on the device. "
-          "Sinew: `rt.run(tree, bindings, RunOptions{.device = d}).get()` (validation, decomposition, buffers, "
-          "transfers, kernels, results back). Hand-written: write x, three NDRanges, read u, finish, in one "
+          "Sinew: `rt.execute(tree, bindings, RunOptions{.device = d})` (validation, decomposition, buffers, "
+          "transfers, kernels, results back, on the calling thread), and for the tiny input also "
+          "`rt.run(...).get()` (the request handed to a runtime thread and the future waited for). Hand-written: write x, three NDRanges, read u, finish, in one "
           "in-order queue; context, program, kernels and buffers made once. Every output checked.\n\n";
-    MdTable tiny({"device", "driven as", "elements", "Sinew us", "hand-written us", "overhead us / execution",
-                  "Sinew / hand-written"});
+    MdTable tiny({"device", "driven as", "elements", "Sinew execute() us", "hand-written us", "overhead us / execution",
+                  "Sinew / hand-written", "Sinew run().get() us"});
     MdTable large({"device", "elements", "Sinew ms", "hand-written ms", "Sinew / hand-written", "goal (<= " + fmt("%.2f", s.goal) + ")"});
     for (const auto& r : results) {
       const bool ok = r.sinew_tiny.ok() && r.hw_tiny.ok();
@@ -282,7 +289,8 @@ int main(int argc, char** argv) {
                 r.sinew_tiny.ok() ? fmt("%.1f", r.sinew_tiny.median_ms * 1e3) : "FAILED",
                 r.hw_tiny.ok() ? fmt("%.1f", r.hw_tiny.median_ms * 1e3) : "FAILED",
                 ok ? fmt("%.1f", (r.sinew_tiny.median_ms - r.hw_tiny.median_ms) * 1e3) : "-",
-                ok ? fmt("%.2f", r.sinew_tiny.median_ms / r.hw_tiny.median_ms) : "-"});
+                ok ? fmt("%.2f", r.sinew_tiny.median_ms / r.hw_tiny.median_ms) : "-",
+                r.sinew_tiny_async.ok() ? fmt("%.1f", r.sinew_tiny_async.median_ms * 1e3) : "FAILED"});
       if (r.large_n) {
         const bool lok = r.sinew_large.ok() && r.hw_large.ok();
         const double ratio = r.sinew_large.median_ms / r.hw_large.median_ms;

@@ -413,7 +413,7 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
     for (unsigned i = 0; i < std::max(1u, warmup); ++i) {
       auto b = prepare();
       const auto t0 = std::chrono::steady_clock::now();
-      rep = rt.run(s.tree(), std::move(b), options).get();
+      rep = rt.execute(s.tree(), std::move(b), options);
       warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
     restore();
@@ -426,7 +426,7 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
       // use): one more run decides.
       auto b = prepare();
       const auto t0 = std::chrono::steady_clock::now();
-      rep = rt.run(s.tree(), std::move(b), options).get();
+      rep = rt.execute(s.tree(), std::move(b), options);
       warm_ms = std::min(warm_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     if (give_up_ms > 0 && warm_ms > give_up_ms) {
@@ -446,7 +446,7 @@ Measurement time_sinew(sinew::Runtime& rt, sinew::samples::Sample& s, const sine
     for (unsigned i = 0; i < std::max(1u, repeat); ++i) {
       auto b = prepare();
       const auto t0 = std::chrono::steady_clock::now();
-      rep = rt.run(s.tree(), std::move(b), options).get();
+      rep = rt.execute(s.tree(), std::move(b), options);
       wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       exec.push_back(rep.wall_ms);
     }

@@ -1,10 +1,10 @@
 // sinew/runtime.hpp — running trees: the Runtime, bindings, plans (Config) and Reports.
 //
 // A Runtime owns every OpenCL object Sinew creates (contexts, queues, program cache); create one
-// per process and keep it alive while requests run. `run` is thread-safe: several requests may be
-// in flight at once, each returns a std::future, and an error raised while a request runs reaches
-// the caller through that future. Host memory bound to a request must stay valid, and must not
-// be touched by the caller, until its future is ready.
+// per process and keep it alive while requests run. `run` and `execute` are thread-safe: several
+// requests may be in flight at once; `run` returns a std::future, and an error raised while a
+// request runs reaches the caller through that future (`execute` throws it). Host memory bound to
+// a request must stay valid, and must not be touched by the caller, until the request is done.
 #pragma once
 
 #include <sinew/device.hpp>
@@ -114,6 +114,11 @@ struct TrainingSettings {
   unsigned quality = 3;                 // executions per measured point (their median counts)
   bool exhaustive = false;              // every fission x overlap combination, as in the spec
   std::size_t max_executions = 40;      // at most this many runs per training
+  // A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
+  // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
+  // each device alone; the fastest is stored. 0: derived plans are used as derived, unmeasured
+  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS overrides.
+  std::size_t derive_executions = 12;
 };
 
 // The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
@@ -272,8 +277,12 @@ class Runtime {
   std::size_t default_device() const;
 
   // Validates the tree and bindings (throwing sinew::Error before any device work), then runs it
-  // asynchronously.
+  // asynchronously, on a thread of the runtime's.
   std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
+  // The same request on the calling thread: returns (or throws) when it is done. What
+  // run(...).get() does without handing the request to another thread and back, which costs a
+  // few tens of microseconds: for loops that run small trees one after another.
+  Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
 
   // `count` elements of page-locked host memory, zero-initialised. Data bound from it moves to
   // and from GPUs without a staging copy (about 55 GB/s instead of 8-15 GB/s on a PCIe 5 H100).

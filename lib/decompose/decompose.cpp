@@ -95,16 +95,28 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         }
       }
     } else {
-      // One slot per queue, or — streaming — chunks of about chunk_bytes dealt to the queues.
-      std::size_t chunks = config.overlap;
+      // One slot per queue, or — streaming — chunks dealt to the queues (see Streaming).
+      std::size_t chunks = config.overlap, tail = 0;
       if (streaming.streamable && streaming.bytes_per_unit) {
         const std::size_t bytes = units[d] * streaming.bytes_per_unit;
-        chunks = std::max(chunks, (bytes + streaming.chunk_bytes - 1) / std::max<std::size_t>(1, streaming.chunk_bytes));
+        const std::size_t chunk =
+            streaming.chunk_bytes
+                ? streaming.chunk_bytes
+                : std::clamp<std::size_t>(bytes / 8, Streaming::kMinChunk, Streaming::kMaxChunk);
+        chunks = std::max(chunks, (bytes + chunk - 1) / std::max<std::size_t>(1, chunk));
+        // The shrinking tail, where there are whole chunks before it (its weights add up to less
+        // than one chunk, so no chunk grows past the size).
+        if (chunks > Streaming::kTail) {
+          tail = Streaming::kTail;
+          chunks += tail;
+        }
         chunks = std::min(chunks, std::max<std::size_t>(config.overlap, units[d] / granule));
+        tail = std::min(tail, chunks > 1 ? chunks - 1 : 0);
       }
       for (std::size_t c = 0; c < chunks; ++c) {
         slots.push_back({0, static_cast<unsigned>(c % config.overlap)});
-        weights.push_back(1);
+        const std::size_t from_end = chunks - c;  // 1 for the last chunk
+        weights.push_back(from_end <= tail ? std::ldexp(1.0, -static_cast<int>(tail - from_end + 1)) : 1.0);
       }
     }
     // Split the device's units over its slots in granules, by weight: slot s ends at the granule

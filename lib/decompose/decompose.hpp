@@ -40,12 +40,18 @@ struct Decomposition {
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices);
 
 // How a discrete device's share may be cut beyond one partition per queue. When the tree is
-// streamable, the share is cut into chunks of about `chunk_bytes` dealt round-robin to the
-// `overlap` queues, so each queue pipelines upload, kernels and download chunk after chunk.
+// streamable, the share is cut into chunks dealt round-robin to the `overlap` queues, so each
+// queue pipelines upload, kernels and download chunk after chunk. Chunks are `chunk_bytes` when
+// it is set, else an eighth of the device's data, between 16 and 64 MB (on the H100 machine 16 MB
+// chunks suit 80 MB, 64 MB chunks 800 MB: every chunk costs the driver some tens of us). The
+// last chunks shrink by halves, so the pipeline drains quickly: what runs after the last upload
+// is the kernels and download of a small chunk, not of a whole one.
 struct Streaming {
   bool streamable = false;
   std::size_t bytes_per_unit = 0;
-  std::size_t chunk_bytes = 16u << 20;
+  std::size_t chunk_bytes = 0;  // 0: chosen by the device's data as above
+  static constexpr std::size_t kMinChunk = 16u << 20, kMaxChunk = 64u << 20;
+  static constexpr std::size_t kTail = 3;  // chunks that shrink (weights 1/2, 1/4, 1/8)
 };
 
 // Splits `total` units by `config` over `devices`. Throws errc::invalid_argument for a config that

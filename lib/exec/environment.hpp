@@ -4,6 +4,7 @@
 #pragma once
 
 #include "exec/staging.hpp"
+#include "exec/threads.hpp"
 #include "platform/device.hpp"
 #include "platform/program_cache.hpp"
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,18 @@ struct QueueSlot {
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels;
   Staging staging;  // pinned chunks for pageable host data (discrete devices)
   cl::Kernel& kernel(const cl::Program& program, const std::string& entry);
+
+  // A tree's kernel leaf as prepared for this queue: found again on the next request without
+  // hashing its source or asking the driver. Keyed by the source object, which the entry keeps
+  // alive (so its address is never reused for another source).
+  struct Leaf {
+    std::shared_ptr<const void> source;
+    cl::Kernel* kernel = nullptr;
+    cl_uint parameters = 0;          // CL_KERNEL_NUM_ARGS
+    std::size_t work_group = 0;      // CL_KERNEL_WORK_GROUP_SIZE on this queue's device
+  };
+  using LeafKey = std::tuple<const void*, std::string, std::string>;  // source, entry, build options
+  std::map<LeafKey, Leaf> leaves;
 };
 
 class QueuePool {
@@ -90,6 +104,7 @@ struct Environment {
   QueuePool* queues = nullptr;
   BufferPool* buffers = nullptr;
   FftPlans* fft = nullptr;
+  ThreadPool* threads = nullptr;  // requests and queue threads
   TransferMode transfer = TransferMode::staged;
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
   std::function<bool(const void* p, std::size_t bytes)> is_pinned;

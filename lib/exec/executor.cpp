@@ -19,7 +19,7 @@
 #include <optional>
 #include <tuple>
 #include <set>
-#include <thread>
+#include <future>
 
 namespace sinew::detail {
 namespace {
@@ -67,6 +67,7 @@ struct Worker {
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
   double host_start_ms = 0;            // when this worker's thread began, in the run
+  double host_enqueued_ms = 0;         // when it had enqueued everything (then it waits)
   double host_end_ms = 0;              // when its queue had finished everything
   cl::CommandQueue& queue() { return slot->queue; }
   const DeviceInfo& info() const { return device->info(); }
@@ -105,21 +106,23 @@ class Run {
     start_ = std::chrono::steady_clock::now();
     walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
     prepare();
+    prepared_ms_ = now_ms();
     // One host thread per queue: a blocking transfer or library call on one device never holds
-    // back the others. A single queue runs on the calling thread.
+    // back the others.
     barrier_.emplace(workers_.size());
-    if (workers_.size() == 1) {
-      work(workers_[0]);
-    } else {
-      std::vector<std::thread> threads;
-      for (auto& w : workers_) threads.emplace_back([this, &w] { work(w); });
-      for (auto& t : threads) t.join();
-    }
+    // The calling thread drives the first queue; pool threads the others.
+    std::vector<std::future<void>> others;
+    for (std::size_t i = 1; i < workers_.size(); ++i)
+      others.push_back(env_.threads->submit([this, &w = workers_[i]] { work(w); }));
+    work(workers_[0]);
+    for (auto& f : others) f.get();  // work() keeps its exceptions in error_
     if (error_) std::rethrow_exception(error_);
     for (const NodeImpl* n : workers_.front().pending) finalize(*n);
+    const double joined_ms = now_ms();
     Report rep = report();
     rep.wall_ms = now_ms();
-    if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace) write_chrome_trace(trace, trace_records());
+    if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace)
+      write_chrome_trace(trace, trace_records(joined_ms, rep.wall_ms));
     return rep;
   }
 
@@ -146,7 +149,10 @@ class Run {
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
-      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { drain(w.queue(), w.info().discrete); });
+      w.host_enqueued_ms = now_ms();
+      // A request without CPU work leaves the host's cores idle: its waits need not nap.
+      cl_call({.api_call = "clFinish", .device = w.info().name},
+              [&] { drain(w.queue(), w.info().discrete, cpu_work_); });
       w.host_end_ms = now_ms();
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
@@ -199,6 +205,7 @@ class Run {
       it->second.workers.push_back(&w);
     }
     check_memory();
+    cpu_work_ = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.info().discrete; });
     // Programs and kernel objects once per worker (its partitions share its queue), what
     // depends on a partition's size once per partition.
     walk(root_, [&](const NodeImpl& n, const std::string& path) {
@@ -242,26 +249,39 @@ class Run {
                     {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
   }
 
-  void prepare_kernel(Worker& w, const NodeImpl& n, const std::string& path) {
-    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
+  // The queue's kernel object for a leaf, with what the driver says about it; built (or found
+  // in the program cache) on the queue's first request for this source.
+  const QueueSlot::Leaf& leaf_kernel(Worker& w, const NodeImpl& n, ErrorContext& where) {
+    QueueSlot::LeafKey key{n.source.get(), n.entry, n.build_options};
+    if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
     auto program = env_.programs->get(w.context, context_devices(w.context), {n.source->text, n.source->origin},
                                       n.build_options, where);
-    cl::Kernel* k = nullptr;
+    QueueSlot::Leaf leaf;
+    leaf.source = n.source;
     try {
-      k = &w.slot->kernel(program, n.entry);
+      leaf.kernel = &w.slot->kernel(program, n.entry);
     } catch (const cl::Error& e) {
       where.api_call = "clCreateKernel";
       where.fix = "check the entry name '" + n.entry + "' against the __kernel functions of " + n.source->origin;
       throw_cl(e, where);
     }
-    const cl_uint nargs = k->getInfo<CL_KERNEL_NUM_ARGS>();
+    leaf.parameters = leaf.kernel->getInfo<CL_KERNEL_NUM_ARGS>();
+    leaf.work_group = leaf.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device);
+    return w.slot->leaves.emplace(std::move(key), std::move(leaf)).first->second;
+  }
+
+  void prepare_kernel(Worker& w, const NodeImpl& n, const std::string& path) {
+    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
+    const QueueSlot::Leaf& leaf = leaf_kernel(w, n, where);
+    cl::Kernel* k = leaf.kernel;
+    const cl_uint nargs = leaf.parameters;
     if (nargs != n.args.size())
       throw_error(errc::invalid_argument,
                   "the kernel '" + n.entry + "' has " + std::to_string(nargs) + " parameters but " +
                       std::to_string(n.args.size()) + " arguments were given",
                   {.node = path, .argument = "arguments", .device = where.device,
                    .fix = "give .args(...) one argument per kernel parameter, in order"});
-    const std::size_t kernel_wg = k->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device);
+    const std::size_t kernel_wg = leaf.work_group;
     if (!n.local_size.empty()) {
       std::size_t prod = 1;
       for (auto l : n.local_size) prod *= l;
@@ -445,8 +465,9 @@ class Run {
         auto& buf = ps.slices.at(u.vector.get());
         const std::size_t bytes = slice_bytes(ps, u);
         if (w.zero_copy) {
-          // The buffer is the host memory: mapping makes the device's writes visible there.
-          void* p = w.queue().enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ, 0, bytes);
+          // The buffer is the host memory: mapping makes the device's writes visible there. The
+          // in-order queue runs map then unmap; the worker's final wait covers both.
+          void* p = w.queue().enqueueMapBuffer(buf, CL_FALSE, CL_MAP_READ, 0, bytes);
           w.queue().enqueueUnmapMemObject(buf, p);
         } else {
           to_host(ps, buf, 0, host_of(u) + slice_offset(ps, u), bytes, &download_path);
@@ -782,19 +803,36 @@ class Run {
     return rep;
   }
 
-  // Device clocks differ: each worker's events are placed from its thread's start on the host.
-  std::vector<TraceRecord> trace_records() {
+  // Device clocks differ from the host's: each worker's events are placed from when its thread
+  // began, taking the first command's queued time (its start where the driver gives no queued
+  // time) as that moment, so the gap between enqueueing and running shows. The host's own work
+  // (preparation, each thread enqueueing then waiting, the report) is on a "host" row.
+  std::vector<TraceRecord> trace_records(double joined_ms, double end_ms) {
     std::vector<TraceRecord> out;
+    auto host = [&](std::string name, std::string thread, double from_ms, double to_ms) {
+      out.push_back({std::move(name), "host", "host", std::move(thread), from_ms * 1e3, (to_ms - from_ms) * 1e3});
+    };
+    host("prepare", "request", 0, prepared_ms_);
+    host("join, combine", "request", joined_ms, end_ms);
     for (auto& w : workers_) {
       cl_ulong base = std::numeric_limits<cl_ulong>::max();
       for (PartState* ps : w.parts)
         for (auto& te : ps->events) {
           cl_ulong s, e;
-          if (times_of(te, s, e)) base = std::min(base, s);
+          if (!times_of(te, s, e)) continue;
+          cl_ulong queued = s;
+          try {
+            queued = std::min(s, te.event.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>());
+          } catch (const cl::Error&) {
+          }
+          base = std::min(base, queued);
         }
       const auto& info = w.info();
       std::string thread = info.discrete ? "queue " + std::to_string(w.queue_index)
                                          : "sub-device " + std::to_string(w.sub_device);
+      const std::string who = info.id() + " " + thread;
+      host("enqueue", who, w.host_start_ms, w.host_enqueued_ms);
+      host("wait", who, w.host_enqueued_ms, w.host_end_ms);
       for (PartState* ps : w.parts)
         for (auto& te : ps->events) {
           cl_ulong s, e;
@@ -814,6 +852,8 @@ class Run {
   std::optional<Barrier> barrier_;  // one party per worker
   std::vector<Worker> workers_;
   std::chrono::steady_clock::time_point start_;
+  double prepared_ms_ = 0;
+  bool cpu_work_ = false;  // some partition runs on a host-unified (CPU) device
   std::vector<PartState> parts_;
   std::map<cl_context, ContextState> contexts_;
   std::map<const NodeImpl*, std::string> paths_;

@@ -20,13 +20,16 @@ bool poll_waits() {
 
 void wait_for(const cl::Event& event, bool nap) {
   if (poll_waits()) {
+    // A napping wait yields for its first 200 us (a short run's end is not delayed by a sleep,
+    // which Linux stretches to 50 us or more), then sleeps ever longer, up to 100 us.
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
     auto pause = std::chrono::microseconds(20);
     for (;;) {
       const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
       if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
-      if (nap) {
+      if (nap && std::chrono::steady_clock::now() >= spin_until) {
         std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::microseconds(200));
+        pause = std::min(pause * 2, std::chrono::microseconds(100));
       } else {
         std::this_thread::yield();
       }
@@ -35,12 +38,12 @@ void wait_for(const cl::Event& event, bool nap) {
   event.wait();
 }
 
-void drain(cl::CommandQueue& queue, bool discrete) {
+void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
   if (discrete && poll_waits()) {
     cl::Event marker;
     queue.enqueueMarkerWithWaitList(nullptr, &marker);
     queue.flush();
-    wait_for(marker, true);
+    wait_for(marker, nap);
   }
   queue.finish();
 }

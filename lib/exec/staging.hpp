@@ -52,6 +52,8 @@ class Staging {
 // `nap`, sleeping 20 to 200 us (the end of a run).
 bool poll_waits();
 void wait_for(const cl::Event& event, bool nap = false);  // event.wait(), politely when poll_waits()
-void drain(cl::CommandQueue& queue, bool discrete);  // queue.finish(), politely for discrete devices
+// queue.finish(), politely for discrete devices: polled, napping when `nap` (other host threads,
+// such as a CPU device's, need the core), else yielding.
+void drain(cl::CommandQueue& queue, bool discrete, bool nap = true);
 
 }  // namespace sinew::detail

@@ -1,5 +1,5 @@
 // exec/trace.hpp — Chrome trace JSON (chrome://tracing, Perfetto) of one request: every transfer
-// and kernel per device and queue, from OpenCL profiling events.
+// and kernel per device and queue, from OpenCL profiling events, and the host threads' phases.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@ namespace sinew::detail {
 
 struct TraceRecord {
   std::string name;     // node path or "upload"/"download"/"sync"
-  std::string category; // "kernel" or "transfer"
+  std::string category; // "kernel", "transfer" or "host"
   std::string process;  // device, e.g. "gpu:0 NVIDIA H100"
   std::string thread;   // partition / queue, e.g. "partition 2 (queue 1)"
   double start_us = 0;  // relative to the request's start

@@ -4,6 +4,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace sinew {
 
@@ -76,8 +77,15 @@ Device::Device(DeviceInfo info, cl::Platform platform, cl::Device device)
 }
 
 cl::CommandQueue Device::make_queue(const cl::Context& context, const cl::Device& device) {
-  return cl_call({.api_call = "clCreateCommandQueue"},
-                 [&] { return cl::CommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE); });
+  // SINEW_PROFILE=0: queues without profiling (reports then lack per-partition device times;
+  // host-side times, which training and balancing use, remain).
+  static const bool profile = [] {
+    const char* v = std::getenv("SINEW_PROFILE");
+    return !(v && std::string(v) == "0");
+  }();
+  return cl_call({.api_call = "clCreateCommandQueue"}, [&] {
+    return profile ? cl::CommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE) : cl::CommandQueue(context, device);
+  });
 }
 
 std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -75,6 +76,7 @@ class RuntimeImpl {
     env_.queues = &queues_;
     env_.buffers = &buffers_;
     env_.fft = &fft_;
+    env_.threads = &threads_;
   }
 
   const std::vector<DeviceInfo>& devices() const { return env_.infos; }
@@ -105,6 +107,16 @@ class RuntimeImpl {
   }
 
   std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+    return threads_.submit(request(tree, std::move(bindings), std::move(options)));
+  }
+
+  Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+    return request(tree, std::move(bindings), std::move(options))();
+  }
+
+  // Validates the request now (errors before any device work) and returns what runs it: planning,
+  // balancing, execution, recording.
+  std::function<Report()> request(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
     if (tree.empty())
       throw_error(errc::invalid_tree, "run() was given an empty tree",
                   {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
@@ -151,8 +163,8 @@ class RuntimeImpl {
     const bool force = options.train || options_.force_training;
     const bool balance = options.balance.value_or(planned && balancer_.enabled);
 
-    return std::async(std::launch::async, [this, tree, root, bound, an, dec, provenance, planned, granule, streaming,
-                                           force, balance, config]() mutable {
+    return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance,
+            config]() mutable {
       Plan plan;
       if (planned) plan = planner().plan(tree, *an, *bound, granule, streaming, force);
       // A watched plan runs with the balancer's current distribution.
@@ -181,7 +193,7 @@ class RuntimeImpl {
         dec = std::make_shared<Decomposition>(
             decompose(an->units, granule, planned ? plan.config : config, env_.infos, streaming));
       const auto t0 = std::chrono::steady_clock::now();
-      Report rep = execute(env_, *root, *an, *dec);
+      Report rep = detail::execute(env_, *root, *an, *dec);
       rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       rep.provenance = planned ? plan.provenance : provenance;
       if (planned) {
@@ -193,7 +205,7 @@ class RuntimeImpl {
       }
       if (watch) observe(*watch, tree, *an, *bound, granule, streaming, planned ? &plan : nullptr, rep);
       return rep;
-    });
+    };
   }
 
   // The balancer watching one tree and input (and, for a given plan, that plan).
@@ -271,6 +283,8 @@ class RuntimeImpl {
         throw_error(errc::invalid_argument, "unknown policy for unseen inputs '" + unseen + "'",
                     {.argument = "RuntimeOptions::unseen / SINEW_UNSEEN", .fix = "use derive or train"});
       ps.derive_unseen = unseen == "derive";
+      ps.derive_executions = static_cast<std::size_t>(
+          env_number("SINEW_DERIVE_EXECUTIONS", static_cast<double>(t.derive_executions)));
       ps.interpolator = options_.interpolator.empty() ? env_or("SINEW_INTERPOLATOR", "nearest") : options_.interpolator;
       ps.progress = options_.progress && env_or("SINEW_QUIET", "0") != "1";
       planner_ = std::make_unique<Planner>(env_, *kb_, ps);
@@ -311,9 +325,10 @@ class RuntimeImpl {
   BalancerSettings balancer_;
   std::mutex watched_mutex_;
   std::map<std::string, std::shared_ptr<Watched>> watched_;
-  std::size_t chunk_bytes_ = 16u << 20;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB)
+  std::size_t chunk_bytes_ = 0;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB; 0: by size)
   std::mutex pinned_mutex_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
+  ThreadPool threads_;  // last: its destructor finishes the requests still running
 };
 
 }  // namespace detail
@@ -326,6 +341,9 @@ const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->devices(
 std::size_t Runtime::default_device() const { return impl_->default_device(); }
 std::future<Report> Runtime::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
   return impl_->run(tree, std::move(bindings), std::move(options));
+}
+Report Runtime::execute(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+  return impl_->execute(tree, std::move(bindings), std::move(options));
 }
 
 namespace {

@@ -141,6 +141,32 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
     e.strategy = derived->method;
     for (const auto& k : known)
       if (k.id == derived->source) e.time_ms = k.time_ms;
+    if (settings_.derive_executions > 0) {
+      // The neighbour's overlap and fission were right for its input, not necessarily for this
+      // one: a few runs check them (and each device alone) at the derived distribution.
+      auto record = [&](KbRun& run) {
+        run.key = key;
+        run.purpose = "training";  // a small training: the check's measurements
+        safely([&] { kb_.record_run(run); });
+      };
+      Progress progress;
+      if (settings_.progress)
+        progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
+      const TrainingResult checked =
+          train_on_copies(env_, tree, an, bindings, granule, streaming,
+                          screen_options(settings_.training, settings_.derive_executions), progress, derived->config,
+                          record);
+      p.config = e.config = checked.best;
+      e.time_ms = checked.time_ms;
+      e.strategy = derived->method + "+screen";
+      e.precision = settings_.training.precision;
+      e.quality = settings_.training.quality;
+      p.training_executions = checked.executions;
+      p.training_seconds = checked.seconds;
+      if (settings_.progress)
+        std::cerr << "sinew: derived a plan from entry #" << derived->source << " (" << derived->config.str()
+                  << "), checked in " << checked.executions << " executions: " << checked.best.str() << "\n";
+    }
     safely([&] { p.entry = kb_.store_entry(e); });
     forget(ck);
     return p;

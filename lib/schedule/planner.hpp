@@ -55,6 +55,7 @@ namespace sinew::detail {
 struct PlannerSettings {
   TrainingOptions training;
   bool derive_unseen = true;            // option (b); false: option (a), train
+  std::size_t derive_executions = 12;   // a derived plan's check (screen_options); 0: none
   std::string interpolator = "nearest";
   bool progress = true;                 // training progress on stderr
   // Plan cache: a cached plan is read again from the knowledge base after this many uses or this

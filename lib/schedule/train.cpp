@@ -29,6 +29,14 @@ TrainingOptions level2_options(TrainingOptions base, std::size_t executions) {
   return base;
 }
 
+TrainingOptions screen_options(TrainingOptions base, std::size_t executions) {
+  base.screen_only = true;
+  base.fixed_platform = false;
+  base.exhaustive = false;
+  base.max_executions = executions;
+  return base;
+}
+
 std::vector<std::vector<std::size_t>> device_groups(const std::vector<DeviceInfo>& devices) {
   std::set<DeviceKind> kinds;
   for (const auto& d : devices) kinds.insert(d.kind);
@@ -127,8 +135,9 @@ class Search {
       }
       if (std::find(fissions_.begin(), fissions_.end(), base.fission) == fissions_.end()) base.fission = "none";
       if (std::find(overlaps_.begin(), overlaps_.end(), base.overlap) == overlaps_.end()) base.overlap = overlaps_.front();
-      // A start with idle groups gives the strategy nothing to measure them by: keep a little.
-      for (const auto& g : groups_) {
+      // A start with idle groups gives the strategy nothing to measure them by: keep a little
+      // (a derived plan's check measures the plan as it is).
+      for (const auto& g : o_.screen_only ? std::vector<std::vector<std::size_t>>{} : groups_) {
         double s = 0;
         for (auto d : g) s += base.shares[d];
         if (s <= 0)
@@ -146,38 +155,29 @@ class Search {
             strategy(c);
             singles(c);
           }
+      } else if (o_.screen_only) {
+        // A derived plan: is its platform configuration right for this input, and its
+        // distribution near? Screen, one rebalancing step, each device alone; one run a point
+        // (the check is for gross mismatches, such as an overlap level 2x off; the online
+        // balancer refines the distribution).
+        o_.quality = 1;
+        const TrainingPoint first = point(base);
+        const Config leader = screen_platform(first);
+        const TrainingPoint at = leader == base ? first : point(leader);
+        if (!balanced(at)) {
+          Config c = at.config;
+          c.shares = rebalance(devices_, c.shares, at.device_ms);
+          point(c);
+        }
+        singles(best_point().config);
       } else {
         // The balancer's level 2 comes when the machine changed under a plan: each device alone
         // first, so that a small budget still sees whether one device should now take it all.
         if (o_.fixed_platform) singles(base);
         // Distribution first, on the base platform configuration.
         Config best = strategy(base);
-        // Then one dimension at a time at that distribution: overlap levels, then fissions. At
-        // fixed shares a faster device just waits for the other, so combinations are ranked by
-        // the time they would take once rebalanced (1 / the sum of the groups' rates).
-        const TrainingPoint* lead = &best_point();
-        Config leader = lead->config;
-        double leader_time = balanced_time(*lead);
-        auto screen = [&](Config c) {
-          const TrainingPoint& p = point(c, 1);
-          if (balanced_time(p) < leader_time) {
-            leader_time = balanced_time(p);
-            leader = p.config;
-          }
-        };
-        const Config at = best;
-        for (auto ov : overlaps_)
-          if (ov != at.overlap) {
-            Config c = at;
-            c.overlap = ov;
-            screen(c);
-          }
-        for (const auto& f : fissions_)
-          if (f != leader.fission) {
-            Config c = leader;
-            c.fission = f;
-            screen(c);
-          }
+        // Then one dimension at a time at that distribution.
+        const Config leader = screen_platform(best_point());
         if (leader.fission != best.fission || leader.overlap != best.overlap) strategy(leader);
         singles(best_point().config);
       }
@@ -246,6 +246,38 @@ class Search {
          << best_point().time_ms << " ms)";
     note(line.str());
     return points_.back();
+  }
+
+  // Overlap levels, then fissions, one at a time at `from`'s distribution (one run each). At
+  // fixed shares a faster device just waits for the other, so combinations are ranked by the time
+  // they would take once rebalanced (1 / the sum of the groups' rates). Returns the leader.
+  Config screen_platform(const TrainingPoint& from) {
+    const Config at = from.config;
+    Config leader = at;
+    double leader_time = balanced_time(from);
+    auto screen = [&](Config c) {
+      const TrainingPoint& p = point(c, 1);
+      if (balanced_time(p) < leader_time) {
+        leader_time = balanced_time(p);
+        leader = p.config;
+      }
+    };
+    // A dimension matters only where its devices have work.
+    bool gpu_work = false, cpu_work = false;
+    for (const auto& d : devices_) (d.discrete ? gpu_work : cpu_work) |= at.shares[d.index] > 0;
+    for (auto ov : overlaps_)
+      if (gpu_work && ov != at.overlap) {
+        Config c = at;
+        c.overlap = ov;
+        screen(c);
+      }
+    for (const auto& f : fissions_)
+      if (cpu_work && f != leader.fission) {
+        Config c = leader;
+        c.fission = f;
+        screen(c);
+      }
+    return leader;
   }
 
   // The time a point's configuration would take with its shares rebalanced: each active group g

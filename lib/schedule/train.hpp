@@ -38,7 +38,14 @@ struct TrainingOptions {
   std::size_t max_executions = 40;
   // Only the start's fission and overlap (the balancer's level 2): the distribution alone.
   bool fixed_platform = false;
+  // A derived plan's check: the start measured, its overlap levels and fissions screened at its
+  // distribution (one run each), one rebalancing step on the best, each device alone. No
+  // distribution search.
+  bool screen_only = false;
 };
+
+// A derived plan's check: `base` with screen_only, `quality` and at most `executions` runs.
+TrainingOptions screen_options(TrainingOptions base, std::size_t executions);
 
 // The balancer's level 2: `base` restricted to the start's fission and overlap (no exhaustive
 // search) and to `executions` runs.

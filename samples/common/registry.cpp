@@ -9,7 +9,7 @@ namespace sinew::samples {
 Report SampleBase::run(Runtime& rt, const RunOptions& options) {
   if (tree_.empty()) throw std::logic_error(name() + ": run() before prepare()");
   auto b = bindings();
-  return rt.run(tree_, std::move(b), options).get();
+  return rt.execute(tree_, std::move(b), options);
 }
 
 Check SampleBase::check() {

@@ -1,7 +1,10 @@
-// Several requests in flight on one Runtime; errors travel through the future.
+// Several requests in flight on one Runtime; errors travel through the future (run) or are
+// thrown (execute).
 #include "pocl/trees.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
 
 using namespace sinew;
 using namespace sinew::testing;
@@ -46,4 +49,27 @@ TEST(Concurrency, AnErrorDuringTheRunReachesTheFuture) {
   Case ok = make_case("kernel", 100, h);
   ok.report = rt.run(ok.tree, ok.bindings).get();
   EXPECT_EQ(ok.check(), "");
+}
+
+TEST(Concurrency, ExecuteRunsOnTheCallingThreadAndThrowsItsErrors) {
+  Runtime rt(RuntimeOptions{.disk_cache = false});
+  // The same trees as run(...).get(), from several threads at once and one after another.
+  std::vector<Holder> holders(4);
+  std::vector<Case> cases;
+  for (auto& h : holders) cases.push_back(make_case("pipeline_channel", 3000, h));
+  std::vector<std::thread> threads;
+  for (auto& c : cases) threads.emplace_back([&rt, &c] { c.report = rt.execute(c.tree, c.bindings); });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(cases[i].check(), "") << i;
+  for (const char* name : {"replicated_sync_loop", "loop_until_map_reduce", "loop_until_map_reduce"}) {
+    Holder h;
+    Case c = make_case(name, 2000, h);
+    c.report = rt.execute(c.tree, c.bindings);
+    EXPECT_EQ(c.check(), "") << name;
+  }
+  // A build error during the run is thrown by execute itself.
+  auto V = sinew::vector<cl_int>().name("v");
+  std::vector<cl_int> data(16, 0);
+  EXPECT_THROW(rt.execute(kernel_source("__kernel void k(__global int* v) { v[0] = ; }", "k").args(inout(V)), {{V, data}}),
+               Error);
 }

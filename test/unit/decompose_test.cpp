@@ -147,14 +147,38 @@ TEST(Decompose, StreamableSharesAreCutIntoChunksDealtToTheQueues) {
   const std::size_t total = 100'000'000;  // 50M units on the GPU: 400 MB, 24 chunks of ~16 MB
   auto dec = decompose(total, 32, c, devs, s);
   expect_cover(dec, total);
-  std::size_t gpu_parts = 0;
+  std::vector<std::size_t> gpu;  // units of the GPU's chunks, in order
   for (const auto& p : dec.parts) {
     if (p.device != 1) continue;
-    EXPECT_EQ(p.queue, gpu_parts % 3);
+    EXPECT_EQ(p.queue, gpu.size() % 3);
     EXPECT_LE(p.units * 8, (16u << 20) + 32 * 8);
-    ++gpu_parts;
+    gpu.push_back(p.units);
   }
-  EXPECT_EQ(gpu_parts, 24u);
+  // 24 whole chunks, then the tail: a half, a quarter and an eighth of one (to within a granule).
+  ASSERT_EQ(gpu.size(), 27u);
+  const double whole = static_cast<double>(gpu.front());
+  for (std::size_t i = 0; i < 24; ++i) EXPECT_NEAR(static_cast<double>(gpu[i]), whole, 32);
+  EXPECT_NEAR(static_cast<double>(gpu[24]), whole / 2, 32);
+  EXPECT_NEAR(static_cast<double>(gpu[25]), whole / 4, 32);
+  EXPECT_NEAR(static_cast<double>(gpu[26]), whole / 8, 32);
+  // Chunk size by the device's data: an eighth of it, between 16 and 64 MB.
+  Streaming by_size{.streamable = true, .bytes_per_unit = 8};
+  auto chunks_of = [&](std::size_t units) {
+    std::size_t n = 0, largest = 0;
+    for (const auto& p : decompose(units, 32, single_device_config(1, 2), devs, by_size).parts) {
+      ++n;
+      largest = std::max(largest, p.units * 8);
+    }
+    return std::pair{n, largest};
+  };
+  EXPECT_EQ(chunks_of(10'000'000).first, 5u + 3);  // 80 MB: 16 MB chunks
+  auto [n800, largest800] = chunks_of(100'000'000);  // 800 MB: 64 MB chunks
+  EXPECT_EQ(n800, 12u + 3);
+  EXPECT_LE(largest800, (64u << 20) + 32 * 8);
+  EXPECT_GT(largest800, 56u << 20);
+  auto [n200, largest200] = chunks_of(25'000'000);  // 200 MB: eighths of it
+  EXPECT_EQ(n200, 8u + 3);
+  EXPECT_GT(largest200, 20u << 20);
   s.streamable = false;  // trees whose partitions meet mid-run keep one partition per queue
   EXPECT_EQ(decompose(total, 32, c, devs, s).parts.size(), 4u);
   s.streamable = true;  // never a chunk smaller than a granule

@@ -170,6 +170,41 @@ TEST(Train, SeveralDevicesOfOneKindShareByTheirRates) {
   EXPECT_NEAR(r.best.shares[2], 1.0 / 7, 0.02);
 }
 
+TEST(Train, TheCheckOfADerivedPlanFixesItsOverlapWithinItsBudget) {
+  // A derived plan from a neighbour that wanted overlap 1 and much CPU work; this input wants
+  // overlap 4 (the GPU's fixed cost falls with it) and less CPU work.
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 60.0}};
+  m.overlap_b = {1.0, 0.9, 0.8, 0.3};
+  Config derived;
+  derived.shares = {0.4, 0.6};
+  derived.overlap = 1;
+  const std::size_t budget = 12;
+  auto r = train(devs, std::ref(m), screen_options(TrainingOptions{}, budget), {}, derived);
+  EXPECT_LE(r.executions, budget);
+  EXPECT_EQ(r.executions, m.calls);
+  EXPECT_EQ(r.best.overlap, 4u) << r.best.str();
+  // Within a few percent of what full training finds at that overlap.
+  EXPECT_LE(r.time_ms, m.optimum(r.best.fission, 4) * 1.1) << r.best.str();
+  // Only the start's neighbourhood: no distribution search, so far fewer runs than training.
+  Model again{{1.0, 0.3}, {0.5, 60.0}};
+  again.overlap_b = m.overlap_b;
+  EXPECT_LT(r.executions, train(devs, std::ref(again), TrainingOptions{}).executions);
+}
+
+TEST(Train, TheCheckOfADerivedPlanKeepsARightPlan) {
+  auto devs = cpu_gpu();
+  Model m{{30.0, 0.3}, {40.0, 1.0}};  // the GPU alone is fastest, overlap 4 best
+  Config derived;
+  derived.shares = {0.0, 1.0};
+  derived.overlap = 4;
+  auto r = train(devs, std::ref(m), screen_options(TrainingOptions{}, 12), {}, derived);
+  EXPECT_EQ(r.best.shares[0], 0.0) << r.best.str();
+  EXPECT_EQ(r.best.overlap, 4u) << r.best.str();
+  // A GPU-only plan has no CPU work: its fissions are not screened.
+  for (const auto& p : r.points) EXPECT_TRUE(p.config.fission == "none" || p.config.shares[0] > 0) << p.config.str();
+}
+
 TEST(Rebalance, OneStepIsExactForProportionalTimes) {
   auto devs = cpu_gpu();
   // t = a * share: rates 1/2 and 1/1 -> shares 1/3, 2/3.
