@@ -128,7 +128,8 @@ struct TrainingSettings {
 // lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
 // level 1 moves work between device kinds (and between devices of one kind) in proportion to
 // their measured rates (median of the last `window` runs), over the following runs until they
-// are balanced; when `level1_steps` moves have not balanced them, level 2 retrains the
+// are balanced; when `level1_steps` moves have not balanced them (and did not go back and forth:
+// moves that reverse have bracketed the balance, and the rest is noise), level 2 retrains the
 // distribution within the current fission/overlap configuration (at most `level2_executions`
 // runs, on scratch copies). Balanced plans are stored in the knowledge base (provenance
 // "balanced"), so the next process starts from them.

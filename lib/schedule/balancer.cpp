@@ -102,8 +102,19 @@ Config Balancer::level1(const std::vector<double>& device_ms) const {
 BalanceEvent Balancer::move(int level, const Config& after, const std::vector<double>& device_ms, double deviation) {
   BalanceEvent e{.execution = executions_, .level = level, .before = config_, .after = after,
                  .device_ms = device_ms, .deviation = deviation, .lbt = lbt_};
-  if (level == 1) last_.emplace(config_, device_ms);
-  else last_.reset();
+  if (level == 1) {
+    last_.emplace(config_, device_ms);
+    std::vector<double> delta(after.shares.size(), 0.0);
+    double dot = 0;
+    for (std::size_t d = 0; d < delta.size() && d < config_.shares.size(); ++d) {
+      delta[d] = after.shares[d] - config_.shares[d];
+      if (d < last_delta_.size()) dot += delta[d] * last_delta_[d];
+    }
+    if (dot < 0) reversed_ = true;
+    last_delta_ = std::move(delta);
+  } else {
+    last_.reset();
+  }
   fresh_ = !(after == config_);
   if (fresh_) {
     reference_ms_ = 0;
@@ -189,9 +200,12 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       ++level1_moves_;
       const std::vector<double> times = median_times(recent_);
       step.event = move(1, level1(times), times, step.deviation);
-    } else if (active >= 2 && step.deviation <= 2 * bound) {
+    } else if (active >= 2 && (step.deviation <= 2 * bound || reversed_)) {
       // Close, but noise keeps it from the interval: retraining (tens of runs) would cost more
-      // than it could win. Settle; lbt decides again.
+      // than it could win. Or the moves went back and forth: the balanced distribution lies
+      // between them and the device times swing by more than the gap (on the GPU machine a CPU
+      // device's time varies by 30% from run to run); a load that moved the balance makes every
+      // move point the same way. Settle; lbt decides again.
       state_ = State::watching;
       lbt_ = step.lbt = 0;
       step.settled = true;
@@ -216,6 +230,8 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     state_ = State::level1;
     level1_moves_ = 1;
     last_.reset();  // a new episode: the load may have changed since the last moves
+    last_delta_.clear();
+    reversed_ = false;
     const std::vector<double> times = median_times(recent_);
     step.event = move(1, level1(times), times, step.deviation);
   }

@@ -70,6 +70,8 @@ class Balancer {
   std::size_t executions_ = 0;
   unsigned level1_moves_ = 0;
   std::optional<std::pair<Config, std::vector<double>>> last_;  // before the last level-1 move
+  std::vector<double> last_delta_;  // the last level-1 move's share changes, in this episode
+  bool reversed_ = false;           // a level-1 move of this episode went back against the one before
   std::deque<std::vector<double>> recent_;  // device times of the runs since the plan last changed
   // After a level 2 that could not balance the devices (the fastest plan need not be balanced),
   // the balancer waits this many runs before acting again, doubling each time, so an

@@ -225,6 +225,25 @@ TEST(Balancer, LevelTwoRetrainsWhenLevelOneCannotConverge) {
   EXPECT_LT(b.config().shares[0], 0.05) << b.config().str();
 }
 
+TEST(Balancer, MovesThatGoBackAndForthSettleWithoutLevelTwo) {
+  // Device times that swing by +-30% run to run (a CPU device on the GPU machine): level 1 moves
+  // towards the balance and then around it; once a move reverses the one before, the balance is
+  // bracketed and retraining could not do better than the noise allows.
+  Model m{{1.0, 0.5}, {0, 0}};
+  m.noise = 0.3;
+  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
+  std::size_t retrains = 0;
+  Retrain count = [&](const Config& c) {
+    ++retrains;
+    return c;
+  };
+  Balancer b(devs, two_way(0.8), {});
+  Trace t = drive(b, m, 300, [](std::size_t) {}, count);
+  EXPECT_EQ(retrains, 0u) << t.events(1) << " level-1 moves";
+  EXPECT_GE(t.events(1), 1u);
+  EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.15) << b.config().str();
+}
+
 TEST(Balancer, AnUnbalanceablePlanIsNotRetrainedOverAndOver) {
   Model m{{0.0, 0.0}, {300, 100}};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
