@@ -8,6 +8,8 @@
 #include "platform/device.hpp"
 #include "platform/program_cache.hpp"
 
+#include <sinew/runtime.hpp>
+
 #include <clFFT.h>
 
 #include <functional>
@@ -108,6 +110,8 @@ struct Environment {
   TransferMode transfer = TransferMode::staged;
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
   std::function<bool(const void* p, std::size_t bytes)> is_pinned;
+  // Pinned memory as Runtime::pinned gives it (registered: is_pinned knows it).
+  std::function<std::shared_ptr<PinnedBlock>(std::size_t bytes)> allocate_pinned;
 };
 
 }  // namespace sinew::detail

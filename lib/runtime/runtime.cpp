@@ -72,6 +72,7 @@ class RuntimeImpl {
     balancer_.weight = env_number("SINEW_BALANCE_WEIGHT", balancer_.weight);
     Balancer(env_.infos, single_device_config(0, env_.infos.size()), balancer_);  // validates the settings now
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
+    env_.allocate_pinned = [this](std::size_t bytes) { return allocate_pinned(bytes); };
     env_.programs = &programs_;
     env_.queues = &queues_;
     env_.buffers = &buffers_;
@@ -81,6 +82,8 @@ class RuntimeImpl {
 
   const std::vector<DeviceInfo>& devices() const { return env_.infos; }
   Device* device(std::size_t index) { return env_.devices.at(index); }
+
+  std::shared_ptr<PinnedBlock> allocate_pinned(std::size_t bytes);  // Runtime::pinned
 
   void register_pinned(const std::shared_ptr<PinnedBlock>& block) {
     std::lock_guard lock(pinned_mutex_);
@@ -364,20 +367,21 @@ struct HostBlock : detail::PinnedBlock {
 };
 }  // namespace
 
-std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes) {
-  for (const auto& info : devices()) {
+namespace detail {
+std::shared_ptr<PinnedBlock> RuntimeImpl::allocate_pinned(std::size_t bytes) {
+  for (const auto& info : env_.infos) {
     if (!info.discrete) continue;
-    auto* dev = impl_->device(info.index);
+    auto* dev = device(info.index);
     auto block = std::make_shared<ClPinnedBlock>();
-    detail::cl_call({.api_call = "pinned allocation", .device = info.name}, [&] {
+    cl_call({.api_call = "pinned allocation", .device = info.name}, [&] {
       block->buffer = cl::Buffer(dev->context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1));
-      block->queue = detail::Device::make_queue(dev->context(), dev->device());
+      block->queue = Device::make_queue(dev->context(), dev->device());
       block->data = block->queue.enqueueMapBuffer(block->buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                                   std::max<std::size_t>(bytes, 1));
     });
     block->bytes = bytes;
     std::memset(block->data, 0, bytes);
-    impl_->register_pinned(block);
+    register_pinned(block);
     return block;
   }
   auto block = std::make_shared<HostBlock>();
@@ -386,6 +390,11 @@ std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes)
   block->bytes = bytes;
   std::memset(block->data, 0, bytes);
   return block;
+}
+}  // namespace detail
+
+std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes) {
+  return impl_->allocate_pinned(bytes);
 }
 
 std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec) {
