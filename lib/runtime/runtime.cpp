@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <cstdlib>
 #include <functional>
@@ -286,8 +287,11 @@ class RuntimeImpl {
         throw_error(errc::invalid_argument, "unknown policy for unseen inputs '" + unseen + "'",
                     {.argument = "RuntimeOptions::unseen / SINEW_UNSEEN", .fix = "use derive or train"});
       ps.derive_unseen = unseen == "derive";
-      ps.derive_executions = static_cast<std::size_t>(
-          env_number("SINEW_DERIVE_EXECUTIONS", static_cast<double>(t.derive_executions)));
+      const double derive = env_number("SINEW_DERIVE_EXECUTIONS", static_cast<double>(t.derive_executions));
+      if (!(derive >= 0 && derive <= 1e6 && derive == std::floor(derive)))
+        throw_error(errc::invalid_argument, "SINEW_DERIVE_EXECUTIONS is not a count of runs",
+                    {.argument = "SINEW_DERIVE_EXECUTIONS", .fix = "set a whole number such as 12, or 0 to skip the check"});
+      ps.derive_executions = static_cast<std::size_t>(derive);
       ps.interpolator = options_.interpolator.empty() ? env_or("SINEW_INTERPOLATOR", "nearest") : options_.interpolator;
       ps.progress = options_.progress && env_or("SINEW_QUIET", "0") != "1";
       planner_ = std::make_unique<Planner>(env_, *kb_, ps);

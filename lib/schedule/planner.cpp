@@ -144,18 +144,10 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
     if (settings_.derive_executions > 0) {
       // The neighbour's overlap and fission were right for its input, not necessarily for this
       // one: a few runs check them (and each device alone) at the derived distribution.
-      auto record = [&](KbRun& run) {
-        run.key = key;
-        run.purpose = "training";  // a small training: the check's measurements
-        safely([&] { kb_.record_run(run); });
-      };
-      Progress progress;
-      if (settings_.progress)
-        progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
+      // Its runs are a small training's measurements.
       const TrainingResult checked =
-          train_on_copies(env_, tree, an, bindings, granule, streaming,
-                          screen_options(settings_.training, settings_.derive_executions), progress, derived->config,
-                          record);
+          search(tree, an, bindings, granule, streaming, screen_options(settings_.training, settings_.derive_executions),
+                 derived->config, key, "training");
       p.config = e.config = checked.best;
       e.time_ms = checked.time_ms;
       e.strategy = derived->method + "+screen";
@@ -226,24 +218,28 @@ TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysi
   return train(env.infos, measure, options, progress, start);
 }
 
+TrainingResult Planner::search(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
+                              std::size_t granule, const Streaming& streaming, const TrainingOptions& options,
+                              const std::optional<Config>& start, const KbKey& key, const char* purpose) {
+  auto record = [&](KbRun& run) {
+    run.key = key;
+    run.purpose = purpose;
+    safely([&] { kb_.record_run(run); });  // committed now: a crash loses only the run in flight
+  };
+  Progress progress;
+  if (settings_.progress) progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
+  return train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, start, record);
+}
+
 Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
                          std::size_t granule, const Streaming& streaming, const KbKey& key,
                          const std::optional<Config>& start) {
   const std::string label = tree.label().empty() ? key.tree.substr(0, 12) : tree.label();
-  auto record = [&](KbRun& run) {
-    run.key = key;
-    run.purpose = "training";
-    safely([&] { kb_.record_run(run); });  // committed now: a crash loses only the run in flight
-  };
-  Progress progress;
-  if (settings_.progress) {
+  if (settings_.progress)
     std::cerr << "sinew: training '" << label << "' (" << an.units << " units, strategy "
               << to_string(settings_.training.strategy) << ", at most " << settings_.training.max_executions
               << " executions)\n";
-    progress = [&](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
-  }
-  TrainingResult result =
-      train_on_copies(env_, tree, an, bindings, granule, streaming, settings_.training, progress, start, record);
+  TrainingResult result = search(tree, an, bindings, granule, streaming, settings_.training, start, key, "training");
   if (settings_.progress)
     std::cerr << "sinew: trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
               << result.executions << " executions, " << result.seconds << " s)\n";
@@ -348,15 +344,9 @@ Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<
                        std::size_t granule, const Streaming& streaming, const Plan& plan, const Config& current,
                        std::size_t executions) {
   std::lock_guard lock(training_mutex_);
-  const TrainingOptions options = level2_options(settings_.training, executions);
-  auto record = [&](KbRun& run) {
-    run.key = plan.key;
-    run.purpose = "balancing";
-    safely([&] { kb_.record_run(run); });
-  };
-  Progress progress;
-  if (settings_.progress) progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
-  Config best = train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, current, record).best;
+  const Config best = search(tree, an, bindings, granule, streaming, level2_options(settings_.training, executions),
+                             current, plan.key, "balancing")
+                          .best;
   forget({plan.key.tree, an.features});
   return best;
 }

@@ -131,6 +131,11 @@ class Planner {
 
   Plan train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
                   const Streaming& streaming, const KbKey& key, const std::optional<Config>& start);
+  // Training, level 2 and a derived plan's check: train_on_copies with progress on stderr (when
+  // enabled) and every measurement recorded under `key` with `purpose`.
+  TrainingResult search(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
+                        std::size_t granule, const Streaming& streaming, const TrainingOptions& options,
+                        const std::optional<Config>& start, const KbKey& key, const char* purpose);
   // Runs `f`; a knowledge-base failure is reported once and ignored: the computation goes on.
   template <class F>
   void safely(F&& f);

@@ -73,7 +73,9 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
 
 TEST(KbRuntime, UnseenInputsAreDerivedOrTrainedByPolicy) {
   TempKb kb;
-  Runtime rt(with_kb(kb.path));
+  RuntimeOptions unchecked = with_kb(kb.path);
+  unchecked.training.derive_executions = 0;  // the spec's derivation: the neighbour's plan as it is
+  Runtime rt(unchecked);
   Holder h1;
   Case c1 = make_case("pipeline_channel", 2000, h1);
   Report trained = rt.run(c1.tree, c1.bindings).get();
@@ -99,6 +101,31 @@ TEST(KbRuntime, UnseenInputsAreDerivedOrTrainedByPolicy) {
   EXPECT_EQ(c4.report.provenance, "trained");
   EXPECT_EQ(c4.report.kb_entry, trained.kb_entry);  // the same entry, retrained
   EXPECT_EQ(c4.check(), "");
+}
+
+TEST(KbRuntime, ADerivedPlanIsCheckedWithAFewRuns) {
+  TempKb kb;
+  Runtime rt(with_kb(kb.path));
+  Holder h1;
+  Case c1 = make_case("pipeline_channel", 2000, h1);
+  Report trained = rt.run(c1.tree, c1.bindings).get();
+  ASSERT_EQ(trained.provenance, "trained");
+
+  Holder h2;
+  Case c2 = make_case("pipeline_channel", 2500, h2);
+  c2.report = rt.run(c2.tree, c2.bindings).get();
+  EXPECT_EQ(c2.check(), "");  // the check ran on copies: the caller's data saw one run
+  EXPECT_EQ(c2.report.provenance, "derived");
+  EXPECT_EQ(c2.report.derived_from, trained.kb_entry);
+  EXPECT_GT(c2.report.training_executions, 0u);
+  EXPECT_LE(c2.report.training_executions, TrainingSettings{}.derive_executions);
+  rt.run(c2.tree, c2.bindings).get();  // then a hit: no more runs
+  auto store = KnowledgeBase::open(kb.path);
+  auto entry = store->entry(c2.report.kb_entry);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->provenance, "derived");
+  EXPECT_EQ(entry->strategy, "nearest-neighbour+screen");  // the interpolator's method, checked
+  EXPECT_EQ(entry->config, c2.report.config);
 }
 
 TEST(KbRuntime, TrainingLeavesTheCallersDataAlone) {
