@@ -17,11 +17,11 @@ std::size_t ThreadPool::threads() const {
   return threads_.size();
 }
 
-void ThreadPool::post(std::function<void()> job) {
+void ThreadPool::post(Job job) {
   std::lock_guard lock(mutex_);
   jobs_.push_back(std::move(job));
-  // Idle threads not yet claimed by a queued job take it; else one more thread.
-  if (idle_ >= jobs_.size()) {
+  // Idle or returning threads not yet claimed by a queued job take it; else one more thread.
+  if (idle_ + returning_ >= jobs_.size()) {
     wake_.notify_one();
     return;
   }
@@ -35,9 +35,14 @@ void ThreadPool::loop() {
       auto job = std::move(jobs_.front());
       jobs_.pop_front();
       lock.unlock();
-      job();  // a packaged_task: exceptions go to its future
-      job = nullptr;
+      job.run();  // exceptions are kept for the future
       lock.lock();
+      ++returning_;  // free before the future is ready: a waiter's next task finds this thread
+      lock.unlock();
+      job.publish();
+      job = Job{};
+      lock.lock();
+      --returning_;
       continue;
     }
     if (stopping_) return;

@@ -10,10 +10,12 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -27,27 +29,62 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool();  // runs the jobs still queued, then joins every thread
 
-  // Runs `f` on a pool thread; its result or exception through the future.
+  // Runs `f` on a pool thread; its result or exception through the future. The thread counts as
+  // free again before the future is ready, so a caller that waits for one task and then submits
+  // the next reuses the same thread.
   template <class F>
   auto submit(F f) -> std::future<std::invoke_result_t<F>> {
     using R = std::invoke_result_t<F>;
-    auto task = std::make_shared<std::packaged_task<R()>>(std::move(f));
-    auto future = task->get_future();
-    post([task] { (*task)(); });
+    struct State {
+      F f;
+      std::promise<R> promise;
+      std::exception_ptr error;
+      std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> value;
+    };
+    auto state = std::make_shared<State>(State{std::move(f), {}, {}, {}});
+    auto future = state->promise.get_future();
+    Job job;
+    job.run = [state] {
+      try {
+        if constexpr (std::is_void_v<R>) {
+          state->f();
+          state->value = true;
+        } else {
+          state->value.emplace(state->f());
+        }
+      } catch (...) {
+        state->error = std::current_exception();
+      }
+    };
+    job.publish = [state] {
+      if (state->error) {
+        state->promise.set_exception(state->error);
+      } else if constexpr (std::is_void_v<R>) {
+        state->promise.set_value();
+      } else {
+        state->promise.set_value(std::move(*state->value));
+      }
+    };
+    post(std::move(job));
     return future;
   }
 
   std::size_t threads() const;  // started so far
 
  private:
-  void post(std::function<void()> job);
+  struct Job {
+    std::function<void()> run;      // the work; keeps its outcome
+    std::function<void()> publish;  // hands the outcome to the future
+  };
+  void post(Job job);
   void loop();
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<Job> jobs_;
   std::vector<std::thread> threads_;
-  std::size_t idle_ = 0;
+  std::size_t idle_ = 0;       // waiting for a job
+  std::size_t returning_ = 0;  // done with a job, publishing it, about to look for the next
   bool stopping_ = false;
 };
 
