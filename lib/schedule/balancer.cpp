@@ -25,6 +25,16 @@ std::vector<double> median_times(const std::deque<std::vector<double>>& runs) {
   return out;
 }
 
+// Median of the slowest device's time per run: the run time as the devices see it.
+double median_run_ms(const std::deque<std::vector<double>>& runs) {
+  std::vector<double> t;
+  for (const auto& r : runs) t.push_back(r.empty() ? 0.0 : *std::max_element(r.begin(), r.end()));
+  if (t.empty()) return 0;
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 // Equal finish times from two measured points per device (t = a*share + b, SkePU's model): the
 // shares that make every active device finish at the same time T. Empty when a device's two
 // points do not give a usable line (same share, a non-positive slope, a share out of range).
@@ -99,6 +109,18 @@ Config Balancer::level1(const std::vector<double>& device_ms) const {
   return after;
 }
 
+bool Balancer::noisy() const {
+  if (changes_.size() < 3) return true;  // not known yet: as if it were
+  std::vector<double> c(changes_.begin(), changes_.end());
+  std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
+  return c[c.size() / 2] > 0.5 * (1.0 - s_.balanced_within);
+}
+
+void Balancer::begin_episode(double run_ms) {
+  episode_.emplace(config_, run_ms);
+  confirm_ = false;
+}
+
 BalanceEvent Balancer::move(int level, const Config& after, const std::vector<double>& device_ms, double deviation) {
   BalanceEvent e{.execution = executions_, .level = level, .before = config_, .after = after,
                  .device_ms = device_ms, .deviation = deviation, .lbt = lbt_};
@@ -116,6 +138,7 @@ BalanceEvent Balancer::move(int level, const Config& after, const std::vector<do
     last_.reset();
   }
   fresh_ = !(after == config_);
+  last_ms_.clear();
   if (fresh_) {
     reference_ms_ = 0;
     reference_runs_.clear();
@@ -132,6 +155,7 @@ BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double devia
   BalanceEvent e = move(2, after, device_ms, deviation);
   state_ = State::watching;
   lbt_ = 0;
+  confirm_ = true;
   hold_ = backoff_;
   backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
   return e;
@@ -141,9 +165,17 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   BalanceStep step;
   step.execution = ++executions_;
   const double bound = 1.0 - s_.balanced_within;
+  const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
   if (!fresh_) {
     recent_.push_back(device_ms);
     while (recent_.size() > s_.window) recent_.pop_front();
+    // How much a device's time changes from one run of the same plan to the next: the
+    // balancer's own measure of the machine's noise.
+    if (!last_ms_.empty())
+      for (std::size_t d = 0; d < device_ms.size() && d < last_ms_.size(); ++d)
+        if (device_ms[d] > 0 && last_ms_[d] > 0) changes_.push_back(std::abs(std::log(device_ms[d] / last_ms_[d])));
+    while (changes_.size() > 16) changes_.pop_front();
+    last_ms_ = device_ms;
   }
   // Judged on the element-wise median of the runs since the plan changed (at most `window`): on
   // a busy machine single device times swing by 30-50% from run to run, which says nothing
@@ -153,7 +185,6 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   int active = 0;
   for (std::size_t d = 0; d < config_.shares.size() && d < device_ms.size(); ++d)
     active += config_.shares[d] > 0 && device_ms[d] > 0;
-  const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
   const double judged_ms = judged.empty() ? 0.0 : *std::max_element(judged.begin(), judged.end());
   // A plan on one device has no partner to compare with: it is judged against its own time once
   // settled (the median of its first judged runs); a drift beyond twice the bound either way
@@ -189,6 +220,8 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   if (!step.unbalanced) backoff_ = 0;
 
   if (state_ == State::level1) {
+    // On a noisy machine a move waits for `window` runs of the plan: their median, not one run.
+    if (noisy() && recent_.size() < s_.window) return step;
     // Level 1 aims at the middle of the allowed interval, not its edge, where noise would soon
     // push runs out again; within the interval but off the middle, it settles when its moves run out.
     const bool centred = step.deviation <= 0.5 * bound;
@@ -196,6 +229,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       state_ = State::watching;
       lbt_ = step.lbt = 0;
       step.settled = true;
+      confirm_ = true;
     } else if (level1_moves_ < s_.level1_steps && active >= 2) {
       ++level1_moves_;
       const std::vector<double> times = median_times(recent_);
@@ -209,6 +243,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       state_ = State::watching;
       lbt_ = step.lbt = 0;
       step.settled = true;
+      confirm_ = true;
     } else {
       // Level 1 did not converge: retrain the distribution at this fission/overlap.
       step.event = level2(device_ms, step.deviation, retrain);
@@ -217,11 +252,29 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     return step;
   }
 
+  if (confirm_ && recent_.size() >= s_.window) {
+    // The episode's plan has its runs: it stays only if it is not slower than the plan it
+    // replaced was when the episode began.
+    confirm_ = false;
+    const double now_ms = median_run_ms(recent_);
+    if (episode_ && !(episode_->first == config_) && now_ms * (1.0 - bound) > episode_->second) {
+      const Config back = episode_->first;
+      episode_.reset();
+      step.event = move(1, back, median_times(recent_), step.deviation);
+      lbt_ = step.lbt = 0;
+      step.settled = true;
+      hold_ = backoff_;
+      backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
+      return step;
+    }
+    episode_.reset();
+  }
   if (hold_ > 0) {
     --hold_;
     return step;
   }
   if (lbt_ >= s_.trigger) {
+    begin_episode(median_run_ms(recent_));
     if (active < 2) {  // nothing to move between: straight to level 2
       step.event = level2(device_ms, step.deviation, retrain);
       step.settled = true;

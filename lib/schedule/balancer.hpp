@@ -15,6 +15,14 @@
 // time, either way — and a lasting drift goes straight to level 2, whose search includes
 // adding the idle devices back.
 //
+// Two guards against noise. Level 1 judges one run per move when device times are steady, but
+// waits for `window` runs of each new plan when they swing (the median run-to-run change of a
+// device's time above half the bound, or too few runs yet to tell): on a loaded machine one run says little. And an episode (level
+// 1 moves, or level 2) must pay: once its plan has `window` runs, their median is compared with
+// the runs of the plan before it that started the episode; a plan slower by more than the bound
+// is dropped for the old one (a level-1 event), so a move made on noise — a right plan on one
+// device retrained because its time wandered — does not stick.
+//
 // Pure logic: no OpenCL, no clock. Not thread-safe; the runtime serialises observe() per plan.
 #pragma once
 
@@ -58,6 +66,8 @@ class Balancer {
 
  private:
   enum class State { watching, level1 };
+  bool noisy() const;  // run-to-run changes too large to judge one run (or not seen yet)
+  void begin_episode(double run_ms);
   Config level1(const std::vector<double>& device_ms) const;  // the next level-1 plan
   BalanceEvent level2(const std::vector<double>& device_ms, double deviation, const Retrain& retrain);
   BalanceEvent move(int level, const Config& after, const std::vector<double>& device_ms, double deviation);
@@ -78,6 +88,12 @@ class Balancer {
   // unbalanceable tree is not retrained over and over.
   std::size_t hold_ = 0, backoff_ = 0;
   bool fresh_ = false;  // the next run is the first of a new plan
+  // The plan that started the current or last episode and the median time of the runs that
+  // started it; `confirm_` once the episode's plan stands, until it is compared with it.
+  std::optional<std::pair<Config, double>> episode_;
+  bool confirm_ = false;
+  std::vector<double> last_ms_;      // the previous run of the same plan (empty: none)
+  std::deque<double> changes_;       // |log| of a device's run-to-run time ratios within a plan, newest last
   // A plan on one device: its settled time, and the runs that set it.
   double reference_ms_ = 0;
   std::vector<double> reference_runs_;

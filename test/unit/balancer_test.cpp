@@ -316,6 +316,70 @@ TEST(Balancer, AOneDevicePlanIsRetrainedWhenItsTimeDrifts) {
   EXPECT_EQ(drive(c, quiet, 500, [](std::size_t) {}, retrain).events(), 0u);
 }
 
+TEST(Balancer, AnEpisodeThatMakesThePlanSlowerIsUndone) {
+  // The GPU alone is right. Its first runs are slow (a warm-up), so the time it settles at is too
+  // high; the later, faster runs look like a drift and level 2 runs. Its search is misled (it
+  // returns a split that is slower): the balancer compares the new plan's runs with the old
+  // plan's and goes back.
+  Model m{{4.0, 0.1}, {0.5, 1.0}};
+  m.slow = {1, 1.6};
+  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
+  std::size_t retrains = 0;
+  Retrain misled = [&](const Config&) {
+    ++retrains;
+    return two_way(0.2);
+  };
+  const Config start = two_way(0.0);
+  Balancer b(devs, start, {});
+  Trace t = drive(b, m, 120, [&](std::size_t i) {
+    if (i == 5) m.slow[1] = 1.0;  // warmed up
+  }, misled);
+  ASSERT_EQ(retrains, 1u);
+  ASSERT_EQ(t.events(2), 1u);
+  std::size_t level2_at = 0, back_at = 0;
+  for (std::size_t i = 0; i < t.steps.size(); ++i) {
+    if (!t.steps[i].event) continue;
+    if (t.steps[i].event->level == 2) level2_at = i;
+    else if (t.steps[i].event->after == start) back_at = i;
+  }
+  EXPECT_GT(back_at, level2_at) << "the old plan comes back";
+  EXPECT_LE(back_at - level2_at, 5u) << "after the new plan's first run and `window` judged runs";
+  EXPECT_TRUE(t.steps[back_at].settled) << "the old plan is stored again";
+  EXPECT_EQ(b.config(), start);
+  EXPECT_EQ(t.events(), 2u) << "and it stays";
+}
+
+TEST(Balancer, AnEpisodeThatPaysIsKept) {
+  // Load on the CPU: the moved plan is slower than the old plan was before the load, but faster
+  // than the old plan under the load, which is what it is compared with.
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.slow = {1, 1};
+  const double start = m.balanced_cpu_share();
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start), {});
+  Trace t = drive(b, m, 80, [&](std::size_t i) {
+    if (i == 10) m.slow[0] = 3.0;
+  });
+  EXPECT_LT(b.config().shares[0], start - 0.1) << b.config().str();
+  for (const auto& st : t.steps)
+    if (st.event) EXPECT_LT(st.event->after.shares[0], st.event->before.shares[0] + 1e-9) << "no move back";
+}
+
+TEST(Balancer, OnANoisyMachineEachMoveWaitsForSeveralRuns) {
+  // +-30% run to run: a move made on one run follows the noise. Each plan gets a fresh run and
+  // `window` judged runs before the next move; with steady times (the step test) one judged run.
+  Model m{{1.0, 0.5}, {0, 0}};
+  m.noise = 0.3;
+  BalancerSettings s;
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.9), s);
+  Trace t = drive(b, m, 300, [](std::size_t) {}, [](const Config& c) { return c; });
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < t.steps.size(); ++i)
+    if (t.steps[i].event && !(t.steps[i].event->after == t.steps[i].event->before)) at.push_back(i);
+  ASSERT_GE(at.size(), 2u);
+  for (std::size_t k = 1; k < at.size(); ++k) EXPECT_GE(at[k] - at[k - 1], 1u + s.window) << "moves at " << at[k - 1] << " and " << at[k];
+  EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.12) << b.config().str();
+}
+
 TEST(Balancer, RejectsSettingsOutOfRange) {
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   BalancerSettings s;
