@@ -509,20 +509,22 @@ std::string markdown(const Settings& st, const sinew::Runtime& rt, const Roles& 
 }
 
 // Fig. 4: CPU share and execution time over the executions, the load window shaded, the
-// rebalances marked at the share they moved to. Returns a line for the report.
+// rebalances marked at the share they moved to. The gnuplot script names its files relative to
+// the output folder, so where the run had no gnuplot (the GPU machine) it draws the plot later:
+// `cd DIR && gnuplot bench_balance.png.gp`. Returns a line for the report.
 std::string plot(const Settings& st) {
   const fs::path png = st.c.png("");
-  const std::string gp_path = png.string() + ".gp", log = png.string() + ".log";
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    return "No plot: gnuplot not found (apt-get install gnuplot-nox).";
+  const fs::path dir = png.parent_path().empty() ? fs::path(".") : png.parent_path();
+  const std::string gp_name = png.filename().string() + ".gp", log_name = png.filename().string() + ".log";
   {
-    std::ofstream gp(gp_path, std::ios::trunc);
-    const std::string csv = "'" + st.c.csv().string() + "'";
-    gp << "# Written by bench_balance: the spec's Fig. 4 from " << st.c.csv().filename().string() << "\n"
+    std::ofstream gp(dir / gp_name, std::ios::trunc);
+    const std::string csv = "'" + st.c.csv().filename().string() + "'";
+    gp << "# Written by bench_balance: the spec's Fig. 4 from " << st.c.csv().filename().string()
+       << " (run it in this folder: gnuplot " << gp_name << ")\n"
        << "set datafile separator ','\n"
        << "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1280,640 noenhanced "
           "font 'sans,10' } else { set terminal png size 1280,640 }\n"
-       << "set output '" << png.string() << "'\n"
+       << "set output '" << png.filename().string() << "'\n"
        << "set title 'Saxpy, " << count_label(st.size) << " floats, under a CPU load step: share of the work on the "
        << "CPU and execution time'\n"
        << "set xlabel 'execution'\nset ylabel 'CPU share (%)'\nset y2label 'execution time (ms)'\n"
@@ -542,18 +544,20 @@ std::string plot(const Settings& st) {
        << "  " << csv << " using (column('n')+1):(column('balance_level')==2 ? column('cpu_share_after')*100 : NaN) "
        << "with points pt 5 ps 1.5 lc rgb '#d62728' title 'level 2 (L2): retrained'\n";
   }
-  const std::string cmd = "gnuplot '" + gp_path + "' 2>'" + log + "'";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    return "No plot: gnuplot not found (apt-get install gnuplot-nox); where it is, `gnuplot " + gp_name +
+           "` in this folder draws it.";
+  const std::string cmd = "cd '" + dir.string() + "' && gnuplot '" + gp_name + "' 2>'" + log_name + "'";
   if (std::system(cmd.c_str()) != 0 || !fs::exists(png)) {
-    std::ifstream l(log);
+    std::ifstream l(dir / log_name);
     std::string first;
     std::getline(l, first);
-    return "No plot: gnuplot failed on " + gp_path + (first.empty() ? "" : ": " + first);
+    return "No plot: gnuplot failed on " + gp_name + (first.empty() ? "" : ": " + first);
   }
   std::error_code ec;
-  fs::remove(log, ec);
+  fs::remove(dir / log_name, ec);
   return "Plot: " + png.filename().string() + " (CPU share and execution time per execution; markers: the share "
-         "a level-1 or level-2 rebalance moved to, at the first execution that ran it). Script: " +
-         fs::path(gp_path).filename().string() + ".";
+         "a level-1 or level-2 rebalance moved to, at the first execution that ran it). Script: " + gp_name + ".";
 }
 
 }  // namespace

@@ -108,6 +108,9 @@ struct Environment {
   FftPlans* fft = nullptr;
   ThreadPool* threads = nullptr;  // requests and queue threads
   TransferMode transfer = TransferMode::staged;
+  // A streamed tree's chunks for a discrete device's queues are enqueued by one host thread,
+  // round the queues (false: one thread per queue, SINEW_THREAD_PER_QUEUE=1; for comparison).
+  bool one_thread_per_device = true;
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
   std::function<bool(const void* p, std::size_t bytes)> is_pinned;
   // Pinned memory as Runtime::pinned gives it (registered: is_pinned knows it).

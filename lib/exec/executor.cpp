@@ -107,14 +107,25 @@ class Run {
     walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
     prepare();
     prepared_ms_ = now_ms();
-    // One host thread per queue: a blocking transfer or library call on one device never holds
-    // back the others.
-    barrier_.emplace(workers_.size());
-    // The calling thread drives the first queue; pool threads the others.
+    // One host thread per queue, so a blocking transfer or library call on one device never
+    // holds back the others; except that a streamed tree's chunks for a discrete device are
+    // dealt round its queues by one thread, in order, as hand-written OpenCL does: the driver
+    // serialises enqueues per context (80-200 us a chunk on the H100), so threads per queue only
+    // contend for it and for the cores a CPU device computes on.
+    std::vector<std::vector<Worker*>> crews;
+    const bool share = an_.streamable && !has_replicas_ && env_.one_thread_per_device;
+    for (auto& w : workers_) {
+      if (share && w.info().discrete && !crews.empty() && crews.back().front()->device == w.device)
+        crews.back().push_back(&w);
+      else
+        crews.push_back({&w});
+    }
+    barrier_.emplace(crews.size());
+    // The calling thread drives the first crew; pool threads the others.
     std::vector<std::future<void>> others;
-    for (std::size_t i = 1; i < workers_.size(); ++i)
-      others.push_back(env_.threads->submit([this, &w = workers_[i]] { work(w); }));
-    work(workers_[0]);
+    for (std::size_t i = 1; i < crews.size(); ++i)
+      others.push_back(env_.threads->submit([this, &c = crews[i]] { work(c); }));
+    work(crews[0]);
     for (auto& f : others) f.get();  // work() keeps its exceptions in error_
     if (error_) std::rethrow_exception(error_);
     for (const NodeImpl* n : workers_.front().pending) finalize(*n);
@@ -131,29 +142,41 @@ class Run {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  void work(Worker& w) {
-    w.host_start_ms = now_ms();
+  // Drives one queue's worker, or a discrete device's queues (a crew: streamed trees only).
+  void work(const std::vector<Worker*>& crew) {
+    for (Worker* w : crew) w->host_start_ms = now_ms();
     try {
-      upload_replicas(w);
+      for (Worker* w : crew) upload_replicas(*w);
       if (has_replicas_) barrier_->arrive_and_wait();  // replicas are shared by a context's queues
       if (an_.streamable) {
-        // Partitions are independent: each runs the whole tree, so this queue pipelines them
-        // (while one partition computes, the next one's data is already moving).
-        for (PartState* p : w.parts) {
-          upload(*p);
-          exec(root_, w, {p}, 0, 0);
-          download(*p);
-        }
+        // Partitions are independent: each runs the whole tree, so a queue pipelines them (while
+        // one partition computes, the next one's data is already moving); a crew deals them round
+        // its queues in order, each flushed so the device starts at once.
+        std::size_t rounds = 0;
+        for (Worker* w : crew) rounds = std::max(rounds, w->parts.size());
+        for (std::size_t r = 0; r < rounds; ++r)
+          for (Worker* w : crew) {
+            if (r >= w->parts.size()) continue;
+            PartState* p = w->parts[r];
+            upload(*p);
+            exec(root_, *w, {p}, 0, 0);
+            download(*p);
+            if (w->info().discrete) w->queue().flush();
+          }
       } else {
+        Worker& w = *crew.front();  // crews of one
         for (PartState* p : w.parts) upload(*p);
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
-      w.host_enqueued_ms = now_ms();
-      // A request without CPU work leaves the host's cores idle: its waits need not nap.
-      cl_call({.api_call = "clFinish", .device = w.info().name},
-              [&] { drain(w.queue(), w.info().discrete, cpu_work_); });
-      w.host_end_ms = now_ms();
+      const double enqueued = now_ms();
+      for (Worker* w : crew) {
+        w->host_enqueued_ms = enqueued;
+        // A request without CPU work leaves the host's cores idle: its waits need not nap.
+        cl_call({.api_call = "clFinish", .device = w->info().name},
+                [&] { drain(w->queue(), w->info().discrete, cpu_work_); });
+        w->host_end_ms = now_ms();
+      }
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
     } catch (...) {
@@ -849,7 +872,7 @@ class Run {
   const NodeImpl& root_;
   const Analysis& an_;
   const Decomposition& dec_;
-  std::optional<Barrier> barrier_;  // one party per worker
+  std::optional<Barrier> barrier_;  // one party per host thread (per worker where it is met)
   std::vector<Worker> workers_;
   std::chrono::steady_clock::time_point start_;
   double prepared_ms_ = 0;

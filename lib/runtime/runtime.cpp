@@ -63,6 +63,8 @@ class RuntimeImpl {
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
     if (const char* t = std::getenv("SINEW_TRANSFER"); t && std::string(t) == "direct")
       env_.transfer = TransferMode::direct;
+    if (const char* t = std::getenv("SINEW_THREAD_PER_QUEUE"); t && std::string(t) == "1")
+      env_.one_thread_per_device = false;
     double chunk_mb = options_.chunk_mb;
     if (chunk_mb <= 0)
       if (const char* c = std::getenv("SINEW_CHUNK_MB"); c) chunk_mb = std::atof(c);
