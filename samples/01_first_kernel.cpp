@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   try {
     sinew::Runtime rt;
     sinew::RunOptions options;
+    options.profile = true;  // the report below shows each kernel's device time
     if (argc > 1) options.device = std::stoul(argv[1]);
     // run() returns a future; host must stay untouched until it is ready. Then it holds v.
     sinew::Report report = rt.run(scale, {{v, host}}, options).get();

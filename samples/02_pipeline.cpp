@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   try {
     sinew::Runtime rt;
     sinew::RunOptions options;
+    options.profile = true;  // the report below shows each kernel's device time
     if (argc > 1) options.device = std::stoul(argv[1]);
     auto report = rt.run(tree, {{x, input}, {y, hy}}, options).get();
     std::cout << report.str() << "\n";

@@ -168,6 +168,12 @@ struct RunOptions {
   // BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
   // (`config`/`plan`), which is then only the starting point (nothing is stored for it).
   std::optional<bool> balance;
+  // Device-side timing: the run's queues profile every command, so the Report has each
+  // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
+  // `kernels`). Empty: on when $SINEW_PROFILE=1 or $SINEW_TRACE is set, else off (profiling
+  // costs a few percent on short runs; Report::device_ms, which the scheduler uses, is host-timed
+  // and always there).
+  std::optional<bool> profile;
 };
 
 struct KernelTiming {
@@ -185,7 +191,8 @@ struct PartitionReport {
   unsigned queue = 0;       // overlap queue
   std::size_t first = 0;    // first granule/element, in units of the partitioned dimension
   std::size_t units = 0;
-  double ms = 0;            // busy time: first command start to last command end (profiling)
+  // Profiled runs only (RunOptions::profile), else 0:
+  double ms = 0;            // busy time: first command start to last command end
   double kernel_ms = 0;     // sum of kernel profiling times
   double transfer_ms = 0;   // sum of transfer profiling times
 };
@@ -196,6 +203,7 @@ struct Report {
   std::string provenance = "manual";  // manual | default | trained | derived | balanced
   std::size_t iterations = 0;         // loop iterations run (outermost loops summed)
   std::vector<PartitionReport> partitions;
+  bool profiled = false;              // the queues were profiled: partitions' times and `kernels`
   // Per runtime device: host time from the start of the execution until the device's last queue
   // finished its work (uploads, kernels, downloads), in ms; 0 for a device that had no share.
   // What the trainer and the balancer compare.
@@ -239,7 +247,8 @@ struct RuntimeOptions {
   // Empty: $SINEW_DISCRETE.
   std::string discrete;
   // Streamable trees reach discrete devices in chunks of about this many MB (summed over the
-  // partitioned vectors), dealt round-robin to the overlap queues. 0: $SINEW_CHUNK_MB, else 16.
+  // partitioned vectors), dealt round-robin to the overlap queues. 0: $SINEW_CHUNK_MB, else an
+  // eighth of the device's data, within 16-64 MB.
   double chunk_mb = 0;
 
   // The knowledge base plans runs that name no device, config or plan. Its file: empty means

@@ -12,10 +12,10 @@ cl::Kernel& QueueSlot::kernel(const cl::Program& program, const std::string& ent
   return it->second;
 }
 
-std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const cl::Device& device) {
+std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const cl::Device& device, bool profile) {
   {
     std::lock_guard lock(mutex_);
-    auto& list = free_[device()];
+    auto& list = free_[{device(), profile}];
     if (!list.empty()) {
       auto slot = std::move(list.back());
       list.pop_back();
@@ -23,14 +23,15 @@ std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const 
     }
   }
   auto slot = std::make_unique<QueueSlot>();
-  slot->queue = Device::make_queue(context, device);
+  slot->queue = Device::make_queue(context, device, profile);
+  slot->profiled = profile;
   return slot;
 }
 
 void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slot) {
   if (!slot) return;
   std::lock_guard lock(mutex_);
-  free_[device()].push_back(std::move(slot));
+  free_[{device(), slot->profiled}].push_back(std::move(slot));
 }
 
 cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes) {

@@ -87,8 +87,8 @@ std::size_t floor_pow2(std::size_t x) {
 
 class Run {
  public:
-  Run(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec)
-      : env_(env), root_(root), an_(an), dec_(dec) {}
+  Run(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec, bool profile)
+      : env_(env), root_(root), an_(an), dec_(dec), profile_(profile) {}
 
   ~Run() {
     for (auto& w : workers_) {
@@ -108,12 +108,15 @@ class Run {
     prepare();
     prepared_ms_ = now_ms();
     // One host thread per queue, so a blocking transfer or library call on one device never
-    // holds back the others; except that a streamed tree's chunks for a discrete device are
-    // dealt round its queues by one thread, in order, as hand-written OpenCL does: the driver
-    // serialises enqueues per context (80-200 us a chunk on the H100), so threads per queue only
-    // contend for it and for the cores a CPU device computes on.
+    // holds back the others; except that a streamed tree's chunks for a discrete device whose
+    // transfers are all direct DMA (pinned memory: nothing blocks) are dealt round its queues by
+    // one thread, in order, as hand-written OpenCL does: the driver serialises enqueues per
+    // context, so threads per queue only contend for it and for the cores a CPU device computes
+    // on. Staged transfers keep a thread per queue: their copies into the pinned staging are
+    // host work that the threads share (one thread for all queues made the filter pipeline 1.5-3x
+    // slower on the H100).
     std::vector<std::vector<Worker*>> crews;
-    const bool share = an_.streamable && !has_replicas_ && env_.one_thread_per_device;
+    const bool share = an_.streamable && !has_replicas_ && env_.one_thread_per_device && all_direct();
     for (auto& w : workers_) {
       if (share && w.info().discrete && !crews.empty() && crews.back().front()->device == w.device)
         crews.back().push_back(&w);
@@ -212,7 +215,7 @@ class Run {
         w.cl_device = w.device->device();
       }
       w.zero_copy = !info.discrete && info.host_unified_memory;
-      w.slot = env_.queues->acquire(w.context, w.cl_device);
+      w.slot = env_.queues->acquire(w.context, w.cl_device, profile_);
     }
     parts_.resize(dec_.parts.size());
     for (std::size_t i = 0; i < dec_.parts.size(); ++i) {
@@ -411,7 +414,9 @@ class Run {
   }
   char* host_of(const VectorUse& u) const { return static_cast<char*>(u.binding->data); }
 
+  // Keeps a command's event for the report and the trace (profiled requests only).
   void track(PartState& ps, cl::Event ev, const std::string* path, bool kernel) {
+    if (!profile_) return;
     ps.events.push_back({std::move(ev), path, kernel});
   }
 
@@ -444,6 +449,13 @@ class Run {
       w.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
       track(ps, ev, label, false);
     }
+  }
+
+  // Every partitioned vector moves between host and discrete devices without staging.
+  bool all_direct() const {
+    for (const auto& u : an_.vectors)
+      if (u.partitioned && u.binding && staged(host_of(u), u.elements * u.vector->type.size)) return false;
+    return true;
   }
 
   bool staged(const void* host, std::size_t bytes) const {
@@ -782,6 +794,7 @@ class Run {
     Report rep;
     rep.config = dec_.config;
     rep.iterations = iterations_;
+    rep.profiled = profile_;
     rep.results = results_;
     rep.decomposition = dec_.explain(env_.infos);
     rep.device_ms.assign(env_.infos.size(), 0.0);
@@ -872,6 +885,7 @@ class Run {
   const NodeImpl& root_;
   const Analysis& an_;
   const Decomposition& dec_;
+  const bool profile_;
   std::optional<Barrier> barrier_;  // one party per host thread (per worker where it is met)
   std::vector<Worker> workers_;
   std::chrono::steady_clock::time_point start_;
@@ -898,8 +912,9 @@ class Run {
 
 }  // namespace
 
-Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec) {
-  Run run(env, root, an, dec);
+Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec,
+               bool profile) {
+  Run run(env, root, an, dec, profile);
   return run.go();
 }
 

@@ -16,7 +16,9 @@
 namespace sinew::detail {
 
 // Builds every program and kernel the run needs and checks the device limits (work-group size,
-// allocation size, memory) — all before any data moves. Then runs, and returns the report.
-Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec);
+// allocation size, memory) — all before any data moves. Then runs, and returns the report; with
+// `profile`, on profiling queues, with every partition's and kernel's device times.
+Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const Decomposition& dec,
+               bool profile = false);
 
 }  // namespace sinew::detail

@@ -76,13 +76,7 @@ Device::Device(DeviceInfo info, cl::Platform platform, cl::Device device)
   cl_call({.api_call = "clCreateContext", .device = info_.name}, [&] { context_ = cl::Context(device_); });
 }
 
-cl::CommandQueue Device::make_queue(const cl::Context& context, const cl::Device& device) {
-  // SINEW_PROFILE=0: queues without profiling (reports then lack per-partition device times;
-  // host-side times, which training and balancing use, remain).
-  static const bool profile = [] {
-    const char* v = std::getenv("SINEW_PROFILE");
-    return !(v && std::string(v) == "0");
-  }();
+cl::CommandQueue Device::make_queue(const cl::Context& context, const cl::Device& device, bool profile) {
   return cl_call({.api_call = "clCreateCommandQueue"}, [&] {
     return profile ? cl::CommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE) : cl::CommandQueue(context, device);
   });

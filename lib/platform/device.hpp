@@ -35,8 +35,8 @@ class Device {
   // Throws sinew::Error(errc::invalid_argument) for a name this device does not offer.
   const FissionSet& fission(const std::string& name);
 
-  // An in-order queue with profiling in `context` for `device`.
-  static cl::CommandQueue make_queue(const cl::Context& context, const cl::Device& device);
+  // An in-order queue in `context` for `device`, with profiling when `profile`.
+  static cl::CommandQueue make_queue(const cl::Context& context, const cl::Device& device, bool profile = false);
 
   DeviceInfo& mutable_info() { return info_; }
 

@@ -63,6 +63,7 @@ class RuntimeImpl {
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
     if (const char* t = std::getenv("SINEW_TRANSFER"); t && std::string(t) == "direct")
       env_.transfer = TransferMode::direct;
+    if (const char* p = std::getenv("SINEW_PROFILE"); p && std::string(p) == "1") env_.profile = true;
     if (const char* t = std::getenv("SINEW_THREAD_PER_QUEUE"); t && std::string(t) == "1")
       env_.one_thread_per_device = false;
     double chunk_mb = options_.chunk_mb;
@@ -168,8 +169,9 @@ class RuntimeImpl {
     if (!planned) dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
     const bool force = options.train || options_.force_training;
     const bool balance = options.balance.value_or(planned && balancer_.enabled);
+    const bool profile = options.profile.value_or(profile_default());
 
-    return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance,
+    return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance, profile,
             config]() mutable {
       Plan plan;
       if (planned) plan = planner().plan(tree, *an, *bound, granule, streaming, force);
@@ -199,7 +201,7 @@ class RuntimeImpl {
         dec = std::make_shared<Decomposition>(
             decompose(an->units, granule, planned ? plan.config : config, env_.infos, streaming));
       const auto t0 = std::chrono::steady_clock::now();
-      Report rep = detail::execute(env_, *root, *an, *dec);
+      Report rep = detail::execute(env_, *root, *an, *dec, profile);
       rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       rep.provenance = planned ? plan.provenance : provenance;
       if (planned) {
@@ -320,6 +322,13 @@ class RuntimeImpl {
   }
 
  private:
+  // Whether a request that does not say profiles its queues: $SINEW_PROFILE=1, or a trace is
+  // being written (read per request: SINEW_TRACE may be set while the runtime lives).
+  bool profile_default() const {
+    const char* trace = std::getenv("SINEW_TRACE");
+    return env_.profile || (trace && *trace);
+  }
+
   RuntimeOptions options_;
   std::mutex planner_mutex_;
   std::unique_ptr<KnowledgeBase> kb_;
@@ -462,10 +471,14 @@ std::string Report::str() const {
   s << "\n";
   for (std::size_t d = 0; d < device_ms.size(); ++d)
     if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
-  for (const auto& p : partitions)
+  for (const auto& p : partitions) {
     s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
-      << " units [" << p.first << ", " << p.first + p.units << "): busy " << p.ms << " ms, kernels " << p.kernel_ms
-      << " ms, transfers " << p.transfer_ms << " ms\n";
+      << " units [" << p.first << ", " << p.first + p.units << ")";
+    if (profiled)
+      s << ": busy " << p.ms << " ms, kernels " << p.kernel_ms << " ms, transfers " << p.transfer_ms << " ms";
+    s << "\n";
+  }
+  if (!profiled && !partitions.empty()) s << "  (device times per partition and kernel: RunOptions::profile)\n";
   for (const auto& k : kernels)
     s << "    " << k.node << " @" << k.partition << ": " << k.ms << " ms over " << k.launches << " launch(es)\n";
   for (const auto& [name, v] : results) {

@@ -51,7 +51,9 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
             << "  --dump            print the skeleton tree\n"
             << "  --no-check        skip the comparison with the C++ reference\n"
             << "  --pinned          keep the host data in pinned memory (Runtime::pinned), where the\n"
-            << "                    sample supports it\n";
+            << "                    sample supports it\n"
+            << "  --profile         profile the device queues: the report lists each partition's and\n"
+            << "                    kernel's device times (RunOptions::profile; costs a little time)\n";
   for (const auto& f : extra) {
     std::string left = "--" + f.name + (f.is_switch ? "" : " V");
     std::cout << "  " << left << std::string(left.size() < 18 ? 18 - left.size() : 1, ' ') << f.help;
@@ -105,6 +107,8 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
       o.check = false;
     } else if (name == "pinned") {
       o.pinned = true;
+    } else if (name == "profile") {
+      o.profile = true;
     } else if (name == "size") {
       o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too
     } else if (name == "device") {
@@ -144,6 +148,7 @@ int run(Sample& sample, const Options& opts) {
 
     const auto& devices = rt.devices();
     RunOptions ro;
+    ro.profile = opts.profile;
     std::string where;
     if (!opts.shares.empty()) {
       if (opts.shares.size() != devices.size()) {

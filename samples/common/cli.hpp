@@ -1,7 +1,7 @@
 // samples/common/cli.hpp — the command line every benchmark sample program shares.
 //
 // Common flags: --size S (a number, or a sample's own form such as WIDTHxHEIGHT), --device
-// i|ID|all, --shares a,b,... [--fission NAME] [--overlap N], --repeat n, --dump, --no-check,
+// i|ID|all, --shares a,b,... [--fission NAME] [--overlap N], --repeat n, --dump, --no-check, --profile,
 // --help. A program adds its own flags (e.g. --steps), reads them with Options::get and sets its
 // descriptor's params before calling run().
 #pragma once
@@ -32,6 +32,7 @@ struct Options {
   bool dump = false;
   bool check = true;
   bool pinned = false;         // host data in Runtime::pinned memory
+  bool profile = false;        // --profile: device times in the report (RunOptions::profile)
   std::map<std::string, std::string> values;  // the program's own flags, by name
 
   bool has(const std::string& name) const { return values.count(name) != 0; }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <complex>
 #include <random>
 
@@ -126,7 +128,7 @@ TEST(Report, NamesConfigPartitionsAndKernelTimes) {
   Runtime rt(RuntimeOptions{.kb_path = ":memory:", .progress = false});  // starts knowing nothing
   Holder h;
   Case c = make_case("pipeline_channel", 1000, h);
-  Report r = rt.run(c.tree, c.bindings).get();
+  Report r = rt.run(c.tree, c.bindings, {.profile = true}).get();  // device times asked for
   EXPECT_EQ(r.provenance, "trained");
   EXPECT_GT(r.training_executions, 0u);
   EXPECT_GT(r.kb_entry, 0);
@@ -148,6 +150,15 @@ TEST(Report, NamesConfigPartitionsAndKernelTimes) {
   Report r2 = rt.run(again.tree, again.bindings).get();
   EXPECT_EQ(r2.provenance, "kb");
   EXPECT_EQ(r2.kb_entry, r.kb_entry);
+  // Not profiled (the default): no device-side times, the host-timed ones remain.
+  EXPECT_TRUE(r2.kernels.empty());
+  units = 0;
+  for (const auto& p : r2.partitions) {
+    units += p.units;
+    EXPECT_EQ(p.kernel_ms, 0.0);
+  }
+  EXPECT_EQ(units, 1000u);
+  EXPECT_GT(*std::max_element(r2.device_ms.begin(), r2.device_ms.end()), 0.0);
   EXPECT_EQ(r2.training_executions, 0u);
   EXPECT_EQ(r2.config, r.config);
   again.report = r2;
