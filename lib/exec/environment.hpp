@@ -114,7 +114,7 @@ struct Environment {
   bool one_thread_per_device = true;
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or SINEW_PROFILE=1. Off by default: it
-  // cost 5-8% of a 50M-float saxpy split on the H100 and the scheduler needs none of it.
+  // cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs none of it.
   bool profile = false;
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
   std::function<bool(const void* p, std::size_t bytes)> is_pinned;
