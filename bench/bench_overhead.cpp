@@ -51,6 +51,25 @@ std::string check(const std::vector<float>& x, const std::vector<float>& u) {
 const std::vector<std::string> kColumns = {"device", "device_id", "device_name", "driven_as", "case",   "impl",
                                            "elements", "median_us", "min_us", "max_us", "iqr_us", "runs", "check"};
 
+// One measurement as a CSV row (kColumns): where it ran, what, and its times in us.
+void append_row(CsvLog& csv, const std::string& device, const std::string& device_id, const std::string& device_name,
+                const std::string& driven_as, const std::string& which, const std::string& impl, std::size_t n,
+                const Measurement& m) {
+  csv.append({{"device", device},
+              {"device_id", device_id},
+              {"device_name", device_name},
+              {"driven_as", driven_as},
+              {"case", which},
+              {"impl", impl},
+              {"elements", std::to_string(n)},
+              {"median_us", num(m.median_ms * 1e3)},
+              {"min_us", num(m.min_ms * 1e3)},
+              {"max_us", num(m.max_ms * 1e3)},
+              {"iqr_us", num(m.iqr_ms * 1e3)},
+              {"runs", std::to_string(m.runs)},
+              {"check", m.check}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,19 +137,7 @@ int main(int argc, char** argv) {
         if (hwdevs[i].platform == d.platform && hwdevs[i].name == d.name && static_cast<int>(c++) == k) hwi = i;
 
       auto row = [&](const std::string& which, const std::string& impl, std::size_t n, const Measurement& m) {
-        csv.append({{"device", std::to_string(d.index)},
-                    {"device_id", d.id()},
-                    {"device_name", d.name},
-                    {"driven_as", r.driven},
-                    {"case", which},
-                    {"impl", impl},
-                    {"elements", std::to_string(n)},
-                    {"median_us", num(m.median_ms * 1e3)},
-                    {"min_us", num(m.min_ms * 1e3)},
-                    {"max_us", num(m.max_ms * 1e3)},
-                    {"iqr_us", num(m.iqr_ms * 1e3)},
-                    {"runs", std::to_string(m.runs)},
-                    {"check", m.check}});
+        append_row(csv, std::to_string(d.index), d.id(), d.name, r.driven, which, impl, n, m);
         failed = failed || !m.ok();
         std::cerr << "  [" << fmt("%6.1f", seconds_since_start()) << " s] " << d.id() << " " << which << " " << impl
                   << " " << n << " elements: " << fmt("%.1f", m.median_ms * 1e3) << " us " << m.check << "\n";
@@ -250,19 +257,7 @@ int main(int argc, char** argv) {
         k.planned.check = k.given.check = std::string("ERROR: ") + e.what();
       }
       for (const auto& [impl, m] : {std::pair{"sinew-kb-planned", k.planned}, std::pair{"sinew-plan-given", k.given}}) {
-        csv.append({{"device", "all"},
-                    {"device_id", k.plan},
-                    {"device_name", "knowledge base " + k.kb},
-                    {"driven_as", ""},
-                    {"case", "tiny"},
-                    {"impl", impl},
-                    {"elements", std::to_string(s.elements)},
-                    {"median_us", num(m.median_ms * 1e3)},
-                    {"min_us", num(m.min_ms * 1e3)},
-                    {"max_us", num(m.max_ms * 1e3)},
-                    {"iqr_us", num(m.iqr_ms * 1e3)},
-                    {"runs", std::to_string(m.runs)},
-                    {"check", m.check}});
+        append_row(csv, "all", k.plan, "knowledge base " + k.kb, "", "tiny", impl, s.elements, m);
         failed = failed || !m.ok();
       }
       std::cerr << "  [" << fmt("%6.1f", seconds_since_start()) << " s] knowledge base " << k.kb << ": planned "
@@ -327,13 +322,7 @@ int main(int argc, char** argv) {
     for (const auto& row : csv.rows())
       if (row.at("check") != "OK")
         md << "- " << row.at("device_id") << " " << row.at("case") << " " << row.at("impl") << ": " << row.at("check") << "\n";
-    if (stopped) md << "\n**Incomplete:** stopped by --max-seconds.\n";
-    write_file(s.c.md(), md.str());
-    std::cout << md.str();
-    std::cerr << s.c.program << ": wrote " << s.c.csv().string() << " and " << s.c.md().string() << " ("
-              << std::lround(seconds_since_start()) << " s)\n";
-    if (stopped) return kExitStopped;
-    return failed ? 1 : 0;
+    return finish_report(s.c, md.str(), stopped, failed);
   } catch (const std::exception& e) {
     std::cerr << s.c.program << ": " << e.what() << "\n";
     return 2;

@@ -483,13 +483,7 @@ int main(int argc, char** argv) {
     for (const auto& r : results)
       if (auto it = r.kb.find("check"); it != r.kb.end() && it->second != "OK")
         md << "- saxpy " << count_label(r.n) << " " << r.memory << " knowledge base: " << it->second << "\n";
-    if (stopped) md << "\n**Incomplete:** stopped by --max-seconds.\n";
-    write_file(s.c.md(), md.str());
-    std::cout << md.str();
-    std::cerr << s.c.program << ": wrote " << s.c.csv().string() << " and " << s.c.md().string() << " ("
-              << std::lround(seconds_since_start()) << " s)\n";
-    if (stopped) return kExitStopped;
-    return failed ? 1 : 0;
+    return finish_report(s.c, md.str(), stopped, failed);
   } catch (const std::exception& e) {
     std::cerr << s.c.program << ": " << e.what() << "\n";
     return 2;

@@ -25,15 +25,6 @@ std::string pad(const std::string& s, std::size_t w, bool right = true) {
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 bool same_share(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) < 1e-9; }
 
 bool is_sweep(const std::string& variant) { return variant == kSplit || variant == kSplitPinned; }

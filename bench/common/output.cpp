@@ -32,7 +32,9 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
@@ -40,29 +42,25 @@ std::vector<std::string> split_commas(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   return out;
 }
-}  // namespace
 
 double seconds_since_start() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
 }
 
-std::string utc_now() {
+namespace {
+std::string utc(const char* format) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char b[64];
-  std::strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  std::strftime(b, sizeof b, format, &tm);
   return b;
 }
+}  // namespace
 
-std::string utc_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[64];
-  std::strftime(b, sizeof b, "%Y%m%d-%H%M%S", &tm);
-  return b;
-}
+std::string utc_now() { return utc("%Y-%m-%d %H:%M:%S UTC"); }
+
+std::string utc_stamp() { return utc("%Y%m%d-%H%M%S"); }
 
 bool Deadline::check(const std::string& program) const {
   if (!expired()) return false;
@@ -184,7 +182,7 @@ double Cli::to_double(const std::string& flag, const std::string& v, double lo, 
 
 std::vector<std::size_t> Cli::to_counts(const std::string& flag, const std::string& v) const {
   std::vector<std::size_t> out;
-  for (const auto& item : split_commas(v)) {
+  for (const auto& item : split_list(v)) {
     std::size_t pos = 0;
     double x = 0;
     try {
@@ -209,7 +207,7 @@ std::vector<std::size_t> Cli::to_counts(const std::string& flag, const std::stri
 
 std::vector<unsigned> Cli::to_unsigneds(const std::string& flag, const std::string& v) const {
   std::vector<unsigned> out;
-  for (const auto& item : split_commas(v)) out.push_back(to_unsigned(flag, item));
+  for (const auto& item : split_list(v)) out.push_back(to_unsigned(flag, item));
   if (out.empty()) fail(flag, "empty list");
   return out;
 }
@@ -432,6 +430,16 @@ void write_file(const fs::path& path, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + tmp.string());
   }
   fs::rename(tmp, path);
+}
+
+int finish_report(const Common& c, std::string md, bool stopped, bool failed) {
+  if (stopped) md += "\n**Incomplete:** stopped by --max-seconds.\n";
+  write_file(c.md(), md);
+  std::cout << md;
+  std::cerr << c.program << ": wrote " << c.csv().string() << " and " << c.md().string() << " ("
+            << std::lround(seconds_since_start()) << " s)\n";
+  if (stopped) return kExitStopped;
+  return failed ? 1 : 0;
 }
 
 // ----- plots ---------------------------------------------------------------------------------

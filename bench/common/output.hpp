@@ -131,6 +131,9 @@ class CsvLog {
   std::size_t resumed_ = 0;
 };
 
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated flag value, empty items dropped.
+std::vector<std::string> split_list(const std::string& s);
+
 std::string csv_escape(const std::string& s);
 std::vector<std::string> csv_split(const std::string& line);
 // "%.6g", "" for NaN.
@@ -162,6 +165,10 @@ std::string md_run_header(const Common& c, const sinew::Runtime* rt);
 std::string md_devices(const sinew::Runtime& rt);
 // Writes `text` to `path` (whole file, replaced atomically).
 void write_file(const std::filesystem::path& path, const std::string& text);
+// The end of a program that stops on --max-seconds: notes an incomplete run in `md`, writes it to
+// c.md(), prints it, says what was written, and returns the exit status (kExitStopped, 1 when
+// some measurement failed, else 0).
+int finish_report(const Common& c, std::string md, bool stopped, bool failed);
 
 // ----- plots ---------------------------------------------------------------------------------
 

@@ -23,6 +23,10 @@
 
 namespace sinew_bench::handwritten {
 
+// Every device of every platform the ICD loader offers, with its platform, in order; none when
+// there is no platform (the loader reports that as an error).
+std::vector<std::pair<cl::Platform, cl::Device>> all_devices();
+
 // One device in its own context, with its programs and queues.
 struct Side {
   cl::Device device;

@@ -59,6 +59,26 @@ cl::Program& Env::Impl::program(Side& side, const std::string& file) {
   return side.programs.emplace(file, std::move(p)).first->second;
 }
 
+std::vector<std::pair<cl::Platform, cl::Device>> all_devices() {
+  std::vector<std::pair<cl::Platform, cl::Device>> out;
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {
+    return out;
+  }
+  for (auto& p : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;
+    }
+    for (auto& d : devices) out.emplace_back(p, d);
+  }
+  return out;
+}
+
 std::string default_kernels_dir() {
   const char* env = std::getenv("SINEW_SOURCE_DIR");
   return std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels";
@@ -68,25 +88,11 @@ Env::Env(std::string kernels_dir) : impl_(std::make_unique<Impl>()) {
   if (kernels_dir.empty()) kernels_dir = default_kernels_dir();
   impl_->kernels_dir = kernels_dir;
 
-  std::vector<cl::Platform> platforms;
-  try {
-    cl::Platform::get(&platforms);
-  } catch (const cl::Error&) {
-    platforms.clear();
-  }
   std::vector<std::pair<cl::Platform, cl::Device>> cpus, gpus;
-  for (auto& p : platforms) {
-    std::vector<cl::Device> devices;
-    try {
-      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
-    } catch (const cl::Error&) {
-      continue;
-    }
-    for (auto& d : devices) {
-      const cl_device_type t = d.getInfo<CL_DEVICE_TYPE>();
-      if (t & CL_DEVICE_TYPE_GPU) gpus.emplace_back(p, d);
-      else if (t & CL_DEVICE_TYPE_CPU) cpus.emplace_back(p, d);
-    }
+  for (auto& [p, d] : all_devices()) {
+    const cl_device_type t = d.getInfo<CL_DEVICE_TYPE>();
+    if (t & CL_DEVICE_TYPE_GPU) gpus.emplace_back(p, d);
+    else if (t & CL_DEVICE_TYPE_CPU) cpus.emplace_back(p, d);
   }
   if (cpus.empty() && gpus.empty())
     throw std::runtime_error("no OpenCL CPU or GPU device found (check clinfo -l; for PoCL: apt-get install pocl-opencl-icd)");

@@ -10,23 +10,9 @@ namespace sinew_bench::handwritten {
 
 std::vector<DeviceDesc> list_devices() {
   std::vector<DeviceDesc> out;
-  std::vector<cl::Platform> platforms;
-  try {
-    cl::Platform::get(&platforms);
-  } catch (const cl::Error&) {
-    return out;
-  }
-  for (auto& p : platforms) {
-    std::vector<cl::Device> devices;
-    try {
-      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
-    } catch (const cl::Error&) {
-      continue;
-    }
-    for (auto& d : devices)
-      out.push_back({p.getInfo<CL_PLATFORM_NAME>(), d.getInfo<CL_DEVICE_NAME>(), d.getInfo<CL_DRIVER_VERSION>(),
-                     (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0});
-  }
+  for (auto& [p, d] : all_devices())
+    out.push_back({p.getInfo<CL_PLATFORM_NAME>(), d.getInfo<CL_DEVICE_NAME>(), d.getInfo<CL_DRIVER_VERSION>(),
+                   (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0});
   return out;
 }
 
@@ -43,22 +29,11 @@ struct TinyPipeline::Impl {
 TinyPipeline::TinyPipeline(std::size_t device, std::size_t n, float b, float f, std::string kernels_dir)
     : impl_(std::make_unique<Impl>()) {
   if (kernels_dir.empty()) kernels_dir = default_kernels_dir();
-  std::vector<cl::Device> all;
-  std::vector<cl::Platform> platforms;
-  cl::Platform::get(&platforms);
-  for (auto& p : platforms) {
-    std::vector<cl::Device> devices;
-    try {
-      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
-    } catch (const cl::Error&) {
-      continue;
-    }
-    all.insert(all.end(), devices.begin(), devices.end());
-  }
+  const auto all = all_devices();
   if (device >= all.size()) throw std::runtime_error("no OpenCL device #" + std::to_string(device));
   Impl& m = *impl_;
   m.n = n;
-  m.device = all[device];
+  m.device = all[device].second;
   m.context = cl::Context(m.device);
   m.queue = cl::CommandQueue(m.context, m.device);
   std::ifstream in(kernels_dir + "/concepts.cl");

@@ -36,6 +36,7 @@ namespace sp = sinew_bench::starpu;
 using sinew_bench::count_label;
 using sinew_bench::kNaN;
 using sinew_bench::seconds_since_start;
+using sinew_bench::split_list;
 
 namespace {
 
@@ -59,14 +60,6 @@ struct Flags {
   std::vector<sp::Memory> memory{sp::Memory::starpu_malloc, sp::Memory::cl_pinned};
   bool stand_in = true, keep_models = false, sinew = true, starpu = true, zero_copy_stand_in = false;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 Flags parse_flags(int argc, char** argv) {
   Flags f;
