@@ -80,7 +80,9 @@ struct KbRun {
   KbFeatures features;
   Config config;
   double time_ms = 0;
-  std::vector<double> partition_ms;     // per-partition busy times, in decomposition order
+  // Per-partition busy times, in decomposition order; empty for runs that were not profiled
+  // (RunOptions::profile: training and unprofiled executions measure no device-side times).
+  std::vector<double> partition_ms;
   std::string purpose = "training";     // training | balancing | execution
   std::string created;                  // set by the KB when empty
 };

@@ -383,6 +383,18 @@ class KnowledgeBase::Impl {
         "purpose, created, partition_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   }
 
+  Statement prepare_add_executions() const {
+    return db.prepare("UPDATE entries SET executions = executions + ? WHERE id = ?");
+  }
+
+  // With a statement from prepare_add_executions(); false when the entry does not exist.
+  bool add_executions(Statement& s, std::int64_t entry, std::int64_t n) {
+    s.reset();
+    s.bind_all(n, entry);
+    s.run();
+    return db.changes() > 0;
+  }
+
   std::int64_t insert_run(const KbRun& r) {
     auto s = prepare_insert_run();
     return insert_run(s, r);
@@ -634,12 +646,8 @@ void KnowledgeBase::record_runs(const std::vector<KbRun>& runs,
     Transaction t(impl_->db);
     auto insert = impl_->prepare_insert_run();
     for (const auto& run : runs) impl_->insert_run(insert, run);
-    auto count = impl_->db.prepare("UPDATE entries SET executions = executions + ? WHERE id = ?");
-    for (const auto& [entry, n] : executions) {
-      count.reset();
-      count.bind_all(n, entry);
-      count.run();
-    }
+    auto count = impl_->prepare_add_executions();
+    for (const auto& [entry, n] : executions) impl_->add_executions(count, entry, n);
     t.commit();
   });
 }
@@ -712,10 +720,8 @@ std::vector<KbEntry> KnowledgeBase::entries_for_tree(const std::string& tree) co
 
 bool KnowledgeBase::add_executions(std::int64_t entry, std::int64_t n) {
   return impl_->locked("counting executions", [&] {
-    auto s = impl_->db.prepare("UPDATE entries SET executions = executions + ? WHERE id = ?");
-    s.bind_all(n, entry);
-    s.run();
-    return impl_->db.changes() > 0;
+    auto s = impl_->prepare_add_executions();
+    return impl_->add_executions(s, entry, n);
   });
 }
 

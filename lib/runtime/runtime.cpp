@@ -61,11 +61,10 @@ class RuntimeImpl {
     if (config.empty())
       if (const char* env = std::getenv("SINEW_CONFIG"); env) config = env;
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
-    if (const char* t = std::getenv("SINEW_TRANSFER"); t && std::string(t) == "direct")
-      env_.transfer = TransferMode::direct;
-    if (const char* p = std::getenv("SINEW_PROFILE"); p && std::string(p) == "1") env_.profile = true;
-    if (const char* t = std::getenv("SINEW_THREAD_PER_QUEUE"); t && std::string(t) == "1")
-      env_.one_thread_per_device = false;
+    if (env_or("SINEW_TRANSFER", "") == "direct") env_.transfer = TransferMode::direct;
+    env_.profile = env_or("SINEW_PROFILE", "0") == "1";
+    env_.one_thread_per_device = env_or("SINEW_THREAD_PER_QUEUE", "0") != "1";
+    progress_ = options_.progress && env_or("SINEW_QUIET", "0") != "1";
     double chunk_mb = options_.chunk_mb;
     if (chunk_mb <= 0)
       if (const char* c = std::getenv("SINEW_CHUNK_MB"); c) chunk_mb = std::atof(c);
@@ -245,9 +244,8 @@ class RuntimeImpl {
   void observe(Watched& w, const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
                std::size_t granule, const Streaming& streaming, const Plan* plan, Report& rep) {
     std::lock_guard lock(w.mutex);
-    const bool talk = options_.progress && env_or("SINEW_QUIET", "0") != "1";
     Retrain retrain = [&](const Config& current) {
-      if (talk)
+      if (progress_)
         std::cerr << "sinew: balancer: run " << w.balancer.executions() << " of '" << w.label
                   << "' still unbalanced after level 1; retraining the distribution (level 2)\n";
       if (plan)
@@ -261,7 +259,7 @@ class RuntimeImpl {
     rep.deviation = step.deviation;
     rep.lbt = step.lbt;
     rep.balance = step.event;
-    if (step.event && talk) {
+    if (step.event && progress_) {
       std::cerr << "sinew: balancer: run " << step.execution << " of '" << w.label << "' (deviation "
                 << std::setprecision(3) << step.deviation << ", lbt " << step.event->lbt << "): level "
                 << step.event->level << ", " << step.event->before.str() << " -> " << step.event->after.str() << "\n";
@@ -297,7 +295,7 @@ class RuntimeImpl {
                     {.argument = "SINEW_DERIVE_EXECUTIONS", .fix = "set a whole number such as 12, or 0 to skip the check"});
       ps.derive_executions = static_cast<std::size_t>(derive);
       ps.interpolator = options_.interpolator.empty() ? env_or("SINEW_INTERPOLATOR", "nearest") : options_.interpolator;
-      ps.progress = options_.progress && env_or("SINEW_QUIET", "0") != "1";
+      ps.progress = progress_;
       planner_ = std::make_unique<Planner>(env_, *kb_, ps);
     }
     return *planner_;
@@ -330,6 +328,7 @@ class RuntimeImpl {
   }
 
   RuntimeOptions options_;
+  bool progress_ = true;  // training and balancing lines on stderr (RuntimeOptions::progress, $SINEW_QUIET)
   std::mutex planner_mutex_;
   std::unique_ptr<KnowledgeBase> kb_;
   std::unique_ptr<Planner> planner_;

@@ -26,6 +26,13 @@ std::string utc_text(std::chrono::system_clock::time_point t) {
   std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
   return buf;
 }
+// A run's per-partition busy times for the knowledge base: only a profiled run measured them.
+std::vector<double> partition_times(const Report& r) {
+  std::vector<double> out;
+  if (r.profiled)
+    for (const auto& p : r.partitions) out.push_back(p.ms);
+  return out;
+}
 }  // namespace
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
@@ -210,7 +217,7 @@ TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysi
       run.features = an.features;
       run.config = c;
       run.time_ms = r.wall_ms;
-      for (const auto& p : r.partitions) run.partition_ms.push_back(p.ms);
+      run.partition_ms = partition_times(r);
       record(run);
     }
     return Measurement{r.wall_ms, r.device_ms};
@@ -264,7 +271,7 @@ void Planner::executed(const Plan& plan, const Analysis& an, const Report& repor
   p.run.features = an.features;
   p.run.config = report.config;
   p.run.time_ms = report.wall_ms;
-  for (const auto& part : report.partitions) p.run.partition_ms.push_back(part.ms);
+  p.run.partition_ms = partition_times(report);
   p.run.purpose = "execution";
   p.entry = plan.entry;
   p.at = std::chrono::system_clock::now();

@@ -232,14 +232,14 @@ class Search {
     for (const auto& p : points_) {
       auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == p.config; });
       if (it == out.end()) {
-        out.emplace_back(p.config, p.time_ms);
+        out.emplace_back(p.config, p.time_ms);  // the sum of its times, until divided below
         counts.push_back(1);
       } else {
-        const std::size_t i = static_cast<std::size_t>(it - out.begin());
-        it->second = (it->second * static_cast<double>(counts[i]) + p.time_ms) / static_cast<double>(counts[i] + 1);
-        ++counts[i];
+        it->second += p.time_ms;
+        ++counts[static_cast<std::size_t>(it - out.begin())];
       }
     }
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].second /= static_cast<double>(counts[i]);
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     return out;
   }
