@@ -170,9 +170,9 @@ struct RunOptions {
   std::optional<bool> balance;
   // Device-side timing: the run's queues profile every command, so the Report has each
   // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
-  // `kernels`). Empty: on when $SINEW_PROFILE=1 or $SINEW_TRACE is set, else off (profiling
-  // costs time: about 9% of a 50M-float saxpy split on the H100; Report::device_ms, which the
-  // scheduler uses, is host-timed and always there).
+  // `kernels`). Empty: on when $SINEW_PROFILE=1, else off (profiling costs time: about 9% of a
+  // 50M-float saxpy split on the H100; Report::device_ms, which the scheduler uses, is host-timed
+  // and always there). A trace being written ($SINEW_TRACE) profiles whatever this says.
   std::optional<bool> profile;
 };
 

@@ -32,6 +32,7 @@ struct Decomposition {
   std::vector<Partition> parts;
   // Which units run on which device / sub-device / queue.
   std::string explain(const std::vector<DeviceInfo>& devices) const;
+  std::string explained;  // explain()'s text, kept by the runtime's cache (empty: not kept)
 };
 
 // Units per granule: every kernel leaf gets a whole number of work-items (elements per thread),

@@ -109,9 +109,6 @@ struct Environment {
   FftPlans* fft = nullptr;
   ThreadPool* threads = nullptr;  // requests and queue threads
   TransferMode transfer = TransferMode::staged;
-  // A streamed tree's chunks for a discrete device's queues are enqueued by one host thread,
-  // round the queues (false: one thread per queue, SINEW_THREAD_PER_QUEUE=1; for comparison).
-  bool one_thread_per_device = true;
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or SINEW_PROFILE=1. Off by default: it
   // cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs none of it.

@@ -50,6 +50,7 @@ struct PartState {
   std::map<const NodeImpl*, std::size_t> local_sizes;  // kernels with a local-size multiple
   std::map<const NodeImpl*, ReduceSlot> reduce;
   std::vector<TimedEvent> events;
+  std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
 };
 
 // One queue (a GPU's overlap queue, a CPU or one of its sub-devices) and the host thread that
@@ -69,6 +70,7 @@ struct Worker {
   double host_start_ms = 0;            // when this worker's thread began, in the run
   double host_enqueued_ms = 0;         // when it had enqueued everything (then it waits)
   double host_end_ms = 0;              // when its queue had finished everything
+  bool drained = false;                // its queue finished without an error
   cl::CommandQueue& queue() { return slot->queue; }
   const DeviceInfo& info() const { return device->info(); }
 };
@@ -94,7 +96,10 @@ class Run {
     for (auto& w : workers_) {
       if (!w.slot) continue;
       try {
-        w.queue().finish();  // nothing may still touch host memory once the request is over
+        if (!w.drained) {
+          w.queue().finish();  // nothing may still touch host memory once the request is over
+          unmap_deferred(w);
+        }
       } catch (...) {
       }
       env_.queues->release(w.cl_device, std::move(w.slot));
@@ -107,29 +112,19 @@ class Run {
     walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
     prepare();
     prepared_ms_ = now_ms();
-    // One host thread per queue, so a blocking transfer or library call on one device never
-    // holds back the others; except that a streamed tree's chunks for a discrete device whose
-    // transfers are all direct DMA (pinned memory: nothing blocks) are dealt round its queues by
-    // one thread, in order, as hand-written OpenCL does: the driver serialises enqueues per
-    // context, so threads per queue only contend for it and for the cores a CPU device computes
-    // on. Staged transfers keep a thread per queue: their copies into the pinned staging are
-    // host work that the threads share (one thread for all queues made the filter pipeline 1.5-3x
-    // slower on the H100).
-    std::vector<std::vector<Worker*>> crews;
-    const bool share = an_.streamable && !has_replicas_ && env_.one_thread_per_device && all_direct();
-    for (auto& w : workers_) {
-      if (share && w.info().discrete && !crews.empty() && crews.back().front()->device == w.device)
-        crews.back().push_back(&w);
-      else
-        crews.push_back({&w});
+    barrier_.emplace(workers_.size());
+    if (fed_by_one_thread()) {
+      feed_then_wait();
+    } else {
+      // One host thread per queue, so that a blocking transfer or library call on one queue
+      // never holds back the others, and each queue's end is seen as it comes. The calling
+      // thread drives the first worker; pool threads the others.
+      std::vector<std::future<void>> others;
+      for (std::size_t i = 1; i < workers_.size(); ++i)
+        others.push_back(env_.threads->submit([this, &w = workers_[i]] { work(w); }));
+      work(workers_[0]);
+      for (auto& f : others) f.get();  // work() keeps its exceptions in error_
     }
-    barrier_.emplace(crews.size());
-    // The calling thread drives the first crew; pool threads the others.
-    std::vector<std::future<void>> others;
-    for (std::size_t i = 1; i < crews.size(); ++i)
-      others.push_back(env_.threads->submit([this, &c = crews[i]] { work(c); }));
-    work(crews[0]);
-    for (auto& f : others) f.get();  // work() keeps its exceptions in error_
     if (error_) std::rethrow_exception(error_);
     for (const NodeImpl* n : workers_.front().pending) finalize(*n);
     const double joined_ms = now_ms();
@@ -145,41 +140,32 @@ class Run {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  // Drives one queue's worker, or a discrete device's queues (a crew: streamed trees only).
-  void work(const std::vector<Worker*>& crew) {
-    for (Worker* w : crew) w->host_start_ms = now_ms();
+  // Drives one queue's worker through its partitions.
+  void work(Worker& w) {
+    w.host_start_ms = now_ms();
     try {
-      for (Worker* w : crew) upload_replicas(*w);
+      upload_replicas(w);
       if (has_replicas_) barrier_->arrive_and_wait();  // replicas are shared by a context's queues
       if (an_.streamable) {
-        // Partitions are independent: each runs the whole tree, so a queue pipelines them (while
-        // one partition computes, the next one's data is already moving); a crew deals them round
-        // its queues in order, each flushed so the device starts at once.
-        std::size_t rounds = 0;
-        for (Worker* w : crew) rounds = std::max(rounds, w->parts.size());
-        for (std::size_t r = 0; r < rounds; ++r)
-          for (Worker* w : crew) {
-            if (r >= w->parts.size()) continue;
-            PartState* p = w->parts[r];
-            upload(*p);
-            exec(root_, *w, {p}, 0, 0);
-            download(*p);
-            if (w->info().discrete) w->queue().flush();
-          }
+        // Partitions are independent: each runs the whole tree, so the queue pipelines them
+        // (while one partition computes, the next one's data is already moving), each flushed
+        // so that the device starts at once.
+        for (PartState* p : w.parts) {
+          upload(*p);
+          exec(root_, w, {p}, 0, 0);
+          download(*p);
+          if (w.info().discrete) w.queue().flush();
+        }
       } else {
-        Worker& w = *crew.front();  // crews of one
         for (PartState* p : w.parts) upload(*p);
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
-      const double enqueued = now_ms();
-      for (Worker* w : crew) {
-        w->host_enqueued_ms = enqueued;
-        // A request without CPU work leaves the host's cores idle: its waits need not nap.
-        cl_call({.api_call = "clFinish", .device = w->info().name},
-                [&] { drain(w->queue(), w->info().discrete, cpu_work_); });
-        w->host_end_ms = now_ms();
-      }
+      w.host_enqueued_ms = now_ms();
+      // A request without CPU work leaves the host's cores idle: its waits need not nap.
+      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { drain(w.queue(), w.info().discrete, cpu_work_); });
+      w.host_end_ms = now_ms();
+      w.drained = true;
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
     } catch (...) {
@@ -189,6 +175,105 @@ class Run {
       }
       barrier_->abort();
     }
+  }
+
+  void keep_error() {
+    std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = std::current_exception();
+  }
+
+  // A streamed tree over several devices whose transfers are all direct (pinned memory for the
+  // discrete devices, the host memory itself for CPUs) enqueues nothing that blocks: the calling
+  // thread enqueues every partition, as hand-written OpenCL does (threads that enqueue only once
+  // woken, while a CPU device's work-groups already fill the cores, started the GPU late: 60% CPU
+  // saxpy splits were 12-17% slower than hand-written on the H100 machine). Not for a device
+  // whose driver runs commands as they are enqueued (PoCL's "basic"): it would hold the others.
+  bool fed_by_one_thread() const {
+    if (!an_.streamable || has_replicas_ || workers_.size() < 2 || !all_direct()) return false;
+    bool several = false;
+    for (const auto& w : workers_) {
+      if (w.device->runs_at_enqueue()) return false;
+      several = several || w.device != workers_.front().device;
+    }
+    return several;
+  }
+
+  // The CPUs' partitions first, so that they start at once, then the discrete devices' chunks
+  // dealt round their queues, each flushed; then one waiting thread per device, the calling
+  // thread taking the first (a CPU's: a blocking wait costs its cores nothing), so each device's
+  // end is seen as it comes.
+  void feed_then_wait() {
+    std::vector<Worker*> order;
+    for (const bool discrete : {false, true})
+      for (auto& w : workers_)
+        if (w.info().discrete == discrete) order.push_back(&w);
+    const double start = now_ms();
+    for (Worker* w : order) w->host_start_ms = start;
+    defer_unmaps_ = true;
+    try {
+      std::size_t rounds = 0;
+      for (Worker* w : order) rounds = std::max(rounds, w->parts.size());
+      for (std::size_t r = 0; r < rounds; ++r)
+        for (Worker* w : order) {
+          if (r >= w->parts.size()) continue;
+          PartState* p = w->parts[r];
+          const auto t0 = std::chrono::steady_clock::now();
+          upload(*p);
+          exec(root_, *w, {p}, 0, 0);
+          download(*p);
+          w->queue().flush();
+          // A driver that ran the partition before returning: feed by threads from now on.
+          if (!w->info().discrete && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(2)) {
+            cl::Event marker;
+            w->queue().enqueueMarkerWithWaitList(nullptr, &marker);
+            if (marker.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) w->device->set_runs_at_enqueue();
+          }
+        }
+    } catch (...) {
+      keep_error();
+      return;  // ~Run waits for what was enqueued
+    }
+    const double enqueued = now_ms();
+    std::vector<std::vector<Worker*>> devices;
+    for (Worker* w : order) {
+      w->host_enqueued_ms = enqueued;
+      if (devices.empty() || devices.back().front()->device != w->device) devices.emplace_back();
+      devices.back().push_back(w);
+    }
+    // The discrete devices' waits nap only while a CPU device still computes.
+    std::atomic<int> cpus_running = 0;
+    for (const auto& g : devices) cpus_running += g.front()->info().discrete ? 0 : 1;
+    auto wait = [&](const std::vector<Worker*>& group) {
+      try {
+        for (Worker* w : group) {
+          cl_call({.api_call = "clFinish", .device = w->info().name}, [&] {
+            drain(w->queue(), w->info().discrete, cpu_work_, &cpus_running);
+            unmap_deferred(*w);
+          });
+          w->host_end_ms = now_ms();
+          w->drained = true;
+        }
+      } catch (...) {
+        keep_error();
+      }
+      if (!group.front()->info().discrete) --cpus_running;
+    };
+    std::vector<std::future<void>> others;
+    for (std::size_t i = 1; i < devices.size(); ++i)
+      others.push_back(env_.threads->submit([&wait, &g = devices[i]] { wait(g); }));
+    wait(devices[0]);
+    for (auto& f : others) f.get();
+  }
+
+  // The zero-copy results mapped by download(), unmapped once the queue has finished.
+  void unmap_deferred(Worker& w) {
+    bool any = false;
+    for (PartState* p : w.parts) {
+      for (auto& [buffer, ptr] : p->maps) w.queue().enqueueUnmapMemObject(buffer, ptr);
+      any = any || !p->maps.empty();
+      p->maps.clear();
+    }
+    if (any) w.queue().finish();
   }
 
   // ----- preparation: queues, programs, kernels, limits, buffers ----------------------------
@@ -414,6 +499,10 @@ class Run {
   }
   char* host_of(const VectorUse& u) const { return static_cast<char*>(u.binding->data); }
 
+  // Where a command's event goes: nowhere unless the request is profiled (an event is a driver
+  // object per command, which only the report and the trace read).
+  cl::Event* event_of(cl::Event& ev) const { return profile_ ? &ev : nullptr; }
+
   // Keeps a command's event for the report and the trace (profiled requests only).
   void track(PartState& ps, cl::Event ev, const std::string* path, bool kernel) {
     if (!profile_) return;
@@ -431,7 +520,7 @@ class Run {
       for (auto& ev : events) track(ps, ev, label, false);
     } else {
       cl::Event ev;
-      w.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      w.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, event_of(ev));
       track(ps, ev, label, false);
     }
   }
@@ -446,7 +535,7 @@ class Run {
       for (auto& ev : events) track(ps, ev, label, false);
     } else {
       cl::Event ev;
-      w.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, &ev);
+      w.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, event_of(ev));
       track(ps, ev, label, false);
     }
   }
@@ -501,9 +590,11 @@ class Run {
         const std::size_t bytes = slice_bytes(ps, u);
         if (w.zero_copy) {
           // The buffer is the host memory: mapping makes the device's writes visible there. The
-          // in-order queue runs map then unmap; the worker's final wait covers both.
+          // in-order queue runs map then unmap; the worker's final wait covers both. One thread
+          // feeding every device unmaps after the wait (PoCL's unmap waits for the map).
           void* p = w.queue().enqueueMapBuffer(buf, CL_FALSE, CL_MAP_READ, 0, bytes);
-          w.queue().enqueueUnmapMemObject(buf, p);
+          if (defer_unmaps_) ps.maps.emplace_back(buf, p);
+          else w.queue().enqueueUnmapMemObject(buf, p);
         } else {
           to_host(ps, buf, 0, host_of(u) + slice_offset(ps, u), bytes, &download_path);
         }
@@ -533,7 +624,7 @@ class Run {
           if (ps.worker->context() == handle) {
             cl::Event ev;
             ps.worker->queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, slice_offset(ps, u), slice_bytes(ps, u),
-                                                 nullptr, &ev);
+                                                 nullptr, event_of(ev));
             track(ps, ev, &sync_path, false);
           } else {
             to_device(*cs.workers.front()->parts.front(), whole, slice_offset(ps, u),
@@ -658,21 +749,21 @@ class Run {
         if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
           const std::size_t main = g[0] - g[0] % wgm;
           cl::Event head;
-          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, &head);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr, event_of(head));
           track(ps, head, &path, true);
-          ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr, &ev);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr, event_of(ev));
         } else {
-          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev);
+          ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, event_of(ev));
         }
         break;
       }
       case NodeKind::copy:
-        ps.worker->queue().enqueueCopyBuffer(slice(0), slice(1), 0, 0, elems(0) * n.args[0].vector->type.size, nullptr, &ev);
+        ps.worker->queue().enqueueCopyBuffer(slice(0), slice(1), 0, 0, elems(0) * n.args[0].vector->type.size, nullptr, event_of(ev));
         break;
       case NodeKind::axpy: {
         cl_command_queue q = ps.worker->queue()();
         cl_event e = nullptr;
-        auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, &e);
+        auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, profile_ ? &e : nullptr);
         library_status(static_cast<int>(st), "clblast::Axpy", path, ps);
         ev = cl::Event(e);
         break;
@@ -683,7 +774,7 @@ class Run {
         const auto& b = contexts_.at(ps.worker->context()).whole.at(n.args[1].vector.get());
         auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
                                        ps.part->units, n.gemm_n, n.gemm_k, n.alpha, slice(0)(), 0, n.gemm_k, b(), 0,
-                                       n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, &e);
+                                       n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, profile_ ? &e : nullptr);
         library_status(static_cast<int>(st), "clblast::Gemm", path, ps);
         ev = cl::Event(e);
         break;
@@ -695,7 +786,7 @@ class Run {
         cl_mem buf = slice(0)();
         std::lock_guard lock(env_.fft->enqueue_mutex());
         auto st = clfftEnqueueTransform(plan, n.direction == FftDirection::forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
-                                        &q, 0, nullptr, &e, &buf, nullptr, nullptr);
+                                        &q, 0, nullptr, profile_ ? &e : nullptr, &buf, nullptr, nullptr);
         library_status(static_cast<int>(st), "clfftEnqueueTransform", path, ps);
         ev = cl::Event(e);
         break;
@@ -730,13 +821,13 @@ class Run {
         k.setArg(4, identity.size(), identity.data());
         cl::Event ev;
         ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local),
-                                        nullptr, &ev);
+                                        nullptr, event_of(ev));
         track(ps, ev, &path, true);
       };
       pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
       pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
       cl::Event ev;
-      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, &ev);
+      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, event_of(ev));
       track(ps, ev, &path, false);
     });
   }
@@ -796,7 +887,7 @@ class Run {
     rep.iterations = iterations_;
     rep.profiled = profile_;
     rep.results = results_;
-    rep.decomposition = dec_.explain(env_.infos);
+    rep.decomposition = dec_.explained.empty() ? dec_.explain(env_.infos) : dec_.explained;
     rep.device_ms.assign(env_.infos.size(), 0.0);
     double begin = std::numeric_limits<double>::max();
     for (auto& w : workers_) begin = std::min(begin, w.host_start_ms);
@@ -891,6 +982,7 @@ class Run {
   std::chrono::steady_clock::time_point start_;
   double prepared_ms_ = 0;
   bool cpu_work_ = false;  // some partition runs on a host-unified (CPU) device
+  bool defer_unmaps_ = false;  // zero-copy results are unmapped after the wait (feed_then_wait)
   std::vector<PartState> parts_;
   std::map<cl_context, ContextState> contexts_;
   std::map<const NodeImpl*, std::string> paths_;

@@ -10,16 +10,19 @@
 
 namespace sinew::detail {
 
-bool poll_waits() {
-  static const bool poll = [] {
+WaitMode wait_mode() {
+  static const WaitMode mode = [] {
     const char* v = std::getenv("SINEW_WAIT");
-    return !(v && std::string(v) == "block");
+    const std::string s = v ? v : "";
+    if (s == "block") return WaitMode::block;
+    if (s == "poll") return WaitMode::poll;
+    return WaitMode::automatic;
   }();
-  return poll;
+  return mode;
 }
 
-void wait_for(const cl::Event& event, bool nap) {
-  if (poll_waits()) {
+void wait_for(const cl::Event& event, bool nap, const std::atomic<int>* nap_while) {
+  if (wait_mode() != WaitMode::block) {
     // A napping wait yields for its first 200 us (a short run's end is not delayed by a sleep,
     // which Linux stretches to 50 us or more), then sleeps ever longer, up to 100 us.
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
@@ -27,7 +30,8 @@ void wait_for(const cl::Event& event, bool nap) {
     for (;;) {
       const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
       if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
-      if (nap && std::chrono::steady_clock::now() >= spin_until) {
+      const bool napping = nap && (!nap_while || nap_while->load(std::memory_order_relaxed) > 0);
+      if (napping && std::chrono::steady_clock::now() >= spin_until) {
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::microseconds(100));
       } else {
@@ -38,12 +42,14 @@ void wait_for(const cl::Event& event, bool nap) {
   event.wait();
 }
 
-void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
-  if (discrete && poll_waits()) {
+void drain(cl::CommandQueue& queue, bool discrete, bool nap, const std::atomic<int>* nap_while) {
+  WaitMode mode = wait_mode();
+  if (mode == WaitMode::automatic) mode = nap ? WaitMode::poll : WaitMode::block;
+  if (discrete && mode != WaitMode::block) {
     cl::Event marker;
     queue.enqueueMarkerWithWaitList(nullptr, &marker);
     queue.flush();
-    wait_for(marker, nap);
+    wait_for(marker, nap, nap_while);
   }
   queue.finish();
 }

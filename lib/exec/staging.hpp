@@ -10,6 +10,7 @@
 
 #include "platform/cl.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -44,16 +45,27 @@ class Staging {
   cl::CommandQueue owner_;  // the queue the ring was mapped with
 };
 
-// Waiting for a discrete device without spinning a host core. NVIDIA's OpenCL spins inside
-// clFinish / clWaitForEvents; with one host thread per GPU queue, several spinning threads take
-// cores from the CPU device's work-groups while both run. With SINEW_WAIT=poll (the default for
-// discrete devices; SINEW_WAIT=block restores the driver's wait) the thread polls the command's
-// status, yielding the core between polls (a staging chunk's DMA: tens of microseconds) or, with
-// `nap`, sleeping 20 to 200 us (the end of a run).
-bool poll_waits();
-void wait_for(const cl::Event& event, bool nap = false);  // event.wait(), politely when poll_waits()
-// queue.finish(), politely for discrete devices: polled, napping when `nap` (other host threads,
-// such as a CPU device's, need the core), else yielding.
-void drain(cl::CommandQueue& queue, bool discrete, bool nap = true);
+// Waiting for a discrete device. NVIDIA's OpenCL spins inside clFinish / clWaitForEvents: the
+// quickest wait while the host's cores are idle, but with one host thread per GPU queue several
+// spinning threads take cores from a CPU device's work-groups while both run. How host threads
+// wait ($SINEW_WAIT):
+//   auto (default)  poll, napping, while a CPU device of the request computes on the host's
+//                   cores; otherwise block in the driver (on the H100 machine polling from three
+//                   queue threads was 5% slower than the driver's wait for a 10M-float saxpy on
+//                   the GPU alone)
+//   block           always block in the driver
+//   poll            always poll the command's status: yielding the core between polls (a
+//                   staging chunk's DMA: tens of microseconds) or, with `nap`, sleeping 20 to
+//                   100 us after the first 200 us (the end of a run)
+// (Sleeping until the driver calls back on the command's completion was tried: NVIDIA's
+// callbacks came some 20 ms late.)
+enum class WaitMode { automatic, block, poll };
+WaitMode wait_mode();
+// event.wait(), by polling unless the mode is `block`; with `nap_while`, napping only while it
+// counts CPU work still running.
+void wait_for(const cl::Event& event, bool nap = false, const std::atomic<int>* nap_while = nullptr);
+// queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores
+// (while `nap_while` counts above 0, when given).
+void drain(cl::CommandQueue& queue, bool discrete, bool nap = true, const std::atomic<int>* nap_while = nullptr);
 
 }  // namespace sinew::detail

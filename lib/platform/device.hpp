@@ -6,6 +6,7 @@
 
 #include <sinew/device.hpp>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,12 @@ class Device {
 
   DeviceInfo& mutable_info() { return info_; }
 
+  // Whether the driver runs this device's commands on the thread that enqueues them (PoCL's
+  // "basic" device does): then no other device's work may be enqueued behind them on that
+  // thread. Learned from a first request that shows it.
+  bool runs_at_enqueue() const { return runs_at_enqueue_.load(std::memory_order_relaxed); }
+  void set_runs_at_enqueue() { runs_at_enqueue_.store(true, std::memory_order_relaxed); }
+
  private:
   DeviceInfo info_;
   cl::Platform platform_;
@@ -47,6 +54,7 @@ class Device {
   cl::Context context_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<FissionSet>> fissions_;
+  std::atomic<bool> runs_at_enqueue_{false};
 };
 
 // Every device of every platform, in platform order. The preferred work-group multiple is probed

@@ -19,6 +19,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <sstream>
 
@@ -63,7 +64,6 @@ class RuntimeImpl {
     if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
     if (env_or("SINEW_TRANSFER", "") == "direct") env_.transfer = TransferMode::direct;
     env_.profile = env_or("SINEW_PROFILE", "0") == "1";
-    env_.one_thread_per_device = env_or("SINEW_THREAD_PER_QUEUE", "0") != "1";
     progress_ = options_.progress && env_or("SINEW_QUIET", "0") != "1";
     double chunk_mb = options_.chunk_mb;
     if (chunk_mb <= 0)
@@ -164,11 +164,11 @@ class RuntimeImpl {
     const Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
                               .chunk_bytes = chunk_bytes_};
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
-    std::shared_ptr<Decomposition> dec;
-    if (!planned) dec = std::make_shared<Decomposition>(decompose(an->units, granule, config, env_.infos, streaming));
+    std::shared_ptr<const Decomposition> dec;
+    if (!planned) dec = decomposition(an->units, granule, config, streaming);
     const bool force = options.train || options_.force_training;
     const bool balance = options.balance.value_or(planned && balancer_.enabled);
-    const bool profile = options.profile.value_or(profile_default());
+    const bool profile = profiles(options.profile);
 
     return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance, profile,
             config]() mutable {
@@ -196,9 +196,7 @@ class RuntimeImpl {
           (planned ? plan.provenance : provenance) = "balanced";
         }
       }
-      if (!dec)
-        dec = std::make_shared<Decomposition>(
-            decompose(an->units, granule, planned ? plan.config : config, env_.infos, streaming));
+      if (!dec) dec = decomposition(an->units, granule, planned ? plan.config : config, streaming);
       const auto t0 = std::chrono::steady_clock::now();
       Report rep = detail::execute(env_, *root, *an, *dec, profile);
       rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -320,11 +318,29 @@ class RuntimeImpl {
   }
 
  private:
-  // Whether a request that does not say profiles its queues: $SINEW_PROFILE=1, or a trace is
-  // being written (read per request: SINEW_TRACE may be set while the runtime lives).
-  bool profile_default() const {
+  // The decomposition of `units` by `config`, with its explanation; recurrent requests (the
+  // framework's use) find it made (decomposing and explaining cost some 10-20 us per request).
+  std::shared_ptr<const Decomposition> decomposition(std::size_t units, std::size_t granule, const Config& config,
+                                                     const Streaming& streaming) {
+    auto key = std::make_tuple(units, granule, config.shares, config.fission, config.overlap, streaming.streamable,
+                               streaming.bytes_per_unit, streaming.chunk_bytes);
+    {
+      std::lock_guard lock(decompositions_mutex_);
+      if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
+    }
+    auto d = std::make_shared<Decomposition>(decompose(units, granule, config, env_.infos, streaming));
+    d->explained = d->explain(env_.infos);
+    std::lock_guard lock(decompositions_mutex_);
+    if (decompositions_.size() >= 256) decompositions_.clear();  // a bound, for long-lived runtimes
+    decompositions_.emplace(std::move(key), d);
+    return d;
+  }
+
+  // Whether a request profiles its queues: as it says, else as $SINEW_PROFILE says; always while
+  // a trace is written (read per request: SINEW_TRACE may be set while the runtime lives).
+  bool profiles(const std::optional<bool>& asked) const {
     const char* trace = std::getenv("SINEW_TRACE");
-    return env_.profile || (trace && *trace);
+    return asked.value_or(env_.profile) || (trace && *trace);
   }
 
   RuntimeOptions options_;
@@ -344,6 +360,10 @@ class RuntimeImpl {
   std::map<std::string, std::shared_ptr<Watched>> watched_;
   std::size_t chunk_bytes_ = 0;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB; 0: by size)
   std::mutex pinned_mutex_;
+  std::mutex decompositions_mutex_;
+  std::map<std::tuple<std::size_t, std::size_t, std::vector<double>, std::string, unsigned, bool, std::size_t, std::size_t>,
+           std::shared_ptr<const Decomposition>>
+      decompositions_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
   ThreadPool threads_;  // last: its destructor finishes the requests still running
 };

@@ -148,7 +148,7 @@ int run(Sample& sample, const Options& opts) {
 
     const auto& devices = rt.devices();
     RunOptions ro;
-    ro.profile = opts.profile;
+    if (opts.profile) ro.profile = true;  // else as $SINEW_PROFILE says
     std::string where;
     if (!opts.shares.empty()) {
       if (opts.shares.size() != devices.size()) {

@@ -135,34 +135,36 @@ TEST(MultiDevice, PinnedMemoryBindsLikeAVector) {
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i) + 5) << i;
 }
 
-// Pinned data on a discrete device with several queues: one host thread deals the many chunks
-// round the queues (a thread per queue with SINEW_THREAD_PER_QUEUE=1); both give every element
-// once, through a pipeline whose channel stays on the device.
-TEST(MultiDevice, PinnedChunksDealtRoundTheQueuesByOneThread) {
+// Pinned data on a discrete device with several queues: the many chunks pipelined on each
+// queue give every element once, through a pipeline whose channel stays on the device; alone,
+// and beside the CPUs working on the same pinned memory in place (then one thread enqueues
+// every device's partitions and the CPUs' results are unmapped after the wait).
+TEST(MultiDevice, PinnedChunksPipelinedOnSeveralQueues) {
   const std::size_t count = Runtime().devices().size();
-  for (const bool per_queue : {false, true}) {
-    if (per_queue) setenv("SINEW_THREAD_PER_QUEUE", "1", 1);
-    Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = 0.05});
-    unsetenv("SINEW_THREAD_PER_QUEUE");
-    const std::size_t n = 300'007;  // ~1.2 MB of int per vector: about 45 chunks of 50 KB
-    auto a = rt.pinned<cl_int>(n);
-    auto b = rt.pinned<cl_int>(n);
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = 0.05});
+  const std::size_t n = 300'007;  // ~1.2 MB of int per vector: about 45 chunks of 50 KB
+  auto a = rt.pinned<cl_int>(n);
+  auto b = rt.pinned<cl_int>(n);
+  auto A = sinew::vector<cl_int>().name("a"), B = sinew::vector<cl_int>().name("b");
+  auto tree = pipeline(kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(A), scalar(cl_int(3))),
+                       kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(B)));
+  for (const double discrete_share : {1.0, 0.5, 0.137}) {
     for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<cl_int>(i) - 7;
-    auto A = sinew::vector<cl_int>().name("a"), B = sinew::vector<cl_int>().name("b");
-    auto tree = pipeline(kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(A), scalar(cl_int(3))),
-                         kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(B)));
+    std::fill(b.begin(), b.end(), 0);
     Config cfg;
-    cfg.shares.assign(count, 0.0);
-    cfg.shares.back() = 1.0;
+    cfg.shares.assign(count, (1.0 - discrete_share) / static_cast<double>(count - 1));
+    cfg.shares.back() = discrete_share;
     cfg.overlap = 3;
     const Report r = rt.run(tree, {{A, a}, {B, b}}, {.config = cfg}).get();
-    EXPECT_GT(r.partitions.size(), 20u) << r.decomposition;
+    EXPECT_GT(r.partitions.size(), discrete_share < 1 ? 10u : 20u) << r.decomposition;
     std::size_t units = 0;
     for (const auto& p : r.partitions) units += p.units;
     EXPECT_EQ(units, n);
+    for (std::size_t d = 0; d < count; ++d)
+      if (cfg.shares[d] > 0) EXPECT_GT(r.device_ms[d], 0.0) << "device " << d << "\n" << r.str();
     for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(a[i], static_cast<cl_int>(i) - 4) << i << (per_queue ? " (thread per queue)" : "");
-      ASSERT_EQ(b[i], 2 * (static_cast<cl_int>(i) - 4)) << i << (per_queue ? " (thread per queue)" : "");
+      ASSERT_EQ(a[i], static_cast<cl_int>(i) - 4) << i << ", discrete share " << discrete_share;
+      ASSERT_EQ(b[i], 2 * (static_cast<cl_int>(i) - 4)) << i << ", discrete share " << discrete_share;
     }
   }
 }
@@ -195,3 +197,4 @@ TEST(MultiDevice, PlanStringsSplitByKindAndDevice) {
   EXPECT_NEAR(static_cast<double>(c.report.partitions[0].units), 1000.0, 8.0);
   EXPECT_THROW(rt.run(c.tree, c.bindings, {.plan = "gpu=1"}), Error);  // no GPU on PoCL
 }
+
