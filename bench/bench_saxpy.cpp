@@ -69,7 +69,8 @@ void head_to_head(std::ostream& out, CsvLog& csv, const Flags& f, hw::Env& env, 
   out << "\nhead to head, " << count_label(n) << " (" << f.ab_rounds << " interleaved rounds; Sinew overlap " << ov
       << "; ratio = median over rounds of sinew/handwritten, < 1: Sinew faster):\n";
   char line[200];
-  std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s %8s\n", "pair", "hw ms", "sinew ms", "ratio", "speed");
+  std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s %8s %10s %10s\n", "pair", "hw ms", "sinew ms", "ratio", "speed",
+                "hw min", "sinew min");
   out << line;
   for (auto& p : pairs) {
     std::vector<double> h, s, r;
@@ -90,8 +91,8 @@ void head_to_head(std::ostream& out, CsvLog& csv, const Flags& f, hw::Env& env, 
     }
     if (r.empty()) continue;
     const double ratio = median(r);
-    std::snprintf(line, sizeof line, "  %-24s %12.3f %12.3f %8.3f %8.3f\n", p.name.c_str(), median(h), median(s), ratio,
-                  1 / ratio);
+    std::snprintf(line, sizeof line, "  %-24s %12.3f %12.3f %8.3f %8.3f %10.3f %10.3f\n", p.name.c_str(), median(h),
+                  median(s), ratio, 1 / ratio, *std::min_element(h.begin(), h.end()), *std::min_element(s.begin(), s.end()));
     out << line;
   }
   out << "  (speed = handwritten time / Sinew time: the issue's goal is >= 0.95)\n" << std::flush;
@@ -129,7 +130,7 @@ int main(int argc, char** argv) {
         return Row{"saxpy", n, "handwritten", variant, share, overlap, bytes, {}};
       };
 
-      if (env) {
+      if (env && !f.ab_only) {
         const hw::SaxpyData d = hw::SaxpyData::random(n);
         if (env->has_cpu())
           add_handwritten(res, row("cpu-zero-copy"), [&](hw::Stats* s) { return hw::saxpy_cpu_zero_copy(*env, d, o, s); });
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
                             [&](hw::Stats* s) { return hw::saxpy_split_pinned_user(*env, share, d, o, s); });
         }
       }
-      if (rt) {
+      if (rt && !f.ab_only) {
         auto sample = sinew::samples::find("saxpy");
         sample->prepare(n);
         // A second instance whose x and y live in Runtime::pinned memory (the same data: the

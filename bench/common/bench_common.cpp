@@ -49,6 +49,8 @@ const char* const kCommonFlagsHelp =
     "  --ab N              bench_saxpy: N interleaved rounds of hand-written vs Sinew (CPU alone,\n"
     "                      GPU alone and 60% CPU with the data pinned), one run each per round\n"
     "                      (default 15; 0: off)\n"
+    "  --ab-only           bench_saxpy: only the interleaved rounds (no single-device rows, no\n"
+    "                      sweeps)\n"
     "  --zero-copy-stand-in  without a GPU, let Sinew run its stand-in as a CPU (zero-copy)\n"
     "                      instead of driving it as a discrete device\n"
     "  --verbose           print the Report of every Sinew variant's last run\n"
@@ -203,6 +205,8 @@ Flags parse_flags(int argc, char** argv, const std::string& usage, bool saxpy_pr
       } else if (a == "--ab") {
         auto v = take();
         if (note_other(saxpy_program)) f.ab_rounds = static_cast<unsigned>(std::stoul(v));
+      } else if (a == "--ab-only") {
+        if (note_other(saxpy_program)) f.ab_only = true;
       } else if (a == "--no-pinned-splits") {
         f.pinned_splits = false;
       } else if (lenient) {

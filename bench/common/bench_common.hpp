@@ -38,6 +38,7 @@ struct Flags {
   bool zero_copy_stand_in = false;       // --zero-copy-stand-in: Sinew's stand-in GPU stays a CPU
   bool pinned_splits = true;             // --no-pinned-splits: skip the sweeps with the data pinned
   unsigned ab_rounds = 15;               // bench_saxpy --ab N: interleaved head-to-head rounds (0: off)
+  bool ab_only = false;                  // bench_saxpy --ab-only: the head-to-head rounds alone
   // bench_saxpy
   std::vector<std::size_t> sizes;        // elements
   double step = 0.05;                    // split sweep step

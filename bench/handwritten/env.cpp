@@ -41,8 +41,20 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
+// $SINEW_HW_TRACE=PREFIX: the GPU pipelines' queues profile, and each run() over n elements
+// writes its transfers' device times to PREFIX.n.csv (the last run's stays), to set beside a
+// Sinew trace (SINEW_TRACE).
+const char* hw_trace() {
+  static const char* path = [] {
+    const char* p = std::getenv("SINEW_HW_TRACE");
+    return p && *p ? p : nullptr;
+  }();
+  return path;
+}
+
 cl::CommandQueue& Side::queue(unsigned i) {
-  while (queues.size() <= i) queues.emplace_back(context, device);
+  while (queues.size() <= i)
+    queues.emplace_back(context, device, hw_trace() ? cl_command_queue_properties(CL_QUEUE_PROFILING_ENABLE) : 0);
   return queues[i];
 }
 
@@ -229,6 +241,19 @@ void GpuPipeline::drain(Slot& s) {
 
 void GpuPipeline::run(std::size_t n, const Launch& launch) {
   const std::size_t chunks = (n + chunk_ - 1) / chunk_;
+  struct Traced {
+    unsigned queue;
+    std::size_t chunk;
+    const char* what;
+    cl::Event event;
+  };
+  std::vector<Traced> traced;
+  auto event = [&](unsigned q, std::size_t c, const char* what) -> cl::Event* {
+    if (!hw_trace()) return nullptr;
+    traced.push_back({q, c, what, cl::Event()});
+    return &traced.back().event;
+  };
+  if (hw_trace()) traced.reserve(chunks * streams_.size() * 2);
   for (std::size_t c = 0; c < chunks; ++c) {
     const unsigned s = static_cast<unsigned>(c % slots_.size());
     Slot& slot = slots_[s];
@@ -246,7 +271,7 @@ void GpuPipeline::run(std::size_t n, const Launch& launch) {
         std::memcpy(slot.host[i], src, bytes);
         src = static_cast<const char*>(slot.host[i]);
       }
-      q.enqueueWriteBuffer(slot.device[i], CL_FALSE, 0, bytes, src);
+      q.enqueueWriteBuffer(slot.device[i], CL_FALSE, 0, bytes, src, nullptr, event(s, c, "write"));
     }
     launch(s, q, slot.first, slot.count);
     for (std::size_t i = 0; i < streams_.size(); ++i) {
@@ -255,6 +280,7 @@ void GpuPipeline::run(std::size_t n, const Launch& launch) {
       const std::size_t bytes = slot.count * st.element_bytes;
       void* dst = staged_ ? slot.host[i] : static_cast<char*>(st.out) + slot.first * st.element_bytes;
       q.enqueueReadBuffer(slot.device[i], CL_FALSE, 0, bytes, dst, nullptr, &slot.done);
+      if (hw_trace()) traced.push_back({s, c, "read", slot.done});
     }
     if (!slot.done()) q.enqueueMarkerWithWaitList(nullptr, &slot.done);  // no download: wait on a marker
     slot.busy = true;
@@ -263,6 +289,16 @@ void GpuPipeline::run(std::size_t n, const Launch& launch) {
   // The last chunks, in the order they were issued.
   for (std::size_t c = chunks > slots_.size() ? chunks - slots_.size() : 0; c < chunks; ++c) drain(slots_[c % slots_.size()]);
   for (unsigned s = 0; s < slots_.size(); ++s) gpu_.queue(s).finish();
+  if (!hw_trace()) return;
+  std::ofstream out(std::string(hw_trace()) + "." + std::to_string(n) + ".csv");
+  out << "queue,chunk,what,queued_us,start_us,end_us\n";
+  cl_ulong base = std::numeric_limits<cl_ulong>::max();
+  for (auto& t : traced) base = std::min(base, t.event.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>());
+  for (auto& t : traced)
+    out << t.queue << ',' << t.chunk << ',' << t.what << ','
+        << (t.event.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>() - base) / 1000.0 << ','
+        << (t.event.getProfilingInfo<CL_PROFILING_COMMAND_START>() - base) / 1000.0 << ','
+        << (t.event.getProfilingInfo<CL_PROFILING_COMMAND_END>() - base) / 1000.0 << '\n';
 }
 
 }  // namespace sinew_bench::handwritten
