@@ -95,12 +95,15 @@ class Run {
   ~Run() {
     for (auto& w : workers_) {
       if (!w.slot) continue;
-      try {
-        if (!w.drained) {
+      if (!w.drained) {
+        try {
           w.queue().finish();  // nothing may still touch host memory once the request is over
-          unmap_deferred(w);
+        } catch (...) {
         }
-      } catch (...) {
+        try {
+          unmap_deferred(w);
+        } catch (...) {
+        }
       }
       env_.queues->release(w.cl_device, std::move(w.slot));
     }
@@ -120,9 +123,14 @@ class Run {
       // never holds back the others, and each queue's end is seen as it comes. The calling
       // thread drives the first worker; pool threads the others.
       std::vector<std::future<void>> others;
-      for (std::size_t i = 1; i < workers_.size(); ++i)
-        others.push_back(env_.threads->submit([this, &w = workers_[i]] { work(w); }));
-      work(workers_[0]);
+      try {
+        for (std::size_t i = 1; i < workers_.size(); ++i)
+          others.push_back(env_.threads->submit([this, &w = workers_[i]] { work(w); }));
+      } catch (...) {
+        keep_error();
+        barrier_->abort();  // the workers started meet no one at a barrier
+      }
+      if (others.size() + 1 == workers_.size()) work(workers_[0]);
       for (auto& f : others) f.get();  // work() keeps its exceptions in error_
     }
     if (error_) std::rethrow_exception(error_);
@@ -222,11 +230,13 @@ class Run {
           exec(root_, *w, {p}, 0, 0);
           download(*p);
           w->queue().flush();
-          // A driver that ran the partition before returning: feed by threads from now on.
+          // A driver that ran the partition before returning (its enqueue took long and the
+          // queue is already empty): later requests feed by threads once two have shown it (a
+          // first launch may compile the kernel and then run it quickly).
           if (!w->info().discrete && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(2)) {
             cl::Event marker;
             w->queue().enqueueMarkerWithWaitList(nullptr, &marker);
-            if (marker.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) w->device->set_runs_at_enqueue();
+            if (marker.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) w->device->note_ran_at_enqueue();
           }
         }
     } catch (...) {
@@ -259,8 +269,12 @@ class Run {
       if (!group.front()->info().discrete) --cpus_running;
     };
     std::vector<std::future<void>> others;
-    for (std::size_t i = 1; i < devices.size(); ++i)
-      others.push_back(env_.threads->submit([&wait, &g = devices[i]] { wait(g); }));
+    try {
+      for (std::size_t i = 1; i < devices.size(); ++i)
+        others.push_back(env_.threads->submit([&wait, &g = devices[i]] { wait(g); }));
+    } catch (...) {
+      keep_error();  // no thread: the devices not yet waited for are finished by ~Run
+    }
     wait(devices[0]);
     for (auto& f : others) f.get();
   }
@@ -268,11 +282,13 @@ class Run {
   // The zero-copy results mapped by download(), unmapped once the queue has finished.
   void unmap_deferred(Worker& w) {
     bool any = false;
-    for (PartState* p : w.parts) {
-      for (auto& [buffer, ptr] : p->maps) w.queue().enqueueUnmapMemObject(buffer, ptr);
-      any = any || !p->maps.empty();
-      p->maps.clear();
-    }
+    for (PartState* p : w.parts)
+      while (!p->maps.empty()) {
+        auto [buffer, ptr] = std::move(p->maps.back());
+        p->maps.pop_back();  // once tried, never again
+        w.queue().enqueueUnmapMemObject(buffer, ptr);
+        any = true;
+      }
     if (any) w.queue().finish();
   }
 

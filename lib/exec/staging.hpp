@@ -49,10 +49,10 @@ class Staging {
 // quickest wait while the host's cores are idle, but with one host thread per GPU queue several
 // spinning threads take cores from a CPU device's work-groups while both run. How host threads
 // wait ($SINEW_WAIT):
-//   auto (default)  poll, napping, while a CPU device of the request computes on the host's
-//                   cores; otherwise block in the driver (on the H100 machine polling from three
-//                   queue threads was 5% slower than the driver's wait for a 10M-float saxpy on
-//                   the GPU alone)
+//   auto (default)  block in the driver when the request has no CPU work (on the H100 machine
+//                   polling from three queue threads was 5% slower than the driver's wait for a
+//                   10M-float saxpy on the GPU alone); with CPU work, poll, napping (while the
+//                   CPU computes, when the caller can tell: `nap_while`; else to the end)
 //   block           always block in the driver
 //   poll            always poll the command's status: yielding the core between polls (a
 //                   staging chunk's DMA: tens of microseconds) or, with `nap`, sleeping 20 to

@@ -25,7 +25,12 @@ void ThreadPool::post(Job job) {
     wake_.notify_one();
     return;
   }
-  threads_.emplace_back([this] { loop(); });
+  try {
+    threads_.emplace_back([this] { loop(); });
+  } catch (...) {
+    jobs_.pop_back();  // no thread for it: the caller gets the error, the job never runs
+    throw;
+  }
 }
 
 void ThreadPool::loop() {

@@ -43,9 +43,9 @@ class Device {
 
   // Whether the driver runs this device's commands on the thread that enqueues them (PoCL's
   // "basic" device does): then no other device's work may be enqueued behind them on that
-  // thread. Learned from a first request that shows it.
-  bool runs_at_enqueue() const { return runs_at_enqueue_.load(std::memory_order_relaxed); }
-  void set_runs_at_enqueue() { runs_at_enqueue_.store(true, std::memory_order_relaxed); }
+  // thread. Learned from two requests that showed it.
+  bool runs_at_enqueue() const { return ran_at_enqueue_.load(std::memory_order_relaxed) >= 2; }
+  void note_ran_at_enqueue() { ran_at_enqueue_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   DeviceInfo info_;
@@ -54,7 +54,7 @@ class Device {
   cl::Context context_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<FissionSet>> fissions_;
-  std::atomic<bool> runs_at_enqueue_{false};
+  std::atomic<int> ran_at_enqueue_{0};
 };
 
 // Every device of every platform, in platform order. The preferred work-group multiple is probed

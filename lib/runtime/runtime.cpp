@@ -322,6 +322,9 @@ class RuntimeImpl {
   // framework's use) find it made (decomposing and explaining cost some 10-20 us per request).
   std::shared_ptr<const Decomposition> decomposition(std::size_t units, std::size_t granule, const Config& config,
                                                      const Streaming& streaming) {
+    // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
+    if (!std::all_of(config.shares.begin(), config.shares.end(), [](double s) { return std::isfinite(s) && s >= 0; }))
+      return std::make_shared<Decomposition>(decompose(units, granule, config, env_.infos, streaming));
     auto key = std::make_tuple(units, granule, config.shares, config.fission, config.overlap, streaming.streamable,
                                streaming.bytes_per_unit, streaming.chunk_bytes);
     {

@@ -207,11 +207,13 @@ TEST(BalancerRuntime, EachDeviceReportsItsOwnTime) {
   cfg.shares = {0.95, 0.05};
   cfg.overlap = 2;
   auto tree = kernel_source(kBurn, "burn", "burn.cl").args(inout(X));
-  // A first run: PoCL compiles at a first launch, and the runtime learns that "basic" runs
+  // Two first runs: PoCL compiles at a first launch, and the runtime learns that "basic" runs
   // kernels as they are enqueued (so one thread may not enqueue every device's work).
-  rt.execute(tree, {{X, x}}, {.config = cfg, .balance = false});
-  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(x[i], expected[i], 1e-4f) << i << " (first run)";
-  std::copy(input.begin(), input.end(), x.begin());
+  for (int warm = 0; warm < 2; ++warm) {
+    rt.execute(tree, {{X, x}}, {.config = cfg, .balance = false});
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(x[i], expected[i], 1e-4f) << i << " (first runs)";
+    std::copy(input.begin(), input.end(), x.begin());
+  }
   const Report r = rt.execute(tree, {{X, x}}, {.config = cfg, .balance = false});
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_NEAR(x[i], expected[i], 1e-4f) << i;
