@@ -155,34 +155,42 @@ class Run {
       upload_replicas(w);
       if (has_replicas_) barrier_->arrive_and_wait();  // replicas are shared by a context's queues
       if (an_.streamable) {
-        // Partitions are independent: each runs the whole tree, so the queue pipelines them
-        // (while one partition computes, the next one's data is already moving), each flushed
-        // so that the device starts at once.
-        for (PartState* p : w.parts) {
-          upload(*p);
-          exec(root_, w, {p}, 0, 0);
-          download(*p);
-          if (w.info().discrete) w.queue().flush();
-        }
+        for (PartState* p : w.parts) enqueue_streamed(w, *p, w.info().discrete);
       } else {
         for (PartState* p : w.parts) upload(*p);
         exec(root_, w, w.parts, 0, 0);
         for (PartState* p : w.parts) download(*p);
       }
       w.host_enqueued_ms = now_ms();
-      // A request without CPU work leaves the host's cores idle: its waits need not nap.
-      cl_call({.api_call = "clFinish", .device = w.info().name}, [&] { drain(w.queue(), w.info().discrete, cpu_work_); });
-      w.host_end_ms = now_ms();
-      w.drained = true;
+      finish(w);
     } catch (const BarrierAborted&) {
       // another worker failed; its error is the one reported
     } catch (...) {
-      {
-        std::lock_guard lock(error_mutex_);
-        if (!error_) error_ = std::current_exception();
-      }
+      keep_error();
       barrier_->abort();
     }
+  }
+
+  // One partition of a streamed tree: partitions are independent, each runs the whole tree, so
+  // a queue pipelines them (while one partition computes, the next one's data is already
+  // moving); `flush`: so that the device starts at once.
+  void enqueue_streamed(Worker& w, PartState& p, bool flush) {
+    upload(p);
+    exec(root_, w, {&p}, 0, 0);
+    download(p);
+    if (flush) w.queue().flush();
+  }
+
+  // Waits for a worker's queue and unmaps what download() left mapped; the worker's end. A
+  // request without CPU work leaves the host's cores idle: its waits need not nap (with
+  // `nap_while`, they nap only while it counts CPU work still running).
+  void finish(Worker& w, const std::atomic<int>* nap_while = nullptr) {
+    cl_call({.api_call = "clFinish", .device = w.info().name}, [&] {
+      drain(w.queue(), w.info().discrete, cpu_work_, nap_while);
+      unmap_deferred(w);
+    });
+    w.host_end_ms = now_ms();
+    w.drained = true;
   }
 
   void keep_error() {
@@ -226,10 +234,7 @@ class Run {
           if (r >= w->parts.size()) continue;
           PartState* p = w->parts[r];
           const auto t0 = std::chrono::steady_clock::now();
-          upload(*p);
-          exec(root_, *w, {p}, 0, 0);
-          download(*p);
-          w->queue().flush();
+          enqueue_streamed(*w, *p, /*flush=*/true);
           // A driver that ran the partition before returning (its enqueue took long and the
           // queue is already empty): later requests feed by threads once two have shown it (a
           // first launch may compile the kernel and then run it quickly).
@@ -255,14 +260,7 @@ class Run {
     for (const auto& g : devices) cpus_running += g.front()->info().discrete ? 0 : 1;
     auto wait = [&](const std::vector<Worker*>& group) {
       try {
-        for (Worker* w : group) {
-          cl_call({.api_call = "clFinish", .device = w->info().name}, [&] {
-            drain(w->queue(), w->info().discrete, cpu_work_, &cpus_running);
-            unmap_deferred(*w);
-          });
-          w->host_end_ms = now_ms();
-          w->drained = true;
-        }
+        for (Worker* w : group) finish(*w, &cpus_running);
       } catch (...) {
         keep_error();
       }
@@ -518,6 +516,7 @@ class Run {
   // Where a command's event goes: nowhere unless the request is profiled (an event is a driver
   // object per command, which only the report and the trace read).
   cl::Event* event_of(cl::Event& ev) const { return profile_ ? &ev : nullptr; }
+  cl_event* event_of(cl_event& ev) const { return profile_ ? &ev : nullptr; }  // for the libraries' C calls
 
   // Keeps a command's event for the report and the trace (profiled requests only).
   void track(PartState& ps, cl::Event ev, const std::string* path, bool kernel) {
@@ -779,7 +778,7 @@ class Run {
       case NodeKind::axpy: {
         cl_command_queue q = ps.worker->queue()();
         cl_event e = nullptr;
-        auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, profile_ ? &e : nullptr);
+        auto st = clblast::Axpy<float>(elems(0), n.alpha, slice(0)(), 0, 1, slice(1)(), 0, 1, &q, event_of(e));
         library_status(static_cast<int>(st), "clblast::Axpy", path, ps);
         ev = cl::Event(e);
         break;
@@ -790,7 +789,7 @@ class Run {
         const auto& b = contexts_.at(ps.worker->context()).whole.at(n.args[1].vector.get());
         auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
                                        ps.part->units, n.gemm_n, n.gemm_k, n.alpha, slice(0)(), 0, n.gemm_k, b(), 0,
-                                       n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, profile_ ? &e : nullptr);
+                                       n.gemm_n, n.beta, slice(2)(), 0, n.gemm_n, &q, event_of(e));
         library_status(static_cast<int>(st), "clblast::Gemm", path, ps);
         ev = cl::Event(e);
         break;
@@ -802,7 +801,7 @@ class Run {
         cl_mem buf = slice(0)();
         std::lock_guard lock(env_.fft->enqueue_mutex());
         auto st = clfftEnqueueTransform(plan, n.direction == FftDirection::forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
-                                        &q, 0, nullptr, profile_ ? &e : nullptr, &buf, nullptr, nullptr);
+                                        &q, 0, nullptr, event_of(e), &buf, nullptr, nullptr);
         library_status(static_cast<int>(st), "clfftEnqueueTransform", path, ps);
         ev = cl::Event(e);
         break;

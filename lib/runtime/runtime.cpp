@@ -325,8 +325,8 @@ class RuntimeImpl {
     // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
     if (!std::all_of(config.shares.begin(), config.shares.end(), [](double s) { return std::isfinite(s) && s >= 0; }))
       return std::make_shared<Decomposition>(decompose(units, granule, config, env_.infos, streaming));
-    auto key = std::make_tuple(units, granule, config.shares, config.fission, config.overlap, streaming.streamable,
-                               streaming.bytes_per_unit, streaming.chunk_bytes);
+    DecompositionKey key{units, granule, config.shares, config.fission, config.overlap, streaming.streamable,
+                         streaming.bytes_per_unit, streaming.chunk_bytes};
     {
       std::lock_guard lock(decompositions_mutex_);
       if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
@@ -364,9 +364,10 @@ class RuntimeImpl {
   std::size_t chunk_bytes_ = 0;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB; 0: by size)
   std::mutex pinned_mutex_;
   std::mutex decompositions_mutex_;
-  std::map<std::tuple<std::size_t, std::size_t, std::vector<double>, std::string, unsigned, bool, std::size_t, std::size_t>,
-           std::shared_ptr<const Decomposition>>
-      decompositions_;
+  // units, granule, the plan (shares, fission, overlap), streaming (streamable, bytes per unit, chunk)
+  using DecompositionKey =
+      std::tuple<std::size_t, std::size_t, std::vector<double>, std::string, unsigned, bool, std::size_t, std::size_t>;
+  std::map<DecompositionKey, std::shared_ptr<const Decomposition>> decompositions_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
   ThreadPool threads_;  // last: its destructor finishes the requests still running
 };
