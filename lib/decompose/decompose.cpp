@@ -12,7 +12,7 @@ namespace sinew::detail {
 
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices) {
   std::size_t hard = 1, soft = 1;
-  walk(root, [&](const NodeImpl& n, const std::string&) {
+  visit(root, [&](const NodeImpl& n) {
     if (n.kind != NodeKind::kernel) return;
     auto rv = n.range();
     const std::size_t unit = rv ? rv->unit : 1;

@@ -112,7 +112,7 @@ class Run {
 
   Report go() {
     start_ = std::chrono::steady_clock::now();
-    walk(root_, [&](const NodeImpl& n, const std::string& path) { paths_[&n] = path; });
+    if (!paths_) throw std::logic_error("sinew: an analysis without node paths");
     prepare();
     prepared_ms_ = now_ms();
     barrier_.emplace(workers_.size());
@@ -184,8 +184,8 @@ class Run {
   // Waits for a worker's queue and unmaps what download() left mapped; the worker's end. A
   // request without CPU work leaves the host's cores idle: its waits need not nap (with
   // `nap_while`, they nap only while it counts CPU work still running).
-  void finish(Worker& w, const std::atomic<int>* nap_while = nullptr) {
-    cl_call({.api_call = "clFinish", .device = w.info().name}, [&] {
+  void finish(Worker& w, CpuWork* nap_while = nullptr) {
+    cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; }, [&] {
       drain(w.queue(), w.info().discrete, cpu_work_, nap_while);
       unmap_deferred(w);
     });
@@ -256,15 +256,16 @@ class Run {
       devices.back().push_back(w);
     }
     // The discrete devices' waits nap only while a CPU device still computes.
-    std::atomic<int> cpus_running = 0;
-    for (const auto& g : devices) cpus_running += g.front()->info().discrete ? 0 : 1;
+    int cpus = 0;
+    for (const auto& g : devices) cpus += g.front()->info().discrete ? 0 : 1;
+    CpuWork cpus_running(cpus);
     auto wait = [&](const std::vector<Worker*>& group) {
       try {
         for (Worker* w : group) finish(*w, &cpus_running);
       } catch (...) {
         keep_error();
       }
-      if (!group.front()->info().discrete) --cpus_running;
+      if (!group.front()->info().discrete) cpus_running.one_ended();
     };
     std::vector<std::future<void>> others;
     try {
@@ -333,7 +334,8 @@ class Run {
     cpu_work_ = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.info().discrete; });
     // Programs and kernel objects once per worker (its partitions share its queue), what
     // depends on a partition's size once per partition.
-    walk(root_, [&](const NodeImpl& n, const std::string& path) {
+    visit(root_, [&](const NodeImpl& n) {
+      const std::string& path = paths_->at(&n);
       for (auto& w : workers_) {
         if (n.kind == NodeKind::kernel) prepare_kernel(w, n, path);
         if (n.kind == NodeKind::map_reduce) prepare_reduce(w, n, path);
@@ -376,9 +378,10 @@ class Run {
 
   // The queue's kernel object for a leaf, with what the driver says about it; built (or found
   // in the program cache) on the queue's first request for this source.
-  const QueueSlot::Leaf& leaf_kernel(Worker& w, const NodeImpl& n, ErrorContext& where) {
+  const QueueSlot::Leaf& leaf_kernel(Worker& w, const NodeImpl& n, const std::string& path) {
     QueueSlot::LeafKey key{n.source.get(), n.entry, n.build_options};
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
+    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
     auto program = env_.programs->get(w.context, context_devices(w.context), {n.source->text, n.source->origin},
                                       n.build_options, where);
     QueueSlot::Leaf leaf;
@@ -396,15 +399,14 @@ class Run {
   }
 
   void prepare_kernel(Worker& w, const NodeImpl& n, const std::string& path) {
-    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
-    const QueueSlot::Leaf& leaf = leaf_kernel(w, n, where);
+    const QueueSlot::Leaf& leaf = leaf_kernel(w, n, path);
     cl::Kernel* k = leaf.kernel;
     const cl_uint nargs = leaf.parameters;
     if (nargs != n.args.size())
       throw_error(errc::invalid_argument,
                   "the kernel '" + n.entry + "' has " + std::to_string(nargs) + " parameters but " +
                       std::to_string(n.args.size()) + " arguments were given",
-                  {.node = path, .argument = "arguments", .device = where.device,
+                  {.node = path, .argument = "arguments", .device = w.info().name,
                    .fix = "give .args(...) one argument per kernel parameter, in order"});
     const std::size_t kernel_wg = leaf.work_group;
     if (!n.local_size.empty()) {
@@ -414,7 +416,7 @@ class Run {
         throw_error(errc::invalid_argument,
                     "required work-group size " + std::to_string(prod) + " exceeds what the kernel can use on this device (" +
                         std::to_string(kernel_wg) + ")",
-                    {.node = path, .argument = "local_size", .device = where.device,
+                    {.node = path, .argument = "local_size", .device = w.info().name,
                      .fix = "use a work-group of at most " + std::to_string(kernel_wg) + " work-items"});
     }
     const std::size_t limit = std::min(kernel_wg, w.info().max_work_group_size);
@@ -426,7 +428,7 @@ class Run {
         throw_error(errc::invalid_argument,
                     "no work-group size that is a multiple of " + std::to_string(n.local_multiple) +
                         " divides this partition's range",
-                    {.node = path, .argument = "local_multiple", .device = where.device,
+                    {.node = path, .argument = "local_multiple", .device = w.info().name,
                      .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
       ps->local_sizes[&n] = l;
     }
@@ -586,7 +588,7 @@ class Run {
   void upload(PartState& ps) {
     static const std::string upload_path = "upload";
     if (ps.worker->zero_copy) return;
-    cl_call({.api_call = "upload", .device = ps.worker->info().name}, [&] {
+    cl_call([&] { return ErrorContext{.api_call = "upload", .device = ps.worker->info().name}; }, [&] {
       for (const auto& u : an_.vectors) {
         if (!u.partitioned || !u.binding || !u.read_partitioned) continue;
         to_device(ps, ps.slices.at(u.vector.get()), 0, host_of(u) + slice_offset(ps, u), slice_bytes(ps, u),
@@ -598,7 +600,7 @@ class Run {
   void download(PartState& ps) {
     static const std::string download_path = "download";
     Worker& w = *ps.worker;
-    cl_call({.api_call = "download", .device = w.info().name}, [&] {
+    cl_call([&] { return ErrorContext{.api_call = "download", .device = w.info().name}; }, [&] {
       for (const auto& u : an_.vectors) {
         if (!u.partitioned || !u.binding || !u.written) continue;
         auto& buf = ps.slices.at(u.vector.get());
@@ -679,9 +681,10 @@ class Run {
       barrier_->arrive_and_wait([&] { sync_replicas(a.vector.get()); });
       w.dirty.erase(a.vector.get());
     }
-    const std::string& path = paths_.at(&n);
+    const std::string& path = paths_->at(&n);
     for (PartState* p : group)
-      cl_call({.node = path, .device = w.info().name}, [&] { enqueue_leaf(*p, n, path, iteration); });
+      cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
+              [&] { enqueue_leaf(*p, n, path, iteration); });
     for (const auto& a : n.args)
       if (a.kind == Arg::Kind::partitioned && a.access != Access::read && an_.use(a.vector.get()).read_whole)
         w.dirty.insert(a.vector.get());
@@ -719,7 +722,7 @@ class Run {
       auto it = results_.find(r.name());
       if (it == results_.end())
         throw_error(errc::invalid_tree, "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
-                    {.node = paths_.at(&n), .fix = "read only results computed inside the loop body"});
+                    {.node = paths_->at(&n), .fix = "read only results computed inside the loop body"});
       return it->second;
     };
     return n.until_state(state);
@@ -824,9 +827,9 @@ class Run {
     const Reducer& r = *n.reducer;
     const ElementType& t = r.input->type;
     const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
-    const std::string& path = paths_.at(&n);
+    const std::string& path = paths_->at(&n);
     ReduceSlot& rs = ps.reduce.at(&n);
-    cl_call({.node = path + "/reduce", .device = ps.worker->info().name}, [&] {
+    cl_call([&] { return ErrorContext{.node = path + "/reduce", .device = ps.worker->info().name}; }, [&] {
       cl::Kernel& k = *rs.kernel;
       auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
         k.setArg(0, in);
@@ -863,7 +866,7 @@ class Run {
       // Combine with the user's function on the first partition's device.
       PartState& ps = parts_.front();
       ReduceSlot& rs = ps.reduce.at(&n);
-      cl_call({.node = paths_.at(&n) + "/reduce", .device = ps.worker->info().name}, [&] {
+      cl_call({.node = paths_->at(&n) + "/reduce", .device = ps.worker->info().name}, [&] {
         std::vector<unsigned char> packed;
         for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
         cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
@@ -1000,7 +1003,7 @@ class Run {
   bool defer_unmaps_ = false;  // zero-copy results are unmapped after the wait (feed_then_wait)
   std::vector<PartState> parts_;
   std::map<cl_context, ContextState> contexts_;
-  std::map<const NodeImpl*, std::string> paths_;
+  const std::map<const NodeImpl*, std::string>* paths_ = an_.paths.get();  // made by analyze()
   bool has_replicas_ = false;
   std::map<const VectorState*, std::vector<unsigned char>> staging_;  // replica sync between contexts
   std::map<std::string, Value> results_;  // written at barriers and after the threads joined

@@ -11,7 +11,10 @@
 #include "platform/cl.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 namespace sinew::detail {
@@ -61,11 +64,29 @@ class Staging {
 // callbacks came some 20 ms late.)
 enum class WaitMode { automatic, block, poll };
 WaitMode wait_mode();
+
+// The CPU devices of a request still computing. A discrete device's wait naps while some are, and
+// wakes as the last one ends: its device may have finished meanwhile, and the request ends with
+// the last wait (a nap that ran on cost the H100 machine some 18 us per 10M-float split).
+class CpuWork {
+ public:
+  explicit CpuWork(int running) : running_(running) {}
+  bool running() const { return running_.load(std::memory_order_acquire) > 0; }
+  void one_ended();
+  // Sleeps for `pause`, or until no CPU device computes.
+  void nap(std::chrono::microseconds pause);
+
+ private:
+  std::atomic<int> running_;
+  std::mutex mutex_;
+  std::condition_variable ended_;
+};
+
 // event.wait(), by polling unless the mode is `block`; with `nap_while`, napping only while it
 // counts CPU work still running.
-void wait_for(const cl::Event& event, bool nap = false, const std::atomic<int>* nap_while = nullptr);
+void wait_for(const cl::Event& event, bool nap = false, CpuWork* nap_while = nullptr);
 // queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores
-// (while `nap_while` counts above 0, when given).
-void drain(cl::CommandQueue& queue, bool discrete, bool nap = true, const std::atomic<int>* nap_while = nullptr);
+// (while `nap_while` counts some running, when given).
+void drain(cl::CommandQueue& queue, bool discrete, bool nap = true, CpuWork* nap_while = nullptr);
 
 }  // namespace sinew::detail

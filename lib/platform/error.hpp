@@ -6,6 +6,7 @@
 #include <sinew/error.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace sinew::detail {
 
@@ -20,6 +21,18 @@ decltype(auto) cl_call(const ErrorContext& context, F&& f) {
     return f();
   } catch (const cl::Error& e) {
     throw_cl(e, context);
+  }
+}
+
+// The same, with the context made only if f fails (`where` returns an ErrorContext): for the
+// calls made per partition and per command, where building the strings cost more than the call.
+template <class W, class F>
+  requires std::is_invocable_r_v<ErrorContext, W>
+decltype(auto) cl_call(W&& where, F&& f) {
+  try {
+    return f();
+  } catch (const cl::Error& e) {
+    throw_cl(e, where());
   }
 }
 

@@ -128,7 +128,8 @@ class RuntimeImpl {
                   {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
     auto root = tree.impl();
     auto bound = std::make_shared<std::vector<Binding>>(std::move(bindings));
-    auto an = std::make_shared<Analysis>(analyze(*root, *bound));
+    std::size_t granule = 0;
+    auto an = std::make_shared<Analysis>(analysis(root, *bound, granule));
     // Whether the host data is pinned changes what GPUs cost by 4-7x: a feature of the input.
     if (std::any_of(env_.infos.begin(), env_.infos.end(), [](const DeviceInfo& d) { return d.discrete; })) {
       double bytes = 0, pinned = 0;
@@ -160,7 +161,6 @@ class RuntimeImpl {
                     {.argument = "RunOptions::device", .fix = "use an index into Runtime::devices()"});
       config = single_device_config(dev, env_.infos.size());
     }
-    const std::size_t granule = granularity(*root, *an, env_.infos);
     const Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
                               .chunk_bytes = chunk_bytes_};
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
@@ -339,6 +339,44 @@ class RuntimeImpl {
     return d;
   }
 
+  // The checked analysis of `root` over `bindings`, and the tree's granularity. Recurrent
+  // requests (the framework's use: one tree run again and again on bindings of the same shapes)
+  // find them made; checking a tree anew cost some 20 us per request on the H100 machine's host.
+  // Any builder call on any tree, other shapes or another tree make them anew.
+  Analysis analysis(const std::shared_ptr<NodeImpl>& root, const std::vector<Binding>& bindings, std::size_t& granule) {
+    const std::uint64_t changes = tree_changes();
+    std::vector<BindingShape> shapes;
+    shapes.reserve(bindings.size());
+    for (const auto& b : bindings)
+      shapes.push_back({b.vector.get(), b.result.get(), b.elements, b.type, b.read_only, b.data == nullptr});
+    {
+      std::lock_guard lock(analyses_mutex_);
+      if (auto it = analyses_.find(root.get()); it != analyses_.end())
+        for (const auto& a : it->second)
+          if (a->changes == changes && a->shapes == shapes && a->root.lock() == root) {
+            granule = a->granule;
+            return a->rebound(bindings);
+          }
+    }
+    auto a = std::make_shared<Analyzed>();
+    a->an = analyze(*root, bindings);
+    a->granule = granule = granularity(*root, a->an, env_.infos);
+    a->root = root;
+    a->changes = changes;
+    a->shapes = std::move(shapes);
+    for (auto& u : a->an.vectors)
+      a->vector_binding.push_back(u.binding ? u.binding - bindings.data() : -1);
+    for (const auto& [r, b] : a->an.result_bindings) a->result_binding.emplace_back(r, b - bindings.data());
+    Analysis an = a->an;
+    std::lock_guard lock(analyses_mutex_);
+    if (analyses_.size() >= 64) analyses_.clear();  // a bound, for long-lived runtimes
+    auto& list = analyses_[root.get()];
+    std::erase_if(list, [&](const auto& old) { return old->changes != changes || old->root.lock() != root; });
+    if (list.size() >= 8) list.erase(list.begin());
+    list.push_back(std::move(a));
+    return an;
+  }
+
   // Whether a request profiles its queues: as it says, else as $SINEW_PROFILE says; always while
   // a trace is written (read per request: SINEW_TRACE may be set while the runtime lives).
   bool profiles(const std::optional<bool>& asked) const {
@@ -363,6 +401,36 @@ class RuntimeImpl {
   std::map<std::string, std::shared_ptr<Watched>> watched_;
   std::size_t chunk_bytes_ = 0;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB; 0: by size)
   std::mutex pinned_mutex_;
+  // A binding as its analysis sees it: which vector or result, how many elements of which type,
+  // const or not, null or not (the host address itself does not matter).
+  struct BindingShape {
+    const VectorState* vector;
+    const ResultState* result;
+    std::size_t elements;
+    ElementType type;
+    bool read_only, null;
+    bool operator==(const BindingShape&) const = default;
+  };
+  // An analysis kept for a tree and binding shapes, with the bindings as positions.
+  struct Analyzed {
+    std::weak_ptr<NodeImpl> root;
+    std::uint64_t changes = 0;  // tree_changes() when it was made
+    std::vector<BindingShape> shapes;
+    Analysis an;
+    std::size_t granule = 1;
+    std::vector<std::ptrdiff_t> vector_binding;  // per an.vectors: position in the bindings, -1: none
+    std::vector<std::pair<const ResultState*, std::ptrdiff_t>> result_binding;
+    // The analysis over this request's bindings (the same shapes at other addresses).
+    Analysis rebound(const std::vector<Binding>& bindings) const {
+      Analysis out = an;
+      for (std::size_t i = 0; i < out.vectors.size(); ++i)
+        out.vectors[i].binding = vector_binding[i] < 0 ? nullptr : &bindings[static_cast<std::size_t>(vector_binding[i])];
+      for (const auto& [r, at] : result_binding) out.result_bindings[r] = &bindings[static_cast<std::size_t>(at)];
+      return out;
+    }
+  };
+  std::mutex analyses_mutex_;
+  std::map<const NodeImpl*, std::vector<std::shared_ptr<const Analyzed>>> analyses_;
   std::mutex decompositions_mutex_;
   // units, granule, the plan (shares, fission, overlap), streaming (streamable, bytes per unit, chunk)
   using DecompositionKey =

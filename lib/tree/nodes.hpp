@@ -95,8 +95,16 @@ std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& s
 
 const std::map<std::string, const char*>& embedded_kernels();  // generated at build time
 
+// Builder calls that change an existing node or vector (Kernel::args, Vector::unit, Loop::times,
+// ...), counted over the process: what is derived from a tree (a request's analysis) holds while
+// the count stays the same.
+std::uint64_t tree_changes();
+void note_tree_change();
+
 // Visits every node, parents before children, with its path ("pipeline/kernel 'x'").
 void walk(const NodeImpl& root, const std::function<void(const NodeImpl&, const std::string& path)>& f);
+// The same without building the paths.
+void visit(const NodeImpl& root, const std::function<void(const NodeImpl&)>& f);
 std::string node_name(const NodeImpl& n);
 
 }  // namespace sinew::detail

@@ -46,8 +46,12 @@ void VectorRef::set_unit(std::size_t unit) {
     throw_error(errc::invalid_argument, "vector '" + state_->name + "': a unit of 0 elements",
                 {.argument = state_->name, .fix = "give unit() the number of elements of one indivisible part (>= 1)"});
   state_->unit = unit;
+  detail::note_tree_change();
 }
-void VectorRef::set_name(std::string name) { state_->name = std::move(name); }
+void VectorRef::set_name(std::string name) {
+  state_->name = std::move(name);
+  detail::note_tree_change();
+}
 
 ResultRef::ResultRef(ElementType type, std::string name) : state_(std::make_shared<detail::ResultState>()) {
   state_->id = next_id++;
@@ -180,6 +184,7 @@ Kernel kernel_source(const std::string& source, const std::string& entry, const 
 
 Kernel& Kernel::args(std::vector<Arg> a) {
   impl_->args = std::move(a);
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::elements_per_thread(std::size_t n) {
@@ -187,6 +192,7 @@ Kernel& Kernel::elements_per_thread(std::size_t n) {
     throw_error(errc::invalid_argument, "elements_per_thread(0)",
                 {.node = detail::node_name(*impl_), .fix = "each work-item computes at least 1 element"});
   impl_->elements_per_thread = n;
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::dims(unsigned n, std::size_t x) {
@@ -196,26 +202,32 @@ Kernel& Kernel::dims(unsigned n, std::size_t x) {
                  .fix = "use dims(1), dims(2) or dims(3, x) with x the row length of one unit's plane"});
   impl_->dims = n;
   impl_->dim_x = x;
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::range_of(const VectorRef& v) {
   impl_->range_vector = VectorAccess::get(v);
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::local_size(std::vector<std::size_t> sizes) {
   impl_->local_size = std::move(sizes);
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::local_multiple(std::size_t n) {
   impl_->local_multiple = n;
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::build_options(std::string options) {
   impl_->build_options = std::move(options);
+  detail::note_tree_change();
   return *this;
 }
 Kernel& Kernel::label(std::string text) {
   impl_->label = std::move(text);
+  detail::note_tree_change();
   return *this;
 }
 
@@ -275,15 +287,18 @@ Loop loop(Node body) {
 }
 Loop& Loop::times(std::size_t n) {
   impl_->times = n;
+  detail::note_tree_change();
   return *this;
 }
 Loop& Loop::until(std::function<bool(const LoopState&)> done) {
   impl_->until_state = std::move(done);
+  detail::note_tree_change();
   return *this;
 }
 Loop& Loop::until_value(const ResultRef& r, std::function<bool(const Value&)> done) {
   impl_->until_result = ResultAccess::get(r);
   impl_->until_value = std::move(done);
+  detail::note_tree_change();
   return *this;
 }
 
@@ -337,6 +352,12 @@ const char* to_string(NodeKind kind) {
   return "?";
 }
 
+namespace {
+std::atomic<std::uint64_t> changes{0};
+}  // namespace
+std::uint64_t tree_changes() { return changes.load(std::memory_order_acquire); }
+void note_tree_change() { changes.fetch_add(1, std::memory_order_acq_rel); }
+
 std::string node_name(const NodeImpl& n) {
   if (n.kind == NodeKind::kernel) return "kernel '" + n.label + "'" + (n.source ? " (" + n.source->origin + ")" : "");
   return to_string(n.kind);
@@ -360,6 +381,11 @@ void walk_impl(const NodeImpl& n, const std::string& parent,
 
 void walk(const NodeImpl& root, const std::function<void(const NodeImpl&, const std::string&)>& f) {
   walk_impl(root, "", f, 0);
+}
+
+void visit(const NodeImpl& root, const std::function<void(const NodeImpl&)>& f) {
+  f(root);
+  for (const auto& c : root.children) visit(*c, f);
 }
 
 }  // namespace detail

@@ -118,7 +118,9 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
 
   std::set<const ResultState*> produced;
   std::vector<std::pair<const NodeImpl*, std::string>> loops;
+  auto paths = std::make_shared<std::map<const NodeImpl*, std::string>>();
   walk(root, [&](const NodeImpl& n, const std::string& path) {
+    paths->emplace(&n, path);
     if (n.kind == NodeKind::loop) {
       if (!n.times && !n.until_result && !n.until_state)
         fail(errc::invalid_tree, path, "", "a loop with neither .times(n) nor .until(...)",
@@ -385,6 +387,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
     }
   });
 
+  an.paths = std::move(paths);
   for (const auto& u : an.vectors) {
     if (u.read_whole && u.written) an.streamable = false;
     if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;

@@ -37,6 +37,9 @@ struct Analysis {
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
   std::size_t bytes_per_unit = 0;                    // over every partitioned vector
+  // Every node's path ("pipeline/1:kernel 'x'"), for messages and traces; shared by the copies
+  // of a kept analysis.
+  std::shared_ptr<const std::map<const NodeImpl*, std::string>> paths;
 
   const VectorUse& use(const VectorState* v) const { return vectors.at(index.at(v)); }
 };

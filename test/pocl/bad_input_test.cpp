@@ -67,3 +67,64 @@ TEST(RunBadInput, ConfigThatDoesNotFitTheDevices) {
   EXPECT_THROW(rt.run(kernel_source(kSrc, "scale").args(inout(V), scalar(2.0f)), {{V, data}}, {.device = 99}), Error);
   EXPECT_THROW(rt.run(Node(), {}), Error);
 }
+
+// A runtime keeps each tree's checked analysis for the next request with bindings of the same
+// shapes; a builder call between runs, or other shapes, must be checked anew.
+TEST(RunBadInput, TreeChangedBetweenRunsIsCheckedAgain) {
+  Runtime rt;
+  auto V = sinew::vector<cl_float>().name("v");
+  auto k = kernel_source(kSrc, "scale", "k.cl");
+  k.args(inout(V), scalar(2.0f));
+  std::vector<float> data(64, 1.0f);
+  rt.execute(k, {{V, data}});
+  rt.execute(k, {{V, data}});  // the kept analysis
+  EXPECT_EQ(data, std::vector<float>(64, 4.0f));
+
+  k.args(inout(V));  // one argument short of the kernel's two
+  try {
+    rt.execute(k, {{V, data}});
+    FAIL() << "a changed tree ran on its old analysis";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "arguments") << e.what();
+  }
+  EXPECT_EQ(data, std::vector<float>(64, 4.0f));
+
+  k.args(inout(V), scalar(0.5f));  // a new scalar is used, not the kept one
+  rt.execute(k, {{V, data}});
+  EXPECT_EQ(data, std::vector<float>(64, 2.0f));
+
+  V.unit(48);  // 64 elements are no whole number of units of 48
+  try {
+    rt.execute(k, {{V, data}});
+    FAIL() << "a changed vector unit was not checked";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "size") << e.what();
+  }
+  EXPECT_EQ(data, std::vector<float>(64, 2.0f));
+}
+
+TEST(RunBadInput, OtherBindingShapesAreCheckedAgain) {
+  Runtime rt;
+  auto V = sinew::vector<cl_float>().name("v");
+  auto k = kernel_source(kSrc, "scale", "k.cl").args(inout(V), scalar(3.0f));
+  std::vector<float> a(40, 1.0f), b(24, 2.0f);
+  rt.execute(k, {{V, a}});
+  rt.execute(k, {{V, b}});  // another size, another array: its own analysis
+  rt.execute(k, {{V, a}});  // the first shape again, now at its kept analysis
+  EXPECT_EQ(a, std::vector<float>(40, 9.0f));
+  EXPECT_EQ(b, std::vector<float>(24, 6.0f));
+  const std::vector<float> c(40, 1.0f);  // const data the tree writes: refused though the size matches
+  try {
+    rt.execute(k, {{V, c}});
+    FAIL() << "const host data passed to a written vector";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "vector 'v'") << e.what();
+  }
+  float* null_data = nullptr;
+  try {
+    rt.execute(k, {{V, std::span<float>(null_data, 40)}});
+    FAIL() << "a null binding passed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("null"), std::string::npos) << e.what();
+  }
+}
