@@ -364,10 +364,16 @@ class RuntimeImpl {
     a->root = root;
     a->changes = changes;
     a->shapes = std::move(shapes);
-    for (auto& u : a->an.vectors)
+    // Kept with the bindings as positions only: this request's addresses would dangle.
+    for (auto& u : a->an.vectors) {
       a->vector_binding.push_back(u.binding ? u.binding - bindings.data() : -1);
-    for (const auto& [r, b] : a->an.result_bindings) a->result_binding.emplace_back(r, b - bindings.data());
-    Analysis an = a->an;
+      u.binding = nullptr;
+    }
+    for (auto& [r, b] : a->an.result_bindings) {
+      a->result_binding.emplace_back(r, b - bindings.data());
+      b = nullptr;
+    }
+    Analysis an = a->rebound(bindings);
     std::lock_guard lock(analyses_mutex_);
     if (analyses_.size() >= 64) analyses_.clear();  // a bound, for long-lived runtimes
     auto& list = analyses_[root.get()];
