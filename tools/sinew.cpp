@@ -220,6 +220,7 @@ void print_device(std::ostream& out, const sinew::DeviceInfo& d) {
       {"max work-group size", std::to_string(d.max_work_group_size)},
       {"work-group multiple", std::to_string(d.preferred_work_group_multiple)},
       {"host-unified memory", d.host_unified_memory ? "yes" : "no"},
+      {"host pointers aliased", d.host_pointer_aliased ? "yes (zero-copy results need no map)" : "no"},
       {"partition types", d.partition_types.empty() ? "none" : join(d.partition_types, ", ")},
   };
   print_table(out, rows, "  ");
@@ -254,6 +255,7 @@ void print_device_json(Json& j, const sinew::DeviceInfo& d) {
       .field("max_work_group_size", d.max_work_group_size)
       .field("preferred_work_group_multiple", d.preferred_work_group_multiple)
       .field("host_unified_memory", d.host_unified_memory)
+      .field("host_pointer_aliased", d.host_pointer_aliased)
       .array("partition_types", d.partition_types);
   j.key("fission_configs").begin_array();
   for (const auto& f : d.fission_configs) {

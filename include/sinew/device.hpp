@@ -45,6 +45,10 @@ struct DeviceInfo {
   std::size_t max_work_group_size = 0;
   std::size_t preferred_work_group_multiple = 1;  // warp / wavefront / SIMD width (probed)
   bool host_unified_memory = false;
+  // A CL_MEM_USE_HOST_PTR buffer is the host memory itself, at any alignment (probed for
+  // host-unified devices: PoCL's CPU devices). Then a zero-copy slice's results are in the
+  // user's memory once its kernels end, with no map and unmap to wait for.
+  bool host_pointer_aliased = false;
   // Driven as a discrete device: explicit transfers, overlap queues, no fission. True for GPUs
   // and accelerators; a CPU device gets it only through RuntimeOptions::discrete (for testing
   // the GPU paths on CPU-only machines).

@@ -21,17 +21,7 @@ WaitMode wait_mode() {
   return mode;
 }
 
-void CpuWork::one_ended() {
-  std::lock_guard lock(mutex_);
-  if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) ended_.notify_all();
-}
-
-void CpuWork::nap(std::chrono::microseconds pause) {
-  std::unique_lock lock(mutex_);
-  ended_.wait_for(lock, pause, [&] { return !running(); });
-}
-
-void wait_for(const cl::Event& event, bool nap, CpuWork* nap_while) {
+void wait_for(const cl::Event& event, bool nap) {
   if (wait_mode() != WaitMode::block) {
     // A napping wait yields for its first 200 us (a short run's end is not delayed by a sleep,
     // which Linux stretches to 50 us or more), then sleeps ever longer, up to 100 us.
@@ -40,10 +30,8 @@ void wait_for(const cl::Event& event, bool nap, CpuWork* nap_while) {
     for (;;) {
       const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
       if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
-      const bool napping = nap && (!nap_while || nap_while->running());
-      if (napping && std::chrono::steady_clock::now() >= spin_until) {
-        if (nap_while) nap_while->nap(pause);
-        else std::this_thread::sleep_for(pause);
+      if (nap && std::chrono::steady_clock::now() >= spin_until) {
+        std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::microseconds(100));
       } else {
         std::this_thread::yield();
@@ -53,7 +41,7 @@ void wait_for(const cl::Event& event, bool nap, CpuWork* nap_while) {
   event.wait();
 }
 
-void drain(cl::CommandQueue& queue, bool discrete, bool nap, CpuWork* nap_while) {
+void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
   WaitMode mode = wait_mode();
   if (mode == WaitMode::automatic) mode = nap ? WaitMode::poll : WaitMode::block;
   if (discrete && mode != WaitMode::block) {
@@ -62,11 +50,77 @@ void drain(cl::CommandQueue& queue, bool discrete, bool nap, CpuWork* nap_while)
     cl::Event marker;
     queue.enqueueMarkerWithWaitList(nullptr, &marker);
     queue.flush();
-    wait_for(marker, nap, nap_while);
+    wait_for(marker, nap);
     return;
   }
   queue.finish();
 }
+
+void wait_beside(const cl::Event& event, const CallbackEnds& cpus) {
+  const WaitMode mode = wait_mode();
+  if (mode != WaitMode::block) {
+    auto pause = std::chrono::microseconds(20);
+    while (cpus.running()) {
+      const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+      if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
+      cpus.nap(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(100));
+    }
+    if (mode == WaitMode::poll) wait_for(event);
+  }
+  event.wait();
+}
+
+CallbackEnds::CallbackEnds(std::chrono::steady_clock::time_point origin) : state_(std::make_shared<State>()) {
+  state_->origin = origin;
+}
+
+std::optional<std::size_t> CallbackEnds::watch(const cl::Event& event) {
+  struct Watch {
+    std::shared_ptr<State> state;
+    std::size_t index;
+  };
+  std::size_t index;
+  {
+    std::lock_guard lock(state_->mutex);
+    index = state_->ms.size();
+    state_->ms.push_back(-1);
+    ++state_->running;
+  }
+  auto* watch = new Watch{state_, index};
+  auto done = [](cl_event, cl_int, void* p) {
+    std::unique_ptr<Watch> w(static_cast<Watch*>(p));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w->state->origin).count();
+    std::lock_guard lock(w->state->mutex);
+    w->state->ms[w->index] = ms;
+    if (--w->state->running == 0) w->state->ended.notify_all();
+  };
+  if (clSetEventCallback(event(), CL_COMPLETE, done, watch) != CL_SUCCESS) {
+    delete watch;
+    std::lock_guard lock(state_->mutex);
+    --state_->running;  // not watched: its end cuts no nap short (the caller waits in the driver)
+    return std::nullopt;
+  }
+  return index;
+}
+
+std::optional<double> CallbackEnds::ms(std::size_t i) const {
+  std::lock_guard lock(state_->mutex);
+  if (i >= state_->ms.size() || state_->ms[i] < 0) return std::nullopt;
+  return state_->ms[i];
+}
+
+bool CallbackEnds::running() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->running > 0;
+}
+
+void CallbackEnds::nap(std::chrono::microseconds pause) const {
+  std::unique_lock lock(state_->mutex);
+  state_->ended.wait_for(lock, pause, [&] { return state_->running == 0; });
+}
+
 
 Staging::~Staging() {
   try {

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
+#include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace sinew::detail {
@@ -54,8 +56,7 @@ class Staging {
 // wait ($SINEW_WAIT):
 //   auto (default)  block in the driver when the request has no CPU work (on the H100 machine
 //                   polling from three queue threads was 5% slower than the driver's wait for a
-//                   10M-float saxpy on the GPU alone); with CPU work, poll, napping (while the
-//                   CPU computes, when the caller can tell: `nap_while`; else to the end)
+//                   10M-float saxpy on the GPU alone); with CPU work, poll, napping to the end
 //   block           always block in the driver
 //   poll            always poll the command's status: yielding the core between polls (a
 //                   staging chunk's DMA: tens of microseconds) or, with `nap`, sleeping 20 to
@@ -65,28 +66,45 @@ class Staging {
 enum class WaitMode { automatic, block, poll };
 WaitMode wait_mode();
 
-// The CPU devices of a request still computing. A discrete device's wait naps while some are, and
-// wakes as the last one ends: its device may have finished meanwhile, and the request ends with
-// the last wait (a nap that ran on cost the H100 machine some 18 us per 10M-float split).
-class CpuWork {
+// event.wait(), by polling unless the mode is `block`.
+void wait_for(const cl::Event& event, bool nap = false);
+// queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores.
+void drain(cl::CommandQueue& queue, bool discrete, bool nap = true);
+
+class CallbackEnds;
+
+// Waits for a discrete device's command while CPU devices may still compute (`cpus` watches
+// them): the waiting thread naps, 20 to 100 us, while any does, and the last one's end cuts its
+// nap short; from then on it waits as the mode says (automatic: in the driver). A thread spinning
+// in NVIDIA's wait beside a CPU device cost 60% CPU saxpy splits of 50M-100M floats 4-7% on the
+// H100 machine.
+void wait_beside(const cl::Event& event, const CallbackEnds& cpus);
+
+// The ends of a request's CPU devices as their drivers call back (PoCL calls back from the
+// thread that completed the command, at once): when each ended, in ms since `origin`, and a nap
+// that the last one's end cuts short. The callbacks own the state, so they may run after this
+// object is gone.
+class CallbackEnds {
  public:
-  explicit CpuWork(int running) : running_(running) {}
-  bool running() const { return running_.load(std::memory_order_acquire) > 0; }
-  void one_ended();
-  // Sleeps for `pause`, or until no CPU device computes.
-  void nap(std::chrono::microseconds pause);
+  explicit CallbackEnds(std::chrono::steady_clock::time_point origin);
+  // Watches `event`; its index for ms(), or nothing if the driver refused the callback.
+  std::optional<std::size_t> watch(const cl::Event& event);
+  // When the i-th watched event ended, once its callback has run.
+  std::optional<double> ms(std::size_t i) const;
+  // Some watched event has not ended.
+  bool running() const;
+  // Sleeps for `pause`, or until no watched event is running.
+  void nap(std::chrono::microseconds pause) const;
 
  private:
-  std::atomic<int> running_;
-  std::mutex mutex_;
-  std::condition_variable ended_;
+  struct State {
+    std::chrono::steady_clock::time_point origin;
+    mutable std::mutex mutex;
+    std::condition_variable ended;
+    std::vector<double> ms;  // -1 until called back
+    std::size_t running = 0;
+  };
+  std::shared_ptr<State> state_;
 };
-
-// event.wait(), by polling unless the mode is `block`; with `nap_while`, napping only while it
-// counts CPU work still running.
-void wait_for(const cl::Event& event, bool nap = false, CpuWork* nap_while = nullptr);
-// queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores
-// (while `nap_while` counts some running, when given).
-void drain(cl::CommandQueue& queue, bool discrete, bool nap = true, CpuWork* nap_while = nullptr);
 
 }  // namespace sinew::detail

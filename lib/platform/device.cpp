@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 namespace sinew {
 
@@ -66,6 +67,29 @@ std::size_t probe_work_group_multiple(const Device& dev, ProgramCache& cache) {
     return std::max<std::size_t>(1, k.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(dev.device()));
   } catch (const std::exception&) {
     return 1;  // a device that cannot build the probe still gets listed
+  }
+}
+
+// Whether buffers made with CL_MEM_USE_HOST_PTR work on the host memory itself: a driver may keep
+// a copy instead (some do for pointers that are not page-aligned) and synchronise it only at maps.
+// The probe writes the host memory after creating the buffers, copies one into the other on the
+// device and reads the result from the host memory, with no map; at an odd address, the worst
+// case for a partition's slice. Any failure or difference answers no (maps stay).
+bool probe_host_pointer_aliasing(const Device& dev) {
+  try {
+    constexpr std::size_t n = 4096;
+    std::vector<unsigned char> a(n + 64), b(n + 64);
+    unsigned char* src = a.data() + 1;
+    unsigned char* dst = b.data() + 1;
+    cl::Buffer from(dev.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, n, src);
+    cl::Buffer to(dev.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, n, dst);
+    for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+    cl::CommandQueue q(dev.context(), dev.device());
+    q.enqueueCopyBuffer(from, to, 0, 0, n);
+    q.finish();
+    return std::equal(src, src + n, dst);
+  } catch (const std::exception&) {
+    return false;
   }
 }
 
@@ -133,6 +157,10 @@ std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {
         info.fission_configs = cpu_fission_configs(info.compute_units, info.partition_types, affinity_domains(d));
       auto dev = std::make_unique<Device>(std::move(info), p, d);
       dev->mutable_info().preferred_work_group_multiple = probe_work_group_multiple(*dev, cache);
+      // SINEW_MAP_ZERO_COPY=1 keeps the maps whatever the probe says (for checking that path).
+      const char* map = std::getenv("SINEW_MAP_ZERO_COPY");
+      if (dev->info().host_unified_memory && !(map && std::string(map) == "1"))
+        dev->mutable_info().host_pointer_aliased = probe_host_pointer_aliasing(*dev);
       out.push_back(std::move(dev));
     }
   }

@@ -135,13 +135,27 @@ TEST(MultiDevice, PinnedMemoryBindsLikeAVector) {
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i) + 5) << i;
 }
 
+void pinned_chunks_on_several_queues(Runtime& rt);
+
 // Pinned data on a discrete device with several queues: the many chunks pipelined on each
 // queue give every element once, through a pipeline whose channel stays on the device; alone,
 // and beside the CPUs working on the same pinned memory in place (then one thread enqueues
-// every device's partitions and the CPUs' results are unmapped after the wait).
+// every device's partitions and waits for them all). PoCL's CPU buffers are the host memory
+// itself, so the CPUs' results are not mapped; with SINEW_MAP_ZERO_COPY=1 they are mapped, and
+// unmapped after the wait.
 TEST(MultiDevice, PinnedChunksPipelinedOnSeveralQueues) {
-  const std::size_t count = Runtime().devices().size();
-  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = 0.05});
+  for (const bool map : {false, true}) {
+    if (map) ::setenv("SINEW_MAP_ZERO_COPY", "1", 1);
+    const std::size_t count = Runtime().devices().size();
+    Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = 0.05});
+    ::unsetenv("SINEW_MAP_ZERO_COPY");
+    EXPECT_EQ(rt.devices().front().host_pointer_aliased, !map);
+    pinned_chunks_on_several_queues(rt);
+  }
+}
+
+void pinned_chunks_on_several_queues(Runtime& rt) {
+  const std::size_t count = rt.devices().size();
   const std::size_t n = 300'007;  // ~1.2 MB of int per vector: about 45 chunks of 50 KB
   auto a = rt.pinned<cl_int>(n);
   auto b = rt.pinned<cl_int>(n);
@@ -160,8 +174,10 @@ TEST(MultiDevice, PinnedChunksPipelinedOnSeveralQueues) {
     std::size_t units = 0;
     for (const auto& p : r.partitions) units += p.units;
     EXPECT_EQ(units, n);
-    for (std::size_t d = 0; d < count; ++d)
+    for (std::size_t d = 0; d < count; ++d) {
       if (cfg.shares[d] > 0) EXPECT_GT(r.device_ms[d], 0.0) << "device " << d << "\n" << r.str();
+      EXPECT_LE(r.device_ms[d], r.wall_ms) << "device " << d << "\n" << r.str();
+    }
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_EQ(a[i], static_cast<cl_int>(i) - 4) << i << ", discrete share " << discrete_share;
       ASSERT_EQ(b[i], 2 * (static_cast<cl_int>(i) - 4)) << i << ", discrete share " << discrete_share;

@@ -22,6 +22,7 @@ TEST(Platform, DiscoversOnePoclCpuWithItsProperties) {
   EXPECT_GE(d.max_work_group_size, 1u);
   EXPECT_GE(d.preferred_work_group_multiple, 1u);
   EXPECT_TRUE(d.host_unified_memory);
+  EXPECT_TRUE(d.host_pointer_aliased);  // PoCL's CPU buffers over host memory are that memory
   ASSERT_FALSE(d.fission_configs.empty());
   EXPECT_EQ(d.fission_configs[0].name, "none");
   EXPECT_TRUE(d.overlap_levels.empty());
