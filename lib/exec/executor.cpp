@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <set>
 #include <future>
@@ -215,9 +216,9 @@ class Run {
 
   // The CPUs' partitions first, so that they start at once, then the discrete devices' chunks
   // dealt round their queues, each flushed. Then the calling thread waits for every device: for
-  // the discrete devices in turn, napping while a CPU computes (wait_beside), then for the CPUs.
-  // A CPU that ends first is timed by its driver's callback, so the report (and the balancer)
-  // still see each device's own end. (A pool thread per device waiting instead cost 60% CPU
+  // the discrete devices, napping while a CPU computes, then for the CPUs. A CPU that ends first
+  // is timed by its driver's callback, and the discrete queues are polled together, so the report
+  // (and the balancer) see each device's own end. (A pool thread per device waiting instead cost 60% CPU
   // saxpy splits of 10M floats 4-6% on the H100 machine: woken while PoCL's threads held every
   // core, it ran hundreds of microseconds late, and the request then waited for it to hand over.)
   void feed_then_wait() {
@@ -261,18 +262,54 @@ class Run {
       }
       const double enqueued = now_ms();
       for (Worker* w : order) w->host_enqueued_ms = enqueued;
-      for (std::size_t i = order.size(); i-- > 0;) {  // the discrete devices first
+      auto where = [&](std::size_t i) {
+        return [&, i] { return ErrorContext{.api_call = "clWaitForEvents", .device = order[i]->info().name}; };
+      };
+      // A queue's end: unmapped, timed (a CPU's by its callback, when it came first).
+      auto settle = [&](std::size_t i) {
         Worker& w = *order[i];
-        cl_call([&] { return ErrorContext{.api_call = "clWaitForEvents", .device = w.info().name}; }, [&] {
-          if (w.info().discrete) wait_beside(ends[i], cpus);
-          else ends[i].wait();
+        cl_call(where(i), [&] {
+          ends[i].wait();
           unmap_deferred(w);
         });
-        w.host_end_ms = now_ms();
+        double end = now_ms();
         if (watched[i])
-          if (auto ended = cpus.ms(*watched[i])) w.host_end_ms = std::min(w.host_end_ms, *ended);
+          if (auto called = cpus.ms(*watched[i])) end = std::min(end, *called);
+        w.host_end_ms = std::max(end, w.host_enqueued_ms);
         w.drained = true;
+      };
+      // The discrete queues: every one polled while a CPU computes, napping between polls (a
+      // thread spinning in NVIDIA's wait beside a CPU device cost 60% CPU saxpy splits of
+      // 50M-100M floats 4-7% on the H100 machine), so each is timed as it ends. Once no CPU
+      // computes, the queues of one device are waited for in its driver (only the last one's end
+      // counts); several devices' are polled, yielding.
+      std::vector<std::size_t> pending;
+      for (std::size_t i = 0; i < order.size(); ++i)
+        if (order[i]->info().discrete) pending.push_back(i);
+      auto pause = std::chrono::microseconds(20);
+      while (!pending.empty()) {
+        std::erase_if(pending, [&](std::size_t i) {
+          if (!cl_call(where(i), [&] { return ended(ends[i]); })) return false;
+          settle(i);
+          return true;
+        });
+        if (pending.empty()) break;
+        if (cpus.running()) {
+          cpus.nap(pause);
+          pause = std::min(pause * 2, std::chrono::microseconds(100));
+        } else if (std::all_of(pending.begin(), pending.end(),
+                               [&](std::size_t i) { return order[i]->device == order[pending.front()]->device; })) {
+          for (std::size_t i : pending) {
+            if (wait_mode() == WaitMode::poll) cl_call(where(i), [&] { wait_for(ends[i]); });
+            settle(i);
+          }
+          pending.clear();
+        } else {
+          std::this_thread::yield();
+        }
       }
+      for (std::size_t i = 0; i < order.size(); ++i)
+        if (!order[i]->info().discrete) settle(i);
     } catch (...) {
       keep_error();  // ~Run waits for what was enqueued
     }

@@ -28,8 +28,7 @@ void wait_for(const cl::Event& event, bool nap) {
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
     auto pause = std::chrono::microseconds(20);
     for (;;) {
-      const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
-      if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
+      if (ended(event)) break;  // errors surface through wait() below
       if (nap && std::chrono::steady_clock::now() >= spin_until) {
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::microseconds(100));
@@ -56,19 +55,9 @@ void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
   queue.finish();
 }
 
-void wait_beside(const cl::Event& event, const CallbackEnds& cpus) {
-  const WaitMode mode = wait_mode();
-  if (mode != WaitMode::block) {
-    auto pause = std::chrono::microseconds(20);
-    while (cpus.running()) {
-      const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
-      if (status == CL_COMPLETE || status < 0) break;  // errors surface through wait() below
-      cpus.nap(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(100));
-    }
-    if (mode == WaitMode::poll) wait_for(event);
-  }
-  event.wait();
+bool ended(const cl::Event& event) {
+  const cl_int status = event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+  return status == CL_COMPLETE || status < 0;
 }
 
 CallbackEnds::CallbackEnds(std::chrono::steady_clock::time_point origin) : state_(std::make_shared<State>()) {

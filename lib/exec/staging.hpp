@@ -10,7 +10,6 @@
 
 #include "platform/cl.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <condition_variable>
@@ -71,14 +70,8 @@ void wait_for(const cl::Event& event, bool nap = false);
 // queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores.
 void drain(cl::CommandQueue& queue, bool discrete, bool nap = true);
 
-class CallbackEnds;
-
-// Waits for a discrete device's command while CPU devices may still compute (`cpus` watches
-// them): the waiting thread naps, 20 to 100 us, while any does, and the last one's end cuts its
-// nap short; from then on it waits as the mode says (automatic: in the driver). A thread spinning
-// in NVIDIA's wait beside a CPU device cost 60% CPU saxpy splits of 50M-100M floats 4-7% on the
-// H100 machine.
-void wait_beside(const cl::Event& event, const CallbackEnds& cpus);
+// Whether the command has ended: completed, or failed (wait() then throws its error).
+bool ended(const cl::Event& event);
 
 // The ends of a request's CPU devices as their drivers call back (PoCL calls back from the
 // thread that completed the command, at once): when each ended, in ms since `origin`, and a nap

@@ -4,6 +4,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -71,12 +72,15 @@ std::size_t probe_work_group_multiple(const Device& dev, ProgramCache& cache) {
 }
 
 // Whether buffers made with CL_MEM_USE_HOST_PTR work on the host memory itself: a driver may keep
-// a copy instead (some do for pointers that are not page-aligned) and synchronise it only at maps.
-// The probe writes the host memory after creating the buffers, copies one into the other on the
-// device and reads the result from the host memory, with no map; at an odd address, the worst
-// case for a partition's slice. Any failure or difference answers no (maps stay).
-bool probe_host_pointer_aliasing(const Device& dev) {
+// a copy instead (some do for pointers that are not page-aligned, or for large buffers) and
+// synchronise it only at maps. The probe writes the host memory after creating the buffers, then
+// reads the device's results from the host memory with no map: a copy between two buffers at odd
+// addresses (the worst case for a partition's slice), and the probe kernel doubling 1 MB of
+// floats in place at an address 4 bytes past a page. Any failure or difference answers no (maps
+// stay).
+bool probe_host_pointer_aliasing(const Device& dev, ProgramCache& cache) {
   try {
+    cl::CommandQueue q(dev.context(), dev.device());
     constexpr std::size_t n = 4096;
     std::vector<unsigned char> a(n + 64), b(n + 64);
     unsigned char* src = a.data() + 1;
@@ -84,10 +88,24 @@ bool probe_host_pointer_aliasing(const Device& dev) {
     cl::Buffer from(dev.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, n, src);
     cl::Buffer to(dev.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, n, dst);
     for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
-    cl::CommandQueue q(dev.context(), dev.device());
     q.enqueueCopyBuffer(from, to, 0, 0, n);
     q.finish();
-    return std::equal(src, src + n, dst);
+    if (!std::equal(src, src + n, dst)) return false;
+
+    constexpr std::size_t floats = (1u << 18) + 3;  // 1 MB and a little
+    std::vector<float> host(floats + 4096 / sizeof(float) + 1);
+    const std::size_t page = 4096 / sizeof(float);
+    float* x = host.data() + (page - reinterpret_cast<std::uintptr_t>(host.data()) / sizeof(float) % page) % page + 1;
+    cl::Buffer buf(dev.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, floats * sizeof(float), x);
+    for (std::size_t i = 0; i < floats; ++i) x[i] = static_cast<float>(i % 1000);
+    auto program = cache.get(dev.context(), {dev.device()}, {kProbeSource, "<probe>"}, "");
+    cl::Kernel k(program, "sinew_probe");
+    k.setArg(0, buf);
+    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(floats), cl::NullRange);
+    q.finish();
+    for (std::size_t i = 0; i < floats; ++i)
+      if (x[i] != 2.0f * static_cast<float>(i % 1000)) return false;
+    return true;
   } catch (const std::exception&) {
     return false;
   }
@@ -160,7 +178,7 @@ std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {
       // SINEW_MAP_ZERO_COPY=1 keeps the maps whatever the probe says (for checking that path).
       const char* map = std::getenv("SINEW_MAP_ZERO_COPY");
       if (dev->info().host_unified_memory && !(map && std::string(map) == "1"))
-        dev->mutable_info().host_pointer_aliased = probe_host_pointer_aliasing(*dev);
+        dev->mutable_info().host_pointer_aliased = probe_host_pointer_aliasing(*dev, cache);
       out.push_back(std::move(dev));
     }
   }

@@ -86,6 +86,26 @@ TEST_P(Distributions, WithADiscreteDeviceAndOverlapEqualTheReference) {
   }
 }
 
+// CPU results mapped and unmapped after their kernels (SINEW_MAP_ZERO_COPY=1: the path of CPU
+// drivers whose USE_HOST_PTR buffers are not the host memory itself), every device driven by its
+// own thread.
+TEST(MultiDevice, MappedZeroCopyResultsEqualTheReference) {
+  ::setenv("SINEW_MAP_ZERO_COPY", "1", 1);
+  Runtime rt;
+  ::unsetenv("SINEW_MAP_ZERO_COPY");
+  for (const auto& d : rt.devices()) ASSERT_FALSE(d.host_pointer_aliased) << d.id();
+  for (const auto& name : case_names()) {
+    for (const auto& shares : share_sets(rt.devices().size())) {
+      Holder h;
+      Case c = make_case(name, 1001, h);
+      Config cfg;
+      cfg.shares = shares;
+      c.report = rt.run(c.tree, c.bindings, RunOptions{.config = cfg}).get();
+      EXPECT_EQ(c.check(), "") << name << " " << cfg.str();
+    }
+  }
+}
+
 TEST(MultiDevice, FewerUnitsThanDevicesAndZeroShares) {
   Runtime rt;
   Holder h;
