@@ -217,10 +217,11 @@ class Run {
   // The CPUs' partitions first, so that they start at once, then the discrete devices' chunks
   // dealt round their queues, each flushed. Then the calling thread waits for every device: for
   // the discrete devices, napping while a CPU computes, then for the CPUs. A CPU that ends first
-  // is timed by its driver's callback, and the discrete queues are polled together, so the report
-  // (and the balancer) see each device's own end. (A pool thread per device waiting instead cost 60% CPU
-  // saxpy splits of 10M floats 4-6% on the H100 machine: woken while PoCL's threads held every
-  // core, it ran hundreds of microseconds late, and the request then waited for it to hand over.)
+  // is timed by its driver's callback, and the discrete queues are polled together, so the
+  // report (and the balancer) see each device's own end. (A pool thread per device waiting
+  // instead cost 60% CPU saxpy splits of 10M floats 4-6% on the H100 machine: woken while PoCL's
+  // threads held every core, it ran hundreds of microseconds late, and the request then waited
+  // for it to hand over.)
   void feed_then_wait() {
     std::vector<Worker*> order;
     for (const bool discrete : {false, true})

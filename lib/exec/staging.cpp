@@ -83,7 +83,7 @@ std::optional<std::size_t> CallbackEnds::watch(const cl::Event& event) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w->state->origin).count();
     std::lock_guard lock(w->state->mutex);
     w->state->ms[w->index] = ms;
-    if (--w->state->running == 0) w->state->ended.notify_all();
+    if (--w->state->running == 0) w->state->none_running.notify_all();
   };
   if (clSetEventCallback(event(), CL_COMPLETE, done, watch) != CL_SUCCESS) {
     delete watch;
@@ -107,9 +107,8 @@ bool CallbackEnds::running() const {
 
 void CallbackEnds::nap(std::chrono::microseconds pause) const {
   std::unique_lock lock(state_->mutex);
-  state_->ended.wait_for(lock, pause, [&] { return state_->running == 0; });
+  state_->none_running.wait_for(lock, pause, [&] { return state_->running == 0; });
 }
-
 
 Staging::~Staging() {
   try {

@@ -93,7 +93,7 @@ class CallbackEnds {
   struct State {
     std::chrono::steady_clock::time_point origin;
     mutable std::mutex mutex;
-    std::condition_variable ended;
+    std::condition_variable none_running;
     std::vector<double> ms;  // -1 until called back
     std::size_t running = 0;
   };
