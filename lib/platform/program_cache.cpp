@@ -4,11 +4,14 @@
 #include "platform/error.hpp"
 #include "platform/hash.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace sinew::detail {
@@ -20,6 +23,38 @@ constexpr char kMagic[8] = {'S', 'I', 'N', 'E', 'W', 'B', 'I', '1'};
 std::string source_key(const std::string& source, const std::string& options) {
   return Hasher().add(source).add(options).hex();
 }
+
+// An exclusive lock on a file beside the cache entries, held while one program is loaded or
+// built and stored, so that processes sharing the cache build a program once: the others wait,
+// then load what it stored. It also keeps PoCL from crashing: reading a program's binary back
+// (CL_PROGRAM_BINARIES) walks PoCL's own kernel cache, and PoCL 3.1 dereferences a null directory
+// handle when another process removes a temporary directory there meanwhile (it compiles a
+// kernel's work-group variants at its first launches). A process launches a program's kernels
+// only once its binary is stored, so whoever still builds it waits here and then finds the file.
+// Best effort: where the lock cannot be had, the build goes on without it. The lock files stay
+// (removing one while another process waits on it would let a third one in).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 }  // namespace
 
 std::string device_identity(const cl::Device& device) {
@@ -153,8 +188,10 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
   cl::Program program;
   bool from_disk = false;
   std::vector<std::string> paths;
-  if (!dir_.empty()) {
+  if (!dir_.empty())
     for (const auto& d : devices) paths.push_back(file_for(d, source.text, options));
+  FileLock disk_lock(paths.empty() ? std::string() : paths.front() + ".lock");
+  if (!dir_.empty()) {
     std::vector<std::vector<unsigned char>> binaries(devices.size());
     bool all = true;
     for (std::size_t i = 0; i < devices.size() && all; ++i) all = load_binary(paths[i], binaries[i]);

@@ -2,7 +2,9 @@
 //
 // Programs are kept in memory per context and their binaries on disk under the cache directory,
 // so a second process skips the compiler. A corrupt or stale cache file is rebuilt, never fatal;
-// files are written to a temporary name and renamed, so concurrent processes never see half a file.
+// files are written to a temporary name and renamed, so concurrent processes never see half a file,
+// and a lock file per program makes processes that want it at once build it once (the others wait
+// and load it).
 #pragma once
 
 #include "platform/cl.hpp"

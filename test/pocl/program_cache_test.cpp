@@ -112,15 +112,15 @@ TEST(ProgramCache, UnwritableDirectoryOnlyCostsCompileTime) {
   EXPECT_NO_THROW(cache.get(cl.context, {cl.device}, {unique_source(), "t"}, ""));
 }
 
-TEST(ProgramCache, TwoProcessesBuildingAtOnceLeaveAValidCache) {
+TEST(ProgramCache, TwoProcessesAtOnceBuildOnceAndLeaveAValidCache) {
   TempDir dir;
   const std::string src = unique_source();
   const std::string cmd = std::string(SINEW_CACHE_BUILDER) + " '" + dir.path.string() + "' '" + src + "'";
   auto a = std::async(std::launch::async, [&] { return run(cmd); });
   auto b = std::async(std::launch::async, [&] { return run(cmd); });
   std::string ra = a.get(), rb = b.get();
-  EXPECT_EQ(ra.rfind("failed", 0), std::string::npos) << ra;
-  EXPECT_EQ(rb.rfind("failed", 0), std::string::npos) << rb;
+  // One builds; the other waits for its lock and loads what it stored ("builds disk_hits corrupt").
+  EXPECT_TRUE((ra == "1 0 0\n" && rb == "0 1 0\n") || (ra == "0 1 0\n" && rb == "1 0 0\n")) << ra << rb;
   EXPECT_EQ(run(cmd), "0 1 0\n");  // a third process finds a whole, valid binary
   for (auto& e : fs::directory_iterator(dir.path))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temporary left behind";
