@@ -72,11 +72,11 @@ std::size_t probe_work_group_multiple(const Device& dev, ProgramCache& cache) {
 }
 
 // Whether buffers made with CL_MEM_USE_HOST_PTR work on the host memory itself: a driver may keep
-// a copy instead (for pointers that are not page-aligned, say) and synchronise it only at maps. The probe writes the host memory after creating the buffers, then
-// reads the device's results from the host memory with no map: a copy between two buffers at odd
-// addresses (the worst case for a partition's slice), and the probe kernel doubling 1 MB of
-// floats in place at an address 4 bytes past a page. Any failure or difference answers no (maps
-// stay).
+// a copy instead (for pointers that are not page-aligned, say) and synchronise it only at maps.
+// The probe writes the host memory after creating the buffers, then reads the device's results
+// from the host memory with no map: a copy between two buffers at odd addresses (the worst case
+// for a partition's slice), and the probe kernel doubling 1 MB of floats in place at an address
+// 4 bytes past a page. Any failure or difference answers no (maps stay).
 bool probe_host_pointer_aliasing(const Device& dev, ProgramCache& cache) {
   try {
     cl::CommandQueue q(dev.context(), dev.device());
