@@ -130,7 +130,7 @@ std::string stamp() { return "  [" + fmt("%6.1f", seconds_since_start()) + " s] 
 // What the balancer calls balanced: the fastest active device finished within this fraction of the
 // slowest's time; the runtime reads the same variable over the same default.
 double balanced_within() {
-  double within = sinew::BalancerSettings{}.balanced_within;
+  double within = sinew::BalancerSettings{}.with_defaults().balanced_within.value();
   if (const char* e = std::getenv("SINEW_BALANCE_WITHIN"); e && *e) within = std::atof(e);
   return within;
 }
@@ -198,7 +198,7 @@ Start starting_plan(sinew::Runtime& rt, const Roles& roles, sinew::samples::Samp
     const Timed t = run_once(rt, s, planning);
     start.config = t.report.config;
     if (!st.balance) start.options.balance = false;  // else unset: on, as for any plan of the knowledge base
-    start.note = "the knowledge base (" + kb + "): " + t.report.provenance + " " + start.config.str();
+    start.note = "the knowledge base (" + kb + "): " + std::string(sinew::to_string(t.report.provenance)) + " " + start.config.str();
     if (t.report.training_executions)
       start.note += ", trained in " + std::to_string(t.report.training_executions) + " executions, " +
                     fmt("%.1f", t.report.training_seconds) + " s";
@@ -351,7 +351,7 @@ class Experiment {
                        {"oracle_ms", num(oracle_.best_ms(load))},
                        {"fission", r.config.fission},
                        {"overlap", std::to_string(r.config.overlap)},
-                       {"provenance", r.provenance}};
+                       {"provenance", std::string(sinew::to_string(r.provenance))}};
     const auto& devices = rt_.devices();
     for (std::size_t i = 0; i < devices.size(); ++i) {
       row["ms_" + column_id(devices[i])] = num(i < r.device_ms.size() ? r.device_ms[i] : 0.0);

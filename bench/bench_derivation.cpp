@@ -444,14 +444,14 @@ std::vector<Trained> train_each(const Options& o, const std::string& discrete, C
         train_run.balance = false;  // training only: the balancer has nothing to watch here
         const Timed r = timed_run(rt, s, train_run);
         t.config = r.report.config;
-        t.provenance = r.report.provenance;
+        t.provenance = sinew::to_string(r.report.provenance);
         t.executions = r.report.training_executions;
         t.seconds = r.report.training_seconds;
         t.request_seconds = r.host_ms / 1000;
         t.check = check_text(s);
         entry = r.report.kb_entry;
         t.ok = t.check == "OK" && !t.config.shares.empty();
-        auto store = sinew::KnowledgeBase::open(kb.path(), sinew::KbOptions{.print_warning = false});
+        auto store = sinew::KnowledgeBase::open(kb.path(), sinew::KbOptions{.log = {}});
         if (auto e = store->entry(entry)) t.time_ms = e->time_ms;
         progress("training: " + im.id + " " + im.label + ": " + plan_text(t.config, rt.devices()) + ", " +
                  fmt("%.3f", t.time_ms) + " ms, " + std::to_string(t.executions) + " executions in " +
@@ -488,8 +488,8 @@ Sequence derive_in_order(const Options& o, const std::string& discrete, const st
   KbFile kb(o, name);
   sinew::RuntimeOptions ro = base_options(o, discrete);
   ro.kb_path = o.keep_kb ? kb.path() : ":memory:";
-  ro.unseen = "derive";
-  ro.interpolator = interpolator;
+  ro.unseen = sinew::UnseenPolicy::derive;
+  ro.interpolation = sinew::parse::choice<sinew::Interpolation>(interpolator, "--interpolator");
   ro.balancer.enabled = balancer;
   sinew::Runtime rt(ro);
   const auto& devs = rt.devices();
@@ -514,8 +514,8 @@ Sequence derive_in_order(const Options& o, const std::string& discrete, const st
         const sinew::Report& rep = p.report;
         if (r == 0) {
           d.first = rep.config;
-          d.provenance = rep.provenance;
-          if (rep.provenance == "derived") d.check_runs = rep.training_executions;
+          d.provenance = sinew::to_string(rep.provenance);
+          if (rep.provenance == sinew::Provenance::derived) d.check_runs = rep.training_executions;
           image_of_entry[rep.kb_entry] = im.id;
           if (rep.derived_from) {
             auto it = image_of_entry.find(rep.derived_from);
@@ -532,7 +532,7 @@ Sequence derive_in_order(const Options& o, const std::string& discrete, const st
         if (r + 1 == runs && d.check == "OK") d.check = check_text(s);
         CsvRow row = make_row("run", name, interpolator, bal, im);
         row.run = r + 1;
-        row.provenance = rep.provenance;
+        row.provenance = sinew::to_string(rep.provenance);
         row.derived_from = rep.derived_from ? std::to_string(rep.derived_from) : "";
         row.config = rep.config;
         row.time_ms = rep.wall_ms;
@@ -552,7 +552,7 @@ Sequence derive_in_order(const Options& o, const std::string& discrete, const st
           trained_ms.push_back(t.report.wall_ms);
           CsvRow trow = make_row("trained-run", name, "", "off", im);
           trow.run = r + 1;
-          trow.provenance = t.report.provenance;
+          trow.provenance = sinew::to_string(t.report.provenance);
           trow.config = t.report.config;
           trow.time_ms = t.report.wall_ms;
           trow.host_ms = t.host_ms;
@@ -705,7 +705,7 @@ std::string markdown(const Options& o, const std::vector<sinew::DeviceInfo>& dev
 
   m << "\nDevices (Sinew " << SINEW_VERSION_STRING << "):\n\n" << devices_text(devs) << "\n"
     << "Balancer: balanced when the fastest device finishes within "
-    << fmt("%.0f%%", 100 * sinew::BalancerSettings{}.balanced_within)
+    << fmt("%.0f%%", 100 * sinew::BalancerSettings{}.with_defaults().balanced_within.value())
     << " of the slowest's time (the spec's 88%; $SINEW_BALANCE_WITHIN overrides). Training: "
     << (o.exhaustive ? "every fission x overlap combination" : "the runtime's default search")
     << (o.max_executions ? ", at most " + std::to_string(o.max_executions) + " executions per image" : "") << ".\n\n"
@@ -798,7 +798,7 @@ int main(int argc, char** argv) {
     if (o.compare) {
       seqs.push_back(
           derive_in_order(o, discrete, trained, "derive-nearest", "nearest", false, o.compare_runs, o.compare_runs, csv));
-      seqs.push_back(derive_in_order(o, discrete, trained, "derive-idw", "idw", false, o.compare_runs, o.compare_runs, csv));
+      seqs.push_back(derive_in_order(o, discrete, trained, "derive-idw", "inverse_distance", false, o.compare_runs, o.compare_runs, csv));
     }
     const bool plotted = plot(o, seqs.front());
     const std::string md = markdown(o, devs, trained, seqs, seconds_since_start(), plotted);

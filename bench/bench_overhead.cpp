@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(kb + suffix, ec);
       sinew::RuntimeOptions o;
       o.kb_path = kb;
-      o.progress = false;
+      o.quiet = true;
       if (s.c.quick) o.training.max_executions = 12;
       KbCost k;
       k.kb = kb == ":memory:" ? "in memory" : "file";

@@ -351,7 +351,7 @@ int main(int argc, char** argv) {
     // trains in this run; the sweep's plans are given ones, which the knowledge base never sees.
     sinew::RuntimeOptions ro;
     ro.kb_path = ":memory:";
-    ro.progress = s.c.verbose;
+    ro.quiet = !s.c.verbose;
     auto rt = make_runtime(false, ro);
     const Roles roles = Roles::of(*rt);
     std::cerr << s.c.program << ": " << roles.describe(*rt) << "\n";
@@ -397,7 +397,7 @@ int main(int argc, char** argv) {
         put(kb, t.m);
         plan(kb, t.first.config);
         kb["training_executions"] = std::to_string(t.first.training_executions);
-        kb["note"] = "provenance " + t.first.provenance + ", trained in " + fmt("%.1f", t.first.training_seconds) + " s";
+        kb["note"] = "provenance " + std::string(sinew::to_string(t.first.provenance)) + ", trained in " + fmt("%.1f", t.first.training_seconds) + " s";
         csv.append(kb);
         res.kb = kb;
         std::cerr << "  [" << fmt("%6.1f", seconds_since_start()) << " s] saxpy " << count_label(size) << " " << memory

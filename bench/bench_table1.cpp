@@ -208,7 +208,7 @@ class Table1 {
     sinew::RuntimeOptions o;
     o.kb_path = kb.string();
     if (s_.max_executions) o.training.max_executions = s_.max_executions;
-    o.progress = s_.c.verbose;
+    o.quiet = !s_.c.verbose;
     return o;
   }
   double budget_ms() const { return s_.c.point_seconds * 1000; }
@@ -310,7 +310,7 @@ class Table1 {
       const fs::path kb = kb_file(name, n, strategy);
       remove_kb(kb);
       sinew::RuntimeOptions o = kb_options(kb);
-      o.training.strategy = strategy;
+      o.training.strategy = sinew::parse::choice<sinew::Strategy>(strategy, "--strategies");
       CsvLog::Row r;
       {
         auto trt = make_runtime(false, o);
@@ -320,11 +320,11 @@ class Table1 {
         put(r, t.m);
         if (t.m.ok() || t.first.training_executions > 0) {
           put_plan(r, t.first.config);
-          r["provenance"] = t.first.provenance;
+          r["provenance"] = sinew::to_string(t.first.provenance);
           r["parallelism"] = std::to_string(parallelism(t.last.partitions.empty() ? t.first : t.last));
           r["training_executions"] = std::to_string(t.first.training_executions);
           r["training_seconds"] = num(t.first.training_seconds);
-          if (t.first.provenance != "trained") r["note"] = "expected provenance 'trained'";
+          if (t.first.provenance != sinew::Provenance::trained) r["note"] = "expected provenance 'trained'";
           if (s_.c.verbose) std::cerr << t.last.str() << "\n";
         }
       }
@@ -447,7 +447,7 @@ class Table1 {
       return;
     }
     sinew::RuntimeOptions o = kb_options(kb);
-    o.unseen = "derive";
+    o.unseen = sinew::UnseenPolicy::derive;
     PlannedTiming t;
     {
       auto drt = make_runtime(false, o);
@@ -455,10 +455,10 @@ class Table1 {
     }
     put(r, t.m);
     put_plan(r, t.first.config);
-    r["provenance"] = t.first.provenance;
+    r["provenance"] = sinew::to_string(t.first.provenance);
     r["parallelism"] = std::to_string(parallelism(t.last.partitions.empty() ? t.first : t.last));
     // Which size it was derived from: the source entry's features against each size's entries.
-    std::string note = t.first.provenance == "derived" ? "" : "expected provenance 'derived'";
+    std::string note = t.first.provenance == sinew::Provenance::derived ? "" : "expected provenance 'derived'";
     try {
       auto merged = sinew::KnowledgeBase::open(kb.string());
       if (auto src = merged->entry(t.first.derived_from))

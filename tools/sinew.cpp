@@ -197,7 +197,7 @@ void add_devices_option(po::options_description& options, std::string& devices) 
 
 sinew::RuntimeOptions runtime_options(const std::string& devices) {
   sinew::RuntimeOptions o;
-  o.devices = devices;  // empty: the Runtime reads $SINEW_DEVICES itself
+  if (!devices.empty()) o.devices = devices;  // else $SINEW_DEVICES, else all
   return o;
 }
 
@@ -396,12 +396,14 @@ sinew::ErrorContext fix_context(std::string fix) {
 // null (nothing has been learnt yet) instead of creating one. A file that cannot be used is an
 // error here: a command line tool must not silently work on an in-memory copy.
 std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, bool create) {
-  const std::string path = option.empty() ? sinew::KnowledgeBase::default_path() : option;
+  sinew::RuntimeOptions o;
+  if (!option.empty()) o.kb_path = option;
+  const std::string path = *o.effective().kb_path;
   if (!create && path != ":memory:" && !std::filesystem::exists(path)) {
     std::cout << "no knowledge base at " << path << " (Sinew creates it on the first run that learns something)\n";
     return nullptr;
   }
-  auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
   if (!kb->persistent() && path != ":memory:")
     throw sinew::Error(sinew::errc::knowledge_base, kb->warning(),
                        fix_context("pass another file with --kb PATH or SINEW_KB"));
@@ -531,7 +533,7 @@ int kb_show(const Args& args) {
     for (const auto& e : entries) {
       if (e.key.devices != devices || e.key.library != library) continue;
       mine.push_back(&e);
-      std::string provenance = e.provenance;
+      std::string provenance(sinew::to_string(e.provenance));
       if (e.source) provenance += " from #" + std::to_string(*e.source);
       rows.push_back({"#" + std::to_string(e.id), features_text(e.features), e.config.str(), ms_text(e.time_ms),
                       provenance, e.strategy.empty() ? "-" : e.strategy, fixed(e.precision, 3),
@@ -743,8 +745,12 @@ int cmd_train(const Args& args) {
   auto sample = sinew::samples::find(sample_name);
   if (!sample) throw po::error("unknown sample '" + sample_name + "'; the samples are: " + names);
   sinew::RuntimeOptions o = runtime_options(devices);
-  o.kb_path = kb;
-  o.training = {strategy, precision, quality, exhaustive, max_executions};
+  if (!kb.empty()) o.kb_path = kb;
+  o.training.strategy = sinew::parse::choice<sinew::Strategy>(strategy, "--strategy");
+  o.training.precision = precision;
+  o.training.quality = quality;
+  o.training.exhaustive = exhaustive;
+  o.training.max_executions = max_executions;
   sinew::Runtime rt(o);
   if (pinned && !sample->use_pinned_memory(rt)) throw po::error(sample_name + " does not support --pinned");
   try {

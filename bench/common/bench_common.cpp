@@ -319,7 +319,7 @@ SinewDevices pick_devices(const sinew::Runtime& rt) {
 
 std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in, sinew::RuntimeOptions options) {
   const char* env = std::getenv("SINEW_DISCRETE");
-  if (zero_copy_stand_in || (env && *env) || !options.discrete.empty())
+  if (zero_copy_stand_in || (env && *env) || (options.discrete && !options.discrete->empty()))
     return std::make_unique<sinew::Runtime>(std::move(options));
   // Which device stands in for a GPU depends only on the devices: decided once per program.
   static std::optional<std::string> stand_in;

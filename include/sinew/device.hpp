@@ -61,4 +61,10 @@ struct DeviceInfo {
   std::string id() const;
 };
 
+// Parses a device selection ("all", "cpu", "gpu:0,cpu:1") against the given devices and returns
+// the chosen indices in the order given. Throws sinew::Error(errc::no_device) naming what exists;
+// `where` names the setting in the message.
+std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec,
+                                        const std::string& where = "RuntimeOptions::devices ($SINEW_DEVICES)");
+
 }  // namespace sinew

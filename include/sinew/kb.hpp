@@ -13,7 +13,7 @@
 // last few). Several processes may share one file: writers wait up to the busy timeout for each
 // other and lose nothing.
 //
-// Failure. KnowledgeBase::open never throws for an unusable file: it warns once on stderr and
+// Failure. KnowledgeBase::open never throws for an unusable file: it warns once (KbOptions::log) and
 // returns an in-memory knowledge base (see open()). Once open, a call that fails (disk full, an
 // I/O error, a lock held past the busy timeout, a file damaged since it was opened) throws
 // sinew::Error(errc::knowledge_base); a caller that must never stop (the Runtime) catches it,
@@ -24,8 +24,9 @@
 // a mutex). Not across fork(): a child process opens its own. Interpolators are stateless.
 #pragma once
 
+#include <sinew/config.hpp>
 #include <sinew/device.hpp>
-#include <sinew/runtime.hpp>
+#include <sinew/options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -64,7 +65,7 @@ struct KbEntry {
   KbFeatures features;
   Config config;
   double time_ms = 0;                   // measured (or, when derived, the source's) time
-  std::string provenance = "trained";   // trained | derived | balanced | manual
+  Provenance provenance = Provenance::trained;  // trained | derived | balanced | manual
   std::optional<std::int64_t> source;   // derived / balanced from this entry
   double precision = 0;                 // training: the stoppage precision used
   unsigned quality = 0;                 // training: executions per measured point
@@ -118,8 +119,8 @@ struct KbCounts {
 struct KbOptions {
   // How long a write (or the opening checks) waits for another process's lock.
   std::chrono::milliseconds busy_timeout{5000};
-  // Print open()'s warning on stderr (it is always available through warning()).
-  bool print_warning = true;
+  // Where open()'s warning goes (it is always available through warning()); empty: nowhere.
+  Logger log = stderr_logger();
 };
 
 class KnowledgeBase {
@@ -128,18 +129,14 @@ class KnowledgeBase {
   // ":memory:" gives an in-memory one. Never throws for an unusable file: when it cannot be
   // opened, is locked past the busy timeout, is corrupt (`PRAGMA quick_check` not "ok", "file is
   // not a database"), is not a Sinew knowledge base, or was written by a newer Sinew, it prints
-  // ONE warning on stderr saying what happened and where, and returns an in-memory knowledge base
+  // ONE warning (KbOptions::log) saying what happened and where, and returns an in-memory knowledge base
   // (persistent() false, warning() holds the text). A corrupt file is moved aside to
   // `<path>.corrupt-<UTC timestamp>` (with its -wal and -shm files), never overwritten or
   // deleted, so the next process starts a fresh file; every other unusable file is left untouched.
   // Older schemas are migrated in place.
   static std::unique_ptr<KnowledgeBase> open(const std::string& path, KbOptions options = {});
-  // open(default_path()).
-  static std::unique_ptr<KnowledgeBase> open_default(KbOptions options = {});
+  // (The file a Runtime uses is RuntimeOptions::kb_path: RuntimeOptions{}.effective().kb_path.)
   static std::unique_ptr<KnowledgeBase> memory();
-  // $SINEW_KB, else $XDG_DATA_HOME/sinew/kb.sqlite, else ~/.local/share/sinew/kb.sqlite.
-  // Creates nothing (open() creates the parent directories).
-  static std::string default_path();
 
   ~KnowledgeBase();
   KnowledgeBase(const KnowledgeBase&) = delete;
@@ -232,7 +229,7 @@ class Interpolator {
 // Ties go to the more recently updated entry.
 class NearestNeighbour final : public Interpolator {
  public:
-  std::string name() const override { return "nearest-neighbour"; }
+  std::string name() const override { return std::string(to_string(Interpolation::nearest)); }
   std::optional<Derived> derive(const std::vector<KbEntry>& known, const KbFeatures& features) const override;
 };
 
@@ -242,7 +239,7 @@ class NearestNeighbour final : public Interpolator {
 class InverseDistance final : public Interpolator {
  public:
   explicit InverseDistance(std::size_t k = 4, double power = 2) : k_(k), power_(power) {}
-  std::string name() const override { return "inverse-distance"; }
+  std::string name() const override { return std::string(to_string(Interpolation::inverse_distance)); }
   std::optional<Derived> derive(const std::vector<KbEntry>& known, const KbFeatures& features) const override;
 
  private:
@@ -250,8 +247,7 @@ class InverseDistance final : public Interpolator {
   double power_;
 };
 
-// "nearest" / "nearest-neighbour" / "nn" or "idw" / "inverse-distance" (for settings and
-// environment variables). Throws sinew::Error(errc::invalid_argument) naming the choices.
-std::unique_ptr<Interpolator> make_interpolator(std::string_view name);
+// The interpolator of a RuntimeOptions::interpolation value.
+std::unique_ptr<Interpolator> make_interpolator(Interpolation kind);
 
 }  // namespace sinew

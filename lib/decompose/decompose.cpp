@@ -32,28 +32,11 @@ std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vec
   return an.units % both == 0 ? both : hard;
 }
 
-Config single_device_config(std::size_t device, std::size_t device_count) {
-  Config c;
-  c.shares.assign(device_count, 0.0);
-  c.shares.at(device) = 1.0;
-  return c;
-}
-
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
                         const std::vector<DeviceInfo>& devices, const Streaming& streaming) {
-  auto bad = [&](const std::string& what, const std::string& fix) {
-    throw_error(errc::invalid_argument, "config " + config.str() + ": " + what, {.argument = "config", .fix = fix});
-  };
-  if (config.shares.size() != devices.size())
-    bad("has " + std::to_string(config.shares.size()) + " shares for " + std::to_string(devices.size()) + " devices",
-        "give one share per device of Runtime::devices()");
+  config.check(devices);
   double sum = 0;
-  for (double s : config.shares) {
-    if (!(s >= 0) || !std::isfinite(s)) bad("a share is negative or not a number", "use shares >= 0");
-    sum += s;
-  }
-  if (sum <= 0) bad("every share is zero", "give at least one device a positive share");
-  if (config.overlap < 1 || config.overlap > 16) bad("overlap must be 1..16", "use an overlap level such as 1..4");
+  for (double s : config.shares) sum += s;
 
   Decomposition dec;
   dec.config = config;
@@ -82,9 +65,6 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
     if (!info.discrete) {
       auto f = std::find_if(info.fission_configs.begin(), info.fission_configs.end(),
                             [&](const FissionConfig& c) { return c.name == config.fission; });
-      if (f == info.fission_configs.end() && config.fission != "none")
-        bad("device " + info.id() + " has no fission configuration '" + config.fission + "'",
-            "see `sinew devices` for the configurations this CPU offers");
       if (f == info.fission_configs.end() || f->is_none()) {
         slots.push_back({0, 0});
         weights.push_back(1);

@@ -8,8 +8,8 @@
 
 #include "tree/validate.hpp"
 
+#include <sinew/config.hpp>
 #include <sinew/device.hpp>
-#include <sinew/runtime.hpp>
 
 #include <string>
 #include <vector>
@@ -56,11 +56,8 @@ struct Streaming {
 };
 
 // Splits `total` units by `config` over `devices`. Throws errc::invalid_argument for a config that
-// does not fit the devices (wrong number of shares, negative shares, all zero, unknown fission).
+// does not fit the devices (Config::check).
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
                         const std::vector<DeviceInfo>& devices, const Streaming& streaming = {});
-
-// A config that runs everything on one device.
-Config single_device_config(std::size_t device, std::size_t device_count);
 
 }  // namespace sinew::detail

@@ -8,7 +8,8 @@
 #include "platform/device.hpp"
 #include "platform/program_cache.hpp"
 
-#include <sinew/runtime.hpp>
+#include <sinew/binding.hpp>
+#include <sinew/options.hpp>
 
 #include <clFFT.h>
 
@@ -96,10 +97,6 @@ class FftPlans {
   std::map<std::tuple<cl_command_queue, std::size_t, std::size_t>, Plan> plans_;
 };
 
-// How host data reaches discrete devices: staged through pinned chunks (the default), or handed
-// to the driver as it is (SINEW_TRANSFER=direct; for comparison).
-enum class TransferMode { staged, direct };
-
 struct Environment {
   std::vector<Device*> devices;  // the runtime's selected devices, by runtime index
   std::vector<DeviceInfo> infos;
@@ -108,11 +105,15 @@ struct Environment {
   BufferPool* buffers = nullptr;
   FftPlans* fft = nullptr;
   ThreadPool* threads = nullptr;  // requests and queue threads
-  TransferMode transfer = TransferMode::staged;
+  TransferMode transfer = TransferMode::staged;  // RuntimeOptions::transfer
+  WaitMode wait = WaitMode::automatic;           // RuntimeOptions::wait
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
-  // the Chrome trace) when they ask (RunOptions::profile) or SINEW_PROFILE=1. Off by default: it
-  // cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs none of it.
+  // the Chrome trace) when they ask (RunOptions::profile) or RuntimeOptions::profile says so. Off
+  // by default: it cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs
+  // none of it.
   bool profile = false;
+  std::string trace;  // RuntimeOptions::trace: a Chrome trace of every run goes there ("": none)
+  Logger log;         // warnings (a trace that could not be written)
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.
   std::function<bool(const void* p, std::size_t bytes)> is_pinned;
   // Pinned memory as Runtime::pinned gives it (registered: is_pinned knows it).

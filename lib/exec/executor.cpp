@@ -139,8 +139,7 @@ class Run {
     const double joined_ms = now_ms();
     Report rep = report();
     rep.wall_ms = now_ms();
-    if (const char* trace = std::getenv("SINEW_TRACE"); trace && *trace)
-      write_chrome_trace(trace, trace_records(joined_ms, rep.wall_ms));
+    if (!env_.trace.empty()) write_chrome_trace(env_.trace, trace_records(joined_ms, rep.wall_ms), env_.log);
     return rep;
   }
 
@@ -186,7 +185,7 @@ class Run {
   // request without CPU work leaves the host's cores idle: its waits need not nap.
   void finish(Worker& w) {
     cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; }, [&] {
-      drain(w.queue(), w.info().discrete, cpu_work_);
+      drain(w.queue(), w.info().discrete, env_.wait, cpu_work_);
       unmap_deferred(w);
     });
     w.host_end_ms = now_ms();
@@ -301,7 +300,7 @@ class Run {
         } else if (std::all_of(pending.begin(), pending.end(),
                                [&](std::size_t i) { return order[i]->device == order[pending.front()]->device; })) {
           for (std::size_t i : pending) {
-            if (wait_mode() == WaitMode::poll) cl_call(where(i), [&] { wait_for(ends[i]); });
+            if (env_.wait == WaitMode::poll) cl_call(where(i), [&] { wait_for(ends[i], env_.wait); });
             settle(i);
           }
           pending.clear();
@@ -354,6 +353,7 @@ class Run {
       }
       w.zero_copy = !info.discrete && info.host_unified_memory;
       w.slot = env_.queues->acquire(w.context, w.cl_device, profile_);
+      w.slot->staging.wait = env_.wait;
     }
     parts_.resize(dec_.parts.size());
     for (std::size_t i = 0; i < dec_.parts.size(); ++i) {

@@ -11,7 +11,7 @@
 #include "exec/environment.hpp"
 #include "tree/validate.hpp"
 
-#include <sinew/runtime.hpp>
+#include <sinew/report.hpp>
 
 namespace sinew::detail {
 

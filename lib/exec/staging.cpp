@@ -10,19 +10,8 @@
 
 namespace sinew::detail {
 
-WaitMode wait_mode() {
-  static const WaitMode mode = [] {
-    const char* v = std::getenv("SINEW_WAIT");
-    const std::string s = v ? v : "";
-    if (s == "block") return WaitMode::block;
-    if (s == "poll") return WaitMode::poll;
-    return WaitMode::automatic;
-  }();
-  return mode;
-}
-
-void wait_for(const cl::Event& event, bool nap) {
-  if (wait_mode() != WaitMode::block) {
+void wait_for(const cl::Event& event, WaitMode mode, bool nap) {
+  if (mode != WaitMode::block) {
     // A napping wait yields for its first 200 us (a short run's end is not delayed by a sleep,
     // which Linux stretches to 50 us or more), then sleeps ever longer, up to 100 us.
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
@@ -40,8 +29,7 @@ void wait_for(const cl::Event& event, bool nap) {
   event.wait();
 }
 
-void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
-  WaitMode mode = wait_mode();
+void drain(cl::CommandQueue& queue, bool discrete, WaitMode mode, bool nap) {
   if (mode == WaitMode::automatic) mode = nap ? WaitMode::poll : WaitMode::block;
   if (discrete && mode != WaitMode::block) {
     // The marker completes once every command before it has (an in-order queue): no clFinish
@@ -49,7 +37,7 @@ void drain(cl::CommandQueue& queue, bool discrete, bool nap) {
     cl::Event marker;
     queue.enqueueMarkerWithWaitList(nullptr, &marker);
     queue.flush();
-    wait_for(marker, nap);
+    wait_for(marker, mode, nap);
     return;
   }
   queue.finish();
@@ -113,7 +101,7 @@ void CallbackEnds::nap(std::chrono::microseconds pause) const {
 Staging::~Staging() {
   try {
     for (auto& s : ring_) {
-      if (s.busy()) wait_for(s.busy);
+      if (s.busy()) wait_for(s.busy, wait);
       owner_.enqueueUnmapMemObject(s.pinned, s.ptr);
     }
     if (!ring_.empty()) owner_.finish();
@@ -138,7 +126,7 @@ void Staging::upload(cl::CommandQueue& q, const cl::Buffer& dst, std::size_t off
   const char* from = static_cast<const char*>(src);
   for (std::size_t done = 0, c = 0; done < bytes; done += kChunk, ++c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) wait_for(s.busy);  // the DMA of the chunk that used this slot has finished
+    if (s.busy()) wait_for(s.busy, wait);  // the DMA of the chunk that used this slot has finished
     const std::size_t n = std::min(kChunk, bytes - done);
     std::memcpy(s.ptr, from + done, n);
     q.enqueueWriteBuffer(dst, CL_FALSE, offset + done, n, s.ptr, nullptr, &s.busy);
@@ -153,7 +141,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto issue = [&](std::size_t c) {
     Slot& s = ring_[c % kSlots];
-    if (s.busy()) wait_for(s.busy);
+    if (s.busy()) wait_for(s.busy, wait);
     const std::size_t n = std::min(kChunk, bytes - c * kChunk);
     q.enqueueReadBuffer(src, CL_FALSE, offset + c * kChunk, n, s.ptr, nullptr, &s.busy);
     events.push_back(s.busy);
@@ -162,7 +150,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   for (std::size_t c = 0; c < std::min(chunks, kSlots); ++c) issue(c);
   for (std::size_t c = 0; c < chunks; ++c) {
     Slot& s = ring_[c % kSlots];
-    wait_for(s.busy);
+    wait_for(s.busy, wait);
     std::memcpy(to + c * kChunk, s.ptr, std::min(kChunk, bytes - c * kChunk));
     s.busy = cl::Event();
     if (c + kSlots < chunks) issue(c + kSlots);

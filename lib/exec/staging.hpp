@@ -10,6 +10,8 @@
 
 #include "platform/cl.hpp"
 
+#include <sinew/options.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <condition_variable>
@@ -29,6 +31,9 @@ class Staging {
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
   ~Staging();
+
+  // How this ring waits for a slot's DMA (RuntimeOptions::wait).
+  WaitMode wait = WaitMode::automatic;
 
   // Host -> device: copies `bytes` from `src` into `dst` at `offset`. Returns once `src` has been
   // read; the transfers may still be in flight (their events are appended to `events`).
@@ -52,7 +57,7 @@ class Staging {
 // Waiting for a discrete device. NVIDIA's OpenCL spins inside clFinish / clWaitForEvents: the
 // quickest wait while the host's cores are idle, but with one host thread per GPU queue several
 // spinning threads take cores from a CPU device's work-groups while both run. How host threads
-// wait ($SINEW_WAIT):
+// wait (RuntimeOptions::wait, $SINEW_WAIT):
 //   auto (default)  block in the driver when the request has no CPU work (on the H100 machine
 //                   polling from three queue threads was 5% slower than the driver's wait for a
 //                   10M-float saxpy on the GPU alone); with CPU work, poll, napping to the end
@@ -62,13 +67,11 @@ class Staging {
 //                   100 us after the first 200 us (the end of a run)
 // (Sleeping until the driver calls back on the command's completion was tried: NVIDIA's
 // callbacks came some 20 ms late.)
-enum class WaitMode { automatic, block, poll };
-WaitMode wait_mode();
 
 // event.wait(), by polling unless the mode is `block`.
-void wait_for(const cl::Event& event, bool nap = false);
+void wait_for(const cl::Event& event, WaitMode mode, bool nap = false);
 // queue.finish(), for discrete devices as the mode says; `nap`: a CPU device shares the cores.
-void drain(cl::CommandQueue& queue, bool discrete, bool nap = true);
+void drain(cl::CommandQueue& queue, bool discrete, WaitMode mode, bool nap = true);
 
 // Whether the command has ended: completed, or failed (wait() then throws its error).
 bool ended(const cl::Event& event);

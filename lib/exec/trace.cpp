@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <map>
 
 namespace sinew::detail {
@@ -26,7 +25,7 @@ std::string unique_path(const std::string& path) {
 
 }  // namespace
 
-void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>& records) {
+void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>& records, const Logger& log) {
   const std::string target = unique_path(path);
   std::ofstream out(target);
   std::map<std::string, int> pids, tids;
@@ -57,7 +56,7 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>&
         << ",\"args\":{\"name\":" << json_quote(key.substr(key.find('|') + 1)) << "}}";
   }
   out << "\n]}\n";
-  if (!out) std::cerr << "sinew: could not write the trace to '" << target << "'\n";
+  if (!out && log) log(LogLevel::warning, "could not write the trace to '" + target + "'");
 }
 
 }  // namespace sinew::detail

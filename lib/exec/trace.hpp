@@ -2,6 +2,8 @@
 // and kernel per device and queue, from OpenCL profiling events, and the host threads' phases.
 #pragma once
 
+#include <sinew/options.hpp>
+
 #include <string>
 #include <vector>
 
@@ -18,7 +20,7 @@ struct TraceRecord {
 
 // Writes the records as a Chrome trace; appends "-N" before ".json" when `path` exists, so
 // successive requests of one process do not overwrite each other. Failure to write is silent
-// beyond a warning on stderr: tracing never fails a run.
-void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>& records);
+// beyond a warning through `log`: tracing never fails a run.
+void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>& records, const Logger& log);
 
 }  // namespace sinew::detail

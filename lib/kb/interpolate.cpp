@@ -103,11 +103,9 @@ std::optional<Derived> InverseDistance::derive(const std::vector<KbEntry>& known
   return out;
 }
 
-std::unique_ptr<Interpolator> make_interpolator(std::string_view name) {
-  if (name == "nearest" || name == "nearest-neighbour" || name == "nn") return std::make_unique<NearestNeighbour>();
-  if (name == "idw" || name == "inverse-distance") return std::make_unique<InverseDistance>();
-  throw Error(sinew::errc::invalid_argument,
-              "unknown interpolator '" + std::string(name) + "' (choose nearest or inverse-distance)");
+std::unique_ptr<Interpolator> make_interpolator(Interpolation kind) {
+  if (kind == Interpolation::inverse_distance) return std::make_unique<InverseDistance>();
+  return std::make_unique<NearestNeighbour>();
 }
 
 }  // namespace sinew

@@ -20,7 +20,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -97,8 +96,15 @@ void check_times(const std::vector<double>& times, const std::string& what) {
   for (std::size_t i = 0; i < times.size(); ++i) check_finite(times[i], what + " " + std::to_string(i));
 }
 
-bool is_provenance(std::string_view p) {
-  return p == "trained" || p == "derived" || p == "balanced" || p == "manual";
+// What an entry may be: the provenances a stored plan can have.
+bool is_stored_provenance(Provenance p) {
+  return p == Provenance::trained || p == Provenance::derived || p == Provenance::balanced || p == Provenance::manual;
+}
+// A provenance column or field: its one spelling, else nothing.
+std::optional<Provenance> stored_provenance(std::string_view text) {
+  auto p = provenance_from_string(text);
+  if (p && is_stored_provenance(*p)) return p;
+  return std::nullopt;
 }
 bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
 
@@ -184,7 +190,7 @@ KbEntry entry_from(const Statement& s) {
   e.features = features_from(s.text(4));
   e.config = config_from(s, 5, 6, 7);
   e.time_ms = s.real(8);
-  e.provenance = s.text(9);
+  e.provenance = stored_provenance(s.text(9)).value_or(Provenance::manual);  // the schema allows no other
   e.source = s.optional_integer(10);
   e.precision = s.real(11);
   e.quality = unsigned(s.integer(12));
@@ -428,8 +434,9 @@ class KnowledgeBase::Impl {
         "provenance, source, precision, quality, executions, strategy, created, updated) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.bind_all(e.key.tree, e.key.devices, e.key.library, features_text(e.features), feature_key(e.features),
-               e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms, e.provenance, e.source,
-               e.precision, e.quality, e.executions, e.strategy, created, updated);
+               e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms,
+               std::string(to_string(e.provenance)), e.source, e.precision, e.quality, e.executions, e.strategy, created,
+               updated);
     s.run();
     return db.last_insert_id();
   }
@@ -440,7 +447,7 @@ class KnowledgeBase::Impl {
         "UPDATE entries SET features = ?, fission = ?, overlap = ?, shares = ?, time_ms = ?, provenance = ?, "
         "source = ?, precision = ?, quality = ?, strategy = ?, updated = ? WHERE id = ?");
     s.bind_all(features_text(e.features), e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms,
-               e.provenance, e.source, e.precision, e.quality, e.strategy, updated, id);
+               std::string(to_string(e.provenance)), e.source, e.precision, e.quality, e.strategy, updated, id);
     s.run();
   }
 };
@@ -454,8 +461,8 @@ void check_entry(const KbEntry& e) {
   check_finite(e.time_ms, "the entry's time");
   check_finite(e.precision, "the entry's precision");
   if (e.executions < 0) invalid("the entry's executions are negative");
-  if (!is_provenance(e.provenance))
-    invalid("provenance '" + e.provenance + "' is none of trained, derived, balanced, manual");
+  if (!is_stored_provenance(e.provenance))
+    invalid("provenance '" + std::string(to_string(e.provenance)) + "' is none of trained, derived, balanced, manual");
 }
 
 void check_run(const KbRun& r) {
@@ -495,23 +502,6 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::memory() {
     throw Error(sinew::errc::knowledge_base, std::string("cannot create an in-memory knowledge base: ") + e.what());
   }
   return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
-}
-
-std::string KnowledgeBase::default_path() {
-  if (const char* kb = std::getenv("SINEW_KB"); kb && *kb) return kb;
-  fs::path base;
-  if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data == '/') {
-    base = data;
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    base = fs::path(home) / ".local" / "share";
-  } else {
-    base = fs::temp_directory_path();  // no home: still somewhere writable
-  }
-  return (base / "sinew" / "kb.sqlite").string();
-}
-
-std::unique_ptr<KnowledgeBase> KnowledgeBase::open_default(KbOptions options) {
-  return open(default_path(), options);
 }
 
 namespace {
@@ -622,7 +612,7 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOp
   }
   auto kb = memory();
   kb->impl_->warning = what;
-  if (options.print_warning) std::cerr << "sinew: warning: " << what << std::endl;
+  if (options.log) options.log(LogLevel::warning, what);
   return kb;
 }
 
@@ -804,7 +794,7 @@ json::Value entry_value(const KbEntry& e) {
   v.set("features", features_value(e.features));
   v.set("config", config_value(e.config));
   v.set("time_ms", json::Value(e.time_ms));
-  v.set("provenance", json::Value(e.provenance));
+  v.set("provenance", json::Value(std::string(to_string(e.provenance))));
   v.set("source", e.source ? json::Value(double(*e.source)) : json::Value());
   v.set("precision", json::Value(e.precision));
   v.set("quality", json::Value(e.quality));
@@ -1012,7 +1002,9 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     e.features = r.features("features");
     e.config = r.config("config");
     e.time_ms = r.number("time_ms");
-    e.provenance = r.text("provenance");
+    const std::string provenance = r.text("provenance");
+    if (auto p = stored_provenance(provenance)) e.provenance = *p;
+    else r.fail("provenance '" + provenance + "' is none of trained, derived, balanced, manual");
     e.precision = r.number("precision");
     auto quality = r.integer("quality");
     if (quality < 0) r.fail("has a negative quality");

@@ -123,7 +123,7 @@ cl::CommandQueue Device::make_queue(const cl::Context& context, const cl::Device
   });
 }
 
-std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {
+std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache, bool map_zero_copy) {
   std::vector<cl::Platform> platforms;
   try {
     cl::Platform::get(&platforms);
@@ -174,9 +174,8 @@ std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache) {
         info.fission_configs = cpu_fission_configs(info.compute_units, info.partition_types, affinity_domains(d));
       auto dev = std::make_unique<Device>(std::move(info), p, d);
       dev->mutable_info().preferred_work_group_multiple = probe_work_group_multiple(*dev, cache);
-      // SINEW_MAP_ZERO_COPY=1 keeps the maps whatever the probe says (for checking that path).
-      const char* map = std::getenv("SINEW_MAP_ZERO_COPY");
-      if (dev->info().host_unified_memory && !(map && std::string(map) == "1"))
+      // map_zero_copy keeps the maps whatever the probe would say (for checking that path).
+      if (dev->info().host_unified_memory && !map_zero_copy)
         dev->mutable_info().host_pointer_aliased = probe_host_pointer_aliasing(*dev, cache);
       out.push_back(std::move(dev));
     }

@@ -59,7 +59,9 @@ class Device {
 
 // Every device of every platform, in platform order. The preferred work-group multiple is probed
 // by building a small kernel (through `cache`). Throws errc::no_device when there is no platform.
-std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache);
+// `map_zero_copy` (RuntimeOptions::map_zero_copy) skips the probe of host-pointer aliasing, so
+// zero-copy results are always mapped.
+std::vector<std::unique_ptr<Device>> discover_devices(ProgramCache& cache, bool map_zero_copy = false);
 
 // Fission configurations for a CPU device with `compute_units` compute units, from the hwloc
 // topology of this machine. The first is always "none".

@@ -64,12 +64,6 @@ std::string device_identity(const cl::Device& device) {
          platform.getInfo<CL_PLATFORM_VERSION>();
 }
 
-std::string ProgramCache::default_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/sinew";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/sinew";
-  return (fs::temp_directory_path() / "sinew-cache").string();
-}
-
 ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {
   if (!dir_.empty()) {
     std::error_code ec;

@@ -28,7 +28,7 @@ struct ProgramSource {
 
 class ProgramCache {
  public:
-  // `dir` empty: memory only.
+  // `dir` empty: memory only. (A Runtime's is RuntimeOptions::cache_dir.)
   explicit ProgramCache(std::string dir);
 
   // A built program for every device of `devices` (all in `context`). Throws sinew::Error with
@@ -43,9 +43,6 @@ class ProgramCache {
   const std::string& dir() const { return dir_; }
   // The cache file a device's binary of (source, options) is stored in.
   std::string file_for(const cl::Device& device, const std::string& source, const std::string& options) const;
-
-  // The default directory: $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
-  static std::string default_dir();
 
  private:
   bool load_binary(const std::string& path, std::vector<unsigned char>& binary);

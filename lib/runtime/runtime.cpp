@@ -2,7 +2,6 @@
 // validated analysis, a decomposition and an asynchronous execution.
 #include "decompose/decompose.hpp"
 #include "exec/executor.hpp"
-#include "runtime/items.hpp"
 #include "schedule/balancer.hpp"
 #include "schedule/planner.hpp"
 #include "platform/error.hpp"
@@ -17,7 +16,6 @@
 #include <cstdlib>
 #include <functional>
 #include <iomanip>
-#include <iostream>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -30,23 +28,14 @@ namespace detail {
 class RuntimeImpl {
  public:
   explicit RuntimeImpl(RuntimeOptions options)
-      : options_(std::move(options)),
-        programs_(options_.disk_cache ? (options_.cache_dir.empty() ? ProgramCache::default_dir() : options_.cache_dir)
-                                      : std::string()) {
-    all_ = discover_devices(programs_);
+      : options_(options.effective()), programs_(*options_.disk_cache ? *options_.cache_dir : std::string()) {
+    all_ = discover_devices(programs_, *options_.map_zero_copy);
     std::vector<DeviceInfo> found;
     for (auto& d : all_) found.push_back(d->info());
-    std::string spec = options_.devices;
-    if (spec.empty()) {
-      const char* env = std::getenv("SINEW_DEVICES");
-      spec = env && *env ? env : "all";
-    }
-    std::string discrete = options_.discrete;
-    if (discrete.empty())
-      if (const char* env = std::getenv("SINEW_DISCRETE"); env) discrete = env;
     std::vector<std::size_t> as_discrete;
-    if (!discrete.empty()) as_discrete = select_devices(found, discrete);
-    for (std::size_t i : select_devices(found, spec)) {
+    if (!options_.discrete->empty())
+      as_discrete = select_devices(found, *options_.discrete, "RuntimeOptions::discrete ($SINEW_DISCRETE)");
+    for (std::size_t i : select_devices(found, *options_.devices)) {
       if (std::find(as_discrete.begin(), as_discrete.end(), i) != as_discrete.end()) {
         DeviceInfo& info = all_[i]->mutable_info();  // driven like a GPU from now on
         info.discrete = true;
@@ -58,22 +47,16 @@ class RuntimeImpl {
       info.index = env_.infos.size();
       env_.infos.push_back(info);
     }
-    std::string config = options_.config;
-    if (config.empty())
-      if (const char* env = std::getenv("SINEW_CONFIG"); env) config = env;
-    if (!config.empty()) default_config_ = Config::parse(config, env_.infos);
-    if (env_or("SINEW_TRANSFER", "") == "direct") env_.transfer = TransferMode::direct;
-    env_.profile = env_or("SINEW_PROFILE", "0") == "1";
-    progress_ = options_.progress && env_or("SINEW_QUIET", "0") != "1";
-    double chunk_mb = options_.chunk_mb;
-    if (chunk_mb <= 0)
-      if (const char* c = std::getenv("SINEW_CHUNK_MB"); c) chunk_mb = std::atof(c);
-    if (chunk_mb > 0) chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(chunk_mb * (1 << 20)));
+    if (!options_.config->empty()) default_config_ = Config::parse(*options_.config, env_.infos);
+    env_.transfer = *options_.transfer;
+    env_.wait = *options_.wait;
+    env_.profile = *options_.profile;
+    env_.trace = *options_.trace;
+    env_.log = options_.log;
+    progress_ = !*options_.quiet;
+    if (options_.chunk_mb)
+      chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(*options_.chunk_mb * (1 << 20)));
     balancer_ = options_.balancer;
-    if (env_or("SINEW_BALANCE", "1") == "0") balancer_.enabled = false;
-    balancer_.balanced_within = env_number("SINEW_BALANCE_WITHIN", balancer_.balanced_within);
-    balancer_.weight = env_number("SINEW_BALANCE_WEIGHT", balancer_.weight);
-    Balancer(env_.infos, single_device_config(0, env_.infos.size()), balancer_);  // validates the settings now
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.allocate_pinned = [this](std::size_t bytes) { return allocate_pinned(bytes); };
     env_.programs = &programs_;
@@ -83,6 +66,7 @@ class RuntimeImpl {
     env_.threads = &threads_;
   }
 
+  const RuntimeOptions& options() const { return options_; }
   const std::vector<DeviceInfo>& devices() const { return env_.infos; }
   Device* device(std::size_t index) { return env_.devices.at(index); }
 
@@ -143,7 +127,7 @@ class RuntimeImpl {
     }
 
     Config config;
-    std::string provenance = "manual";
+    Provenance provenance = Provenance::manual;
     const bool planned = !options.config && options.plan.empty() && !options.device && !default_config_;
     if (options.config) {
       config = *options.config;
@@ -151,7 +135,7 @@ class RuntimeImpl {
       config = Config::parse(options.plan, env_.infos);
     } else if (default_config_ && !options.device) {
       config = *default_config_;
-      provenance = "default";
+      provenance = Provenance::default_plan;
     } else if (options.device) {
       const std::size_t dev = *options.device;
       if (dev >= env_.infos.size())
@@ -159,15 +143,15 @@ class RuntimeImpl {
                     "device index " + std::to_string(dev) + " but the runtime has " + std::to_string(env_.infos.size()) +
                         " device(s)",
                     {.argument = "RunOptions::device", .fix = "use an index into Runtime::devices()"});
-      config = single_device_config(dev, env_.infos.size());
+      config = Config::single(dev, env_.infos.size());
     }
     const Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
                               .chunk_bytes = chunk_bytes_};
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
     std::shared_ptr<const Decomposition> dec;
     if (!planned) dec = decomposition(an->units, granule, config, streaming);
-    const bool force = options.train || options_.force_training;
-    const bool balance = options.balance.value_or(planned && balancer_.enabled);
+    const bool force = options.train || *options_.force_training;
+    const bool balance = options.balance.value_or(planned && *balancer_.enabled);
     const bool profile = profiles(options.profile);
 
     return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance, profile,
@@ -193,7 +177,7 @@ class RuntimeImpl {
         if (!(now == start)) {
           dec.reset();
           (planned ? plan.config : config) = now;
-          (planned ? plan.provenance : provenance) = "balanced";
+          (planned ? plan.provenance : provenance) = Provenance::balanced;
         }
       }
       if (!dec) dec = decomposition(an->units, granule, planned ? plan.config : config, streaming);
@@ -243,13 +227,13 @@ class RuntimeImpl {
                std::size_t granule, const Streaming& streaming, const Plan* plan, Report& rep) {
     std::lock_guard lock(w.mutex);
     Retrain retrain = [&](const Config& current) {
-      if (progress_)
-        std::cerr << "sinew: balancer: run " << w.balancer.executions() << " of '" << w.label
-                  << "' still unbalanced after level 1; retraining the distribution (level 2)\n";
+      info("balancer: run " + std::to_string(w.balancer.executions()) + " of '" + w.label +
+           "' still unbalanced after level 1; retraining the distribution (level 2)");
       if (plan)
-        return planner().retrain(tree, an, bindings, granule, streaming, *plan, current, balancer_.level2_executions);
+        return planner().retrain(tree, an, bindings, granule, streaming, *plan, current, *balancer_.level2_executions);
       return train_on_copies(env_, tree, an, bindings, granule, streaming,
-                             level2_options(TrainingOptions{}, balancer_.level2_executions), {}, current, {})
+                             level2_options(TrainingOptions::from(options_.training), *balancer_.level2_executions), {},
+                             current, {})
           .best;
     };
     const BalanceStep step = w.balancer.observe(rep.device_ms, retrain);
@@ -257,10 +241,12 @@ class RuntimeImpl {
     rep.deviation = step.deviation;
     rep.lbt = step.lbt;
     rep.balance = step.event;
-    if (step.event && progress_) {
-      std::cerr << "sinew: balancer: run " << step.execution << " of '" << w.label << "' (deviation "
-                << std::setprecision(3) << step.deviation << ", lbt " << step.event->lbt << "): level "
-                << step.event->level << ", " << step.event->before.str() << " -> " << step.event->after.str() << "\n";
+    if (step.event) {
+      std::ostringstream line;
+      line << "balancer: run " << step.execution << " of '" << w.label << "' (deviation " << std::setprecision(3)
+           << step.deviation << ", lbt " << step.event->lbt << "): level " << step.event->level << ", "
+           << step.event->before.str() << " -> " << step.event->after.str();
+      info(line.str());
     }
     if (plan && (step.event || step.settled)) {
       planner().balanced(*plan, an, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
@@ -273,48 +259,21 @@ class RuntimeImpl {
   Planner& planner() {
     std::lock_guard lock(planner_mutex_);
     if (!planner_) {
-      std::string path = options_.kb_path.empty() ? KnowledgeBase::default_path() : options_.kb_path;
-      kb_ = KnowledgeBase::open(path);
+      kb_ = KnowledgeBase::open(*options_.kb_path, {.log = options_.log});
       PlannerSettings ps;
-      const TrainingSettings& t = options_.training;
-      ps.training.strategy = strategy_from_string(env_or("SINEW_STRATEGY", t.strategy));
-      ps.training.precision = std::stod(env_or("SINEW_PRECISION", std::to_string(t.precision)));
-      ps.training.quality = static_cast<unsigned>(std::stoul(env_or("SINEW_QUALITY", std::to_string(t.quality))));
-      ps.training.exhaustive = t.exhaustive || env_or("SINEW_EXHAUSTIVE", "0") == "1";
-      ps.training.max_executions = t.max_executions;
-      const std::string unseen = options_.unseen.empty() ? env_or("SINEW_UNSEEN", "derive") : options_.unseen;
-      if (unseen != "derive" && unseen != "train")
-        throw_error(errc::invalid_argument, "unknown policy for unseen inputs '" + unseen + "'",
-                    {.argument = "RuntimeOptions::unseen / SINEW_UNSEEN", .fix = "use derive or train"});
-      ps.derive_unseen = unseen == "derive";
-      const double derive = env_number("SINEW_DERIVE_EXECUTIONS", static_cast<double>(t.derive_executions));
-      if (!(derive >= 0 && derive <= 1e6 && derive == std::floor(derive)))
-        throw_error(errc::invalid_argument, "SINEW_DERIVE_EXECUTIONS is not a count of runs",
-                    {.argument = "SINEW_DERIVE_EXECUTIONS", .fix = "set a whole number such as 12, or 0 to skip the check"});
-      ps.derive_executions = static_cast<std::size_t>(derive);
-      ps.interpolator = options_.interpolator.empty() ? env_or("SINEW_INTERPOLATOR", "nearest") : options_.interpolator;
+      ps.training = TrainingOptions::from(options_.training);
+      ps.derive_unseen = *options_.unseen == UnseenPolicy::derive;
+      ps.derive_executions = *options_.training.derive_executions;
+      ps.interpolation = *options_.interpolation;
       ps.progress = progress_;
+      ps.log = options_.log;
       planner_ = std::make_unique<Planner>(env_, *kb_, ps);
     }
     return *planner_;
   }
 
-  static std::string env_or(const char* name, const std::string& fallback) {
-    const char* v = std::getenv(name);
-    return v && *v ? v : fallback;
-  }
-
-  static double env_number(const char* name, double fallback) {
-    const std::string v = env_or(name, "");
-    if (v.empty()) return fallback;
-    try {
-      std::size_t used = 0;
-      const double d = std::stod(v, &used);
-      if (used == v.size()) return d;
-    } catch (const std::exception&) {
-    }
-    throw_error(errc::invalid_argument, std::string(name) + "='" + v + "' is not a number",
-                {.argument = name, .fix = "set a number such as 0.88, or unset it"});
+  void info(const std::string& line) const {
+    if (progress_ && options_.log) options_.log(LogLevel::info, line);
   }
 
  private:
@@ -383,15 +342,12 @@ class RuntimeImpl {
     return an;
   }
 
-  // Whether a request profiles its queues: as it says, else as $SINEW_PROFILE says; always while
-  // a trace is written (read per request: SINEW_TRACE may be set while the runtime lives).
-  bool profiles(const std::optional<bool>& asked) const {
-    const char* trace = std::getenv("SINEW_TRACE");
-    return asked.value_or(env_.profile) || (trace && *trace);
-  }
+  // Whether a request profiles its queues: as it says, else as RuntimeOptions::profile says;
+  // always while a trace is written.
+  bool profiles(const std::optional<bool>& asked) const { return asked.value_or(env_.profile) || !env_.trace.empty(); }
 
   RuntimeOptions options_;
-  bool progress_ = true;  // training and balancing lines on stderr (RuntimeOptions::progress, $SINEW_QUIET)
+  bool progress_ = true;  // training and balancing lines (not RuntimeOptions::quiet)
   std::mutex planner_mutex_;
   std::unique_ptr<KnowledgeBase> kb_;
   std::unique_ptr<Planner> planner_;
@@ -453,6 +409,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<detail::Runtim
 Runtime::~Runtime() = default;
 
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->devices(); }
+const RuntimeOptions& Runtime::options() const { return impl_->options(); }
 std::size_t Runtime::default_device() const { return impl_->default_device(); }
 std::future<Report> Runtime::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
   return impl_->run(tree, std::move(bindings), std::move(options));
@@ -509,61 +466,12 @@ std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes)
   return impl_->allocate_pinned(bytes);
 }
 
-std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, const std::string& spec) {
-  auto found = [&] {
-    std::string s;
-    for (const auto& d : devices) s += (s.empty() ? "" : ", ") + d.id() + " (" + d.name + ")";
-    return s.empty() ? std::string("none") : s;
-  };
-  auto fail = [&](const std::string& what) {
-    detail::throw_error(errc::no_device, what,
-                        {.argument = "SINEW_DEVICES / RuntimeOptions::devices = '" + spec + "'",
-                         .fix = "choose among the devices found: " + found() +
-                                "; use all, cpu, gpu, accelerator, kind:N or a global index (no OpenCL CPU device at all: "
-                                "apt-get install pocl-opencl-icd; several PoCL devices: POCL_DEVICES=\"pthread pthread\")"});
-  };
-  std::vector<std::size_t> out;
-  auto add = [&](std::size_t i) {
-    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
-  };
-  for (std::string item : detail::split_items(spec)) {
-    std::transform(item.begin(), item.end(), item.begin(), ::tolower);
-    if (item == "all") {
-      for (const auto& d : devices) add(d.index);
-      continue;
-    }
-    std::string kind = item, index;
-    if (auto colon = item.find(':'); colon != std::string::npos) {
-      kind = item.substr(0, colon);
-      index = item.substr(colon + 1);
-    }
-    if (!kind.empty() && std::all_of(kind.begin(), kind.end(), ::isdigit) && index.empty()) {
-      std::size_t i = std::stoul(kind);
-      if (i >= devices.size()) fail("no device with index " + kind);
-      add(i);
-      continue;
-    }
-    if (kind != "cpu" && kind != "gpu" && kind != "accelerator" && kind != "acc")
-      fail("'" + item + "' is not a device kind");
-    if (kind == "acc") kind = "accelerator";
-    if (!index.empty() && !std::all_of(index.begin(), index.end(), ::isdigit)) fail("'" + item + "': bad index");
-    bool any = false;
-    for (const auto& d : devices) {
-      if (to_string(d.kind) != kind) continue;
-      if (!index.empty() && d.kind_index != std::stoul(index)) continue;
-      add(d.index);
-      any = true;
-    }
-    if (!any) fail("no device matches '" + item + "'");
-  }
-  if (out.empty()) fail("the selection names no device");
-  return out;
-}
-
 std::string Report::str() const {
   std::ostringstream s;
   s << std::fixed << std::setprecision(3);
-  s << "run: " << wall_ms << " ms wall, config " << config.str() << " (" << provenance << ")";
+  s << "run";
+  if (!tree.empty()) s << " of '" << tree << "'";
+  s << ": " << wall_ms << " ms wall, config " << config.str() << " (" << to_string(provenance) << ")";
   if (iterations) s << ", " << iterations << " loop iteration(s)";
   s << "\n";
   for (std::size_t d = 0; d < device_ms.size(); ++d)

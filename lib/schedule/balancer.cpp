@@ -65,17 +65,8 @@ std::vector<double> solve_linear(const Config& was, const std::vector<double>& w
 
 }  // namespace
 
-Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, BalancerSettings settings)
-    : devices_(std::move(devices)), config_(std::move(start)), s_(settings) {
-  auto bad = [](const char* name, const std::string& fix) {
-    throw_error(errc::invalid_argument, std::string("balancer setting ") + name + " is out of range",
-                {.argument = std::string("BalancerSettings::") + name, .fix = fix});
-  };
-  if (!(s_.balanced_within > 0 && s_.balanced_within <= 1)) bad("balanced_within", "use a fraction in (0, 1], e.g. 0.88");
-  if (!(s_.weight > 0 && s_.weight <= 1)) bad("weight", "use a weight in (0, 1], e.g. 0.5");
-  if (!(s_.trigger > 0 && s_.trigger <= 1)) bad("trigger", "use a threshold in (0, 1], e.g. 0.9");
-  if (s_.level1_steps == 0) bad("level1_steps", "allow at least one level-1 move");
-  if (s_.window == 0) bad("window", "use at least one run");
+Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, const BalancerSettings& settings)
+    : devices_(std::move(devices)), config_(std::move(start)), s_(settings.with_defaults()) {
   if (config_.shares.size() != devices_.size())
     throw_error(errc::invalid_argument, "the plan to balance has " + std::to_string(config_.shares.size()) +
                                             " shares for " + std::to_string(devices_.size()) + " devices",
@@ -113,7 +104,7 @@ bool Balancer::noisy() const {
   if (changes_.size() < 3) return true;  // not known yet: as if it were
   std::vector<double> c(changes_.begin(), changes_.end());
   std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
-  return c[c.size() / 2] > 0.5 * (1.0 - s_.balanced_within);
+  return c[c.size() / 2] > 0.5 * (1.0 - *s_.balanced_within);
 }
 
 void Balancer::begin_episode(double run_ms) {
@@ -164,11 +155,11 @@ BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double devia
 BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrain& retrain) {
   BalanceStep step;
   step.execution = ++executions_;
-  const double bound = 1.0 - s_.balanced_within;
+  const double bound = 1.0 - *s_.balanced_within;
   const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
   if (!fresh_) {
     recent_.push_back(device_ms);
-    while (recent_.size() > s_.window) recent_.pop_front();
+    while (recent_.size() > *s_.window) recent_.pop_front();
     // How much a device's time changes from one run of the same plan to the next: the
     // balancer's own measure of the machine's noise.
     if (!last_ms_.empty())
@@ -207,11 +198,11 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     return step;
   }
   step.unbalanced = judge();
-  lbt_ = (step.unbalanced ? s_.weight : 0.0) + lbt_ * (1.0 - s_.weight);
+  lbt_ = (step.unbalanced ? *s_.weight : 0.0) + lbt_ * (1.0 - *s_.weight);
   step.lbt = lbt_;
   if (active < 2 && reference_ms_ <= 0) {
     reference_runs_.push_back(run_ms);
-    if (reference_runs_.size() >= s_.window) {
+    if (reference_runs_.size() >= *s_.window) {
       std::vector<double> r = reference_runs_;
       std::sort(r.begin(), r.end());
       reference_ms_ = r[r.size() / 2];
@@ -221,16 +212,16 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
 
   if (state_ == State::level1) {
     // On a noisy machine a move waits for `window` runs of the plan: their median, not one run.
-    if (noisy() && recent_.size() < s_.window) return step;
+    if (noisy() && recent_.size() < *s_.window) return step;
     // Level 1 aims at the middle of the allowed interval, not its edge, where noise would soon
     // push runs out again; within the interval but off the middle, it settles when its moves run out.
     const bool centred = step.deviation <= 0.5 * bound;
-    if (!step.unbalanced && (centred || level1_moves_ >= s_.level1_steps)) {  // converged: the plan holds
+    if (!step.unbalanced && (centred || level1_moves_ >= *s_.level1_steps)) {  // converged: the plan holds
       state_ = State::watching;
       lbt_ = step.lbt = 0;
       step.settled = true;
       confirm_ = true;
-    } else if (level1_moves_ < s_.level1_steps && active >= 2) {
+    } else if (level1_moves_ < *s_.level1_steps && active >= 2) {
       ++level1_moves_;
       const std::vector<double> times = median_times(recent_);
       step.event = move(1, level1(times), times, step.deviation);
@@ -252,7 +243,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     return step;
   }
 
-  if (confirm_ && recent_.size() >= s_.window) {
+  if (confirm_ && recent_.size() >= *s_.window) {
     // The episode's plan has its runs: it stays only if it is not slower than the plan it
     // replaced was when the episode began.
     confirm_ = false;
@@ -273,7 +264,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     --hold_;
     return step;
   }
-  if (lbt_ >= s_.trigger) {
+  if (lbt_ >= *s_.trigger) {
     begin_episode(median_run_ms(recent_));
     if (active < 2) {  // nothing to move between: straight to level 2
       step.event = level2(device_ms, step.deviation, retrain);

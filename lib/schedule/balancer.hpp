@@ -26,8 +26,10 @@
 // Pure logic: no OpenCL, no clock. Not thread-safe; the runtime serialises observe() per plan.
 #pragma once
 
+#include <sinew/config.hpp>
 #include <sinew/device.hpp>
-#include <sinew/runtime.hpp>
+#include <sinew/options.hpp>
+#include <sinew/report.hpp>
 
 #include <deque>
 #include <functional>
@@ -51,7 +53,8 @@ struct BalanceStep {
 
 class Balancer {
  public:
-  Balancer(std::vector<DeviceInfo> devices, Config start, BalancerSettings settings);
+  // Unset settings take their defaults; bad ones throw sinew::Error naming them.
+  Balancer(std::vector<DeviceInfo> devices, Config start, const BalancerSettings& settings);
 
   // The plan for the next run.
   const Config& config() const { return config_; }

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <iostream>
+#include <sstream>
 
 namespace sinew::detail {
 
@@ -39,7 +39,7 @@ Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
     : env_(env),
       kb_(kb),
       settings_(std::move(settings)),
-      interpolator_(make_interpolator(settings_.interpolator)),
+      interpolator_(make_interpolator(settings_.interpolation)),
       base_key_(make_kb_key({}, env_.infos)) {
   settings_.flush_runs = std::max<std::size_t>(1, settings_.flush_runs);
   writer_ = std::thread([this] { writer(); });
@@ -58,6 +58,14 @@ Planner::~Planner() {
   }
 }
 
+void Planner::info(const std::string& line) const {
+  if (settings_.progress && settings_.log) settings_.log(LogLevel::info, line);
+}
+
+void Planner::warn(const std::string& line) const {
+  if (settings_.log) settings_.log(LogLevel::warning, line);
+}
+
 template <class F>
 void Planner::safely(F&& f) {
   try {
@@ -65,8 +73,7 @@ void Planner::safely(F&& f) {
   } catch (const Error& e) {
     if (e.code() != make_error_code(errc::knowledge_base)) throw;
     std::call_once(warned_, [&] {
-      std::cerr << "sinew: warning: the knowledge base failed; running on without it ("
-                << e.what() << ")\n";
+      warn(std::string("the knowledge base failed; running on without it (") + e.what() + ")");
     });
   }
 }
@@ -124,7 +131,7 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, an.features); });
     if (!hit || hit->config.shares.size() != env_.infos.size()) return std::nullopt;
-    Plan p{hit->config, "kb", key, hit->id, hit->source.value_or(0), 0, 0};
+    Plan p{hit->config, Provenance::knowledge_base, key, hit->id, hit->source.value_or(0), 0, 0};
     remember(ck, p, gen);
     return p;
   };
@@ -138,12 +145,12 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
   std::optional<Derived> derived;
   if (!known.empty()) derived = interpolator_->derive(known, an.features);
   if (!force_training && settings_.derive_unseen && derived) {
-    Plan p{derived->config, "derived", key, 0, derived->source, 0, 0};
+    Plan p{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
     KbEntry e;
     e.key = key;
     e.features = an.features;
     e.config = derived->config;
-    e.provenance = "derived";
+    e.provenance = Provenance::derived;
     e.source = derived->source;
     e.strategy = derived->method;
     for (const auto& k : known)
@@ -162,9 +169,8 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
       e.quality = settings_.training.quality;
       p.training_executions = checked.executions;
       p.training_seconds = checked.seconds;
-      if (settings_.progress)
-        std::cerr << "sinew: derived a plan from entry #" << derived->source << " (" << derived->config.str()
-                  << "), checked in " << checked.executions << " executions: " << checked.best.str() << "\n";
+      info("derived a plan from entry #" + std::to_string(derived->source) + " (" + derived->config.str() +
+           "), checked in " + std::to_string(checked.executions) + " executions: " + checked.best.str());
     }
     safely([&] { p.entry = kb_.store_entry(e); });
     forget(ck);
@@ -234,7 +240,7 @@ TrainingResult Planner::search(const Node& tree, const Analysis& an, const std::
     safely([&] { kb_.record_run(run); });  // committed now: a crash loses only the run in flight
   };
   Progress progress;
-  if (settings_.progress) progress = [](const std::string& line) { std::cerr << "sinew:   " << line << "\n"; };
+  if (settings_.progress && settings_.log) progress = [this](const std::string& line) { info("  " + line); };
   return train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, start, record);
 }
 
@@ -242,22 +248,24 @@ Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector
                          std::size_t granule, const Streaming& streaming, const KbKey& key,
                          const std::optional<Config>& start) {
   const std::string label = tree.label().empty() ? key.tree.substr(0, 12) : tree.label();
-  if (settings_.progress)
-    std::cerr << "sinew: training '" << label << "' (" << an.units << " units, strategy "
-              << to_string(settings_.training.strategy) << ", at most " << settings_.training.max_executions
-              << " executions)\n";
+  info("training '" + label + "' (" + std::to_string(an.units) + " units, strategy " +
+       std::string(to_string(settings_.training.strategy)) + ", at most " +
+       std::to_string(settings_.training.max_executions) + " executions)");
   TrainingResult result = search(tree, an, bindings, granule, streaming, settings_.training, start, key, "training");
-  if (settings_.progress)
-    std::cerr << "sinew: trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
-              << result.executions << " executions, " << result.seconds << " s)\n";
+  {
+    std::ostringstream line;
+    line << "trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
+         << result.executions << " executions, " << result.seconds << " s)";
+    info(line.str());
+  }
 
-  Plan p{result.best, "trained", key, 0, 0, result.executions, result.seconds};
+  Plan p{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds};
   KbEntry e;
   e.key = key;
   e.features = an.features;
   e.config = result.best;
   e.time_ms = result.time_ms;
-  e.provenance = "trained";
+  e.provenance = Provenance::trained;
   e.precision = settings_.training.precision;
   e.quality = settings_.training.quality;
   e.strategy = result.strategy;
@@ -317,13 +325,13 @@ void Planner::write(std::vector<Pending> batch) {
           safely([&] { kb_.record_run(run); });
         } catch (const Error& bad) {
           if (bad.code() != make_error_code(errc::invalid_argument)) throw;
-          std::cerr << "sinew: warning: an execution run was not recorded (" << bad.what() << ")\n";
+          warn(std::string("an execution run was not recorded (") + bad.what() + ")");
         }
       }
       for (const auto& [entry, n] : counts) safely([&] { kb_.add_executions(entry, n); });
     }
   } catch (const std::exception& e) {  // the writer thread and the destructor must not throw
-    std::cerr << "sinew: warning: " << batch.size() << " execution run(s) were not recorded (" << e.what() << ")\n";
+    warn(std::to_string(batch.size()) + " execution run(s) were not recorded (" + e.what() + ")");
   } catch (...) {
   }
 }
@@ -380,7 +388,7 @@ void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent*
       e.features = an.features;
       e.config = after;
       e.time_ms = time_ms;
-      e.provenance = "balanced";
+      e.provenance = Provenance::balanced;
       // Where the plan first came from (the entry it was derived from, else itself); the events
       // keep every step in between.
       if (plan.derived_from) e.source = plan.derived_from;

@@ -34,8 +34,10 @@
 #include "schedule/train.hpp"
 #include "tree/validate.hpp"
 
+#include <sinew/binding.hpp>
 #include <sinew/kb.hpp>
-#include <sinew/runtime.hpp>
+#include <sinew/options.hpp>
+#include <sinew/report.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -56,8 +58,9 @@ struct PlannerSettings {
   TrainingOptions training;
   bool derive_unseen = true;            // option (b); false: option (a), train
   std::size_t derive_executions = 12;   // a derived plan's check (screen_options); 0: none
-  std::string interpolator = "nearest";
-  bool progress = true;                 // training progress on stderr
+  Interpolation interpolation = Interpolation::nearest;
+  bool progress = true;                 // training progress lines (info) through `log`
+  Logger log;                           // progress and warnings
   // Plan cache: a cached plan is read again from the knowledge base after this many uses or this
   // long after it was read (see the banner).
   std::size_t refresh_uses = 1000;
@@ -69,7 +72,7 @@ struct PlannerSettings {
 
 struct Plan {
   Config config;
-  std::string provenance;               // kb | derived | trained
+  Provenance provenance = Provenance::knowledge_base;  // knowledge_base | derived | trained
   KbKey key;
   std::int64_t entry = 0;
   std::int64_t derived_from = 0;
@@ -136,6 +139,8 @@ class Planner {
   TrainingResult search(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
                         std::size_t granule, const Streaming& streaming, const TrainingOptions& options,
                         const std::optional<Config>& start, const KbKey& key, const char* purpose);
+  void info(const std::string& line) const;  // progress, unless quiet
+  void warn(const std::string& line) const;
   // Runs `f`; a knowledge-base failure is reported once and ignored: the computation goes on.
   template <class F>
   void safely(F&& f);

@@ -13,13 +13,19 @@
 
 namespace sinew::detail {
 
-const char* to_string(Strategy s) { return s == Strategy::even_split ? "even_split" : "cpu_assisted"; }
+const TrainingSettings& TrainingOptions::defaults() {
+  static const TrainingSettings d = TrainingSettings{}.with_defaults();
+  return d;
+}
 
-Strategy strategy_from_string(const std::string& s) {
-  if (s == "even_split" || s == "50/50" || s == "even") return Strategy::even_split;
-  if (s == "cpu_assisted" || s == "assisted") return Strategy::cpu_assisted;
-  throw_error(errc::invalid_argument, "unknown training strategy '" + s + "'",
-              {.argument = "strategy", .fix = "use even_split or cpu_assisted"});
+TrainingOptions TrainingOptions::from(const TrainingSettings& t) {
+  TrainingOptions o;
+  o.strategy = t.strategy.value();
+  o.precision = t.precision.value();
+  o.quality = t.quality.value();
+  o.exhaustive = t.exhaustive.value();
+  o.max_executions = t.max_executions.value();
+  return o;
 }
 
 TrainingOptions level2_options(TrainingOptions base, std::size_t executions) {
@@ -201,7 +207,7 @@ class Search {
     }
     r.executions = executions_;
     r.points = points_;
-    r.strategy = to_string(o_.strategy);
+    r.strategy = std::string(to_string(o_.strategy));
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }

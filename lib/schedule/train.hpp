@@ -7,8 +7,9 @@
 // noise, load steps) as well as used on real runs.
 #pragma once
 
+#include <sinew/config.hpp>
 #include <sinew/device.hpp>
-#include <sinew/runtime.hpp>
+#include <sinew/options.hpp>
 
 #include <functional>
 #include <optional>
@@ -23,25 +24,25 @@ struct Measurement {
 };
 using Measure = std::function<Measurement(const Config&)>;
 
-enum class Strategy {
-  even_split,    // "50/50": move work between device groups until their times agree
-  cpu_assisted,  // "CPU-assisted GPU": add work to the CPU while the total time falls
-};
-const char* to_string(Strategy s);
-Strategy strategy_from_string(const std::string& s);  // throws errc::invalid_argument
-
+// The search as training, level 2 and a derived plan's check run it: the user's resolved
+// TrainingSettings, and how much of the search a caller wants.
 struct TrainingOptions {
-  Strategy strategy = Strategy::even_split;
-  double precision = 0.05;        // times within this fraction count as balanced; smallest step
-  unsigned quality = 3;           // executions per measured point (their median counts)
-  bool exhaustive = false;        // the spec's uniform search: the strategy on every combination
-  std::size_t max_executions = 40;
+  // Defaults: TrainingSettings' (one home: TrainingSettings::with_defaults()).
+  Strategy strategy = defaults().strategy.value();
+  double precision = defaults().precision.value();      // times within this fraction count as balanced; smallest step
+  unsigned quality = defaults().quality.value();        // executions per measured point (their median counts)
+  bool exhaustive = defaults().exhaustive.value();      // the spec's uniform search: the strategy on every combination
+  std::size_t max_executions = defaults().max_executions.value();
   // Only the start's fission and overlap (the balancer's level 2): the distribution alone.
   bool fixed_platform = false;
   // A derived plan's check: the start measured, its overlap levels and fissions screened at its
   // distribution (one run each), one rebalancing step on the best, each device alone. No
   // distribution search.
   bool screen_only = false;
+
+  // The training part of resolved settings (TrainingSettings::with_defaults()).
+  static TrainingOptions from(const TrainingSettings& resolved);
+  static const TrainingSettings& defaults();
 };
 
 // A derived plan's check: `base` with screen_only, `quality` and at most `executions` runs.

@@ -4,7 +4,7 @@
 #include "platform/error.hpp"
 #include "platform/hash.hpp"
 
-#include <sinew/runtime.hpp>
+#include <sinew/binding.hpp>
 
 #include <atomic>
 #include <filesystem>

@@ -8,7 +8,7 @@
 
 #include "tree/nodes.hpp"
 
-#include <sinew/runtime.hpp>
+#include <sinew/binding.hpp>
 
 #include <map>
 #include <vector>

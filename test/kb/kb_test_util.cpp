@@ -56,7 +56,7 @@ sinew::Config config(std::vector<double> shares, const std::string& fission, uns
 }
 
 sinew::KbEntry entry(const sinew::KbKey& k, sinew::KbFeatures features, sinew::Config c, double time_ms,
-                     const std::string& provenance) {
+                     sinew::Provenance provenance) {
   sinew::KbEntry e;
   e.key = k;
   e.features = std::move(features);
@@ -65,7 +65,7 @@ sinew::KbEntry entry(const sinew::KbKey& k, sinew::KbFeatures features, sinew::C
   e.provenance = provenance;
   e.precision = 0.05;
   e.quality = 3;
-  e.strategy = "even";
+  e.strategy = "even_split";
   return e;
 }
 

@@ -32,7 +32,7 @@ void write_file(const std::string& path, const std::string& bytes);
 sinew::KbKey key(const std::string& tree = "00112233aabbccdd");
 sinew::Config config(std::vector<double> shares, const std::string& fission = "none", unsigned overlap = 1);
 sinew::KbEntry entry(const sinew::KbKey& k, sinew::KbFeatures features, sinew::Config c, double time_ms,
-                     const std::string& provenance = "trained");
+                     sinew::Provenance provenance = sinew::Provenance::trained);
 sinew::KbRun run(const sinew::KbKey& k, sinew::KbFeatures features, sinew::Config c, double time_ms,
                  const std::string& purpose = "training");
 

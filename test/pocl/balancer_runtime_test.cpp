@@ -62,7 +62,7 @@ struct TempKb {
 RuntimeOptions quiet(const std::string& kb = ":memory:") {
   RuntimeOptions o;
   o.kb_path = kb;
-  o.progress = false;
+  o.quiet = true;
   return o;
 }
 
@@ -87,7 +87,7 @@ TEST(BalancerRuntime, ASkewedGivenPlanIsMovedTowardsEqualTimes) {
   EXPECT_NEAR(first->before.shares[0], 0.9, 1e-9);
   EXPECT_LT(first->after.shares[0], 0.9);
   EXPECT_GT(first->deviation, 0.12);
-  EXPECT_EQ(last.provenance, "balanced");
+  EXPECT_EQ(last.provenance, Provenance::balanced);
   EXPECT_GT(last.config.shares[0], 0.2) << last.config.str();
   EXPECT_LT(last.config.shares[0], 0.8) << last.config.str();
 }
@@ -100,7 +100,7 @@ TEST(BalancerRuntime, AGivenPlanIsLeftAloneUnlessAsked) {
     EXPECT_EQ(r.execution, 0u);
     EXPECT_FALSE(r.balance);
     EXPECT_NEAR(r.config.shares[0], 0.9, 1e-9);
-    EXPECT_EQ(r.provenance, "manual");
+    EXPECT_EQ(r.provenance, Provenance::manual);
   }
 }
 
@@ -113,7 +113,7 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
     Runtime rt(quiet(kb.path));
     Report r = rt.run(b.tree, b.bind()).get();
     ASSERT_TRUE(b.right());
-    ASSERT_EQ(r.provenance, "trained");
+    ASSERT_EQ(r.provenance, Provenance::trained);
     key = make_kb_key(b.tree.signature(), rt.devices());
   }
   {
@@ -124,7 +124,7 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
     KbEntry e = entries[0];
     features = e.features;
     e.config.shares = {0.9, 0.1};
-    e.provenance = "trained";
+    e.provenance = Provenance::trained;
     k->store_entry(e);
   }
   std::int64_t entry = 0;
@@ -136,7 +136,7 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
       ASSERT_TRUE(b.right()) << "run " << i;
       entry = r.kb_entry;
       auto k = KnowledgeBase::open(kb.path);
-      settled = k->find(key, features)->provenance == "balanced";
+      settled = k->find(key, features)->provenance == Provenance::balanced;
     }
     ASSERT_TRUE(settled) << "the balancer never stored a balanced plan";
   }
@@ -156,7 +156,7 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
   Runtime next(quiet(kb.path));
   Report r = next.run(b.tree, b.bind()).get();
   EXPECT_TRUE(b.right());
-  EXPECT_EQ(r.provenance, "kb");
+  EXPECT_EQ(r.provenance, Provenance::knowledge_base);
   EXPECT_EQ(r.config, e.config);
 }
 

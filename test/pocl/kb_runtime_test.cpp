@@ -31,11 +31,11 @@ struct TempKb {
   ~TempKb() { fs::remove_all(dir); }
 };
 
-RuntimeOptions with_kb(const std::string& path, std::string unseen = "") {
+RuntimeOptions with_kb(const std::string& path, std::optional<UnseenPolicy> unseen = {}) {
   RuntimeOptions o;
   o.kb_path = path;
-  o.unseen = std::move(unseen);
-  o.progress = false;
+  o.unseen = unseen;
+  o.quiet = true;
   return o;
 }
 }  // namespace
@@ -49,7 +49,7 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
     Case c = make_case("nested_three_deep", 3000, h);
     first = c.report = rt.run(c.tree, c.bindings).get();
     EXPECT_EQ(c.check(), "");
-    EXPECT_EQ(first.provenance, "trained");
+    EXPECT_EQ(first.provenance, Provenance::trained);
     EXPECT_GT(first.training_executions, 0u);
   }
   {
@@ -58,7 +58,7 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
     Case c = make_case("nested_three_deep", 3000, h);
     c.report = again.run(c.tree, c.bindings).get();
     EXPECT_EQ(c.check(), "");
-    EXPECT_EQ(c.report.provenance, "kb");
+    EXPECT_EQ(c.report.provenance, Provenance::knowledge_base);
     EXPECT_EQ(c.report.training_executions, 0u);
     EXPECT_EQ(c.report.kb_entry, first.kb_entry);
     EXPECT_EQ(c.report.config, first.config);
@@ -66,7 +66,7 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
   auto store = KnowledgeBase::open(kb.path);
   auto entry = store->entry(first.kb_entry);
   ASSERT_TRUE(entry);
-  EXPECT_EQ(entry->provenance, "trained");
+  EXPECT_EQ(entry->provenance, Provenance::trained);
   EXPECT_EQ(entry->executions, 2);                               // used by both runs
   EXPECT_GE(store->runs(first.kb_entry).size(), first.training_executions);  // every measurement kept
 }
@@ -79,26 +79,26 @@ TEST(KbRuntime, UnseenInputsAreDerivedOrTrainedByPolicy) {
   Holder h1;
   Case c1 = make_case("pipeline_channel", 2000, h1);
   Report trained = rt.run(c1.tree, c1.bindings).get();
-  ASSERT_EQ(trained.provenance, "trained");
+  ASSERT_EQ(trained.provenance, Provenance::trained);
 
   Holder h2;
   Case c2 = make_case("pipeline_channel", 2500, h2);  // same tree, another input size
   c2.report = rt.run(c2.tree, c2.bindings).get();
   EXPECT_EQ(c2.check(), "");
-  EXPECT_EQ(c2.report.provenance, "derived");
+  EXPECT_EQ(c2.report.provenance, Provenance::derived);
   EXPECT_EQ(c2.report.derived_from, trained.kb_entry);
   EXPECT_EQ(c2.report.config, trained.config);  // nearest neighbour: the one known plan
 
-  Runtime trainer(with_kb(kb.path, "train"));
+  Runtime trainer(with_kb(kb.path, UnseenPolicy::train));
   Holder h3;
   Case c3 = make_case("pipeline_channel", 3000, h3);
   c3.report = trainer.run(c3.tree, c3.bindings).get();
-  EXPECT_EQ(c3.report.provenance, "trained");
+  EXPECT_EQ(c3.report.provenance, Provenance::trained);
 
   Holder h4;
   Case c4 = make_case("pipeline_channel", 2000, h4);
   c4.report = rt.run(c4.tree, c4.bindings, RunOptions{.train = true}).get();  // forced
-  EXPECT_EQ(c4.report.provenance, "trained");
+  EXPECT_EQ(c4.report.provenance, Provenance::trained);
   EXPECT_EQ(c4.report.kb_entry, trained.kb_entry);  // the same entry, retrained
   EXPECT_EQ(c4.check(), "");
 }
@@ -109,22 +109,22 @@ TEST(KbRuntime, ADerivedPlanIsCheckedWithAFewRuns) {
   Holder h1;
   Case c1 = make_case("pipeline_channel", 2000, h1);
   Report trained = rt.run(c1.tree, c1.bindings).get();
-  ASSERT_EQ(trained.provenance, "trained");
+  ASSERT_EQ(trained.provenance, Provenance::trained);
 
   Holder h2;
   Case c2 = make_case("pipeline_channel", 2500, h2);
   c2.report = rt.run(c2.tree, c2.bindings).get();
   EXPECT_EQ(c2.check(), "");  // the check ran on copies: the caller's data saw one run
-  EXPECT_EQ(c2.report.provenance, "derived");
+  EXPECT_EQ(c2.report.provenance, Provenance::derived);
   EXPECT_EQ(c2.report.derived_from, trained.kb_entry);
   EXPECT_GT(c2.report.training_executions, 0u);
-  EXPECT_LE(c2.report.training_executions, TrainingSettings{}.derive_executions);
+  EXPECT_LE(c2.report.training_executions, TrainingSettings{}.with_defaults().derive_executions.value());
   rt.run(c2.tree, c2.bindings).get();  // then a hit: no more runs
   auto store = KnowledgeBase::open(kb.path);
   auto entry = store->entry(c2.report.kb_entry);
   ASSERT_TRUE(entry);
-  EXPECT_EQ(entry->provenance, "derived");
-  EXPECT_EQ(entry->strategy, "nearest-neighbour+screen");  // the interpolator's method, checked
+  EXPECT_EQ(entry->provenance, Provenance::derived);
+  EXPECT_EQ(entry->strategy, "nearest+screen");  // the interpolator's method, checked
   EXPECT_EQ(entry->config, c2.report.config);
 }
 
@@ -134,7 +134,7 @@ TEST(KbRuntime, TrainingLeavesTheCallersDataAlone) {
   Holder h;
   Case c = make_case("loop_times_iteration", 1500, h);  // inout data: training must not run on it
   c.report = rt.run(c.tree, c.bindings).get();
-  EXPECT_EQ(c.report.provenance, "trained");
+  EXPECT_EQ(c.report.provenance, Provenance::trained);
   EXPECT_EQ(c.check(), "");  // applied exactly once
 }
 
@@ -146,7 +146,7 @@ TEST(KbRuntime, ACorruptFileNeverStopsTheRunAndIsKept) {
   Case c = make_case("kernel", 500, h);
   c.report = rt.run(c.tree, c.bindings).get();
   EXPECT_EQ(c.check(), "");
-  EXPECT_EQ(c.report.provenance, "trained");
+  EXPECT_EQ(c.report.provenance, Provenance::trained);
   bool kept = false;
   for (const auto& e : fs::directory_iterator(kb.dir))
     if (e.path().filename().string().find("kb.sqlite.corrupt-") == 0) kept = fs::file_size(e.path()) == 4096;
@@ -176,7 +176,7 @@ TEST(KbRuntime, TwoProcessesTrainingTheSameTreeAtOnceLoseNothing) {
   while (p && fgets(buf, sizeof buf, p)) out += buf;
   ASSERT_EQ(p ? pclose(p) : -1, 0) << out;
   EXPECT_EQ(out.find("sinew: training"), std::string::npos) << out;
-  EXPECT_NE(out.find("(kb)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(knowledge_base)"), std::string::npos) << out;
 }
 
 namespace {
@@ -201,11 +201,11 @@ TEST(KbRuntime, EveryExecutionIsKeptThoughWrittenInBatches) {
     for (int i = 0; i < kRuns; ++i) {
       const Report r = rt.run(c.tree, c.bindings, o).get();
       if (i == 0) {
-        ASSERT_EQ(r.provenance, "trained");
+        ASSERT_EQ(r.provenance, Provenance::trained);
         entry = r.kb_entry;
         ASSERT_NE(entry, 0);
       } else {
-        ASSERT_EQ(r.provenance, "kb") << "run " << i;
+        ASSERT_EQ(r.provenance, Provenance::knowledge_base) << "run " << i;
         ASSERT_EQ(r.kb_entry, entry) << "run " << i;
       }
     }
@@ -244,9 +244,9 @@ TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
   RunOptions o;
   o.balance = false;
   const Report first = rt.run(c.tree, c.bindings, o).get();
-  ASSERT_EQ(first.provenance, "trained");
+  ASSERT_EQ(first.provenance, Provenance::trained);
   const Report second = rt.run(c.tree, c.bindings, o).get();  // now a cached plan
-  ASSERT_EQ(second.provenance, "kb");
+  ASSERT_EQ(second.provenance, Provenance::knowledge_base);
   EXPECT_EQ(second.config, first.config) << second.config.str();
 
   // Another process (here another handle) stores a plan unlike any training would.
@@ -254,7 +254,7 @@ TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
   auto store_elsewhere = [&](double cpu0) {
     KbEntry e = *other->entry(first.kb_entry);
     e.config.shares = {cpu0, 1 - cpu0};
-    e.provenance = "trained";
+    e.provenance = Provenance::trained;
     other->store_entry(e);
     return e.config;
   };
@@ -264,10 +264,10 @@ TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
   RunOptions force = o;
   force.train = true;
   const Report forced = rt.run(c.tree, c.bindings, force).get();
-  ASSERT_EQ(forced.provenance, "trained");
+  ASSERT_EQ(forced.provenance, Provenance::trained);
   ASSERT_EQ(forced.kb_entry, first.kb_entry);
   const Report after_training = rt.run(c.tree, c.bindings, o).get();
-  EXPECT_EQ(after_training.provenance, "kb");
+  EXPECT_EQ(after_training.provenance, Provenance::knowledge_base);
   EXPECT_EQ(after_training.config, forced.config) << after_training.config.str() << " instead of " << forced.config.str();
   EXPECT_EQ(other->entry(first.kb_entry)->config, forced.config) << other->entry(first.kb_entry)->config.str();
 
@@ -277,7 +277,7 @@ TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
   ASSERT_FALSE(changed == forced.config);
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   const Report later = rt.run(c.tree, c.bindings, o).get();
-  EXPECT_EQ(later.provenance, "kb");
+  EXPECT_EQ(later.provenance, Provenance::knowledge_base);
   EXPECT_EQ(later.kb_entry, first.kb_entry);
   EXPECT_EQ(later.config, changed) << later.config.str() << " instead of " << changed.str();
   for (std::size_t i = 0; i < h.a.size(); ++i) ASSERT_EQ(h.a[i], a0[i] + 5 * 5) << "element " << i;

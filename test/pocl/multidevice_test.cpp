@@ -21,7 +21,9 @@ std::vector<std::vector<double>> share_sets(std::size_t devices) {
   skew[0] = 0.1;
   s.push_back(skew);
   std::vector<double> odd(devices);
-  for (std::size_t d = 0; d < devices; ++d) odd[d] = 0.137 + 0.31 * d;
+  double sum = 0;
+  for (std::size_t d = 0; d < devices; ++d) sum += odd[d] = 0.137 + 0.31 * d;
+  for (double& x : odd) x /= sum;  // a plan's shares add up to 1
   s.push_back(odd);
   return s;
 }
@@ -111,21 +113,21 @@ TEST(MultiDevice, FewerUnitsThanDevicesAndZeroShares) {
   Holder h;
   Case c = make_case("replicated_sync_loop", 1, h);  // one unit for several devices
   Config cfg;
-  cfg.shares.assign(rt.devices().size(), 1.0);
+  cfg.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
   c.report = rt.run(c.tree, c.bindings, {.config = cfg}).get();
   EXPECT_EQ(c.check(), "");
   EXPECT_EQ(c.report.partitions.size(), 1u);
 }
 
 TEST(MultiDevice, TraceFileHasEveryPartition) {
-  Runtime rt;
   const std::string path = ::testing::TempDir() + "/sinew-trace-test.json";
   std::remove(path.c_str());
-  setenv("SINEW_TRACE", path.c_str(), 1);
+  setenv("SINEW_TRACE", path.c_str(), 1);  // read with the other variables when the runtime is made
+  Runtime rt;
   Holder h;
   Case c = make_case("pipeline_channel", 300, h);
   Config cfg;
-  cfg.shares.assign(rt.devices().size(), 1.0);
+  cfg.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
   c.report = rt.run(c.tree, c.bindings, {.config = cfg}).get();
   unsetenv("SINEW_TRACE");
   std::ifstream in(path);
@@ -149,7 +151,7 @@ TEST(MultiDevice, PinnedMemoryBindsLikeAVector) {
   auto A = sinew::vector<cl_int>().name("a");
   auto k = kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(A), scalar(cl_int(5)));
   Config cfg;
-  cfg.shares.assign(count, 1.0);
+  cfg.shares.assign(count, 1.0 / static_cast<double>(count));
   cfg.overlap = 2;
   rt.run(k, {{A, a}}, {.config = cfg}).get();
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], static_cast<cl_int>(i) + 5) << i;

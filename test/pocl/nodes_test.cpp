@@ -125,11 +125,11 @@ TEST(Library, FftForwardMatchesDftAndInverseRestoresInput) {
 }
 
 TEST(Report, NamesConfigPartitionsAndKernelTimes) {
-  Runtime rt(RuntimeOptions{.kb_path = ":memory:", .progress = false});  // starts knowing nothing
+  Runtime rt(RuntimeOptions{.kb_path = ":memory:", .quiet = true});  // starts knowing nothing
   Holder h;
   Case c = make_case("pipeline_channel", 1000, h);
   Report r = rt.run(c.tree, c.bindings, {.profile = true}).get();  // device times asked for
-  EXPECT_EQ(r.provenance, "trained");
+  EXPECT_EQ(r.provenance, Provenance::trained);
   EXPECT_GT(r.training_executions, 0u);
   EXPECT_GT(r.kb_entry, 0);
   std::size_t units = 0;
@@ -148,7 +148,7 @@ TEST(Report, NamesConfigPartitionsAndKernelTimes) {
   Holder h2;
   Case again = make_case("pipeline_channel", 1000, h2);
   Report r2 = rt.run(again.tree, again.bindings).get();
-  EXPECT_EQ(r2.provenance, "kb");
+  EXPECT_EQ(r2.provenance, Provenance::knowledge_base);
   EXPECT_EQ(r2.kb_entry, r.kb_entry);
   // Not profiled (the default): no device-side times, the host-timed ones remain.
   EXPECT_TRUE(r2.kernels.empty());

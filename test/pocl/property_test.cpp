@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <numeric>
 #include <random>
 
 using namespace sinew;
@@ -116,6 +117,8 @@ Config random_config(std::mt19937& rng, const std::vector<DeviceInfo>& devices) 
   std::uniform_real_distribution<double> u(0, 1);
   for (std::size_t i = 0; i < devices.size(); ++i) c.shares.push_back(u(rng) < 0.2 ? 0.0 : u(rng));
   if (std::all_of(c.shares.begin(), c.shares.end(), [](double s) { return s == 0; })) c.shares[0] = 1;
+  const double sum = std::accumulate(c.shares.begin(), c.shares.end(), 0.0);
+  for (double& s : c.shares) s /= sum;  // a plan's shares add up to 1
   const auto& fissions = devices[0].fission_configs;
   if (!fissions.empty()) c.fission = fissions[std::uniform_int_distribution<std::size_t>(0, fissions.size() - 1)(rng)].name;
   c.overlap = std::uniform_int_distribution<unsigned>(1, 4)(rng);

@@ -147,27 +147,27 @@ TEST(FilterPipelineShapes, BadSizeTextIsRejectedClearly) {
 TEST(FilterPipelineShapes, KnowledgeBaseTellsShapesOfOneSizeApart) {
   RuntimeOptions o;
   o.kb_path = ":memory:";
-  o.progress = false;
-  o.unseen = "derive";
+  o.quiet = true;
+  o.unseen = UnseenPolicy::derive;
   o.training.max_executions = 8;
   Runtime rt(o);
   auto s = samples::find("filter_pipeline");
   ASSERT_TRUE(s);
   s->prepare(std::string("64x32"));
   Report wide = s->run(rt, RunOptions{.balance = false});
-  EXPECT_EQ(wide.provenance, "trained");
+  EXPECT_EQ(wide.provenance, Provenance::trained);
   EXPECT_TRUE(s->check().ok);
 
   s->prepare(std::string("32x64"));
   Report tall = s->run(rt, RunOptions{.balance = false});
-  EXPECT_EQ(tall.provenance, "derived");
+  EXPECT_EQ(tall.provenance, Provenance::derived);
   EXPECT_EQ(tall.derived_from, wide.kb_entry);
   EXPECT_NE(tall.kb_entry, wide.kb_entry);
   EXPECT_TRUE(s->check().ok) << s->check().message;
 
   s->prepare(std::string("64x32"));
   Report again = s->run(rt, RunOptions{.balance = false});
-  EXPECT_EQ(again.provenance, "kb");
+  EXPECT_EQ(again.provenance, Provenance::knowledge_base);
   EXPECT_EQ(again.kb_entry, wide.kb_entry);
 }
 
@@ -210,7 +210,7 @@ std::optional<Report> run_fft(samples::Fft& s, Runtime& rt, const Config& cfg, c
 // race was timing-dependent), then beside the first device under each of its fission configs.
 TEST(FftQueues, DiscreteDeviceWithOneToFourOverlapQueuesMatchesTheReference) {
   const std::size_t count = Runtime().devices().size();
-  for (double chunk_mb : {0.0, 0.5}) {  // default chunks; one transform (512 KB) per partition
+  for (std::optional<double> chunk_mb : {std::optional<double>(), std::optional<double>(0.5)}) {  // default chunks; one transform (512 KB) per partition
     Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .chunk_mb = chunk_mb});
     ASSERT_TRUE(rt.devices().back().discrete);
     for (bool roundtrip : {true, false}) {
@@ -219,7 +219,7 @@ TEST(FftQueues, DiscreteDeviceWithOneToFourOverlapQueuesMatchesTheReference) {
       s.prepare(kFftTransforms);
       for (unsigned overlap = 1; overlap <= 4; ++overlap) {
         const std::string what = std::string(roundtrip ? "round trip" : "forward") + ", overlap " +
-                                 std::to_string(overlap) + ", chunk_mb " + std::to_string(chunk_mb);
+                                 std::to_string(overlap) + ", chunk_mb " + (chunk_mb ? std::to_string(*chunk_mb) : "default");
         Config cfg;
         cfg.shares.assign(count, 0.0);
         cfg.shares.back() = 1.0;

@@ -376,7 +376,7 @@ TEST(Balancer, OnANoisyMachineEachMoveWaitsForSeveralRuns) {
   for (std::size_t i = 0; i < t.steps.size(); ++i)
     if (t.steps[i].event && !(t.steps[i].event->after == t.steps[i].event->before)) at.push_back(i);
   ASSERT_GE(at.size(), 2u);
-  for (std::size_t k = 1; k < at.size(); ++k) EXPECT_GE(at[k] - at[k - 1], 1u + s.window) << "moves at " << at[k - 1] << " and " << at[k];
+  for (std::size_t k = 1; k < at.size(); ++k) EXPECT_GE(at[k] - at[k - 1], 1u + s.with_defaults().window.value()) << "moves at " << at[k - 1] << " and " << at[k];
   EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.12) << b.config().str();
 }
 

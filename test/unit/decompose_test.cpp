@@ -126,8 +126,8 @@ TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
   EXPECT_NEAR(c.shares[2], 0.5, 1e-12);
   EXPECT_EQ(c.fission, "L2");
   EXPECT_EQ(c.kind_shares(devs).at("gpu"), 0.9);
-  c = Config::parse("0=3,1=1,2=0", devs);  // ratios are fine when every device is named
-  EXPECT_EQ(c.shares, (std::vector<double>{3, 1, 0}));
+  c = Config::parse("0=3,1=1,2=0", devs);  // ratios are fine when every device is named: the plan holds their fractions
+  EXPECT_EQ(c.shares, (std::vector<double>{0.75, 0.25, 0}));
   for (const char* bad : {"cpu", "cpu=x", "cpu=-1", "gpu:7=0.5", "cpu=0.8,gpu:0=0.5", "overlap=two", "fpga=1"}) {
     try {
       Config::parse(bad, devs);
@@ -165,7 +165,7 @@ TEST(Decompose, StreamableSharesAreCutIntoChunksDealtToTheQueues) {
   Streaming by_size{.streamable = true, .bytes_per_unit = 8};
   auto chunks_of = [&](std::size_t units) {
     std::size_t n = 0, largest = 0;
-    for (const auto& p : decompose(units, 32, single_device_config(1, 2), devs, by_size).parts) {
+    for (const auto& p : decompose(units, 32, Config::single(1, 2), devs, by_size).parts) {
       ++n;
       largest = std::max(largest, p.units * 8);
     }

@@ -38,12 +38,12 @@ Result sinew_cli(const TempDir& dir, const std::string& args, const std::string&
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 void populate(const std::string& path) {
-  auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(kb->persistent());
   auto a = key("aaaa000000000001");
   kb->describe_tree(a.tree, "filters", "pipeline\n  kernel 'noise'");
   auto id = kb->store_entry(entry(a, {{"width", 1024}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 12.5));
-  auto derived = entry(a, {{"width", 2048}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 12.5, "derived");
+  auto derived = entry(a, {{"width", 2048}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 12.5, sinew::Provenance::derived);
   derived.source = id;
   kb->store_entry(derived);
   for (int i = 0; i < 15; ++i) kb->record_run(run(a, {{"width", 1024}, {"height", 768}}, config({0.25, 0.75}, "L2", 2), 20 + i));

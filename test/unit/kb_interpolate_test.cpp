@@ -35,7 +35,7 @@ TEST(KbNearestNeighbour, PicksTheClosestSize) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->source, 2);
   EXPECT_EQ(d->config, config({0.2, 0.8}, "L2", 2));
-  EXPECT_EQ(d->method, "nearest-neighbour");
+  EXPECT_EQ(d->method, "nearest");
   EXPECT_NEAR(d->distance, 100.0 / 3000.0, 1e-12);  // normalised by the range 1000..4000
 
   EXPECT_EQ(nn.derive(kb, {{"n", 10}})->source, 1);
@@ -101,7 +101,7 @@ TEST(KbInverseDistance, WeightsSharesByInverseSquaredDistance) {
   // Query at 1750: distances 750 and 2250 (ratio 1:3), weights 9:1.
   auto d = sinew::InverseDistance(4, 2).derive(kb, {{"n", 1750}});
   ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(d->method, "inverse-distance");
+  EXPECT_EQ(d->method, "inverse_distance");
   EXPECT_EQ(d->source, 1);
   EXPECT_EQ(d->config.fission, "L2");  // from the nearest
   EXPECT_EQ(d->config.overlap, 3u);
@@ -137,13 +137,18 @@ TEST(KbInverseDistance, UsesTheKNearestWithTheSameDeviceCount) {
   EXPECT_NEAR(d->config.shares[0] + d->config.shares[1], 1.0, 1e-12);
 }
 
+// One spelling per interpolator (RuntimeOptions::interpolation, $SINEW_INTERPOLATOR): its name.
 TEST(KbInterpolator, MadeByName) {
-  EXPECT_EQ(sinew::make_interpolator("nearest")->name(), "nearest-neighbour");
-  EXPECT_EQ(sinew::make_interpolator("nn")->name(), "nearest-neighbour");
-  EXPECT_EQ(sinew::make_interpolator("idw")->name(), "inverse-distance");
-  EXPECT_EQ(sinew::make_interpolator("inverse-distance")->name(), "inverse-distance");
+  using sinew::Interpolation;
+  auto by_name = [](const char* name) {
+    return sinew::make_interpolator(sinew::parse::choice<Interpolation>(name, "SINEW_INTERPOLATOR"));
+  };
+  EXPECT_EQ(by_name("nearest")->name(), "nearest");
+  EXPECT_EQ(by_name("inverse_distance")->name(), "inverse_distance");
+  EXPECT_EQ(sinew::make_interpolator(Interpolation::nearest)->name(), "nearest");
+  EXPECT_EQ(sinew::make_interpolator(Interpolation::inverse_distance)->name(), "inverse_distance");
   try {
-    sinew::make_interpolator("spline");
+    by_name("spline");
     FAIL() << "no error";
   } catch (const sinew::Error& e) {
     EXPECT_EQ(e.code(), sinew::errc::invalid_argument);
@@ -160,7 +165,7 @@ TEST(KbInterpolator, DerivesFromAStoredKnowledgeBase) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->source, a);
   // The caller stores it with its provenance.
-  auto derived = kbtest::entry(k, {{"n", 1 << 21}}, d->config, 2, "derived");
+  auto derived = kbtest::entry(k, {{"n", 1 << 21}}, d->config, 2, sinew::Provenance::derived);
   derived.source = d->source;
   auto id = kb->store_entry(derived);
   EXPECT_EQ(kb->entry(id)->source, a);

@@ -75,12 +75,12 @@ TEST(KbOpen, RandomBytesAreMovedAsideAndKept) {
   // The next process starts afresh at the same path; a second corrupt file does not overwrite
   // the first one moved aside.
   kb.reset();
-  auto fresh = KnowledgeBase::open(path, {.print_warning = false});
+  auto fresh = KnowledgeBase::open(path, {.log = {}});
   EXPECT_TRUE(fresh->persistent()) << fresh->warning();
   fresh.reset();
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   write_file(path, random_bytes(4096, 2));
-  auto again = KnowledgeBase::open(path, {.print_warning = false});
+  auto again = KnowledgeBase::open(path, {.log = {}});
   EXPECT_FALSE(again->persistent());
   EXPECT_EQ(starting_with(dir, "kb.sqlite.corrupt-").size(), 2u) << testing::PrintToString(dir.list());
   EXPECT_EQ(read_file(dir.file(moved[0])), garbage);
@@ -90,7 +90,7 @@ TEST(KbOpen, DamagedDatabasePagesAreDetected) {
   TempDir dir;
   const std::string path = dir.file("kb.sqlite");
   {
-    auto kb = KnowledgeBase::open(path, {.print_warning = false});
+    auto kb = KnowledgeBase::open(path, {.log = {}});
     ASSERT_TRUE(kb->persistent());
     for (int i = 0; i < 2000; ++i) kb->record_run(run(key(), {{"n", double(i)}}, config({0.5, 0.5}), i));
   }
@@ -100,7 +100,7 @@ TEST(KbOpen, DamagedDatabasePagesAreDetected) {
   for (std::size_t i = 16 * 1024; i < bytes.size() - 8 * 1024; i += 4096) bytes.replace(i + 100, 2000, std::string(2000, '\x5a'));
   write_file(path, bytes);
 
-  auto kb = KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = KnowledgeBase::open(path, {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "corrupt")) << kb->warning();
   auto moved = starting_with(dir, "kb.sqlite.corrupt-");
@@ -112,7 +112,7 @@ TEST(KbOpen, LockedFileIsLeftAloneAfterTheBusyTimeout) {
   TempDir dir;
   const std::string path = dir.file("kb.sqlite");
   {
-    auto kb = KnowledgeBase::open(path, {.print_warning = false});
+    auto kb = KnowledgeBase::open(path, {.log = {}});
     ASSERT_TRUE(kb->persistent());
     kb->store_entry(entry(key(), {{"n", 1}}, config({1}), 1));
   }
@@ -125,7 +125,7 @@ TEST(KbOpen, LockedFileIsLeftAloneAfterTheBusyTimeout) {
   const auto main_bytes = read_file(path);
 
   auto start = std::chrono::steady_clock::now();
-  auto kb = KnowledgeBase::open(path, {.busy_timeout = std::chrono::milliseconds(300), .print_warning = false});
+  auto kb = KnowledgeBase::open(path, {.busy_timeout = std::chrono::milliseconds(300), .log = {}});
   auto waited = std::chrono::steady_clock::now() - start;
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "locked")) << kb->warning();
@@ -138,7 +138,7 @@ TEST(KbOpen, LockedFileIsLeftAloneAfterTheBusyTimeout) {
 
   ASSERT_EQ(sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(holder);
-  auto later = KnowledgeBase::open(path, {.print_warning = false});
+  auto later = KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(later->persistent()) << later->warning();
   EXPECT_EQ(later->find(key(), {{"n", 1}})->time_ms, 1);  // the holder's change was rolled back
 }
@@ -147,12 +147,12 @@ TEST(KbOpen, UnopenablePathsFallBackToMemory) {
   TempDir dir;
   write_file(dir.file("plain-file"), "x");
   // A parent that is a file.
-  auto kb = KnowledgeBase::open(dir.file("plain-file/kb.sqlite"), {.print_warning = false});
+  auto kb = KnowledgeBase::open(dir.file("plain-file/kb.sqlite"), {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "cannot be used")) << kb->warning();
   // A directory where the file should be.
   std::filesystem::create_directory(dir.file("a-directory"));
-  kb = KnowledgeBase::open(dir.file("a-directory"), {.print_warning = false});
+  kb = KnowledgeBase::open(dir.file("a-directory"), {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "cannot be used")) << kb->warning();
   EXPECT_TRUE(std::filesystem::is_directory(dir.file("a-directory")));
@@ -163,10 +163,10 @@ TEST(KbOpen, ReadOnlyFileIsLeftAlone) {
   if (::geteuid() == 0) GTEST_SKIP() << "root writes read-only files";
   TempDir dir;
   const std::string path = dir.file("kb.sqlite");
-  KnowledgeBase::open(path, {.print_warning = false}).reset();
+  KnowledgeBase::open(path, {.log = {}}).reset();
   std::filesystem::permissions(path, std::filesystem::perms::owner_read);
   auto bytes = read_file(path);
-  auto kb = KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = KnowledgeBase::open(path, {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "read-only")) << kb->warning();
   EXPECT_EQ(read_file(path), bytes);
@@ -182,13 +182,13 @@ TEST(KbOpen, OtherDatabasesAndNewerVersionsAreLeftAlone) {
     return read_file(dir.file(name));
   };
   auto other = make("other.sqlite", "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');");
-  auto kb = KnowledgeBase::open(dir.file("other.sqlite"), {.print_warning = false});
+  auto kb = KnowledgeBase::open(dir.file("other.sqlite"), {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "something else")) << kb->warning();
   EXPECT_EQ(read_file(dir.file("other.sqlite")), other);
 
   auto newer = make("newer.sqlite", "CREATE TABLE entries (id INTEGER); PRAGMA user_version = 99;");
-  kb = KnowledgeBase::open(dir.file("newer.sqlite"), {.print_warning = false});
+  kb = KnowledgeBase::open(dir.file("newer.sqlite"), {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "newer Sinew")) << kb->warning();
   EXPECT_EQ(read_file(dir.file("newer.sqlite")), newer);
@@ -199,7 +199,7 @@ TEST(KbOpen, OtherDatabasesAndNewerVersionsAreLeftAlone) {
 TEST(KbOpen, EmptyFileIsANewKnowledgeBase) {
   TempDir dir;
   write_file(dir.file("kb.sqlite"), "");
-  auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.print_warning = false});
+  auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.log = {}});
   EXPECT_TRUE(kb->persistent()) << kb->warning();
 }
 
@@ -223,28 +223,30 @@ class Env {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
+// The file a Runtime uses (RuntimeOptions::kb_path, read with the other options).
 TEST(KbOpen, DefaultPathFollowsTheEnvironment) {
+  auto default_path = [] { return *sinew::RuntimeOptions{}.effective().kb_path; };
   Env env;
   env.set("SINEW_KB", "/some/where/kb.db");
   env.set("XDG_DATA_HOME", "/xdg");
   env.set("HOME", "/home/u");
-  EXPECT_EQ(KnowledgeBase::default_path(), "/some/where/kb.db");
+  EXPECT_EQ(default_path(), "/some/where/kb.db");
   env.set("SINEW_KB", "");
-  EXPECT_EQ(KnowledgeBase::default_path(), "/xdg/sinew/kb.sqlite");
+  EXPECT_EQ(default_path(), "/xdg/sinew/kb.sqlite");
   env.set("XDG_DATA_HOME", nullptr);
-  EXPECT_EQ(KnowledgeBase::default_path(), "/home/u/.local/share/sinew/kb.sqlite");
+  EXPECT_EQ(default_path(), "/home/u/.local/share/sinew/kb.sqlite");
   env.set("XDG_DATA_HOME", "relative/ignored");  // XDG: relative paths are invalid
-  EXPECT_EQ(KnowledgeBase::default_path(), "/home/u/.local/share/sinew/kb.sqlite");
+  EXPECT_EQ(default_path(), "/home/u/.local/share/sinew/kb.sqlite");
 
   TempDir dir;
   env.set("SINEW_KB", dir.file("deep/er/kb.sqlite").c_str());
-  auto kb = KnowledgeBase::open_default({.print_warning = false});
+  auto kb = KnowledgeBase::open(default_path(), {.log = {}});
   EXPECT_TRUE(kb->persistent()) << kb->warning();
   EXPECT_TRUE(std::filesystem::exists(dir.file("deep/er/kb.sqlite")));
 
   env.set("SINEW_KB", ":memory:");
-  EXPECT_FALSE(KnowledgeBase::open_default()->persistent());
-  EXPECT_EQ(KnowledgeBase::open_default()->warning(), "");
+  EXPECT_FALSE(KnowledgeBase::open(default_path())->persistent());
+  EXPECT_EQ(KnowledgeBase::open(default_path())->warning(), "");
 }
 
 }  // namespace

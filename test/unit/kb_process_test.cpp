@@ -60,7 +60,7 @@ TEST(KbProcesses, ConcurrentWritersLoseNothing) {
       ::close(go[1]);
       char c;
       if (::read(go[0], &c, 1) != 0) return 3;  // wait for the start (the pipe closing)
-      auto kb = KnowledgeBase::open(path, {.print_warning = true});
+      auto kb = KnowledgeBase::open(path, {});
       if (!kb->persistent()) return 2;
       auto k = key();
       for (int i = 0; i < kRuns; ++i) {
@@ -77,7 +77,7 @@ TEST(KbProcesses, ConcurrentWritersLoseNothing) {
   ::close(go[1]);  // everyone starts now
   for (pid_t c : children) EXPECT_EQ(wait_for(c), 0);
 
-  auto kb = KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(kb->persistent()) << kb->warning();
   auto k = key();
   for (int p = 0; p < kProcesses; ++p) {
@@ -98,7 +98,7 @@ TEST(KbProcesses, KillNineLosesOnlyTheMeasurementInFlight) {
   ASSERT_EQ(::pipe(acks), 0);
   pid_t child = spawn([&] {
     ::close(acks[0]);
-    auto kb = KnowledgeBase::open(path, {.print_warning = true});
+    auto kb = KnowledgeBase::open(path, {});
     if (!kb->persistent()) return 2;
     auto k = key();
     for (int i = 0;; ++i) {
@@ -121,7 +121,7 @@ TEST(KbProcesses, KillNineLosesOnlyTheMeasurementInFlight) {
   for (int i; ::read(acks[0], &i, sizeof i) == ssize_t(sizeof i);) last = i;
   ::close(acks[0]);
 
-  auto kb = KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(kb->persistent()) << kb->warning();  // valid: no corruption, nothing moved aside
   EXPECT_EQ(kb->warning(), "");
   auto runs = kb->runs(key(), {{"n", 4096}});

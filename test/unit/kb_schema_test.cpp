@@ -140,7 +140,7 @@ TEST(KbSchema, VersionOneFileIsMigratedWithItsContents) {
             "', '{\"n\": 1024}', '{\"n\": 1024}', 'L2', 2, '[0.25, 0.75]', 13, 'training', '2024-01-01T00:00:00.000Z')");
   }
 
-  auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+  auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(kb->persistent()) << kb->warning();
   EXPECT_EQ(kb->warning(), "");
 
@@ -178,7 +178,7 @@ TEST(KbSchema, NewFileIsCreatedAtTheCurrentVersionInWalMode) {
   TempDir dir;
   const std::string path = dir.file("sub/dir/kb.sqlite");  // parents are created
   {
-    auto kb = sinew::KnowledgeBase::open(path, {.print_warning = false});
+    auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
     ASSERT_TRUE(kb->persistent()) << kb->warning();
     EXPECT_EQ(kb->path(), path);
   }

@@ -23,7 +23,7 @@ using sinew::KbFeatures;
 using sinew::KnowledgeBase;
 
 std::unique_ptr<KnowledgeBase> open_file(const TempDir& dir) {
-  auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.print_warning = false});
+  auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.log = {}});
   EXPECT_TRUE(kb->persistent()) << kb->warning();
   return kb;
 }
@@ -85,8 +85,8 @@ TEST(KbStore, OneCurrentEntryPerKeyAndFeatures) {
   auto first = kb->entry(id);
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->executions, 3);
-  EXPECT_EQ(first->provenance, "trained");
-  EXPECT_EQ(first->strategy, "even");
+  EXPECT_EQ(first->provenance, sinew::Provenance::trained);
+  EXPECT_EQ(first->strategy, "even_split");
   EXPECT_EQ(first->precision, 0.05);
   EXPECT_EQ(first->quality, 3u);
   EXPECT_EQ(first->created, first->updated);
@@ -94,7 +94,7 @@ TEST(KbStore, OneCurrentEntryPerKeyAndFeatures) {
   // The balancer moves shares: same entry, new plan; executions and created stay.
   auto balanced = *first;
   balanced.config = config({0.45, 0.55}, "L3", 1);
-  balanced.provenance = "balanced";
+  balanced.provenance = sinew::Provenance::balanced;
   balanced.time_ms = 4.5;
   balanced.executions = 0;  // ignored on update
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -103,7 +103,7 @@ TEST(KbStore, OneCurrentEntryPerKeyAndFeatures) {
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->id, id);
   EXPECT_EQ(second->config, balanced.config);
-  EXPECT_EQ(second->provenance, "balanced");
+  EXPECT_EQ(second->provenance, sinew::Provenance::balanced);
   EXPECT_EQ(second->time_ms, 4.5);
   EXPECT_EQ(second->executions, 3);
   EXPECT_EQ(second->created, first->created);
@@ -135,15 +135,15 @@ TEST(KbStore, DerivedEntryKeepsItsSource) {
   auto kb = KnowledgeBase::memory();
   auto k = key();
   auto src = kb->store_entry(entry(k, {{"n", 1000}}, config({0.2, 0.8}), 3));
-  auto derived = entry(k, {{"n", 1100}}, config({0.2, 0.8}), 3, "derived");
+  auto derived = entry(k, {{"n", 1100}}, config({0.2, 0.8}), 3, sinew::Provenance::derived);
   derived.source = src;
   auto id = kb->store_entry(derived);
   auto e = kb->entry(id);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->provenance, "derived");
+  EXPECT_EQ(e->provenance, sinew::Provenance::derived);
   EXPECT_EQ(e->source, src);
 
-  auto bad = entry(k, {{"n", 1200}}, config({1, 0}), 3, "derived");
+  auto bad = entry(k, {{"n", 1200}}, config({1, 0}), 3, sinew::Provenance::derived);
   bad.source = 999;  // no such entry
   EXPECT_EQ(error_of([&] { kb->store_entry(bad); }), sinew::errc::knowledge_base);
 }
@@ -157,7 +157,7 @@ TEST(KbStore, BadValuesAreRejectedWithInvalidArgument) {
   e.time_ms = std::nan("");
   EXPECT_EQ(invalid(e), sinew::errc::invalid_argument);
   e = ok;
-  e.provenance = "guessed";
+  e.provenance = sinew::Provenance::knowledge_base;  // not a provenance a stored plan can have
   EXPECT_EQ(invalid(e), sinew::errc::invalid_argument);
   e = ok;
   e.features = {{"n", 1}, {"n", 2}};
@@ -303,7 +303,7 @@ void populate(KnowledgeBase& kb) {
   auto b = key("bbbb000000000002");
   kb.describe_tree(a.tree, "filters", "pipeline\n  kernel 'noise'\n  kernel \"mirror\"\t\u00e9");
   auto ea = kb.store_entry(entry(a, {{"width", 1024}, {"height", 1024}}, config({1.0 / 3, 2.0 / 3}, "L2", 3), 12.75));
-  auto derived = entry(a, {{"width", 2048}, {"height", 1024}}, config({1.0 / 3, 2.0 / 3}, "L2", 3), 12.75, "derived");
+  auto derived = entry(a, {{"width", 2048}, {"height", 1024}}, config({1.0 / 3, 2.0 / 3}, "L2", 3), 12.75, sinew::Provenance::derived);
   derived.source = ea;
   auto ed = kb.store_entry(derived);
   kb.add_executions(ed, 17);
@@ -320,7 +320,7 @@ void populate(KnowledgeBase& kb) {
   ev.deviation = 0.3;
   ev.lbt = 1;
   kb.record_event(ev);
-  kb.store_entry(entry(b, {{"n", 1e9}}, config({0, 1}, "none", 4), 1e-3, "manual"));
+  kb.store_entry(entry(b, {{"n", 1e9}}, config({0, 1}, "none", 4), 1e-3, sinew::Provenance::manual));
   kb.record_run(run(b, {{"n", 1e9}}, config({0, 1}, "none", 4), 1e-3, "balancing"));
 }
 

@@ -1,8 +1,8 @@
-// runtime/config.cpp — printing and parsing plans (Config).
+// platform/config.cpp — printing, parsing and checking plans (Config); provenance spellings.
 #include "platform/error.hpp"
-#include "runtime/items.hpp"
+#include "platform/items.hpp"
 
-#include <sinew/runtime.hpp>
+#include <sinew/config.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,63 @@
 #include <sstream>
 
 namespace sinew {
+
+namespace {
+constexpr std::pair<Provenance, std::string_view> kProvenances[] = {
+    {Provenance::manual, "manual"},   {Provenance::default_plan, "default_plan"},
+    {Provenance::knowledge_base, "knowledge_base"}, {Provenance::trained, "trained"},
+    {Provenance::derived, "derived"}, {Provenance::balanced, "balanced"},
+};
+}  // namespace
+
+std::string_view to_string(Provenance p) noexcept {
+  for (const auto& [v, name] : kProvenances)
+    if (v == p) return name;
+  return "?";
+}
+
+std::optional<Provenance> provenance_from_string(std::string_view text) noexcept {
+  for (const auto& [v, name] : kProvenances)
+    if (name == text) return v;
+  return std::nullopt;
+}
+
+Config Config::single(std::size_t device, std::size_t device_count) {
+  Config c;
+  c.shares.assign(device_count, 0.0);
+  c.shares.at(device) = 1.0;
+  return c;
+}
+
+void Config::check(const std::vector<DeviceInfo>& devices, const std::string& where) const {
+  auto bad = [&](const std::string& what, const std::string& fix) {
+    detail::throw_error(errc::invalid_argument, where + " " + str() + ": " + what, {.argument = where, .fix = fix});
+  };
+  if (shares.size() != devices.size())
+    bad("has " + std::to_string(shares.size()) + " shares for " + std::to_string(devices.size()) + " devices",
+        "give one share per device of Runtime::devices()");
+  double sum = 0;
+  for (double s : shares) {
+    if (!(s >= 0) || !std::isfinite(s)) bad("a share is negative or not a number", "use shares >= 0 that add up to 1");
+    sum += s;
+  }
+  if (!(std::abs(sum - 1.0) <= kShareTolerance)) {
+    std::ostringstream total;
+    total << std::setprecision(10) << sum;
+    bad("the shares add up to " + total.str() + ", not 1",
+        "give shares that add up to 1 (within 1e-6), e.g. divide each by their sum");
+  }
+  if (overlap < 1 || overlap > 16) bad("overlap " + std::to_string(overlap) + " is outside 1..16", "use an overlap level such as 1..4");
+  if (fission != "none")
+    for (const auto& d : devices) {
+      if (d.discrete || d.index >= shares.size() || shares[d.index] <= 0) continue;
+      bool offered = false;
+      for (const auto& f : d.fission_configs) offered = offered || f.name == fission;
+      if (!offered)
+        bad("device " + d.id() + " has no fission configuration '" + fission + "'",
+            "see `sinew devices` for the configurations this CPU offers, or use fission=none");
+    }
+}
 
 std::string Config::str() const {
   std::ostringstream s;
@@ -96,7 +153,14 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   if (!rest.empty() && given > 1.0 + 1e-9)
     bad(spec, "the shares add up to more than 1, leaving nothing for the devices not named");
   for (auto i : rest) share[i] = (1.0 - given) / static_cast<double>(rest.size());
+  // With every device named, the shares may be ratios ("0=3,1=1"): the plan is their fractions.
+  if (rest.empty() && given > 0)
+    for (double& x : share) x /= given;
   c.shares = share;
+  // Shares and overlap now; a fission configuration when a run uses a CPU device (decompose()).
+  Config unfissioned = c;
+  unfissioned.fission = "none";
+  unfissioned.check(devices, "plan '" + spec + "'");
   return c;
 }
 

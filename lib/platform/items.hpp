@@ -1,4 +1,4 @@
-// runtime/items.hpp — the comma-separated lists of SINEW_DEVICES and plans (Config::parse).
+// platform/items.hpp — the comma-separated lists of device selections and plans (Config::parse).
 #pragma once
 
 #include <sstream>

@@ -1,0 +1,79 @@
+// sinew/binding.hpp — host memory bound to a tree's vectors and results for one run, and pinned
+// host memory.
+#pragma once
+
+#include <sinew/tree.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace sinew {
+
+namespace detail {
+// A block of page-locked host memory (see Runtime::pinned).
+struct PinnedBlock {
+  virtual ~PinnedBlock() = default;
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+}  // namespace detail
+
+// Host memory that the runtime's GPUs read and write at full DMA speed (page-locked, "pinned").
+// Behaves like a fixed-size std::vector; bind it like one. Owns its memory; it may outlive the
+// Runtime that made it. Not thread-safe beyond what a plain array is.
+template <class T>
+class PinnedVector {
+ public:
+  PinnedVector() = default;
+  explicit PinnedVector(std::shared_ptr<detail::PinnedBlock> block)
+      : block_(std::move(block)), size_(block_->bytes / sizeof(T)) {}
+  T* data() { return static_cast<T*>(block_->data); }
+  const T* data() const { return static_cast<const T*>(block_->data); }
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  operator std::span<T>() { return {data(), size_}; }
+  operator std::span<const T>() const { return {data(), size_}; }
+
+ private:
+  std::shared_ptr<detail::PinnedBlock> block_;
+  std::size_t size_ = 0;
+};
+
+// Host memory bound to a vector or a result for one request.
+struct Binding {
+  std::shared_ptr<detail::VectorState> vector;
+  std::shared_ptr<detail::ResultState> result;
+  void* data = nullptr;
+  std::size_t elements = 0;
+  ElementType type;
+  bool read_only = false;
+
+  template <class T>
+  Binding(const Vector<T>& v, std::vector<T>& host) : Binding(v, std::span<T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, PinnedVector<T>& host) : Binding(v, std::span<T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, const std::vector<T>& host) : Binding(v, std::span<const T>(host)) {}
+  template <class T>
+  Binding(const Vector<T>& v, std::span<T> host)
+      : vector(state_of(v)), data(host.data()), elements(host.size()), type(element_type<T>()) {}
+  template <class T>
+  Binding(const Vector<T>& v, std::span<const T> host)
+      : vector(state_of(v)), data(const_cast<T*>(host.data())), elements(host.size()),
+        type(element_type<T>()), read_only(true) {}
+  template <class T>
+  Binding(const Result<T>& r, T* host) : result(state_of(r)), data(host), elements(1), type(element_type<T>()) {}
+
+ private:
+  static std::shared_ptr<detail::VectorState> state_of(const VectorRef& v);
+  static std::shared_ptr<detail::ResultState> state_of(const ResultRef& r);
+};
+
+}  // namespace sinew

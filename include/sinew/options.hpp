@@ -1,0 +1,230 @@
+// sinew/options.hpp — every setting of a Runtime and of a run, and the one reader of the
+// environment.
+//
+// One precedence: what the program set wins; the environment fills what it left unset; the
+// default fills the rest. Each setting that a SINEW_* variable can give names its variable
+// below; `environment_variables()` lists them all (the README's table is checked against it).
+// Every variable is read and checked once, by RuntimeOptions::from_environment(), when a Runtime
+// is made: a bad value is a sinew::Error naming the variable, the value and what it accepts,
+// also when the program set the same setting itself.
+//
+// Option structs are plain values; an empty std::optional means "not set here", and so does an
+// empty string.
+#pragma once
+
+#include <sinew/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sinew {
+
+// How training searches the distribution (the spec's strategies).
+enum class Strategy {
+  even_split,    // "50/50": move work between device groups until their times agree
+  cpu_assisted,  // "CPU-assisted GPU": add work to the CPU while the total time falls
+};
+// How a plan is derived for an input the knowledge base has not seen.
+enum class Interpolation {
+  nearest,           // the nearest stored input's plan (the spec's method)
+  inverse_distance,  // shares weighted by inverse distance over the nearest inputs
+};
+// What a run of a known tree does for an input the knowledge base has no plan for.
+enum class UnseenPolicy { derive, train };
+// How pageable host data reaches discrete devices.
+enum class TransferMode {
+  staged,  // through pinned chunks, copied while the DMA engine moves the previous one
+  direct,  // handed to the driver as it is (for comparison)
+};
+// How host threads wait for discrete devices (see lib/exec/wait.hpp).
+enum class WaitMode { automatic, block, poll };
+enum class LogLevel { info, warning };
+
+// The one spelling of each value (the enumerator's name), in the API, on command lines, in
+// variables and in the knowledge base; from_string<E> reads exactly that spelling.
+std::string_view to_string(Strategy v) noexcept;
+std::string_view to_string(Interpolation v) noexcept;
+std::string_view to_string(UnseenPolicy v) noexcept;
+std::string_view to_string(TransferMode v) noexcept;
+std::string_view to_string(WaitMode v) noexcept;
+std::string_view to_string(LogLevel v) noexcept;
+template <class E>
+std::optional<E> from_string(std::string_view text) noexcept;
+// "a, b or c": every spelling of E, for messages.
+template <class E>
+std::string spellings();
+
+// Where the library's lines go: training progress and balancer moves (info), warnings. Called
+// from the thread that logs (a request's thread, the knowledge base's writer); must be
+// thread-safe. Default: stderr, each line prefixed "sinew: ".
+using Logger = std::function<void(LogLevel level, const std::string& line)>;
+// The default: "sinew: <line>" (warnings "sinew: warning: <line>") on stderr, a line at a time.
+Logger stderr_logger();
+
+// How training searches (the spec's precision value and quality factor, and its strategy).
+struct TrainingSettings {
+  std::optional<Strategy> strategy;            // $SINEW_STRATEGY; default even_split
+  std::optional<double> precision;             // $SINEW_PRECISION; default 0.05, in (0, 1)
+  std::optional<unsigned> quality;             // $SINEW_QUALITY; executions per measured point, 1..1000; default 3
+  std::optional<bool> exhaustive;              // $SINEW_EXHAUSTIVE; every fission x overlap combination; default false
+  std::optional<std::size_t> max_executions;   // runs per training, 1..100000; default 40
+  // A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
+  // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
+  // each device alone; the fastest is stored. 0: derived plans are used as derived, unmeasured
+  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 12.
+  std::optional<std::size_t> derive_executions;
+
+  // Every unset setting given its default, every setting checked: throws sinew::Error naming
+  // the setting (TrainingSettings::quality, ...), its value and what it accepts.
+  TrainingSettings with_defaults() const;
+};
+
+// The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
+// run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
+// judged on the element-wise median of the last `window` runs of the plan: unbalanced when the
+// fastest device finished before `balanced_within` of the slowest's time.
+// lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
+// level 1 moves work between device kinds (and between devices of one kind) in proportion to
+// their measured rates (median of the last `window` runs), over the following runs until they
+// are balanced; when `level1_steps` moves have not balanced them (and did not go back and forth:
+// moves that reverse have bracketed the balance, and the rest is noise), level 2 retrains the
+// distribution within the current fission/overlap configuration (at most `level2_executions`
+// runs, on scratch copies). Balanced plans are stored in the knowledge base (provenance
+// "balanced"), so the next process starts from them.
+struct BalancerSettings {
+  std::optional<bool> enabled;                  // $SINEW_BALANCE; default true
+  std::optional<double> balanced_within;        // $SINEW_BALANCE_WITHIN; in (0, 1); default 0.88
+  std::optional<double> weight;                 // w; $SINEW_BALANCE_WEIGHT; in (0, 1]; default 0.5
+  std::optional<double> trigger;                // in (0, 1]; default 0.85: three judged runs in a row at w = 0.5
+  std::optional<unsigned> level1_steps;         // 1..1000; default 4
+  std::optional<unsigned> window;               // 1..1000; default 3
+  std::optional<std::size_t> level2_executions; // 1..100000; default 16
+
+  // Every unset setting given its default, every setting checked (as TrainingSettings).
+  BalancerSettings with_defaults() const;
+};
+
+struct RuntimeOptions {
+  // Devices to use: "all", "cpu", "gpu", "gpu:0,cpu", ... $SINEW_DEVICES; default "all".
+  std::optional<std::string> devices;
+  // Devices to drive as discrete GPUs (selection syntax, e.g. "cpu:1"): explicit transfers and
+  // overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
+  // $SINEW_DISCRETE; default none ("").
+  std::optional<std::string> discrete;
+  // The plan for runs that name neither a device nor a config (Config::parse syntax, e.g.
+  // "cpu=0.6,overlap=2"). $SINEW_CONFIG; default none (""): the knowledge base plans them.
+  std::optional<std::string> config;
+  // Streamable trees reach discrete devices in chunks of about this many MB (summed over the
+  // partitioned vectors), dealt round-robin to the overlap queues. $SINEW_CHUNK_MB; a number
+  // in (0, 65536]; default: an eighth of the device's data, within 16-64 MB.
+  std::optional<double> chunk_mb;
+  // $SINEW_TRANSFER; default staged.
+  std::optional<TransferMode> transfer;
+  // $SINEW_WAIT; default automatic.
+  std::optional<WaitMode> wait;
+  // Map and unmap a CPU device's zero-copy results even where discovery's probe found that its
+  // buffers are the host memory itself. $SINEW_MAP_ZERO_COPY; default false.
+  std::optional<bool> map_zero_copy;
+  // Profile every run's queues (device times per partition and kernel in the Report), unless a
+  // run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.
+  std::optional<bool> profile;
+  // Write a Chrome trace of every run to this file ("-N" appended when it exists); a trace
+  // profiles the run. $SINEW_TRACE; default none ("").
+  std::optional<std::string> trace;
+
+  // Directory of the on-disk program cache. Default $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
+  std::optional<std::string> cache_dir;
+  // False keeps compiled programs in memory only. Default true.
+  std::optional<bool> disk_cache;
+
+  // The knowledge base plans runs that name no device, config or plan. Its file: $SINEW_KB;
+  // default ${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite; ":memory:" keeps nothing.
+  std::optional<std::string> kb_path;
+  // Train even for trees and inputs the knowledge base knows. $SINEW_TRAIN; default false.
+  std::optional<bool> force_training;
+  // For inputs it has no entry for, of a tree it knows: derive a plan from the nearest entries
+  // (the spec's option b) or train (option a). $SINEW_UNSEEN; default derive.
+  std::optional<UnseenPolicy> unseen;
+  // $SINEW_INTERPOLATOR; default nearest.
+  std::optional<Interpolation> interpolation;
+  TrainingSettings training;
+  BalancerSettings balancer;
+
+  // No info lines (training progress, balancer moves); warnings still go to `log`. $SINEW_QUIET;
+  // default false.
+  std::optional<bool> quiet;
+  // Where the library's lines go. Default: stderr.
+  Logger log;
+
+  // Every SINEW_* variable that is set (and not empty), parsed and checked; the settings of
+  // unset variables stay empty. Throws sinew::Error(errc::invalid_argument) naming the variable,
+  // its value and what it accepts.
+  static RuntimeOptions from_environment();
+  // The same over the given variables (name -> value) instead of the process environment.
+  static RuntimeOptions from_variables(const std::map<std::string, std::string>& variables);
+  // These options, with every setting they leave unset taken from `fallback`.
+  RuntimeOptions or_else(const RuntimeOptions& fallback) const;
+  // Every unset setting given its default (paths resolved from XDG_CACHE_HOME, XDG_DATA_HOME,
+  // HOME), and every setting checked against what it accepts: throws sinew::Error naming the
+  // setting (RuntimeOptions::balancer.weight, ...), its value and what it accepts.
+  RuntimeOptions with_defaults() const;
+  // What a Runtime made with these options uses: or_else(from_environment()).with_defaults().
+  RuntimeOptions effective() const;
+};
+
+struct RunOptions {
+  // Run on this runtime device alone (an index into Runtime::devices()).
+  std::optional<std::size_t> device;
+  // Run with this plan (overrides `device`).
+  std::optional<Config> config;
+  // Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
+  std::string plan;
+  // With none of the above, the knowledge base plans the run; `train` retrains even when it
+  // already knows this tree and input.
+  bool train = false;
+  // The online balancer: empty means on for plans from the knowledge base (when
+  // BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
+  // (`config`/`plan`), which is then only the starting point (nothing is stored for it).
+  std::optional<bool> balance;
+  // Device-side timing: the run's queues profile every command, so the Report has each
+  // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
+  // `kernels`). Empty: RuntimeOptions::profile. Profiling costs time (about 9% of a 50M-float
+  // saxpy split on the H100); Report::device_ms, which the scheduler uses, is host-timed and
+  // always there. A trace being written (RuntimeOptions::trace) profiles whatever this says.
+  std::optional<bool> profile;
+};
+
+// One setting that a variable gives: for `sinew options`, the README's table and messages.
+struct EnvironmentVariable {
+  std::string name;           // "SINEW_QUALITY"
+  std::string setting;        // "RuntimeOptions::training.quality"
+  std::string accepted;       // "a whole number from 1 to 1000"
+  std::string default_value;  // "3"
+  std::string effect;         // one line
+};
+// Every SINEW_* variable Sinew reads, in the order of the README's table.
+const std::vector<EnvironmentVariable>& environment_variables();
+// That table as Markdown (a header row, then one row per variable).
+std::string environment_table_markdown();
+
+// The checks behind every setting, for programs that read the same kinds of values from their
+// own command lines (the samples, `sinew`). Each returns the value or throws
+// sinew::Error(errc::invalid_argument) naming `what`, the text and what is accepted; text is taken
+// whole (no leading or trailing characters, no sign on counts).
+namespace parse {
+std::uint64_t count(std::string_view text, const std::string& what, std::uint64_t min, std::uint64_t max);
+// A finite number within [min, max] (or (min, max] with min_open).
+double number(std::string_view text, const std::string& what, double min, double max, bool min_open = false);
+// 1/0, true/false, yes/no, on/off.
+bool flag(std::string_view text, const std::string& what);
+template <class E>
+E choice(std::string_view text, const std::string& what);
+}  // namespace parse
+
+}  // namespace sinew

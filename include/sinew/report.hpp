@@ -1,0 +1,85 @@
+// sinew/report.hpp — what a run did: its plan and where it came from, which units ran where,
+// each device's time, the values it produced, and what the online balancer made of it.
+#pragma once
+
+#include <sinew/config.hpp>
+#include <sinew/tree.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+// A rebalance: the run `execution` (counted per tree and input in this runtime) left lbt at
+// `lbt`, so the plan changed from `before` to `after` for the following runs.
+struct BalanceEvent {
+  std::size_t execution = 0;
+  int level = 1;                        // 1: shares moved; 2: distribution retrained
+  Config before, after;
+  std::vector<double> device_ms;        // the times that sized the move (per runtime device)
+  double deviation = 0;
+  double lbt = 0;
+};
+
+struct KernelTiming {
+  std::string node;         // tree node path
+  std::size_t partition = 0;
+  std::size_t launches = 0; // times the leaf ran on this partition (loop iterations)
+  double ms = 0;            // summed profiling time of those launches
+};
+
+struct PartitionReport {
+  std::size_t index = 0;
+  std::size_t device = 0;   // runtime device index
+  std::string device_name;
+  unsigned sub_device = 0;  // fission sub-device (0 without fission)
+  unsigned queue = 0;       // overlap queue
+  std::size_t first = 0;    // first granule/element, in units of the partitioned dimension
+  std::size_t units = 0;
+  // Profiled runs only (RunOptions::profile), else 0:
+  double ms = 0;            // busy time: first command start to last command end
+  double kernel_ms = 0;     // sum of kernel profiling times
+  double transfer_ms = 0;   // sum of transfer profiling times
+};
+
+struct Report {
+  std::string tree;                   // the tree's name (Node::name, else its kernels: "map(saxpy)")
+  double wall_ms = 0;
+  Config config;                      // the plan that ran
+  Provenance provenance = Provenance::manual;
+  std::size_t iterations = 0;         // loop iterations run (outermost loops summed)
+  std::vector<PartitionReport> partitions;
+  bool profiled = false;              // the queues were profiled: partitions' times and `kernels`
+  // Per runtime device: host time from the start of the execution until the device's last queue
+  // finished its work (uploads, kernels, downloads), in ms; 0 for a device that had no share.
+  // What the trainer and the balancer compare.
+  std::vector<double> device_ms;
+  std::vector<KernelTiming> kernels;
+  std::map<std::string, Value> results;  // map_reduce outputs by result name
+  std::string decomposition;             // which units ran where (Decomposition::explain)
+  // Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
+  // and what training cost when this request trained.
+  std::int64_t kb_entry = 0;
+  std::int64_t derived_from = 0;
+  std::size_t training_executions = 0;
+  double training_seconds = 0;
+  // The online balancer, for runs it watched (see BalancerSettings): this run's number among the
+  // runs of its tree and input in this runtime (0: not watched), the deviation between its
+  // active devices' times, lbt after it, and the rebalance it triggered (applied from the next
+  // run on), if any.
+  std::size_t execution = 0;
+  double deviation = 0;
+  double lbt = 0;
+  std::optional<BalanceEvent> balance;
+
+  template <class T>
+  T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
+  // A readable summary: tree, plan, partitions and the time of each node.
+  std::string str() const;
+};
+
+}  // namespace sinew

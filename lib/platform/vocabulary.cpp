@@ -1,0 +1,173 @@
+// platform/vocabulary.cpp — the one spelling of every option enum, and the checks behind every
+// setting (sinew::parse): what the environment reader, the samples and `sinew` share.
+#include "platform/checks.hpp"
+#include "platform/error.hpp"
+
+#include <sinew/options.hpp>
+
+#include <charconv>
+#include <iostream>
+#include <mutex>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+namespace sinew {
+
+namespace {
+template <class E>
+struct Names;
+template <>
+struct Names<Strategy> {
+  static constexpr std::pair<Strategy, std::string_view> all[] = {{Strategy::even_split, "even_split"},
+                                                                  {Strategy::cpu_assisted, "cpu_assisted"}};
+};
+template <>
+struct Names<Interpolation> {
+  static constexpr std::pair<Interpolation, std::string_view> all[] = {
+      {Interpolation::nearest, "nearest"}, {Interpolation::inverse_distance, "inverse_distance"}};
+};
+template <>
+struct Names<UnseenPolicy> {
+  static constexpr std::pair<UnseenPolicy, std::string_view> all[] = {{UnseenPolicy::derive, "derive"},
+                                                                      {UnseenPolicy::train, "train"}};
+};
+template <>
+struct Names<TransferMode> {
+  static constexpr std::pair<TransferMode, std::string_view> all[] = {{TransferMode::staged, "staged"},
+                                                                      {TransferMode::direct, "direct"}};
+};
+template <>
+struct Names<WaitMode> {
+  static constexpr std::pair<WaitMode, std::string_view> all[] = {
+      {WaitMode::automatic, "automatic"}, {WaitMode::block, "block"}, {WaitMode::poll, "poll"}};
+};
+template <>
+struct Names<LogLevel> {
+  static constexpr std::pair<LogLevel, std::string_view> all[] = {{LogLevel::info, "info"},
+                                                                  {LogLevel::warning, "warning"}};
+};
+
+template <class E>
+std::string_view name_of(E v) noexcept {
+  for (const auto& [e, name] : Names<E>::all)
+    if (e == v) return name;
+  return "?";
+}
+}  // namespace
+
+std::string_view to_string(Strategy v) noexcept { return name_of(v); }
+std::string_view to_string(Interpolation v) noexcept { return name_of(v); }
+std::string_view to_string(UnseenPolicy v) noexcept { return name_of(v); }
+std::string_view to_string(TransferMode v) noexcept { return name_of(v); }
+std::string_view to_string(WaitMode v) noexcept { return name_of(v); }
+std::string_view to_string(LogLevel v) noexcept { return name_of(v); }
+
+template <class E>
+std::optional<E> from_string(std::string_view text) noexcept {
+  for (const auto& [e, name] : Names<E>::all)
+    if (name == text) return e;
+  return std::nullopt;
+}
+
+template <class E>
+std::string spellings() {
+  std::string out;
+  const std::size_t n = std::size(Names<E>::all);
+  for (std::size_t i = 0; i < n; ++i)
+    out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(Names<E>::all[i].second);
+  return out;
+}
+
+
+Logger stderr_logger() {
+  return [](LogLevel level, const std::string& line) {
+    static std::mutex mutex;
+    std::lock_guard lock(mutex);
+    std::cerr << "sinew: " << (level == LogLevel::warning ? "warning: " : "") << line << std::endl;
+  };
+}
+
+namespace {
+[[noreturn]] void refuse(const std::string& what, std::string_view text, const std::string& accepted) {
+  detail::throw_error(errc::invalid_argument, what + " = '" + std::string(text) + "' is not " + accepted,
+                      {.argument = what, .fix = "give " + accepted});
+}
+
+std::string range_text(double min, double max, bool min_open) {
+  std::ostringstream s;
+  s << "a number " << (min_open ? "greater than " : "from ") << min << (min_open ? " and at most " : " to ") << max;
+  return s.str();
+}
+
+std::string count_text(std::uint64_t min, std::uint64_t max) {
+  return "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+}
+}  // namespace
+
+namespace detail {
+void check_count(std::uint64_t v, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  if (v < min || v > max) refuse(what, std::to_string(v), count_text(min, max));
+}
+
+void check_number(double v, const std::string& what, double min, double max, bool min_open) {
+  if (!std::isfinite(v) || v > max || (min_open ? !(v > min) : !(v >= min))) {
+    std::ostringstream text;
+    text << v;
+    refuse(what, text.str(), range_text(min, max, min_open));
+  }
+}
+}  // namespace detail
+
+namespace parse {
+
+std::uint64_t count(std::string_view text, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  const std::string accepted = count_text(min, max);
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || stop != end || v < min || v > max) refuse(what, text, accepted);
+  return v;
+}
+
+double number(std::string_view text, const std::string& what, double min, double max, bool min_open) {
+  const std::string accepted = range_text(min, max, min_open);
+  const std::string s(text);
+  char* stop = nullptr;
+  errno = 0;
+  const double v = s.empty() || std::isspace(static_cast<unsigned char>(s[0])) ? NAN : std::strtod(s.c_str(), &stop);
+  if (s.empty() || stop != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v) || v > max ||
+      (min_open ? !(v > min) : !(v >= min)))
+    refuse(what, text, accepted);
+  return v;
+}
+
+bool flag(std::string_view text, const std::string& what) {
+  for (std::string_view yes : {"1", "true", "yes", "on"})
+    if (text == yes) return true;
+  for (std::string_view no : {"0", "false", "no", "off"})
+    if (text == no) return false;
+  refuse(what, text, "1, 0, true, false, yes, no, on or off");
+}
+
+template <class E>
+E choice(std::string_view text, const std::string& what) {
+  if (auto v = from_string<E>(text)) return *v;
+  refuse(what, text, spellings<E>());
+}
+}  // namespace parse
+
+#define SINEW_ENUM_TEXT(E)                                                 \
+  template std::optional<E> from_string<E>(std::string_view) noexcept;     \
+  template std::string spellings<E>();                                     \
+  template E parse::choice<E>(std::string_view, const std::string&);
+SINEW_ENUM_TEXT(Strategy)
+SINEW_ENUM_TEXT(Interpolation)
+SINEW_ENUM_TEXT(UnseenPolicy)
+SINEW_ENUM_TEXT(TransferMode)
+SINEW_ENUM_TEXT(WaitMode)
+SINEW_ENUM_TEXT(LogLevel)
+#undef SINEW_ENUM_TEXT
+
+}  // namespace sinew

@@ -1,0 +1,230 @@
+// runtime/options.cpp — the one reader of the environment: every SINEW_* variable, parsed and
+// checked here and nowhere else; the options' precedence (code, then environment, then default)
+// and the table of variables that the README prints.
+#include "platform/error.hpp"
+#include "platform/settings.hpp"
+
+#include <sinew/options.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+extern char** environ;
+
+namespace sinew {
+
+using namespace detail;
+
+namespace {
+
+using Setter = void (*)(RuntimeOptions& o, std::string_view text, const std::string& name);
+
+struct Variable {
+  EnvironmentVariable doc;
+  Setter set;
+};
+
+const std::vector<Variable>& variables() {
+  static const std::vector<Variable> table = {
+      {{"SINEW_DEVICES", "devices", "a device selection: all, cpu, gpu, accelerator, kind:N or an index, comma-separated",
+        "all", "which devices a runtime uses, in this order"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.devices = std::string(t); }},
+      {{"SINEW_DISCRETE", "discrete", "a device selection", "none",
+        "drive these devices like GPUs (explicit transfers, overlap queues): a testing aid for CPU-only machines"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.discrete = std::string(t); }},
+      {{"SINEW_CONFIG", "config", "a plan in Config::parse syntax, e.g. cpu=0.6,overlap=2", "none",
+        "the plan for runs that name none (instead of the knowledge base)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.config = std::string(t); }},
+      {{"SINEW_KB", "kb_path", "a file path, or :memory:", "${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite",
+        "the knowledge base file"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.kb_path = std::string(t); }},
+      {{"SINEW_TRAIN", "force_training", "1 or 0 (true/false, yes/no, on/off)", "0",
+        "train even for trees and inputs the knowledge base knows"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.force_training = parse::flag(t, n); }},
+      {{"SINEW_UNSEEN", "unseen", spellings<UnseenPolicy>(), "derive",
+        "what a run of a known tree does for an input the knowledge base has no plan for"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.unseen = parse::choice<UnseenPolicy>(t, n); }},
+      {{"SINEW_INTERPOLATOR", "interpolation", spellings<Interpolation>(), "nearest",
+        "how a plan is derived for an unseen input"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.interpolation = parse::choice<Interpolation>(t, n);
+       }},
+      {{"SINEW_STRATEGY", "training.strategy", spellings<Strategy>(), "even_split", "how training searches"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.training.strategy = parse::choice<Strategy>(t, n);
+       }},
+      {{"SINEW_PRECISION", "training.precision", "a number greater than 0 and at most 1", "0.05",
+        "training: device times within this fraction count as balanced"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.training.precision = rule::precision.read(t, n); }},
+      {{"SINEW_QUALITY", "training.quality", "a whole number from 1 to 1000", "3",
+        "training: executions per measured point (their median counts)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.training.quality = static_cast<unsigned>(rule::quality.read(t, n));
+       }},
+      {{"SINEW_EXHAUSTIVE", "training.exhaustive", "1 or 0", "0",
+        "training: the strategy on every fission x overlap combination"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.training.exhaustive = parse::flag(t, n); }},
+      {{"SINEW_DERIVE_EXECUTIONS", "training.derive_executions", "a whole number from 0 to 100000", "12",
+        "runs that check a derived plan (0: the spec's unmeasured derivation)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.training.derive_executions = rule::derive_executions.read(t, n);
+       }},
+      {{"SINEW_BALANCE", "balancer.enabled", "1 or 0", "1", "the online balancer"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.balancer.enabled = parse::flag(t, n); }},
+      {{"SINEW_BALANCE_WITHIN", "balancer.balanced_within", "a number greater than 0 and at most 1", "0.88",
+        "the balancer's bound: the fastest device may finish this fraction of the slowest's time early"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.balancer.balanced_within = rule::balanced_within.read(t, n);
+       }},
+      {{"SINEW_BALANCE_WEIGHT", "balancer.weight", "a number greater than 0 and at most 1", "0.5",
+        "the balancer's lbt weight w"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.balancer.weight = rule::weight.read(t, n); }},
+      {{"SINEW_CHUNK_MB", "chunk_mb", "a number greater than 0 and at most 65536", "by the data, 16 to 64",
+        "streaming chunk size for discrete devices, in MB"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.chunk_mb = rule::chunk_mb.read(t, n); }},
+      {{"SINEW_TRANSFER", "transfer", spellings<TransferMode>(), "staged",
+        "direct hands pageable memory to the driver instead of staging it (for comparison)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.transfer = parse::choice<TransferMode>(t, n); }},
+      {{"SINEW_WAIT", "wait", spellings<WaitMode>(), "automatic",
+        "how host threads wait for GPUs: in the driver without CPU work, polling with naps beside it; block or "
+        "poll forces one"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.wait = parse::choice<WaitMode>(t, n); }},
+      {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", "1 or 0", "0",
+        "map and unmap a CPU device's zero-copy results even where its buffers are the host memory itself"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.map_zero_copy = parse::flag(t, n); }},
+      {{"SINEW_PROFILE", "profile", "1 or 0", "0", "profile every run's queues (device times in the report)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.profile = parse::flag(t, n); }},
+      {{"SINEW_TRACE", "trace", "a file path", "none",
+        "write a Chrome trace of each run to this file (-N appended when it exists)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.trace = std::string(t); }},
+      {{"SINEW_QUIET", "quiet", "1 or 0", "0", "no training progress or balancer lines (warnings still show)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.quiet = parse::flag(t, n); }},
+  };
+  return table;
+}
+
+template <class T>
+void fill(std::optional<T>& mine, const std::optional<T>& fallback) {
+  if (!mine) mine = fallback;
+}
+// An empty string is as unset: "" never names devices, a plan, a file or a directory.
+void fill(std::optional<std::string>& mine, const std::optional<std::string>& fallback) {
+  if (!mine || mine->empty()) mine = fallback;
+}
+
+std::string home_based(const char* xdg, const char* below_home) {
+  namespace fs = std::filesystem;
+  if (const char* v = std::getenv(xdg); v && *v == '/') return v;  // XDG: relative paths are invalid
+  if (const char* home = std::getenv("HOME"); home && *home) return (fs::path(home) / below_home).string();
+  return fs::temp_directory_path().string();  // no home: still somewhere writable
+}
+
+}  // namespace
+
+const std::vector<EnvironmentVariable>& environment_variables() {
+  static const std::vector<EnvironmentVariable> docs = [] {
+    std::vector<EnvironmentVariable> out;
+    for (const auto& v : variables()) {
+      out.push_back(v.doc);
+      out.back().setting = "RuntimeOptions::" + out.back().setting;
+    }
+    return out;
+  }();
+  return docs;
+}
+
+std::string environment_table_markdown() {
+  std::ostringstream s;
+  s << "| variable | setting | accepts | default | effect |\n|---|---|---|---|---|\n";
+  for (const auto& v : environment_variables())
+    s << "| `" << v.name << "` | `" << v.setting << "` | " << v.accepted << " | " << v.default_value << " | "
+      << v.effect << " |\n";
+  return s.str();
+}
+
+RuntimeOptions RuntimeOptions::from_variables(const std::map<std::string, std::string>& vars) {
+  RuntimeOptions o;
+  for (const auto& v : variables()) {
+    auto it = vars.find(v.doc.name);
+    if (it == vars.end() || it->second.empty()) continue;  // empty is unset
+    v.set(o, it->second, v.doc.name);
+  }
+  return o;
+}
+
+RuntimeOptions RuntimeOptions::from_environment() {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.rfind("SINEW_", 0) != 0) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return from_variables(vars);
+}
+
+RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
+  RuntimeOptions o = *this;
+  fill(o.devices, f.devices);
+  fill(o.discrete, f.discrete);
+  fill(o.config, f.config);
+  fill(o.chunk_mb, f.chunk_mb);
+  fill(o.transfer, f.transfer);
+  fill(o.wait, f.wait);
+  fill(o.map_zero_copy, f.map_zero_copy);
+  fill(o.profile, f.profile);
+  fill(o.trace, f.trace);
+  fill(o.cache_dir, f.cache_dir);
+  fill(o.disk_cache, f.disk_cache);
+  fill(o.kb_path, f.kb_path);
+  fill(o.force_training, f.force_training);
+  fill(o.unseen, f.unseen);
+  fill(o.interpolation, f.interpolation);
+  fill(o.training.strategy, f.training.strategy);
+  fill(o.training.precision, f.training.precision);
+  fill(o.training.quality, f.training.quality);
+  fill(o.training.exhaustive, f.training.exhaustive);
+  fill(o.training.max_executions, f.training.max_executions);
+  fill(o.training.derive_executions, f.training.derive_executions);
+  fill(o.balancer.enabled, f.balancer.enabled);
+  fill(o.balancer.balanced_within, f.balancer.balanced_within);
+  fill(o.balancer.weight, f.balancer.weight);
+  fill(o.balancer.trigger, f.balancer.trigger);
+  fill(o.balancer.level1_steps, f.balancer.level1_steps);
+  fill(o.balancer.window, f.balancer.window);
+  fill(o.balancer.level2_executions, f.balancer.level2_executions);
+  fill(o.quiet, f.quiet);
+  if (!o.log) o.log = f.log;
+  return o;
+}
+
+RuntimeOptions RuntimeOptions::with_defaults() const {
+  RuntimeOptions o = *this;
+  if (!o.devices || o.devices->empty()) o.devices = "all";
+  if (!o.discrete) o.discrete = "";
+  if (!o.config) o.config = "";
+  if (o.chunk_mb) rule::chunk_mb.check(*o.chunk_mb, "RuntimeOptions::chunk_mb");
+  if (!o.transfer) o.transfer = TransferMode::staged;
+  if (!o.wait) o.wait = WaitMode::automatic;
+  if (!o.map_zero_copy) o.map_zero_copy = false;
+  if (!o.profile) o.profile = false;
+  if (!o.trace) o.trace = "";
+  if (!o.cache_dir || o.cache_dir->empty()) o.cache_dir = home_based("XDG_CACHE_HOME", ".cache") + "/sinew";
+  if (!o.disk_cache) o.disk_cache = true;
+  if (!o.kb_path || o.kb_path->empty())
+    o.kb_path = home_based("XDG_DATA_HOME", ".local/share") + "/sinew/kb.sqlite";
+  if (!o.force_training) o.force_training = false;
+  if (!o.unseen) o.unseen = UnseenPolicy::derive;
+  if (!o.interpolation) o.interpolation = Interpolation::nearest;
+  o.training = o.training.with_defaults();
+  o.balancer = o.balancer.with_defaults();
+  if (!o.quiet) o.quiet = false;
+  if (!o.log) o.log = stderr_logger();
+  return o;
+}
+
+RuntimeOptions RuntimeOptions::effective() const { return or_else(from_environment()).with_defaults(); }
+
+}  // namespace sinew
