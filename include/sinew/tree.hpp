@@ -274,9 +274,11 @@ namespace reduce {
 Reducer sum(const VectorRef& partial, const ResultRef& out);
 Reducer min(const VectorRef& partial, const ResultRef& out);
 Reducer max(const VectorRef& partial, const ResultRef& out);
-// The untyped form of custom(); the identity is set by the caller.
+// The untyped forms of custom() and custom_source(); the identity is set by the caller.
 Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
                      const std::string& function);
+Reducer custom_source_bytes(const VectorRef& partial, const ResultRef& out, const std::string& source,
+                            const std::string& function, const std::string& origin);
 // A user reduction: `function` is an associative, commutative OpenCL C function
 // `T function(T a, T b)` defined in `file` (a path or an embedded kernel file), `identity` its
 // neutral element. Sinew generates the reduction kernels around it and combines partial results
@@ -285,6 +287,15 @@ template <class T>
 Reducer custom(const VectorRef& partial, const Result<T>& out, const std::string& file,
                const std::string& function, const T& identity) {
   Reducer r = custom_bytes(partial, out, file, function);
+  r.identity.resize(sizeof(T));
+  std::memcpy(r.identity.data(), &identity, sizeof(T));
+  return r;
+}
+// custom() with the function given as OpenCL C source text; `origin` names it in messages.
+template <class T>
+Reducer custom_source(const VectorRef& partial, const Result<T>& out, const std::string& source,
+                      const std::string& function, const T& identity, const std::string& origin = "<source>") {
+  Reducer r = custom_source_bytes(partial, out, source, function, origin);
   r.identity.resize(sizeof(T));
   std::memcpy(r.identity.data(), &identity, sizeof(T));
   return r;

@@ -315,14 +315,18 @@ Reducer builtin(Reducer::Op op, const VectorRef& partial, const ResultRef& out) 
 Reducer sum(const VectorRef& p, const ResultRef& o) { return builtin(Reducer::Op::sum, p, o); }
 Reducer min(const VectorRef& p, const ResultRef& o) { return builtin(Reducer::Op::min, p, o); }
 Reducer max(const VectorRef& p, const ResultRef& o) { return builtin(Reducer::Op::max, p, o); }
-Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
-                     const std::string& function) {
+Reducer custom_source_bytes(const VectorRef& partial, const ResultRef& out, const std::string& source,
+                            const std::string& function, const std::string& origin) {
   Reducer r = builtin(Reducer::Op::custom, partial, out);
-  auto src = detail::load_kernel_source(file);
-  r.source = src->text;
-  r.origin = src->origin;
+  r.source = source;
+  r.origin = origin;
   r.function = function;
   return r;
+}
+Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::string& file,
+                     const std::string& function) {
+  auto src = detail::load_kernel_source(file);
+  return custom_source_bytes(partial, out, src->text, function, src->origin);
 }
 }  // namespace reduce
 
