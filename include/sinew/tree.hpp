@@ -4,6 +4,10 @@
 // CLBlast routines (`blas::axpy`, `blas::gemm`), clFFT transforms (`fft`) and device copies
 // (`copy`); inner nodes are `pipeline`, `loop`, `map` and `map_reduce`. Trees nest freely.
 //
+// Any node may be given a name (`.name("edges")`): it labels the tree in reports, training
+// progress and `sinew kb list`, and the node in error messages; without one a tree is labelled by
+// its kernels in their skeletons ("map(saxpy)").
+//
 // Handles (Vector, Result, Node and its subclasses) are cheap to copy and share their state.
 // Build a tree on one thread; once built, a tree may be run by several requests at once
 // (running never modifies it). Builder calls on a tree that is being run are not allowed.
@@ -58,7 +62,9 @@ class Vector : public VectorRef {
   explicit Vector(std::size_t size = 0) : VectorRef(element_type<T>(), size) {}
   // Elements that form one indivisible unit of partitioning (default 1).
   Vector& unit(std::size_t elements) { set_unit(elements); return *this; }
-  // A name for dumps and error messages (default "v<N>").
+  // A name for dumps, error messages and the knowledge base's features ("x.size"). Unnamed, a
+  // vector is "v<N>" in messages (N counts the process's vectors) and its feature is named by
+  // its position in the tree ("v0.size"), so that it is the same in every process.
   Vector& name(std::string n) { set_name(std::move(n)); return *this; }
   using VectorRef::name;
   using VectorRef::unit;
@@ -166,7 +172,10 @@ class Node {
   // Structural signature: node kinds, argument specs, kernel source hashes and build options;
   // independent of vector sizes (those are features, not identity).
   std::string signature() const;
-  const std::string& label() const;
+  // Names this node (see the banner); "" removes the name.
+  Node& name(std::string text);
+  // The node's name, else what it runs in a few words: "map(saxpy)", "pipeline(blur, sobel)".
+  std::string label() const;
   bool empty() const { return !impl_; }
   const std::shared_ptr<detail::NodeImpl>& impl() const { return impl_; }
 
@@ -195,7 +204,9 @@ class Kernel : public Node {
   // ... or only a multiple the work-group size along dimension 0 must be (the runtime picks).
   Kernel& local_multiple(std::size_t n);
   Kernel& build_options(std::string options);
-  Kernel& label(std::string text);
+  // Names the kernel node (by default its entry): messages say "kernel 'text' (file.cl)".
+  Kernel& name(std::string text);
+  Kernel& label(std::string text);  // the same as name()
 };
 
 // `kernel("filters.cl", "solarise")`: the kernel `entry` of a .cl file. The file is looked up
@@ -250,6 +261,7 @@ class Loop : public Node {
   }
   // Runs the body until `done(state)` is true.
   Loop& until(std::function<bool(const LoopState&)> done);
+  Loop& name(std::string text);
 
  private:
   Loop& until_value(const ResultRef& r, std::function<bool(const Value&)> done);

@@ -11,25 +11,10 @@
 namespace sinew::detail {
 
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices) {
-  std::size_t hard = 1, soft = 1;
-  visit(root, [&](const NodeImpl& n) {
-    if (n.kind != NodeKind::kernel) return;
-    auto rv = n.range();
-    const std::size_t unit = rv ? rv->unit : 1;
-    if (n.dims == 1) {
-      // units*unit must be a multiple of ept*local: g = ept*local / gcd(unit, ept*local).
-      std::size_t need = n.elements_per_thread * (n.local_size.empty() ? 1 : n.local_size[0]);
-      hard = std::lcm(hard, need / std::gcd(unit, need));
-      for (const auto& d : devices) {
-        std::size_t w = n.elements_per_thread * std::max<std::size_t>(1, d.preferred_work_group_multiple);
-        soft = std::lcm(soft, w / std::gcd(unit, w));
-      }
-    } else if (!n.local_size.empty()) {
-      hard = std::lcm(hard, n.local_size.back());  // the last dimension counts units
-    }
-  });
-  std::size_t both = std::lcm(hard, soft);
-  return an.units % both == 0 ? both : hard;
+  GranuleRules rules;
+  visit(root, [&](const NodeImpl& n) { n.constrain(rules, devices); });
+  std::size_t both = std::lcm(rules.hard, rules.soft);
+  return an.units % both == 0 ? both : rules.hard;
 }
 
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,

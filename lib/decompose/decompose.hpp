@@ -6,7 +6,7 @@
 // one granule and the remainder goes to the last partition, so no unit is lost or duplicated.
 #pragma once
 
-#include "tree/validate.hpp"
+#include "tree/analysis.hpp"
 
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
@@ -35,9 +35,9 @@ struct Decomposition {
   std::string explained;  // explain()'s text, kept by the runtime's cache (empty: not kept)
 };
 
-// Units per granule: every kernel leaf gets a whole number of work-items (elements per thread),
-// a range divisible by its required local size, and — where the total allows — a multiple of
-// each device's preferred work-group multiple (warp, wavefront).
+// Units per granule: what every node constrains it to (NodeImpl::constrain: a kernel leaf gets a
+// whole number of work-items, a range divisible by its required local size, and — where the total
+// allows — a multiple of each device's preferred work-group multiple: warp, wavefront).
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices);
 
 // How a discrete device's share may be cut beyond one partition per queue. When the tree is

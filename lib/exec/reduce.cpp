@@ -1,6 +1,8 @@
 // exec/reduce.cpp — reduction kernel source, identities and host combination for map_reduce.
 #include "exec/reduce.hpp"
 
+#include "tree/nodes/kernel.hpp"
+
 #include "platform/error.hpp"
 
 #include <cstring>

@@ -2,7 +2,7 @@
 // source for an operator and type, identities, and the host-side combination of partition values.
 #pragma once
 
-#include "tree/nodes.hpp"
+#include "tree/nodes/map_reduce.hpp"
 
 #include <string>
 #include <vector>

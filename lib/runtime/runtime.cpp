@@ -1,11 +1,10 @@
 // runtime/runtime.cpp — the Runtime: owns devices, caches and queues; turns a request into a
-// validated analysis, a decomposition and an asynchronous execution.
-#include "decompose/decompose.hpp"
-#include "exec/executor.hpp"
+// prepared tree (kept per tree and binding shapes), a plan and an asynchronous measure().
+#include "exec/environment.hpp"
+#include "platform/error.hpp"
 #include "schedule/balancer.hpp"
 #include "schedule/planner.hpp"
-#include "platform/error.hpp"
-#include "tree/validate.hpp"
+#include "schedule/prepared.hpp"
 
 #include <sinew/runtime.hpp>
 
@@ -110,21 +109,8 @@ class RuntimeImpl {
     if (tree.empty())
       throw_error(errc::invalid_tree, "run() was given an empty tree",
                   {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
-    auto root = tree.impl();
     auto bound = std::make_shared<std::vector<Binding>>(std::move(bindings));
-    std::size_t granule = 0;
-    auto an = std::make_shared<Analysis>(analysis(root, *bound, granule));
-    // Whether the host data is pinned changes what GPUs cost by 4-7x: a feature of the input.
-    if (std::any_of(env_.infos.begin(), env_.infos.end(), [](const DeviceInfo& d) { return d.discrete; })) {
-      double bytes = 0, pinned = 0;
-      for (const auto& b : *bound) {
-        if (!b.vector) continue;
-        const double n = static_cast<double>(b.elements * b.type.size);
-        bytes += n;
-        if (is_pinned(b.data, b.elements * b.type.size)) pinned += n;
-      }
-      an->features.emplace_back("host.pinned", bytes > 0 ? pinned / bytes : 0.0);
-    }
+    std::shared_ptr<const PreparedTree> prepared = prepared_for(tree, *bound);
 
     Config config;
     Provenance provenance = Provenance::manual;
@@ -145,25 +131,23 @@ class RuntimeImpl {
                     {.argument = "RunOptions::device", .fix = "use an index into Runtime::devices()"});
       config = Config::single(dev, env_.infos.size());
     }
-    const Streaming streaming{.streamable = an->streamable, .bytes_per_unit = an->bytes_per_unit,
-                              .chunk_bytes = chunk_bytes_};
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
-    std::shared_ptr<const Decomposition> dec;
-    if (!planned) dec = decomposition(an->units, granule, config, streaming);
+    if (!planned) prepared->decomposition(config, env_.infos);
     const bool force = options.train || *options_.force_training;
     const bool balance = options.balance.value_or(planned && *balancer_.enabled);
     const bool profile = profiles(options.profile);
 
-    return [this, tree, root, bound, an, dec, provenance, planned, granule, streaming, force, balance, profile,
-            config]() mutable {
+    return [this, prepared, bound, provenance, planned, force, balance, profile, config]() mutable {
+      const PreparedTree& p = *prepared;
       Plan plan;
-      if (planned) plan = planner().plan(tree, *an, *bound, granule, streaming, force);
+      if (planned) plan = planner().plan(p, *bound, force);
+      Config& run_config = planned ? plan.config : config;
+      Provenance& run_provenance = planned ? plan.provenance : provenance;
       // A watched plan runs with the balancer's current distribution.
       std::shared_ptr<Watched> watch;
       if (balance) {
-        const Config start = planned ? plan.config : config;
-        // A planned run's key already holds the tree's signature: no second hash of the tree.
-        watch = watched(planned ? plan.key.tree : tree.signature(), tree.label(), *an, start, planned);
+        const Config start = run_config;
+        watch = watched(p, start, planned);
         Config now;
         {
           std::lock_guard lock(watch->mutex);
@@ -175,24 +159,20 @@ class RuntimeImpl {
           now = watch->balancer.config();
         }
         if (!(now == start)) {
-          dec.reset();
-          (planned ? plan.config : config) = now;
-          (planned ? plan.provenance : provenance) = Provenance::balanced;
+          run_config = now;
+          run_provenance = Provenance::balanced;
         }
       }
-      if (!dec) dec = decomposition(an->units, granule, planned ? plan.config : config, streaming);
-      const auto t0 = std::chrono::steady_clock::now();
-      Report rep = detail::execute(env_, *root, *an, *dec, profile);
-      rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      rep.provenance = planned ? plan.provenance : provenance;
+      Report rep = measure(env_, p, *bound, run_config, profile);
+      rep.provenance = run_provenance;
       if (planned) {
         rep.kb_entry = plan.entry;
         rep.derived_from = plan.derived_from;
         rep.training_executions = plan.training_executions;
         rep.training_seconds = plan.training_seconds;
-        planner().executed(plan, *an, rep);
+        planner().executed(plan, p, rep);
       }
-      if (watch) observe(*watch, tree, *an, *bound, granule, streaming, planned ? &plan : nullptr, rep);
+      if (watch) observe(*watch, p, *bound, planned ? &plan : nullptr, rep);
       return rep;
     };
   }
@@ -206,32 +186,27 @@ class RuntimeImpl {
     std::string label;
   };
 
-  std::shared_ptr<Watched> watched(const std::string& signature, const std::string& label, const Analysis& an,
-                                   const Config& start, bool planned) {
+  std::shared_ptr<Watched> watched(const PreparedTree& p, const Config& start, bool planned) {
     std::ostringstream key;
-    key << std::setprecision(17) << signature;
-    for (const auto& [name, value] : an.features) key << '|' << name << '=' << value;
+    key << std::setprecision(17) << p.signature;
+    for (const auto& [name, value] : p.features) key << '|' << name << '=' << value;
     if (!planned) key << "|plan " << start.str();
     std::lock_guard lock(watched_mutex_);
     auto& w = watched_[key.str()];
-    if (!w) {
-      w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), label);
-      if (w->label.empty()) w->label = signature.substr(0, 12);
-    }
+    if (!w) w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), p.label);
     return w;
   }
 
   // After a watched run: the balancer's verdict into the report, a rebalance announced, recorded
   // (and, once settled, stored) in the knowledge base for planned runs.
-  void observe(Watched& w, const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-               std::size_t granule, const Streaming& streaming, const Plan* plan, Report& rep) {
+  void observe(Watched& w, const PreparedTree& p, const std::vector<Binding>& bindings, const Plan* plan,
+               Report& rep) {
     std::lock_guard lock(w.mutex);
     Retrain retrain = [&](const Config& current) {
       info("balancer: run " + std::to_string(w.balancer.executions()) + " of '" + w.label +
            "' still unbalanced after level 1; retraining the distribution (level 2)");
-      if (plan)
-        return planner().retrain(tree, an, bindings, granule, streaming, *plan, current, *balancer_.level2_executions);
-      return train_on_copies(env_, tree, an, bindings, granule, streaming,
+      if (plan) return planner().retrain(p, bindings, *plan, current, *balancer_.level2_executions);
+      return train_on_copies(env_, p, bindings,
                              level2_options(TrainingOptions::from(options_.training), *balancer_.level2_executions), {},
                              current, {})
           .best;
@@ -249,7 +224,7 @@ class RuntimeImpl {
       info(line.str());
     }
     if (plan && (step.event || step.settled)) {
-      planner().balanced(*plan, an, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
+      planner().balanced(*plan, p, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
                          rep.wall_ms);
       if (step.settled) w.base = w.balancer.config();  // what the knowledge base now returns
     }
@@ -277,69 +252,46 @@ class RuntimeImpl {
   }
 
  private:
-  // The decomposition of `units` by `config`, with its explanation; recurrent requests (the
-  // framework's use) find it made (decomposing and explaining cost some 10-20 us per request).
-  std::shared_ptr<const Decomposition> decomposition(std::size_t units, std::size_t granule, const Config& config,
-                                                     const Streaming& streaming) {
-    // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
-    if (!std::all_of(config.shares.begin(), config.shares.end(), [](double s) { return std::isfinite(s) && s >= 0; }))
-      return std::make_shared<Decomposition>(decompose(units, granule, config, env_.infos, streaming));
-    DecompositionKey key{units, granule, config.shares, config.fission, config.overlap, streaming.streamable,
-                         streaming.bytes_per_unit, streaming.chunk_bytes};
-    {
-      std::lock_guard lock(decompositions_mutex_);
-      if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
-    }
-    auto d = std::make_shared<Decomposition>(decompose(units, granule, config, env_.infos, streaming));
-    d->explained = d->explain(env_.infos);
-    std::lock_guard lock(decompositions_mutex_);
-    if (decompositions_.size() >= 256) decompositions_.clear();  // a bound, for long-lived runtimes
-    decompositions_.emplace(std::move(key), d);
-    return d;
-  }
-
-  // The checked analysis of `root` over `bindings`, and the tree's granularity. Recurrent
-  // requests (the framework's use: one tree run again and again on bindings of the same shapes)
-  // find them made; checking a tree anew cost some 20 us per request on the H100 machine's host.
-  // Any builder call on any tree, other shapes or another tree make them anew.
-  Analysis analysis(const std::shared_ptr<NodeImpl>& root, const std::vector<Binding>& bindings, std::size_t& granule) {
-    const std::uint64_t changes = tree_changes();
+  // The prepared tree for `tree` over bindings of these shapes. Recurrent requests (the
+  // framework's use: one tree run again and again on bindings of the same shapes) find it made;
+  // checking a tree anew cost some 20 us per request on the H100 machine's host. A builder call
+  // on the tree (tree_version) or other shapes make it anew.
+  std::shared_ptr<const PreparedTree> prepared_for(const Node& tree, const std::vector<Binding>& bindings) {
+    const auto& root = tree.impl();
+    const std::uint64_t version = tree_version(*root);
+    const bool any_discrete =
+        std::any_of(env_.infos.begin(), env_.infos.end(), [](const DeviceInfo& d) { return d.discrete; });
     std::vector<BindingShape> shapes;
     shapes.reserve(bindings.size());
     for (const auto& b : bindings)
-      shapes.push_back({b.vector.get(), b.result.get(), b.elements, b.type, b.read_only, b.data == nullptr});
+      shapes.push_back({b.vector.get(), b.result.get(), b.elements, b.type, b.read_only, b.data == nullptr,
+                        // Whether host data is pinned changes what GPUs cost by 4-7x: a feature.
+                        any_discrete && b.vector && is_pinned(b.data, b.elements * b.type.size)});
     {
-      std::lock_guard lock(analyses_mutex_);
-      if (auto it = analyses_.find(root.get()); it != analyses_.end())
-        for (const auto& a : it->second)
-          if (a->changes == changes && a->shapes == shapes && a->root.lock() == root) {
-            granule = a->granule;
-            return a->rebound(bindings);
-          }
+      std::lock_guard lock(prepared_mutex_);
+      if (auto it = prepared_.find(root.get()); it != prepared_.end())
+        for (const auto& k : it->second)
+          if (k.version == version && k.shapes == shapes && k.root.lock() == root) return k.tree;
     }
-    auto a = std::make_shared<Analyzed>();
-    a->an = analyze(*root, bindings);
-    a->granule = granule = granularity(*root, a->an, env_.infos);
-    a->root = root;
-    a->changes = changes;
-    a->shapes = std::move(shapes);
-    // Kept with the bindings as positions only: this request's addresses would dangle.
-    for (auto& u : a->an.vectors) {
-      a->vector_binding.push_back(u.binding ? u.binding - bindings.data() : -1);
-      u.binding = nullptr;
+    std::optional<double> pinned_fraction;
+    if (any_discrete) {
+      double bytes = 0, pinned = 0;
+      for (std::size_t i = 0; i < bindings.size(); ++i) {
+        if (!bindings[i].vector) continue;
+        const double n = static_cast<double>(bindings[i].elements * bindings[i].type.size);
+        bytes += n;
+        if (shapes[i].pinned) pinned += n;
+      }
+      pinned_fraction = bytes > 0 ? pinned / bytes : 0.0;
     }
-    for (auto& [r, b] : a->an.result_bindings) {
-      a->result_binding.emplace_back(r, b - bindings.data());
-      b = nullptr;
-    }
-    Analysis an = a->rebound(bindings);
-    std::lock_guard lock(analyses_mutex_);
-    if (analyses_.size() >= 64) analyses_.clear();  // a bound, for long-lived runtimes
-    auto& list = analyses_[root.get()];
-    std::erase_if(list, [&](const auto& old) { return old->changes != changes || old->root.lock() != root; });
+    auto made = prepare_tree(tree, bindings, env_.infos, pinned_fraction, chunk_bytes_);
+    std::lock_guard lock(prepared_mutex_);
+    if (prepared_.size() >= 64) prepared_.clear();  // a bound, for long-lived runtimes
+    auto& list = prepared_[root.get()];
+    std::erase_if(list, [&](const Kept& k) { return k.version != version || k.root.lock() != root; });
     if (list.size() >= 8) list.erase(list.begin());
-    list.push_back(std::move(a));
-    return an;
+    list.push_back({root, version, std::move(shapes), made});
+    return made;
   }
 
   // Whether a request profiles its queues: as it says, else as RuntimeOptions::profile says;
@@ -363,41 +315,24 @@ class RuntimeImpl {
   std::map<std::string, std::shared_ptr<Watched>> watched_;
   std::size_t chunk_bytes_ = 0;  // streaming chunk for discrete devices ($SINEW_CHUNK_MB; 0: by size)
   std::mutex pinned_mutex_;
-  // A binding as its analysis sees it: which vector or result, how many elements of which type,
-  // const or not, null or not (the host address itself does not matter).
+  // A binding as the prepared tree sees it: which vector or result, how many elements of which
+  // type, const or not, null or not, pinned or not (the host address itself does not matter).
   struct BindingShape {
     const VectorState* vector;
     const ResultState* result;
     std::size_t elements;
     ElementType type;
-    bool read_only, null;
+    bool read_only, null, pinned;
     bool operator==(const BindingShape&) const = default;
   };
-  // An analysis kept for a tree and binding shapes, with the bindings as positions.
-  struct Analyzed {
-    std::weak_ptr<NodeImpl> root;
-    std::uint64_t changes = 0;  // tree_changes() when it was made
+  struct Kept {
+    std::weak_ptr<NodeImpl> root;  // held weakly: a new tree at a freed one's address is not taken for it
+    std::uint64_t version = 0;     // tree_version() when it was made
     std::vector<BindingShape> shapes;
-    Analysis an;
-    std::size_t granule = 1;
-    std::vector<std::ptrdiff_t> vector_binding;  // per an.vectors: position in the bindings, -1: none
-    std::vector<std::pair<const ResultState*, std::ptrdiff_t>> result_binding;
-    // The analysis over this request's bindings (the same shapes at other addresses).
-    Analysis rebound(const std::vector<Binding>& bindings) const {
-      Analysis out = an;
-      for (std::size_t i = 0; i < out.vectors.size(); ++i)
-        out.vectors[i].binding = vector_binding[i] < 0 ? nullptr : &bindings[static_cast<std::size_t>(vector_binding[i])];
-      for (const auto& [r, at] : result_binding) out.result_bindings[r] = &bindings[static_cast<std::size_t>(at)];
-      return out;
-    }
+    std::shared_ptr<const PreparedTree> tree;
   };
-  std::mutex analyses_mutex_;
-  std::map<const NodeImpl*, std::vector<std::shared_ptr<const Analyzed>>> analyses_;
-  std::mutex decompositions_mutex_;
-  // units, granule, the plan (shares, fission, overlap), streaming (streamable, bytes per unit, chunk)
-  using DecompositionKey =
-      std::tuple<std::size_t, std::size_t, std::vector<double>, std::string, unsigned, bool, std::size_t, std::size_t>;
-  std::map<DecompositionKey, std::shared_ptr<const Decomposition>> decompositions_;
+  std::mutex prepared_mutex_;
+  std::map<const NodeImpl*, std::vector<Kept>> prepared_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
   ThreadPool threads_;  // last: its destructor finishes the requests still running
 };
@@ -464,42 +399,6 @@ std::shared_ptr<PinnedBlock> RuntimeImpl::allocate_pinned(std::size_t bytes) {
 
 std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes) {
   return impl_->allocate_pinned(bytes);
-}
-
-std::string Report::str() const {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3);
-  s << "run";
-  if (!tree.empty()) s << " of '" << tree << "'";
-  s << ": " << wall_ms << " ms wall, config " << config.str() << " (" << to_string(provenance) << ")";
-  if (iterations) s << ", " << iterations << " loop iteration(s)";
-  s << "\n";
-  for (std::size_t d = 0; d < device_ms.size(); ++d)
-    if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
-  for (const auto& p : partitions) {
-    s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
-      << " units [" << p.first << ", " << p.first + p.units << ")";
-    if (profiled)
-      s << ": busy " << p.ms << " ms, kernels " << p.kernel_ms << " ms, transfers " << p.transfer_ms << " ms";
-    s << "\n";
-  }
-  if (!profiled && !partitions.empty()) s << "  (device times per partition and kernel: RunOptions::profile)\n";
-  for (const auto& k : kernels)
-    s << "    " << k.node << " @" << k.partition << ": " << k.ms << " ms over " << k.launches << " launch(es)\n";
-  for (const auto& [name, v] : results) {
-    s << "  result " << name << " = ";
-    switch (v.type.lanes == 1 ? v.type.scalar : ScalarKind::opaque) {
-      case ScalarKind::f32: s << v.as<float>(); break;
-      case ScalarKind::f64: s << v.as<double>(); break;
-      case ScalarKind::i32: s << v.as<cl_int>(); break;
-      case ScalarKind::u32: s << v.as<cl_uint>(); break;
-      case ScalarKind::i64: s << v.as<cl_long>(); break;
-      case ScalarKind::u64: s << v.as<cl_ulong>(); break;
-      default: s << v.bytes.size() << " bytes"; break;
-    }
-    s << "\n";
-  }
-  return s.str();
 }
 
 }  // namespace sinew

@@ -26,13 +26,6 @@ std::string utc_text(std::chrono::system_clock::time_point t) {
   std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
   return buf;
 }
-// A run's per-partition busy times for the knowledge base: only a profiled run measured them.
-std::vector<double> partition_times(const Report& r) {
-  std::vector<double> out;
-  if (r.profiled)
-    for (const auto& p : r.partitions) out.push_back(p.ms);
-  return out;
-}
 }  // namespace
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
@@ -112,11 +105,10 @@ std::uint64_t Planner::generation() {
   return generation_;
 }
 
-Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
-                   const Streaming& streaming, bool force_training) {
+Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training) {
   KbKey key = base_key_;
-  key.tree = tree.signature();
-  CacheKey ck{key.tree, an.features};
+  key.tree = p.signature;
+  CacheKey ck{key.tree, p.features};
   if (!force_training)
     if (auto p = cached(ck)) return *p;
   bool describe = false;
@@ -124,16 +116,16 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
     std::lock_guard lock(cache_mutex_);
     describe = described_.insert(key.tree).second;
   }
-  if (describe) safely([&] { kb_.describe_tree(key.tree, tree.label(), tree.dump()); });
+  if (describe) safely([&] { kb_.describe_tree(key.tree, p.label, p.tree.dump()); });
   // Reads fail like writes (a disk error, a lock held too long): then the KB knows nothing.
   auto lookup = [&]() -> std::optional<Plan> {
     const std::uint64_t gen = generation();
     std::optional<KbEntry> hit;
-    safely([&] { hit = kb_.find(key, an.features); });
+    safely([&] { hit = kb_.find(key, p.features); });
     if (!hit || hit->config.shares.size() != env_.infos.size()) return std::nullopt;
-    Plan p{hit->config, Provenance::knowledge_base, key, hit->id, hit->source.value_or(0), 0, 0};
-    remember(ck, p, gen);
-    return p;
+    Plan found{hit->config, Provenance::knowledge_base, key, hit->id, hit->source.value_or(0), 0, 0};
+    remember(ck, found, gen);
+    return found;
   };
   if (!force_training)
     if (auto hit = lookup()) return *hit;
@@ -143,12 +135,12 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
   std::vector<KbEntry> known;
   safely([&] { known = kb_.entries(key); });
   std::optional<Derived> derived;
-  if (!known.empty()) derived = interpolator_->derive(known, an.features);
+  if (!known.empty()) derived = interpolator_->derive(known, p.features);
   if (!force_training && settings_.derive_unseen && derived) {
-    Plan p{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
+    Plan plan{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
     KbEntry e;
     e.key = key;
-    e.features = an.features;
+    e.features = p.features;
     e.config = derived->config;
     e.provenance = Provenance::derived;
     e.source = derived->source;
@@ -159,81 +151,31 @@ Plan Planner::plan(const Node& tree, const Analysis& an, const std::vector<Bindi
       // The neighbour's overlap and fission were right for its input, not necessarily for this
       // one: a few runs check them (and each device alone) at the derived distribution.
       // Its runs are a small training's measurements.
-      const TrainingResult checked =
-          search(tree, an, bindings, granule, streaming, screen_options(settings_.training, settings_.derive_executions),
-                 derived->config, key, "training");
-      p.config = e.config = checked.best;
+      const TrainingResult checked = search(p, bindings, screen_options(settings_.training, settings_.derive_executions),
+                                            derived->config, key, "training");
+      plan.config = e.config = checked.best;
       e.time_ms = checked.time_ms;
       e.strategy = derived->method + "+screen";
       e.precision = settings_.training.precision;
       e.quality = settings_.training.quality;
-      p.training_executions = checked.executions;
-      p.training_seconds = checked.seconds;
+      plan.training_executions = checked.executions;
+      plan.training_seconds = checked.seconds;
       info("derived a plan from entry #" + std::to_string(derived->source) + " (" + derived->config.str() +
            "), checked in " + std::to_string(checked.executions) + " executions: " + checked.best.str());
     }
-    safely([&] { p.entry = kb_.store_entry(e); });
+    safely([&] { plan.entry = kb_.store_entry(e); });
     forget(ck);
-    return p;
+    return plan;
   }
   // Training starts from the nearest known plan when there is one.
-  Plan p = train_plan(tree, an, bindings, granule, streaming, key,
-                      derived ? std::optional<Config>(derived->config) : std::nullopt);
+  Plan plan = train_plan(p, bindings, key, derived ? std::optional<Config>(derived->config) : std::nullopt);
   forget(ck);
-  return p;
+  return plan;
 }
 
-TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysis& an,
-                               const std::vector<Binding>& bindings, std::size_t granule, const Streaming& streaming,
-                               const TrainingOptions& options, const Progress& progress,
-                               const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
-  // Scratch copies of what the tree writes; inputs it only reads are shared.
-  // A copy of pinned data is pinned too: GPUs read pageable memory 4-7x slower, and a training
-  // on pageable copies of pinned data found plans for the wrong machine.
-  std::vector<Binding> scratch = bindings;
-  std::vector<std::vector<unsigned char>> copies;
-  std::vector<std::shared_ptr<PinnedBlock>> pinned_copies;
-  copies.reserve(bindings.size());
-  std::vector<std::pair<void*, const void*>> restore;  // scratch <- original, before every run
-  std::vector<std::size_t> sizes;
-  for (auto& b : scratch) {
-    const bool written = b.result || (b.vector && an.use(b.vector.get()).written);
-    if (!written) continue;
-    const std::size_t bytes = b.elements * b.type.size;
-    void* copy = nullptr;
-    if (b.vector && env.allocate_pinned && env.is_pinned && env.is_pinned(b.data, bytes)) {
-      pinned_copies.push_back(env.allocate_pinned(bytes));
-      copy = pinned_copies.back()->data;
-    } else {
-      copies.emplace_back(bytes);
-      copy = copies.back().data();
-    }
-    restore.emplace_back(copy, b.data);
-    sizes.push_back(bytes);
-    b.data = copy;
-    b.read_only = false;
-  }
-  const Analysis scratch_an = analyze(*tree.impl(), scratch);
-  Measure measure = [&](const Config& c) {
-    for (std::size_t i = 0; i < restore.size(); ++i) std::memcpy(restore[i].first, restore[i].second, sizes[i]);
-    const Decomposition dec = decompose(an.units, granule, c, env.infos, streaming);
-    Report r = execute(env, *tree.impl(), scratch_an, dec);
-    if (record) {
-      KbRun run;
-      run.features = an.features;
-      run.config = c;
-      run.time_ms = r.wall_ms;
-      run.partition_ms = partition_times(r);
-      record(run);
-    }
-    return Measurement{r.wall_ms, r.device_ms};
-  };
-  return train(env.infos, measure, options, progress, start);
-}
-
-TrainingResult Planner::search(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-                              std::size_t granule, const Streaming& streaming, const TrainingOptions& options,
-                              const std::optional<Config>& start, const KbKey& key, const char* purpose) {
+TrainingResult Planner::search(const PreparedTree& p, const std::vector<Binding>& bindings,
+                               const TrainingOptions& options, const std::optional<Config>& start, const KbKey& key,
+                               const char* purpose) {
   auto record = [&](KbRun& run) {
     run.key = key;
     run.purpose = purpose;
@@ -241,17 +183,16 @@ TrainingResult Planner::search(const Node& tree, const Analysis& an, const std::
   };
   Progress progress;
   if (settings_.progress && settings_.log) progress = [this](const std::string& line) { info("  " + line); };
-  return train_on_copies(env_, tree, an, bindings, granule, streaming, options, progress, start, record);
+  return train_on_copies(env_, p, bindings, options, progress, start, record);
 }
 
-Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-                         std::size_t granule, const Streaming& streaming, const KbKey& key,
+Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                          const std::optional<Config>& start) {
-  const std::string label = tree.label().empty() ? key.tree.substr(0, 12) : tree.label();
-  info("training '" + label + "' (" + std::to_string(an.units) + " units, strategy " +
+  const std::string& label = p.label;
+  info("training '" + label + "' (" + std::to_string(p.analysis.units) + " units, strategy " +
        std::string(to_string(settings_.training.strategy)) + ", at most " +
        std::to_string(settings_.training.max_executions) + " executions)");
-  TrainingResult result = search(tree, an, bindings, granule, streaming, settings_.training, start, key, "training");
+  TrainingResult result = search(p, bindings, settings_.training, start, key, "training");
   {
     std::ostringstream line;
     line << "trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
@@ -259,24 +200,24 @@ Plan Planner::train_plan(const Node& tree, const Analysis& an, const std::vector
     info(line.str());
   }
 
-  Plan p{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds};
+  Plan plan{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds};
   KbEntry e;
   e.key = key;
-  e.features = an.features;
+  e.features = p.features;
   e.config = result.best;
   e.time_ms = result.time_ms;
   e.provenance = Provenance::trained;
   e.precision = settings_.training.precision;
   e.quality = settings_.training.quality;
   e.strategy = result.strategy;
-  safely([&] { p.entry = kb_.store_entry(e); });
-  return p;
+  safely([&] { plan.entry = kb_.store_entry(e); });
+  return plan;
 }
 
-void Planner::executed(const Plan& plan, const Analysis& an, const Report& report) {
+void Planner::executed(const Plan& plan, const PreparedTree& prepared, const Report& report) {
   Pending p;
   p.run.key = plan.key;
-  p.run.features = an.features;
+  p.run.features = prepared.features;
   p.run.config = report.config;
   p.run.time_ms = report.wall_ms;
   p.run.partition_ms = partition_times(report);
@@ -355,18 +296,17 @@ void Planner::writer() {
   }
 }
 
-Config Planner::retrain(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-                       std::size_t granule, const Streaming& streaming, const Plan& plan, const Config& current,
-                       std::size_t executions) {
+Config Planner::retrain(const PreparedTree& p, const std::vector<Binding>& bindings, const Plan& plan,
+                        const Config& current, std::size_t executions) {
   std::lock_guard lock(training_mutex_);
-  const Config best = search(tree, an, bindings, granule, streaming, level2_options(settings_.training, executions),
-                             current, plan.key, "balancing")
+  const Config best = search(p, bindings, level2_options(settings_.training, executions), current, plan.key,
+                             "balancing")
                           .best;
-  forget({plan.key.tree, an.features});
+  forget({plan.key.tree, p.features});
   return best;
 }
 
-void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled,
+void Planner::balanced(const Plan& plan, const PreparedTree& p, const BalanceEvent* event, bool settled,
                        const Config& after, double time_ms) {
   safely([&] {
     if (event && plan.entry) {
@@ -385,7 +325,7 @@ void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent*
     if (settled) {
       KbEntry e;
       e.key = plan.key;
-      e.features = an.features;
+      e.features = p.features;
       e.config = after;
       e.time_ms = time_ms;
       e.provenance = Provenance::balanced;
@@ -397,7 +337,7 @@ void Planner::balanced(const Plan& plan, const Analysis& an, const BalanceEvent*
       kb_.store_entry(e);
     }
   });
-  if (settled) forget({plan.key.tree, an.features});
+  if (settled) forget({plan.key.tree, p.features});
 }
 
 }  // namespace sinew::detail

@@ -29,10 +29,9 @@
 // The KnowledgeBase must outlive the Planner (the destructor writes what is buffered).
 #pragma once
 
-#include "decompose/decompose.hpp"
 #include "exec/environment.hpp"
+#include "schedule/prepared.hpp"
 #include "schedule/train.hpp"
-#include "tree/validate.hpp"
 
 #include <sinew/binding.hpp>
 #include <sinew/kb.hpp>
@@ -80,13 +79,6 @@ struct Plan {
   double training_seconds = 0;
 };
 
-// Runs the training search for `tree` on scratch copies of every bound vector it writes (so the
-// caller's data is untouched), each measurement passed to `record` (may be empty) as it is taken.
-TrainingResult train_on_copies(Environment& env, const Node& tree, const Analysis& an,
-                               const std::vector<Binding>& bindings, std::size_t granule, const Streaming& streaming,
-                               const TrainingOptions& options, const Progress& progress,
-                               const std::optional<Config>& start, const std::function<void(KbRun&)>& record);
-
 class Planner {
  public:
   Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings);
@@ -95,22 +87,21 @@ class Planner {
   Planner(const Planner&) = delete;
   Planner& operator=(const Planner&) = delete;
 
-  // A plan for running `root` (the tree `tree`) on these bindings. Training runs the tree on
-  // copies of every bound vector it writes, so the caller's data is untouched until the real run.
-  Plan plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
-            const Streaming& streaming, bool force_training);
+  // A plan for running the prepared tree on these bindings. Training runs the tree on copies of
+  // every bound vector it writes, so the caller's data is untouched until the real run.
+  Plan plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training);
 
   // Records the real run of a plan: a measurement (purpose "execution") and one more use,
   // buffered (see the banner).
-  void executed(const Plan& plan, const Analysis& an, const Report& report);
+  void executed(const Plan& plan, const PreparedTree& p, const Report& report);
 
   // The balancer's level 2: the distribution retrained at `current`'s fission and overlap, at
   // most `executions` runs, each recorded (purpose "balancing").
-  Config retrain(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
-                 const Streaming& streaming, const Plan& plan, const Config& current, std::size_t executions);
+  Config retrain(const PreparedTree& p, const std::vector<Binding>& bindings, const Plan& plan, const Config& current,
+                 std::size_t executions);
   // A rebalance of the plan's entry: the event is recorded, and when `settled` the entry becomes
   // `after` with provenance "balanced" (kept for the next process).
-  void balanced(const Plan& plan, const Analysis& an, const BalanceEvent* event, bool settled, const Config& after,
+  void balanced(const Plan& plan, const PreparedTree& p, const BalanceEvent* event, bool settled, const Config& after,
                 double time_ms);
 
   // Writes the buffered execution runs now, in the calling thread.
@@ -132,12 +123,11 @@ class Planner {
     std::chrono::system_clock::time_point at;
   };
 
-  Plan train_plan(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings, std::size_t granule,
-                  const Streaming& streaming, const KbKey& key, const std::optional<Config>& start);
-  // Training, level 2 and a derived plan's check: train_on_copies with progress on stderr (when
+  Plan train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                  const std::optional<Config>& start);
+  // Training, level 2 and a derived plan's check: train_on_copies with progress lines (when
   // enabled) and every measurement recorded under `key` with `purpose`.
-  TrainingResult search(const Node& tree, const Analysis& an, const std::vector<Binding>& bindings,
-                        std::size_t granule, const Streaming& streaming, const TrainingOptions& options,
+  TrainingResult search(const PreparedTree& p, const std::vector<Binding>& bindings, const TrainingOptions& options,
                         const std::optional<Config>& start, const KbKey& key, const char* purpose);
   void info(const std::string& line) const;  // progress, unless quiet
   void warn(const std::string& line) const;

@@ -4,7 +4,7 @@
 // programs loaded from binaries on several drivers, so Sinew reads the signature itself. The
 // parser handles what kernels really contain: comments, __kernel/kernel, attributes, qualifiers
 // with or without underscores. A kernel it cannot find (made by a macro) is not checked here.
-#include "tree/nodes.hpp"
+#include "tree/nodes/kernel.hpp"
 
 #include <cctype>
 #include <sstream>

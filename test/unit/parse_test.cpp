@@ -1,5 +1,5 @@
 // Reading kernel signatures from OpenCL C source.
-#include "tree/nodes.hpp"
+#include "tree/nodes/kernel.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Bad input is rejected before any device work, naming the node, the argument and the fix.
 // These cases need no device: they exercise the analysis every run goes through first.
-#include "tree/validate.hpp"
+#include "tree/analysis.hpp"
 
 #include <sinew/sinew.hpp>
 
@@ -201,11 +201,13 @@ TEST(Analyze, ChannelsTakeTheirNeighboursSizeAndFeaturesAreCollected) {
   auto t = sinew::vector<cl_float>().name("t");  // unbound channel
   auto k1 = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), out(t), scalar(2.0f).as_feature("alpha"));
   auto k2 = kernel_source(kSrc, "saxpy", "s.cl").args(in(t), inout(d.y), scalar(1.0f));
-  auto an = detail::analyze(*pipeline(k1, k2).impl(), {{d.x, d.hx}, {d.y, d.hy}});
+  auto tree = pipeline(k1, k2);
+  auto an = detail::analyze(*tree.impl(), {{d.x, d.hx}, {d.y, d.hy}});
   EXPECT_EQ(an.units, 64u);
   EXPECT_EQ(an.use(t.state()).elements, 64u);
-  EXPECT_FALSE(an.use(t.state()).binding);
-  ASSERT_EQ(an.features.size(), 3u);
-  EXPECT_EQ(an.features[2].first, "alpha");
-  EXPECT_EQ(an.features[2].second, 2.0);
+  EXPECT_FALSE(an.use(t.state()).bound());
+  const auto features = detail::input_features(*tree.impl(), an);
+  ASSERT_EQ(features.size(), 3u);
+  EXPECT_EQ(features[2].first, "alpha");
+  EXPECT_EQ(features[2].second, 2.0);
 }

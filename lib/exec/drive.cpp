@@ -1,0 +1,181 @@
+// exec/drive.cpp — driving a run's workers and waiting for them: a host thread per queue (so a
+// blocking transfer or library call on one device never holds back another, and each queue's end
+// is seen as it comes), or, for a streamed split whose transfers are all direct, one thread that
+// feeds every device and then waits for all of them under the wait policy (exec/wait.hpp).
+#include "exec/nodes/runner.hpp"
+#include "exec/run.hpp"
+#include "exec/transfer.hpp"
+#include "exec/wait_cl.hpp"
+#include "platform/error.hpp"
+
+#include <algorithm>
+#include <future>
+
+namespace sinew::detail {
+namespace {
+
+// One partition of a streamed tree: partitions are independent, each runs the whole tree, so a
+// queue pipelines them (while one partition computes, the next one's data is already moving);
+// `flush`: so that the device starts at once.
+void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
+  upload(run, p);
+  interpret(run, w, {&p}, run.root, {});
+  download(run, p);
+  if (flush) w.queue().flush();
+}
+
+// Waits for a worker's queue and unmaps what download() left mapped; the worker's end. A request
+// without CPU work leaves the host's cores idle: its waits need not nap.
+void finish(RunState& run, Worker& w) {
+  cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; }, [&] {
+    drain(w.queue(), w.info().discrete, run.env.wait, run.cpu_work);
+    unmap_deferred(w);
+  });
+  w.host_end_ms = run.now_ms();
+  w.drained = true;
+}
+
+// Drives one queue's worker through its partitions, on its own thread.
+void work(RunState& run, Worker& w) {
+  w.host_start_ms = run.now_ms();
+  try {
+    upload_replicas(run, w);
+    if (run.has_replicas) run.barrier->arrive_and_wait();  // replicas are shared by a context's queues
+    if (run.an.streamable) {
+      for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
+    } else {
+      for (PartState* p : w.parts) upload(run, *p);
+      interpret(run, w, w.parts, run.root, {});
+      for (PartState* p : w.parts) download(run, *p);
+    }
+    w.host_enqueued_ms = run.now_ms();
+    finish(run, w);
+  } catch (const BarrierAborted&) {
+    // another worker failed; its error is the one reported
+  } catch (...) {
+    run.keep_error();
+    run.barrier->abort();
+  }
+}
+
+// A streamed tree over several devices whose transfers are all direct (pinned memory for the
+// discrete devices, the host memory itself for CPUs) enqueues nothing that blocks: the calling
+// thread enqueues every partition, as hand-written OpenCL does (threads that enqueue only once
+// woken, while a CPU device's work-groups already fill the cores, started the GPU late: 60% CPU
+// saxpy splits were 12-17% slower than hand-written on the H100 machine). Not for a device whose
+// driver runs commands as they are enqueued (PoCL's "basic"): it would hold the others.
+bool fed_by_one_thread(const RunState& run) {
+  if (!run.an.streamable || run.has_replicas || run.workers.size() < 2 || !all_direct(run)) return false;
+  bool several = false;
+  for (const auto& w : run.workers) {
+    if (w.device->runs_at_enqueue()) return false;
+    several = several || w.device != run.workers.front().device;
+  }
+  return several;
+}
+
+// The CPUs' partitions first, so that they start at once, then the discrete devices' chunks dealt
+// round their queues, each flushed. Then the calling thread waits for every device: for the
+// discrete devices as wait_for_ends() says, then for the CPUs. A CPU that ends first is timed by
+// its driver's callback, so the report (and the balancer) see each device's own end. (A pool
+// thread per device waiting instead cost 60% CPU saxpy splits of 10M floats 4-6% on the H100
+// machine: woken while PoCL's threads held every core, it ran hundreds of microseconds late, and
+// the request then waited for it to hand over.)
+void feed_then_wait(RunState& run) {
+  std::vector<Worker*> order;
+  for (const bool discrete : {false, true})
+    for (auto& w : run.workers)
+      if (w.info().discrete == discrete) order.push_back(&w);
+  const double start = run.now_ms();
+  for (Worker* w : order) w->host_start_ms = start;
+  run.defer_unmaps = true;
+  try {
+    std::size_t rounds = 0;
+    for (Worker* w : order) rounds = std::max(rounds, w->parts.size());
+    for (std::size_t r = 0; r < rounds; ++r)
+      for (Worker* w : order) {
+        if (r >= w->parts.size()) continue;
+        const auto t0 = std::chrono::steady_clock::now();
+        enqueue_streamed(run, *w, *w->parts[r], /*flush=*/true);
+        // A driver that ran the partition before returning (its enqueue took long and the queue
+        // is already empty): later requests feed by threads once two have shown it (a first
+        // launch may compile the kernel and then run it quickly).
+        if (!w->info().discrete && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(2)) {
+          cl::Event marker;
+          w->queue().enqueueMarkerWithWaitList(nullptr, &marker);
+          if (marker.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) w->device->note_ran_at_enqueue();
+        }
+      }
+    // Each queue's end: a marker (it completes after every command before it); the CPUs' ends
+    // are called back.
+    std::vector<std::unique_ptr<EventCompletion>> ends(order.size());
+    CallbackEnds cpus(run.start);
+    std::vector<std::optional<std::size_t>> watched(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      Worker& w = *order[i];
+      cl::Event marker;
+      cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
+        w.queue().enqueueMarkerWithWaitList(nullptr, &marker);
+        w.queue().flush();
+      });
+      ends[i] = std::make_unique<EventCompletion>(marker);
+      if (!w.info().discrete) watched[i] = cpus.watch(marker);
+    }
+    const double enqueued = run.now_ms();
+    for (Worker* w : order) w->host_enqueued_ms = enqueued;
+    // A queue that has ended: unmapped, timed (a CPU's by its callback, when it came first).
+    auto settle = [&](std::size_t i) {
+      Worker& w = *order[i];
+      cl_call([&] { return ErrorContext{.api_call = "clWaitForEvents", .device = w.info().name}; }, [&] {
+        unmap_deferred(w);
+      });
+      double end = run.now_ms();
+      if (watched[i])
+        if (auto called = cpus.ms(*watched[i])) end = std::min(end, *called);
+      w.host_end_ms = std::max(end, w.host_enqueued_ms);
+      w.drained = true;
+    };
+    std::vector<QueueEnd> discrete;
+    std::vector<std::size_t> discrete_index;
+    for (std::size_t i = 0; i < order.size(); ++i)
+      if (order[i]->info().discrete) {
+        discrete.push_back({ends[i].get(), order[i]->runtime_index});
+        discrete_index.push_back(i);
+      }
+    cl_call([] { return ErrorContext{.api_call = "clWaitForEvents"}; }, [&] {
+      wait_for_ends(discrete, cpus, run.env.wait, [&](std::size_t k) { settle(discrete_index[k]); });
+    });
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i]->info().discrete) continue;
+      cl_call([&] { return ErrorContext{.api_call = "clWaitForEvents", .device = order[i]->info().name}; },
+              [&] { ends[i]->wait(); });
+      settle(i);
+    }
+  } catch (...) {
+    run.keep_error();  // ~RunState waits for what was enqueued
+  }
+}
+
+}  // namespace
+
+void drive(RunState& run) {
+  run.barrier.emplace(run.workers.size());
+  if (fed_by_one_thread(run)) {
+    feed_then_wait(run);
+    return;
+  }
+  // One host thread per queue. The calling thread drives the first worker; pool threads the
+  // others.
+  std::vector<std::future<void>> others;
+  try {
+    for (std::size_t i = 1; i < run.workers.size(); ++i)
+      others.push_back(run.env.threads->submit([&run, &w = run.workers[i]] { work(run, w); }));
+  } catch (...) {
+    run.keep_error();
+    run.barrier->abort();  // the workers started meet no one at a barrier
+  }
+  if (others.size() + 1 == run.workers.size()) work(run, run.workers[0]);
+  for (auto& f : others) f.get();  // work() keeps its exceptions in the run
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,149 @@
+// exec/nodes/kernel.cpp — running a kernel leaf: its program and kernel object per queue (found
+// again on the queue's next request without hashing the source), its work-group size, its
+// arguments and NDRange per partition.
+#include "exec/nodes/runner.hpp"
+#include "platform/error.hpp"
+#include "tree/nodes/kernel.hpp"
+
+#include <algorithm>
+
+namespace sinew::detail {
+namespace {
+
+struct KernelState final : NodeState {
+  cl::Kernel* kernel = nullptr;
+  std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
+};
+
+cl::NDRange nd(const std::vector<std::size_t>& v) {
+  return v.size() == 1 ? cl::NDRange(v[0]) : v.size() == 2 ? cl::NDRange(v[0], v[1]) : cl::NDRange(v[0], v[1], v[2]);
+}
+
+class KernelRunner final : public LeafRunner {
+ public:
+  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+    const auto& n = static_cast<const KernelNode&>(node);
+    const std::string& path = run.path(n);
+    const QueueSlot::Leaf& leaf = leaf_kernel(run, w, n, path);
+    if (leaf.parameters != n.args.size())
+      throw_error(errc::invalid_argument,
+                  "the kernel '" + n.entry + "' has " + std::to_string(leaf.parameters) + " parameters but " +
+                      std::to_string(n.args.size()) + " arguments were given",
+                  {.node = path, .argument = "arguments", .device = w.info().name,
+                   .fix = "give .args(...) one argument per kernel parameter, in order"});
+    const std::size_t kernel_wg = leaf.work_group;
+    if (!n.local_size.empty()) {
+      std::size_t prod = 1;
+      for (auto l : n.local_size) prod *= l;
+      if (prod > kernel_wg)
+        throw_error(errc::invalid_argument,
+                    "required work-group size " + std::to_string(prod) + " exceeds what the kernel can use on this device (" +
+                        std::to_string(kernel_wg) + ")",
+                    {.node = path, .argument = "local_size", .device = w.info().name,
+                     .fix = "use a work-group of at most " + std::to_string(kernel_wg) + " work-items"});
+    }
+    const std::size_t limit = std::min(kernel_wg, w.info().max_work_group_size);
+    for (PartState* ps : w.parts) {
+      auto state = std::make_unique<KernelState>();
+      state->kernel = leaf.kernel;
+      if (n.local_multiple) {
+        state->local = local_for(*ps, n, limit);
+        if (state->local == 0)
+          throw_error(errc::invalid_argument,
+                      "no work-group size that is a multiple of " + std::to_string(n.local_multiple) +
+                          " divides this partition's range",
+                      {.node = path, .argument = "local_multiple", .device = w.info().name,
+                       .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
+      }
+      ps->nodes[&n] = std::move(state);
+    }
+  }
+
+  void enqueue(RunState& run, PartState& ps, const NodeImpl& node, std::size_t iteration) const override {
+    const auto& n = static_cast<const KernelNode&>(node);
+    const auto& state = ps.state<KernelState>(n);
+    cl::Kernel& k = *state.kernel;
+    for (cl_uint i = 0; i < n.args.size(); ++i) {
+      const Arg& a = n.args[i];
+      const VectorState* v = a.vector.get();
+      switch (a.kind) {
+        case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
+        case Arg::Kind::whole: k.setArg(i, run.contexts.at(ps.worker->context()).whole.at(v)); break;
+        case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
+        case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
+        case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
+        case Arg::Kind::offset: k.setArg(i, static_cast<cl_uint>(ps.part->first * v->unit)); break;
+        case Arg::Kind::count: k.setArg(i, static_cast<cl_uint>(ps.part->units * v->unit)); break;
+        case Arg::Kind::size: k.setArg(i, static_cast<cl_uint>(run.an.use(v).elements)); break;
+      }
+    }
+    const auto g = n.global_range(n.range()->unit, ps.part->units);
+    const auto& l = n.local_size;
+    cl::NDRange local = cl::NullRange;
+    if (!l.empty()) {
+      local = nd(l);
+    } else if (n.local_multiple) {
+      local = g.size() == 1 ? cl::NDRange(state.local) : g.size() == 2 ? cl::NDRange(state.local, 1)
+                                                                       : cl::NDRange(state.local, 1, 1);
+    }
+    const std::string* path = &run.path(n);
+    cl::Event ev;
+    // A 1D range that is no multiple of the device's work-group multiple would leave the driver
+    // only poor work-group sizes (1 for a prime count): launch the largest multiple, then the few
+    // remaining work-items at a global offset.
+    const std::size_t wgm = ps.worker->info().preferred_work_group_multiple;
+    if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
+      const std::size_t main = g[0] - g[0] % wgm;
+      cl::Event head;
+      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr,
+                                              run.event_of(head));
+      run.track(ps, head, path, true);
+      ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr,
+                                              run.event_of(ev));
+    } else {
+      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, nd(g), local, nullptr, run.event_of(ev));
+    }
+    run.track(ps, ev, path, true);
+  }
+
+ private:
+  // The queue's kernel object for a leaf, with what the driver says about it; built (or found in
+  // the program cache) on the queue's first request for this source.
+  static const QueueSlot::Leaf& leaf_kernel(RunState& run, Worker& w, const KernelNode& n, const std::string& path) {
+    QueueSlot::LeafKey key{n.source.get(), n.entry, n.build_options};
+    if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
+    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
+    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+                                         {n.source->text, n.source->origin}, n.build_options, where);
+    QueueSlot::Leaf leaf;
+    leaf.source = n.source;
+    try {
+      leaf.kernel = &w.slot->kernel(program, n.entry);
+    } catch (const cl::Error& e) {
+      where.api_call = "clCreateKernel";
+      where.fix = "check the entry name '" + n.entry + "' against the __kernel functions of " + n.source->origin;
+      throw_cl(e, where);
+    }
+    leaf.parameters = leaf.kernel->getInfo<CL_KERNEL_NUM_ARGS>();
+    leaf.work_group = leaf.kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device);
+    return w.slot->leaves.emplace(std::move(key), std::move(leaf)).first->second;
+  }
+
+  // Work-group size for a kernel with a local-size multiple: the largest multiple of it that
+  // divides the partition's range and is at most `limit`; 0 if none.
+  static std::size_t local_for(const PartState& ps, const KernelNode& n, std::size_t limit) {
+    auto g = n.global_range(n.range()->unit, ps.part->units);
+    for (std::size_t l = limit / n.local_multiple * n.local_multiple; l >= n.local_multiple; l -= n.local_multiple)
+      if (g[0] % l == 0) return l;
+    return 0;
+  }
+};
+
+}  // namespace
+
+const NodeRunner& kernel_runner() {
+  static const KernelRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,32 @@
+// exec/nodes/leaf.cpp — what every leaf's run shares: replicas re-synchronised before a leaf
+// reads them whole, the leaf enqueued per partition, the replicas of what it writes marked dirty.
+#include "exec/nodes/runner.hpp"
+#include "exec/transfer.hpp"
+#include "platform/error.hpp"
+
+namespace sinew::detail {
+
+void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const {
+  for (const auto& a : n.args) {
+    if (a.kind != Arg::Kind::whole || !w.dirty.count(a.vector.get())) continue;
+    // A replica is read after slices changed: every worker meets here and one syncs them all.
+    w.queue().finish();
+    run.barrier->arrive_and_wait([&] { sync_replicas(run, a.vector.get()); });
+    w.dirty.erase(a.vector.get());
+  }
+  const std::string& path = run.path(n);
+  for (PartState* p : group)
+    cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
+            [&] { enqueue(run, *p, n, step.iteration); });
+  for (const auto& a : n.args)
+    if (a.kind == Arg::Kind::partitioned && a.access != Access::read && run.an.use(a.vector.get()).read_whole)
+      w.dirty.insert(a.vector.get());
+}
+
+void library_status(int status, const char* call, const std::string& path, const PartState& ps) {
+  if (status != 0)
+    throw_error(errc::library, std::string(call) + " failed with status " + std::to_string(status),
+                {.api_call = call, .node = path, .device = ps.worker->info().name});
+}
+
+}  // namespace sinew::detail

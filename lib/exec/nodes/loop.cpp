@@ -1,0 +1,61 @@
+// exec/nodes/loop.cpp — running loops: the body again and again on the same partitions; with a
+// predicate, every worker meets after each iteration and the last to arrive combines the
+// iteration's reductions and evaluates it.
+#include "exec/nodes/runner.hpp"
+#include "platform/error.hpp"
+#include "tree/nodes/loop.hpp"
+
+namespace sinew::detail {
+namespace {
+
+class LoopRunner final : public NodeRunner {
+ public:
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
+    const auto& n = static_cast<const LoopNode&>(node);
+    std::size_t i = 0;
+    for (;; ++i) {
+      if (n.times && i >= n.times) break;
+      interpret(run, w, group, n.body(), {i, step.loop_depth + 1});
+      if (!n.has_predicate()) continue;
+      // The iteration barrier: the host evaluates the predicate over this iteration's results.
+      w.queue().finish();
+      run.barrier->arrive_and_wait([&] {
+        for (const NodeImpl* r : w.pending) runner_of(*r).combine(run, *r);
+        run.loop_done = evaluate(run, n, i);
+      });
+      w.pending.clear();
+      if (run.loop_done) {
+        ++i;
+        break;
+      }
+    }
+    // Counted once: by the first worker, for its first partition (streaming runs loops per partition).
+    if (step.loop_depth == 0 && &w == &run.workers.front() && group.front() == w.parts.front()) run.iterations += i;
+  }
+
+ private:
+  static bool evaluate(RunState& run, const LoopNode& n, std::size_t i) {
+    if (n.until_result && n.until_value(run.results.at(n.until_result->name))) return true;
+    if (!n.until_state) return false;
+    LoopState state;
+    state.iteration = i + 1;
+    state.lookup = [&](const ResultRef& r) -> const Value& {
+      auto it = run.results.find(r.name());
+      if (it == run.results.end())
+        throw_error(errc::invalid_tree,
+                    "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
+                    {.node = run.path(n), .fix = "read only results computed inside the loop body"});
+      return it->second;
+    };
+    return n.until_state(state);
+  }
+};
+
+}  // namespace
+
+const NodeRunner& loop_runner() {
+  static const LoopRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,138 @@
+// exec/nodes/map_reduce.cpp — running map_reduce: the body, then the reduction kernel twice per
+// partition (work-groups, then one group) and the partition's value read back; once every
+// partition's queue has finished, the values combined on the host (built-in operators) or with
+// the user's function on the first partition's device.
+#include "exec/nodes/runner.hpp"
+#include "exec/reduce.hpp"
+#include "platform/error.hpp"
+#include "tree/nodes/map_reduce.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sinew::detail {
+namespace {
+
+struct ReduceState final : NodeState {
+  cl::Kernel* kernel = nullptr;
+  cl::Buffer partials;  // one value per work-group of the first pass
+  cl::Buffer result;    // the partition's value
+  std::vector<unsigned char> host;
+  std::size_t local = 1, groups = 1;
+};
+
+std::size_t floor_pow2(std::size_t x) {
+  std::size_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+class MapReduceRunner final : public NodeRunner {
+ public:
+  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+    const auto& n = static_cast<const MapReduceNode&>(node);
+    const Reducer& r = n.reducer;
+    const ElementType& t = r.input->type;
+    const std::string& path = run.path(n);
+    if (!t.known())
+      throw_error(errc::invalid_argument, "a reduction needs an OpenCL element type; '" + r.input->name + "' is opaque",
+                  {.node = path, .argument = "reducer", .fix = "reduce a vector of an OpenCL type (float, int2, ...)"});
+    ErrorContext where{.node = path + "/reduce", .device = w.info().name,
+                       .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
+    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+                                         {reduce_source(r, t), where.kernel_file}, "", where);
+    cl::Kernel* kernel = &w.slot->kernel(program, "sinew_reduce");
+    const std::size_t local = floor_pow2(std::min<std::size_t>(
+        {256, w.info().max_work_group_size, kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)}));
+    for (PartState* ps : w.parts) {
+      auto rs = std::make_unique<ReduceState>();
+      rs->kernel = kernel;
+      rs->local = local;
+      const std::size_t n_elems = ps->part->units * r.input->unit;
+      rs->groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs->local - 1) / rs->local));
+      rs->partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs->groups * t.size);
+      rs->result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
+      rs->host.resize(t.size);
+      ps->nodes[&n] = std::move(rs);
+    }
+  }
+
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
+    const auto& n = static_cast<const MapReduceNode&>(node);
+    interpret(run, w, group, n.body(), step);
+    for (PartState* p : group) reduce(run, n, *p);
+    w.pending.insert(&n);
+  }
+
+  void combine(RunState& run, const NodeImpl& node) const override {
+    const auto& n = static_cast<const MapReduceNode&>(node);
+    const Reducer& r = n.reducer;
+    const ElementType& t = r.input->type;
+    std::vector<std::vector<unsigned char>> values;
+    for (auto& ps : run.parts) values.push_back(ps.state<ReduceState>(n).host);
+    Value v;
+    if (r.op != Reducer::Op::custom) {
+      v = combine_builtin(r.op, values, t);
+    } else if (values.size() == 1) {
+      v = {t, values[0]};
+    } else {
+      // Combine with the user's function on the first partition's device.
+      PartState& ps = run.parts.front();
+      ReduceState& rs = ps.state<ReduceState>(n);
+      cl_call({.node = run.path(n) + "/reduce", .device = ps.worker->info().name}, [&] {
+        std::vector<unsigned char> packed;
+        for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
+        cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
+        cl::Kernel& k = *rs.kernel;
+        k.setArg(0, in);
+        k.setArg(1, static_cast<cl_uint>(values.size()));
+        k.setArg(2, rs.result);
+        k.setArg(3, cl::Local(rs.local * t.size));
+        k.setArg(4, r.identity.size(), r.identity.data());
+        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(rs.local), cl::NDRange(rs.local));
+        v = {t, std::vector<unsigned char>(t.size)};
+        ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
+      });
+    }
+    run.results[r.output->name] = v;
+    if (auto b = run.an.result_bindings.find(r.output.get()); b != run.an.result_bindings.end())
+      std::memcpy(run.bindings[b->second].data, v.bytes.data(), v.bytes.size());
+  }
+
+ private:
+  static void reduce(RunState& run, const MapReduceNode& n, PartState& ps) {
+    const Reducer& r = n.reducer;
+    const ElementType& t = r.input->type;
+    const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
+    const std::string& path = run.path(n);
+    ReduceState& rs = ps.state<ReduceState>(n);
+    cl_call([&] { return ErrorContext{.node = path + "/reduce", .device = ps.worker->info().name}; }, [&] {
+      cl::Kernel& k = *rs.kernel;
+      auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
+        k.setArg(0, in);
+        k.setArg(1, count);
+        k.setArg(2, out);
+        k.setArg(3, cl::Local(rs.local * t.size));
+        k.setArg(4, identity.size(), identity.data());
+        cl::Event ev;
+        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local),
+                                                cl::NDRange(rs.local), nullptr, run.event_of(ev));
+        run.track(ps, ev, &path, true);
+      };
+      pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
+      pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+      cl::Event ev;
+      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, run.event_of(ev));
+      run.track(ps, ev, &path, false);
+    });
+  }
+};
+
+}  // namespace
+
+const NodeRunner& map_reduce_runner() {
+  static const MapReduceRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,66 @@
+// exec/nodes/runner.hpp — how each node kind runs: one runner per kind (exec/nodes/<kind>.cpp),
+// found by the node's type in the registry (exec/nodes/registry.cpp). The tree's node classes
+// (lib/tree/nodes/) describe and check; their runners prepare and enqueue. Adding a kind:
+// docs/ARCHITECTURE.md, "Adding a skeleton".
+#pragma once
+
+#include "exec/run.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+// A worker's partitions that run a node together (all of them, or one streamed partition).
+using Group = std::vector<PartState*>;
+
+// Where in the tree a node runs: the enclosing loop's step (0 outside loops) and loop depth.
+struct Step {
+  std::size_t iteration = 0;
+  int loop_depth = 0;
+};
+
+class NodeRunner {
+ public:
+  virtual ~NodeRunner() = default;
+  // Once per worker, before any data moves: programs, kernel objects, per-partition state
+  // (PartState::nodes). Runs on the request's thread; may throw sinew::Error for a limit a
+  // device cannot meet.
+  virtual void prepare(RunState& run, Worker& w, const NodeImpl& n) const {
+    (void)run;
+    (void)w;
+    (void)n;
+  }
+  // Enqueues the node's work for `group` on the worker's queue (from the worker's thread).
+  virtual void run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const = 0;
+  // Once every partition's queue has finished what `run` enqueued (at a loop's barrier or after
+  // the workers joined), for nodes that run() put in Worker::pending: combines the partitions'
+  // values on the host.
+  virtual void combine(RunState& run, const NodeImpl& n) const {
+    (void)run;
+    (void)n;
+  }
+};
+
+// A leaf: for each partition of the group, its work on the partition's queue. The replicas the
+// leaf reads whole are re-synchronised first when slices were written since (every worker meets
+// at a barrier, one syncs them all), and the slices it writes mark those replicas dirty.
+class LeafRunner : public NodeRunner {
+ public:
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const final;
+  virtual void enqueue(RunState& run, PartState& ps, const NodeImpl& n, std::size_t iteration) const = 0;
+};
+
+// The runner of a node's kind; throws std::logic_error for a kind nobody registered.
+const NodeRunner& runner_of(const NodeImpl& n);
+
+// Runs a node (its runner's run()): what inner nodes call for their children.
+inline void interpret(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) {
+  runner_of(n).run(run, w, group, n, step);
+}
+
+// A library call's status: sinew::Error(errc::library) naming the call, node and device.
+void library_status(int status, const char* call, const std::string& path, const PartState& ps);
+
+}  // namespace sinew::detail

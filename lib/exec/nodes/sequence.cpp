@@ -1,0 +1,22 @@
+// exec/nodes/sequence.cpp — running pipelines and maps: their children in order on the same
+// partitions, so channels between stages never leave the device.
+#include "exec/nodes/runner.hpp"
+
+namespace sinew::detail {
+namespace {
+
+class SequenceRunner final : public NodeRunner {
+ public:
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const override {
+    for (const auto& c : n.children) interpret(run, w, group, *c, step);
+  }
+};
+
+}  // namespace
+
+const NodeRunner& sequence_runner() {
+  static const SequenceRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail

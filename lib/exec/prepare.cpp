@@ -1,0 +1,157 @@
+// exec/prepare.cpp — a run's state before any data moves: its workers and their queues, every
+// program and kernel object (through the node runners), the device limits, the buffers.
+#include "exec/nodes/runner.hpp"
+#include "exec/run.hpp"
+#include "exec/transfer.hpp"
+#include "platform/error.hpp"
+
+#include <tuple>
+
+namespace sinew::detail {
+
+RunState::RunState(Environment& e, const NodeImpl& r, const Analysis& a, const std::vector<Binding>& b,
+                   const Decomposition& d, bool p)
+    : env(e), root(r), an(a), bindings(b), dec(d), profile(p) {}
+
+RunState::~RunState() {
+  for (auto& w : workers) {
+    if (!w.slot) continue;
+    if (!w.drained) {
+      try {
+        w.queue().finish();  // nothing may still touch host memory once the request is over
+      } catch (...) {
+      }
+      try {
+        unmap_deferred(w);
+      } catch (...) {
+      }
+    }
+    env.queues->release(w.cl_device, std::move(w.slot));
+  }
+  for (auto& b : pooled_) env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
+}
+
+cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info) {
+  cl::Buffer b = env.buffers->acquire(context, bytes);
+  pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.global_memory / 2)});
+  return b;
+}
+
+void RunState::keep_error() {
+  std::lock_guard lock(error_mutex_);
+  if (!error_) error_ = std::current_exception();
+}
+
+namespace {
+
+// Every slice and replica fits the device's largest allocation, and all of them its memory.
+void check_memory(RunState& run) {
+  std::map<const Device*, std::uint64_t> total;
+  std::set<std::pair<const Device*, const VectorState*>> replicas;
+  for (auto& ps : run.parts) {
+    const auto& info = ps.worker->info();
+    for (const auto& u : run.an.vectors) {
+      const std::uint64_t esize = u.vector->type.size;
+      auto check = [&](std::uint64_t bytes, const char* what) {
+        if (bytes > info.max_alloc)
+          throw_error(errc::invalid_argument,
+                      std::string(what) + " of vector '" + u.vector->name + "' needs " + std::to_string(bytes) +
+                          " bytes, more than the device's largest allocation (" + std::to_string(info.max_alloc) + ")",
+                      {.argument = "vector '" + u.vector->name + "'", .device = info.name,
+                       .fix = "give this device a smaller share, or split the data over more devices"});
+        total[ps.worker->device] += bytes;
+      };
+      if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
+      if (u.read_whole && replicas.emplace(ps.worker->device, u.vector.get()).second) check(u.elements * esize, "the replica");
+    }
+  }
+  for (const auto& [dev, bytes] : total)
+    if (bytes > dev->info().global_memory)
+      throw_error(errc::invalid_argument,
+                  "the device's partitions need " + std::to_string(bytes) + " bytes of device memory, more than it has (" +
+                      std::to_string(dev->info().global_memory) + ")",
+                  {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
+}
+
+// Slices per partition, replicas per context. On a host-unified device a bound vector's slice
+// is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
+void allocate(RunState& run) {
+  for (auto& ps : run.parts) {
+    Worker& w = *ps.worker;
+    for (const auto& u : run.an.vectors) {
+      if (!u.partitioned) continue;
+      const std::size_t bytes = run.slice_bytes(ps, u);
+      if (w.zero_copy && u.bound()) {
+        cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
+        ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
+      } else {
+        ps.slices[u.vector.get()] = run.device_buffer(w.context, bytes, w.info());
+      }
+    }
+  }
+  for (auto& [handle, cs] : run.contexts) {
+    for (const auto& u : run.an.vectors) {
+      if (!u.read_whole) continue;
+      run.has_replicas = true;
+      if (cs.workers.front()->zero_copy && u.bound() && !u.written)
+        cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, u.bytes(), run.host_of(u));
+      else
+        cs.whole[u.vector.get()] = run.device_buffer(cs.context, u.bytes(), cs.workers.front()->info());
+    }
+  }
+}
+
+}  // namespace
+
+void prepare(RunState& run) {
+  // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
+  std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
+  for (const auto& p : run.dec.parts) keys.emplace(p.device, p.sub_device, p.queue);
+  run.workers.resize(keys.size());
+  std::size_t i = 0;
+  for (const auto& key : keys) {
+    auto& w = run.workers[i++];
+    w.runtime_index = std::get<0>(key);
+    w.device = run.env.devices.at(w.runtime_index);
+    w.sub_device = std::get<1>(key);
+    w.queue_index = std::get<2>(key);
+    const auto& info = w.info();
+    if (!info.discrete) {
+      const auto& fs = w.device->fission(run.dec.config.fission);
+      w.context = fs.context;
+      w.cl_device = fs.devices.at(w.sub_device);
+    } else {
+      w.context = w.device->context();
+      w.cl_device = w.device->device();
+    }
+    w.zero_copy = !info.discrete && info.host_unified_memory;
+    w.slot = run.env.queues->acquire(w.context, w.cl_device, run.profile);
+    w.slot->staging.wait = run.env.wait;
+  }
+  run.parts.resize(run.dec.parts.size());
+  for (std::size_t p = 0; p < run.dec.parts.size(); ++p) {
+    auto& ps = run.parts[p];
+    ps.part = &run.dec.parts[p];
+    for (auto& w : run.workers)
+      if (w.runtime_index == ps.part->device && w.sub_device == ps.part->sub_device && w.queue_index == ps.part->queue)
+        ps.worker = &w;
+    ps.worker->parts.push_back(&ps);
+  }
+  for (auto& w : run.workers) {
+    auto [it, inserted] = run.contexts.try_emplace(w.context(), ContextState{w.context, {}, {}});
+    it->second.workers.push_back(&w);
+  }
+  check_memory(run);
+  run.cpu_work = std::any_of(run.workers.begin(), run.workers.end(), [](const Worker& w) { return !w.info().discrete; });
+  // Programs and kernel objects once per worker (its partitions share its queue), what depends
+  // on a partition's size once per partition.
+  visit(run.root, [&](const NodeImpl& n) {
+    const NodeRunner& runner = runner_of(n);
+    for (auto& w : run.workers)
+      cl_call([&] { return ErrorContext{.node = run.path(n), .device = w.info().name}; },
+              [&] { runner.prepare(run, w, n); });
+  });
+  cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(run); });
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,164 @@
+// exec/report.cpp — what a run did: its Report (plan, partitions, each device's host-timed end,
+// profiled device times per partition and kernel, results) and its Chrome trace; Report::str.
+#include "exec/run.hpp"
+#include "exec/trace.hpp"
+
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace sinew::detail {
+namespace {
+
+// Profiling start/end of an event in ns; false for events without profiling (some libraries').
+bool times_of(const TimedEvent& te, cl_ulong& s, cl_ulong& e) {
+  try {
+    s = te.event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    e = te.event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  } catch (const cl::Error&) {
+    return false;
+  }
+  return e >= s;
+}
+
+Report build_report(RunState& run) {
+  Report rep;
+  rep.config = run.dec.config;
+  rep.iterations = run.iterations;
+  rep.profiled = run.profile;
+  rep.results = run.results;
+  rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
+  rep.device_ms.assign(run.env.infos.size(), 0.0);
+  double begin = std::numeric_limits<double>::max();
+  for (auto& w : run.workers) begin = std::min(begin, w.host_start_ms);
+  for (auto& w : run.workers) {
+    double& d = rep.device_ms.at(w.runtime_index);
+    d = std::max(d, w.host_end_ms - begin);
+  }
+  std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
+  for (auto& ps : run.parts) {
+    PartitionReport pr;
+    pr.index = ps.part->index;
+    pr.device = ps.part->device;
+    pr.device_name = ps.worker->info().name;
+    pr.sub_device = ps.part->sub_device;
+    pr.queue = ps.part->queue;
+    pr.first = ps.part->first;
+    pr.units = ps.part->units;
+    cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
+    for (auto& te : ps.events) {
+      cl_ulong s = 0, e = 0;
+      if (!times_of(te, s, e)) continue;
+      first = std::min(first, s);
+      last = std::max(last, e);
+      const double ms = static_cast<double>(e - s) * 1e-6;
+      if (te.kernel) {
+        pr.kernel_ms += ms;
+        auto& kt = kernels[{*te.path, pr.index}];
+        kt.node = *te.path;
+        kt.partition = pr.index;
+        ++kt.launches;
+        kt.ms += ms;
+      } else {
+        pr.transfer_ms += ms;
+      }
+    }
+    if (last > first) pr.ms = static_cast<double>(last - first) * 1e-6;
+    rep.partitions.push_back(pr);
+  }
+  for (auto& [k, v] : kernels) rep.kernels.push_back(v);
+  return rep;
+}
+
+// Device clocks differ from the host's: each worker's events are placed from when its thread
+// began, taking the first command's queued time (its start where the driver gives no queued
+// time) as that moment, so the gap between enqueueing and running shows. The host's own work
+// (preparation, each thread enqueueing then waiting, the report) is on a "host" row.
+std::vector<TraceRecord> trace_records(RunState& run, double joined_ms, double end_ms) {
+  std::vector<TraceRecord> out;
+  auto host = [&](std::string name, std::string thread, double from_ms, double to_ms) {
+    out.push_back({std::move(name), "host", "host", std::move(thread), from_ms * 1e3, (to_ms - from_ms) * 1e3});
+  };
+  host("prepare", "request", 0, run.prepared_ms);
+  host("join, combine", "request", joined_ms, end_ms);
+  for (auto& w : run.workers) {
+    cl_ulong base = std::numeric_limits<cl_ulong>::max();
+    for (PartState* ps : w.parts)
+      for (auto& te : ps->events) {
+        cl_ulong s, e;
+        if (!times_of(te, s, e)) continue;
+        cl_ulong queued = s;
+        try {
+          queued = std::min(s, te.event.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>());
+        } catch (const cl::Error&) {
+        }
+        base = std::min(base, queued);
+      }
+    const auto& info = w.info();
+    std::string thread = info.discrete ? "queue " + std::to_string(w.queue_index)
+                                       : "sub-device " + std::to_string(w.sub_device);
+    const std::string who = info.id() + " " + thread;
+    host("enqueue", who, w.host_start_ms, w.host_enqueued_ms);
+    host("wait", who, w.host_enqueued_ms, w.host_end_ms);
+    for (PartState* ps : w.parts)
+      for (auto& te : ps->events) {
+        cl_ulong s, e;
+        if (!times_of(te, s, e)) continue;
+        out.push_back({*te.path + " #" + std::to_string(ps->part->index), te.kernel ? "kernel" : "transfer",
+                       info.id() + " " + info.name, thread, w.host_start_ms * 1e3 + static_cast<double>(s - base) * 1e-3,
+                       static_cast<double>(e - s) * 1e-3});
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+Report report(RunState& run, double joined_ms) {
+  Report rep = build_report(run);
+  rep.wall_ms = run.now_ms();
+  if (!run.env.trace.empty()) write_chrome_trace(run.env.trace, trace_records(run, joined_ms, rep.wall_ms), run.env.log);
+  return rep;
+}
+
+}  // namespace sinew::detail
+
+namespace sinew {
+
+std::string Report::str() const {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  s << "run";
+  if (!tree.empty()) s << " of '" << tree << "'";
+  s << ": " << wall_ms << " ms wall, config " << config.str() << " (" << to_string(provenance) << ")";
+  if (iterations) s << ", " << iterations << " loop iteration(s)";
+  s << "\n";
+  for (std::size_t d = 0; d < device_ms.size(); ++d)
+    if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
+  for (const auto& p : partitions) {
+    s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
+      << " units [" << p.first << ", " << p.first + p.units << ")";
+    if (profiled)
+      s << ": busy " << p.ms << " ms, kernels " << p.kernel_ms << " ms, transfers " << p.transfer_ms << " ms";
+    s << "\n";
+  }
+  if (!profiled && !partitions.empty()) s << "  (device times per partition and kernel: RunOptions::profile)\n";
+  for (const auto& k : kernels)
+    s << "    " << k.node << " @" << k.partition << ": " << k.ms << " ms over " << k.launches << " launch(es)\n";
+  for (const auto& [name, v] : results) {
+    s << "  result " << name << " = ";
+    switch (v.type.lanes == 1 ? v.type.scalar : ScalarKind::opaque) {
+      case ScalarKind::f32: s << v.as<float>(); break;
+      case ScalarKind::f64: s << v.as<double>(); break;
+      case ScalarKind::i32: s << v.as<cl_int>(); break;
+      case ScalarKind::u32: s << v.as<cl_uint>(); break;
+      case ScalarKind::i64: s << v.as<cl_long>(); break;
+      case ScalarKind::u64: s << v.as<cl_ulong>(); break;
+      default: s << v.bytes.size() << " bytes"; break;
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace sinew

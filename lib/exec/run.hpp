@@ -1,0 +1,174 @@
+// exec/run.hpp — one execution request's state, shared by the executor's parts: preparation
+// (prepare.cpp), transfers (transfer.cpp), tree interpretation (interpret.cpp and the node
+// runners of exec/nodes/), driving and waiting (drive.cpp) and the report (report.cpp).
+//
+// A request's partitions are grouped by queue (device, sub-device, overlap queue) into workers;
+// each worker's partitions share its queue and, unless one thread feeds every device, its host
+// thread. Workers meet only at barriers (a replica re-synchronisation, a loop predicate).
+#pragma once
+
+#include "decompose/decompose.hpp"
+#include "exec/barrier.hpp"
+#include "exec/environment.hpp"
+#include "tree/analysis.hpp"
+
+#include <sinew/report.hpp>
+
+#include <chrono>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sinew::detail {
+
+// A command's profiling event, kept for the report and the trace (profiled requests only).
+struct TimedEvent {
+  cl::Event event;
+  const std::string* path;
+  bool kernel;
+};
+
+// What a node's runner keeps per partition (its kernel object, a reduction's buffers, ...).
+struct NodeState {
+  virtual ~NodeState() = default;
+};
+
+struct Worker;
+
+// One partition: its slices of the vectors, its runners' state, its profiling events.
+struct PartState {
+  const Partition* part = nullptr;
+  Worker* worker = nullptr;
+  std::map<const VectorState*, cl::Buffer> slices;
+  std::unordered_map<const NodeImpl*, std::unique_ptr<NodeState>> nodes;
+  std::vector<TimedEvent> events;
+  std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
+
+  template <class S>
+  S& state(const NodeImpl& n) {
+    return static_cast<S&>(*nodes.at(&n));
+  }
+};
+
+// One queue (a GPU's overlap queue, a CPU or one of its sub-devices) and the host thread that
+// drives it through its partitions.
+struct Worker {
+  Device* device = nullptr;
+  std::size_t runtime_index = 0;  // the device's index in Runtime::devices()
+  cl::Context context;
+  cl::Device cl_device;
+  unsigned sub_device = 0, queue_index = 0;
+  bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
+  std::unique_ptr<QueueSlot> slot;
+  std::vector<PartState*> parts;
+  // Walking the tree: identical in every worker, since all walk the same tree.
+  std::set<const VectorState*> dirty;  // slices written since the replicas were synced
+  std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
+  double host_start_ms = 0;            // when this worker's thread began, in the run
+  double host_enqueued_ms = 0;         // when it had enqueued everything (then it waits)
+  double host_end_ms = 0;              // when its queue had finished everything
+  bool drained = false;                // its queue finished without an error
+  cl::CommandQueue& queue() { return slot->queue; }
+  const DeviceInfo& info() const { return device->info(); }
+};
+
+// The workers of one OpenCL context and the replicas of the vectors read whole.
+struct ContextState {
+  cl::Context context;
+  std::vector<Worker*> workers;
+  std::map<const VectorState*, cl::Buffer> whole;
+};
+
+class RunState {
+ public:
+  RunState(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
+           const Decomposition& dec, bool profile);
+  // Waits for whatever was enqueued (nothing may touch host memory once a request is over),
+  // returns queues and buffers to their pools. Never throws.
+  ~RunState();
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+
+  Environment& env;
+  const NodeImpl& root;
+  const Analysis& an;
+  const std::vector<Binding>& bindings;
+  const Decomposition& dec;
+  const bool profile;
+
+  std::vector<Worker> workers;
+  std::vector<PartState> parts;
+  std::map<cl_context, ContextState> contexts;
+  std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double prepared_ms = 0;
+  bool cpu_work = false;       // some partition runs on a host-unified (CPU) device
+  bool defer_unmaps = false;   // zero-copy results are unmapped after the wait (one feeding thread)
+  bool has_replicas = false;   // some vector is read whole
+  std::map<const VectorState*, std::vector<unsigned char>> staging;  // replica sync between contexts
+  std::map<std::string, Value> results;  // map_reduce outputs, written at barriers and after the join
+  bool loop_done = false;                // a loop predicate's verdict, read after its barrier
+  std::size_t iterations = 0;
+
+  double now_ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  const std::string& path(const NodeImpl& n) const { return an.path(n); }
+
+  // The host memory bound to `u` (which must be bound).
+  char* host_of(const VectorUse& u) const {
+    return static_cast<char*>(bindings[static_cast<std::size_t>(u.binding)].data);
+  }
+  std::size_t slice_offset(const PartState& ps, const VectorUse& u) const {
+    return ps.part->first * u.vector->unit * u.vector->type.size;
+  }
+  std::size_t slice_bytes(const PartState& ps, const VectorUse& u) const {
+    return ps.part->units * u.vector->unit * u.vector->type.size;
+  }
+
+  // Where a command's event goes: nowhere unless the request is profiled (an event is a driver
+  // object per command, which only the report and the trace read).
+  cl::Event* event_of(cl::Event& ev) const { return profile ? &ev : nullptr; }
+  cl_event* event_of(cl_event& ev) const { return profile ? &ev : nullptr; }  // for the libraries' C calls
+  // Keeps a command's event for the report and the trace (profiled requests only).
+  void track(PartState& ps, cl::Event ev, const std::string* path, bool kernel) {
+    if (profile) ps.events.push_back({std::move(ev), path, kernel});
+  }
+
+  // A device buffer from the runtime's pool, returned to it when the request ends.
+  cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info);
+
+  // The first error of any worker; the others' are dropped.
+  void keep_error();
+  std::exception_ptr error() const { return error_; }
+
+ private:
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  struct Pooled {
+    cl::Context context;
+    std::size_t bytes;
+    cl::Buffer buffer;
+    std::size_t limit;
+  };
+  std::vector<Pooled> pooled_;
+};
+
+// The parts of an execution, in the order execute() calls them.
+// Builds every program and kernel the run needs and checks the device limits (work-group
+// sizes, allocation sizes, memory), then allocates the buffers — all before any data moves.
+void prepare(RunState& run);
+// Runs every worker's partitions (a thread per queue, or one thread feeding every device) and
+// waits for their queues; the first error is kept in the run.
+void drive(RunState& run);
+// The report of a finished run, and its Chrome trace when one is asked for.
+Report report(RunState& run, double joined_ms);
+
+}  // namespace sinew::detail

@@ -1,0 +1,142 @@
+// exec/transfer.cpp — moving a run's data (see transfer.hpp).
+#include "exec/transfer.hpp"
+
+#include "platform/error.hpp"
+
+namespace sinew::detail {
+
+bool staged(const RunState& run, const void* host, std::size_t bytes) {
+  return run.env.transfer == TransferMode::staged && !(run.env.is_pinned && run.env.is_pinned(host, bytes));
+}
+
+bool all_direct(const RunState& run) {
+  for (const auto& u : run.an.vectors)
+    if (u.partitioned && u.bound() && staged(run, run.host_of(u), u.bytes())) return false;
+  return true;
+}
+
+void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host,
+               std::size_t bytes, const std::string* label) {
+  Worker& w = *ps.worker;
+  if (staged(run, host, bytes)) {
+    std::vector<cl::Event> events;
+    w.slot->staging.upload(w.queue(), buf, offset, host, bytes, events);
+    for (auto& ev : events) run.track(ps, ev, label, false);
+  } else {
+    cl::Event ev;
+    w.queue().enqueueWriteBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, run.event_of(ev));
+    run.track(ps, ev, label, false);
+  }
+}
+
+void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
+             const std::string* label) {
+  Worker& w = *ps.worker;
+  if (staged(run, host, bytes)) {
+    std::vector<cl::Event> events;
+    w.slot->staging.download(w.queue(), buf, offset, host, bytes, events);
+    for (auto& ev : events) run.track(ps, ev, label, false);
+  } else {
+    cl::Event ev;
+    w.queue().enqueueReadBuffer(buf, CL_FALSE, offset, bytes, host, nullptr, run.event_of(ev));
+    run.track(ps, ev, label, false);
+  }
+}
+
+void upload_replicas(RunState& run, Worker& w) {
+  static const std::string upload_path = "upload";
+  ContextState& cs = run.contexts.at(w.context());
+  if (cs.workers.front() != &w) return;
+  cl_call({.api_call = "upload", .device = w.info().name}, [&] {
+    bool wrote = false;
+    for (const auto& u : run.an.vectors) {
+      if (!u.read_whole || !u.bound() || (w.zero_copy && !u.written)) continue;
+      to_device(run, *w.parts.front(), cs.whole.at(u.vector.get()), 0, run.host_of(u), u.bytes(), &upload_path);
+      wrote = true;
+    }
+    if (wrote) w.queue().finish();  // other queues of the context read the replicas
+  });
+}
+
+void upload(RunState& run, PartState& ps) {
+  static const std::string upload_path = "upload";
+  if (ps.worker->zero_copy) return;
+  cl_call([&] { return ErrorContext{.api_call = "upload", .device = ps.worker->info().name}; }, [&] {
+    for (const auto& u : run.an.vectors) {
+      if (!u.partitioned || !u.bound() || !u.read_partitioned) continue;
+      to_device(run, ps, ps.slices.at(u.vector.get()), 0, run.host_of(u) + run.slice_offset(ps, u),
+                run.slice_bytes(ps, u), &upload_path);
+    }
+  });
+}
+
+void download(RunState& run, PartState& ps) {
+  static const std::string download_path = "download";
+  Worker& w = *ps.worker;
+  cl_call([&] { return ErrorContext{.api_call = "download", .device = w.info().name}; }, [&] {
+    for (const auto& u : run.an.vectors) {
+      if (!u.partitioned || !u.bound() || !u.written) continue;
+      auto& buf = ps.slices.at(u.vector.get());
+      const std::size_t bytes = run.slice_bytes(ps, u);
+      if (w.zero_copy && w.info().host_pointer_aliased) {
+        // The buffer is the host memory itself (probed): the results are there once the
+        // queue has finished. (The map and unmap cost a 50M-float split some 40 us at its end.)
+      } else if (w.zero_copy) {
+        // The buffer is the host memory: mapping makes the device's writes visible there. The
+        // in-order queue runs map then unmap; the worker's final wait covers both. One thread
+        // feeding every device unmaps after the wait (PoCL's unmap waits for the map).
+        void* p = w.queue().enqueueMapBuffer(buf, CL_FALSE, CL_MAP_READ, 0, bytes);
+        if (run.defer_unmaps) ps.maps.emplace_back(buf, p);
+        else w.queue().enqueueUnmapMemObject(buf, p);
+      } else {
+        to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path);
+      }
+    }
+  });
+}
+
+void sync_replicas(RunState& run, const VectorState* v) {
+  static const std::string sync_path = "sync";
+  const VectorUse& u = run.an.use(v);
+  auto finish_all = [&] {
+    for (auto& w : run.workers) w.queue().finish();
+  };
+  cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
+    if (run.contexts.size() > 1) {
+      run.staging[v].resize(u.elements * v->type.size);
+      for (auto& ps : run.parts)
+        to_host(run, ps, ps.slices.at(v), 0, run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u),
+                &sync_path);
+      finish_all();
+    }
+    for (auto& [handle, cs] : run.contexts) {
+      auto& whole = cs.whole.at(v);
+      for (auto& ps : run.parts) {
+        if (ps.worker->context() == handle) {
+          cl::Event ev;
+          ps.worker->queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, run.slice_offset(ps, u),
+                                               run.slice_bytes(ps, u), nullptr, run.event_of(ev));
+          run.track(ps, ev, &sync_path, false);
+        } else {
+          to_device(run, *cs.workers.front()->parts.front(), whole, run.slice_offset(ps, u),
+                    run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+        }
+      }
+    }
+    finish_all();
+  });
+}
+
+void unmap_deferred(Worker& w) {
+  bool any = false;
+  for (PartState* p : w.parts)
+    while (!p->maps.empty()) {
+      auto [buffer, ptr] = std::move(p->maps.back());
+      p->maps.pop_back();  // once tried, never again
+      w.queue().enqueueUnmapMemObject(buffer, ptr);
+      any = true;
+    }
+  if (any) w.queue().finish();
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,35 @@
+// exec/transfer.hpp — moving a run's data: host <-> device for each partition's slices (pinned
+// staging for pageable memory on discrete devices, straight DMA for pinned memory, nothing on
+// zero-copy CPU devices), the replicas of vectors read whole, and their re-synchronisation.
+#pragma once
+
+#include "exec/run.hpp"
+
+namespace sinew::detail {
+
+// Host -> device into `buf` at `offset` for a partition of a discrete device; returns once `host`
+// has been read (or the DMA is queued).
+void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host,
+               std::size_t bytes, const std::string* label);
+// Device -> host; the data is in `host` once the worker's queue has finished.
+void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
+             const std::string* label);
+// Whether host memory goes through pinned staging (pageable memory, staged transfer mode).
+bool staged(const RunState& run, const void* host, std::size_t bytes);
+// Every bound partitioned vector moves between host and discrete devices without staging.
+bool all_direct(const RunState& run);
+
+// The partition's slices of the vectors it reads, before its leaves (discrete devices only).
+void upload(RunState& run, PartState& ps);
+// The partition's slices of the vectors it writes, after its leaves: read back (discrete
+// devices), mapped (zero-copy devices whose buffers are not the host memory itself), or nothing.
+void download(RunState& run, PartState& ps);
+// The first worker of each context fills the context's replicas.
+void upload_replicas(RunState& run, Worker& w);
+// Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
+// the last worker thread to arrive at a barrier, while the others wait with idle queues.
+void sync_replicas(RunState& run, const VectorState* v);
+// The zero-copy results download() left mapped, unmapped once the queue has finished.
+void unmap_deferred(Worker& w);
+
+}  // namespace sinew::detail

@@ -1,0 +1,77 @@
+// schedule/prepared.hpp — a tree prepared for the requests whose bindings have one shape, and
+// the one entry point through which it runs.
+//
+// A PreparedTree is made once per (tree, binding shapes): the checked analysis, the granule, the
+// node paths, the signature, the label and the knowledge-base features are computed there and
+// nowhere else; its decompositions are kept per plan. measure() is how a request, a training
+// step and the balancer's level 2 run a tree: decompose (cached) -> execute -> a Report labelled
+// with the tree. train_on_copies() is the training search over scratch copies of what the tree
+// writes, through measure().
+//
+// Thread safety: a PreparedTree is immutable but for its decomposition cache (locked); several
+// requests may use one at once.
+#pragma once
+
+#include "decompose/decompose.hpp"
+#include "exec/environment.hpp"
+#include "schedule/train.hpp"
+#include "tree/analysis.hpp"
+
+#include <sinew/binding.hpp>
+#include <sinew/kb.hpp>
+#include <sinew/report.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sinew::detail {
+
+struct PreparedTree {
+  Node tree;              // the handle: keeps the root alive
+  Analysis analysis;      // bindings by position: holds for every request of these shapes
+  std::size_t granule = 1;
+  Streaming streaming;
+  std::string signature;  // Node::signature()
+  std::string label;      // Node::label(): the name, else "map(saxpy)"
+  KbFeatures features;    // input_features(): sizes, marked scalars, host.pinned
+
+  const NodeImpl& root() const { return *tree.impl(); }
+  // The decomposition of the tree's units by `config` (checked: Config::check), with its
+  // explanation; made once per plan (decomposing and explaining cost some 10-20 us per request).
+  std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;
+
+ private:
+  using Key = std::tuple<std::vector<double>, std::string, unsigned>;  // shares, fission, overlap
+  mutable std::mutex mutex_;
+  mutable std::map<Key, std::shared_ptr<const Decomposition>> decompositions_;
+};
+
+// Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares
+// it. `pinned_fraction`: the share of the bound bytes in pinned memory, for machines with a
+// discrete device (a feature: GPUs read it 4-7x faster); `chunk_bytes`: RuntimeOptions::chunk_mb.
+std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
+                                                 const std::vector<DeviceInfo>& devices,
+                                                 std::optional<double> pinned_fraction, std::size_t chunk_bytes);
+
+// Runs the prepared tree once over `bindings` (of its shapes) with `config`.
+Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
+               bool profile = false);
+
+// Runs the training search for the prepared tree on scratch copies of every bound vector it
+// writes (so the caller's data is untouched; a copy of pinned data is pinned too), each
+// measurement passed to `record` (may be empty) as it is taken.
+TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
+                               const TrainingOptions& options, const Progress& progress,
+                               const std::optional<Config>& start, const std::function<void(KbRun&)>& record);
+
+// A run's per-partition busy times for the knowledge base: only a profiled run measured them.
+std::vector<double> partition_times(const Report& r);
+
+}  // namespace sinew::detail

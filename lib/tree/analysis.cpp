@@ -1,0 +1,209 @@
+// tree/analysis.cpp — the checks of a tree and its bindings that can be made before a device is
+// touched: bindings, data flow, sizes; each node's own checks (tree/nodes/) at the right moment.
+#include "tree/analysis.hpp"
+
+#include "platform/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace sinew::detail {
+
+Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
+  Analysis an;
+
+  // Bindings: each names a vector or result at most once.
+  std::map<const VectorState*, std::size_t> vbind;
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    const Binding& b = bindings[i];
+    if (b.vector) {
+      if (!vbind.emplace(b.vector.get(), i).second)
+        fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'", "the vector is bound twice",
+             "bind each vector to one host array");
+      if (b.data == nullptr && b.elements > 0)
+        fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'", "bound to a null pointer",
+             "bind it to valid host memory");
+      if (b.vector->type.known() && b.type.known() && !(b.vector->type == b.type))
+        fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'",
+             "host data of type " + b.type.name + " bound to a vector of " + b.vector->type.name,
+             "bind a std::vector<cl_" + b.vector->type.name + ">");
+    } else if (b.result) {
+      if (!an.result_bindings.emplace(b.result.get(), i).second)
+        fail(errc::invalid_argument, "bindings", "result '" + b.result->name + "'", "the result is bound twice",
+             "bind each result to one host variable");
+    }
+  }
+
+  // Collect vectors and their uses, checking each leaf.
+  auto note_vector = [&](const std::shared_ptr<VectorState>& v) -> VectorUse& {
+    auto [it, inserted] = an.index.emplace(v.get(), an.vectors.size());
+    if (inserted) {
+      VectorUse u;
+      u.vector = v;
+      if (auto b = vbind.find(v.get()); b != vbind.end()) u.binding = static_cast<std::ptrdiff_t>(b->second);
+      an.vectors.push_back(u);
+    }
+    return an.vectors[it->second];
+  };
+
+  StructureFacts facts;
+  auto paths = std::make_shared<std::map<const NodeImpl*, std::string>>();
+  walk(root, [&](const NodeImpl& n, const std::string& path) {
+    paths->emplace(&n, path);
+    n.check_structure(path, facts);
+    if (!n.is_leaf()) return;
+
+    std::set<const VectorState*> whole_here, written_here;
+    for (std::size_t i = 0; i < n.args.size(); ++i) {
+      const Arg& a = n.args[i];
+      if (!a.vector) continue;
+      VectorUse& u = note_vector(a.vector);
+      if (a.kind == Arg::Kind::partitioned) {
+        u.partitioned = true;
+        if (a.access != Access::write) u.read_partitioned = true;
+        if (a.access != Access::read) {
+          u.written = true;
+          written_here.insert(a.vector.get());
+        }
+      } else if (a.kind == Arg::Kind::whole) {
+        u.read_whole = true;
+        whole_here.insert(a.vector.get());
+      }
+    }
+    for (const VectorState* v : whole_here)
+      if (written_here.count(v))
+        fail(errc::invalid_argument, path, "vector '" + v->name + "'",
+             "the same leaf reads the vector whole and writes its slice: other devices would read it while it changes",
+             "write to a second vector and copy it back with sinew::copy in a later stage");
+    if (auto range = n.range()) note_vector(range).partitioned = true;  // a kernel's .range_of(v)
+  });
+
+  // Results produced by map_reduce nodes; loop predicates and bindings must refer to them.
+  for (const auto& [r, at] : an.result_bindings) {
+    const Binding* b = &bindings[at];
+    if (std::find(facts.produced.begin(), facts.produced.end(), r) == facts.produced.end())
+      fail(errc::invalid_argument, "bindings", "result '" + r->name + "'", "the result is not produced by this tree",
+           "bind only results written by one of the tree's map_reduce nodes");
+    if (b->type.size != r->type.size)
+      fail(errc::invalid_argument, "bindings", "result '" + r->name + "'", "host variable of another type",
+           "bind a variable of type cl_" + r->type.name);
+  }
+  for (const auto& [v, b] : vbind)
+    if (!an.index.count(v))
+      fail(errc::invalid_argument, "bindings", "vector '" + v->name + "'", "the vector is not used by this tree",
+           "bind only the tree's vectors (see tree.dump())");
+  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_flow(an, path); });
+
+  // Sizes: bound vectors take the binding's size; the common unit count sizes the rest.
+  for (auto& u : an.vectors) {
+    const auto& v = *u.vector;
+    if (u.bound()) {
+      const Binding* b = &bindings[static_cast<std::size_t>(u.binding)];
+      if (v.size && v.size != b->elements)
+        fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
+             "declared with " + std::to_string(v.size) + " elements but bound to " +
+                 std::to_string(b->elements),
+             "bind a host array of " + std::to_string(v.size) + " elements, or declare the vector without a size");
+      if (b->read_only && u.written)
+        fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
+             "the tree writes this vector but it is bound to const host data",
+             "bind a non-const std::vector or span");
+      u.elements = b->elements;
+    } else {
+      u.elements = v.size;
+    }
+  }
+  const VectorUse* first = nullptr;  // the vector that set the tree's unit count
+  for (auto& u : an.vectors) {
+    if (!u.partitioned || !u.elements) continue;
+    if (u.elements % u.vector->unit)
+      fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
+           std::to_string(u.elements) + " elements are not a whole number of units of " +
+               std::to_string(u.vector->unit),
+           "make the size a multiple of " + std::to_string(u.vector->unit) + " or change unit()");
+    u.units = u.elements / u.vector->unit;
+    if (!first) {
+      first = &u;
+      an.units = u.units;
+    }
+    if (u.units != an.units) {
+      fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
+           "has " + std::to_string(u.units) + " units but '" + first->vector->name + "' has " +
+               std::to_string(an.units) +
+               " (every partitioned vector of a tree is split at the same unit boundaries)",
+           "give '" + u.vector->name + "' a unit of " + std::to_string(u.elements / std::max<std::size_t>(1, an.units)) +
+               " elements, or a size of " + std::to_string(an.units * u.vector->unit));
+    }
+  }
+  for (auto& u : an.vectors) {
+    if (u.elements == 0) {
+      if (u.partitioned && an.units) {
+        u.elements = an.units * u.vector->unit;  // a channel sized like its neighbours
+      } else {
+        fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
+             "the vector has no size: it is neither bound nor declared with one",
+             "bind it to host data in run(), or declare sinew::vector<T>(n)");
+      }
+    }
+    if (u.partitioned) u.units = u.elements / u.vector->unit;
+    if ((u.read_partitioned || u.read_whole) && !u.bound() && !u.written)
+      fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "data",
+           "the tree reads this vector but nothing gives it data: it is not bound and no leaf writes it",
+           "bind it to host data in run(), or write it in an earlier stage");
+  }
+  if (an.units == 0)
+    fail(errc::invalid_tree, "tree", "vectors", "the tree has no partitioned vector with elements",
+         "bind a non-empty vector to at least one in/out/inout argument");
+
+  // Node shapes against the resolved sizes.
+  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_shapes(an, path); });
+
+  an.paths = std::move(paths);
+  for (const auto& u : an.vectors) {
+    if (u.read_whole && u.written) an.streamable = false;
+    if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
+  }
+  visit(root, [&](const NodeImpl& n) {
+    if (n.joins_partitions()) an.streamable = false;
+  });
+
+  return an;
+}
+
+std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
+                                                           std::optional<double> pinned_fraction) {
+  std::vector<std::pair<std::string, double>> features;
+  const auto order = vectors_in_order(root);
+  for (const auto& u : an.vectors) {
+    if (!u.bound()) continue;
+    std::string name = u.vector->name;
+    if (!u.vector->named) {
+      // By position, not by the process-wide counter in the default name: the same tree made by
+      // another process, after other vectors, has the same features.
+      const auto at = std::find(order.begin(), order.end(), u.vector.get()) - order.begin();
+      name = "v" + std::to_string(at);
+    }
+    features.emplace_back(name + ".size", static_cast<double>(u.elements));
+  }
+  visit(root, [&](const NodeImpl& n) {
+    for (const auto& a : n.args) {
+      if (a.kind != Arg::Kind::scalar || a.feature.empty()) continue;
+      double v = 0;
+      switch (a.type.scalar) {
+        case ScalarKind::i32: { cl_int x; std::memcpy(&x, a.bytes.data(), 4); v = x; break; }
+        case ScalarKind::u32: { cl_uint x; std::memcpy(&x, a.bytes.data(), 4); v = x; break; }
+        case ScalarKind::i64: { cl_long x; std::memcpy(&x, a.bytes.data(), 8); v = static_cast<double>(x); break; }
+        case ScalarKind::u64: { cl_ulong x; std::memcpy(&x, a.bytes.data(), 8); v = static_cast<double>(x); break; }
+        case ScalarKind::f32: { cl_float x; std::memcpy(&x, a.bytes.data(), 4); v = x; break; }
+        case ScalarKind::f64: { cl_double x; std::memcpy(&x, a.bytes.data(), 8); v = x; break; }
+        default: break;
+      }
+      features.emplace_back(a.feature, v);
+    }
+  });
+  if (pinned_fraction) features.emplace_back("host.pinned", *pinned_fraction);
+  return features;
+}
+
+}  // namespace sinew::detail

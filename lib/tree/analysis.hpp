@@ -1,0 +1,66 @@
+// tree/analysis.hpp — checking a tree against its bindings before any device work.
+//
+// `analyze` resolves every vector's size, has every node check itself (its arguments against its
+// kernel's signature, its shapes), checks the data flow of the whole tree, and returns what
+// execution needs to know: the vectors, how they are used, and the common number of units they
+// are partitioned in. Every error names the tree node, the argument and the fix.
+//
+// An Analysis refers to bindings by their position in the request's binding list, never by
+// address: it holds for every request whose bindings have the same shapes (the prepared tree
+// keeps one and serves it to every such request).
+#pragma once
+
+#include "tree/node.hpp"
+
+#include <sinew/binding.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinew::detail {
+
+struct VectorUse {
+  std::shared_ptr<VectorState> vector;
+  std::size_t elements = 0;       // resolved size
+  std::size_t units = 0;          // elements / unit
+  std::ptrdiff_t binding = -1;    // position in the request's bindings; -1: not bound
+  bool read_partitioned = false;  // some leaf reads its slice (in/inout)
+  bool written = false;           // some leaf writes its slice (out/inout)
+  bool read_whole = false;        // some leaf reads it whole
+  bool partitioned = false;       // used as a slice anywhere (read or written)
+
+  bool bound() const { return binding >= 0; }
+  std::size_t bytes() const { return elements * vector->type.size; }
+};
+
+struct Analysis {
+  std::vector<VectorUse> vectors;                    // in order of first appearance
+  std::map<const VectorState*, std::size_t> index;   // vector -> position in `vectors`
+  std::size_t units = 0;                             // units of every partitioned vector
+  std::map<const ResultState*, std::size_t> result_bindings;  // result -> position in the bindings
+  // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
+  // each may run the whole tree on its own, which lets a device stream many small partitions.
+  bool streamable = true;
+  std::size_t bytes_per_unit = 0;                    // over every partitioned vector
+  // Every node's path ("pipeline/1:kernel 'x'"), for messages and traces; shared by the copies
+  // of an analysis.
+  std::shared_ptr<const std::map<const NodeImpl*, std::string>> paths;
+
+  const VectorUse& use(const VectorState* v) const { return vectors.at(index.at(v)); }
+  const std::string& path(const NodeImpl& n) const { return paths->at(&n); }
+};
+
+Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings);
+
+// The tree's input features for the knowledge base, in one place: each bound vector's size
+// ("<name>.size" for a named vector, "v<k>.size" for an unnamed one, k its position in the tree,
+// see vectors_in_order), each scalar marked as a feature, and — when given — the fraction of the
+// bound bytes that lives in pinned memory ("host.pinned": GPUs read it 4-7x faster).
+std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
+                                                           std::optional<double> pinned_fraction = std::nullopt);
+
+}  // namespace sinew::detail

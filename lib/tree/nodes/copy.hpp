@@ -1,0 +1,15 @@
+// tree/nodes/copy.hpp — the copy leaf: src into dst, slice by slice, on the device.
+#pragma once
+
+#include "tree/node.hpp"
+
+namespace sinew::detail {
+
+class CopyNode final : public NodeImpl {
+ public:
+  std::string_view kind() const override { return "copy"; }
+  bool is_leaf() const override { return true; }
+  void check_shapes(const Analysis& an, const std::string& path) const override;
+};
+
+}  // namespace sinew::detail

@@ -1,0 +1,280 @@
+// tree/nodes/kernel.cpp — the kernel leaf: building it, loading its source, checking its
+// arguments against the kernel's parsed signature, its NDRange and granularity.
+#include "tree/nodes/kernel.hpp"
+
+#include "platform/error.hpp"
+#include "platform/hash.hpp"
+#include "tree/analysis.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace sinew {
+namespace detail {
+namespace {
+
+std::string arg_label(std::size_t i, const Arg& a, const std::optional<std::vector<KernelParam>>& params) {
+  std::string s = "argument " + std::to_string(i);
+  if (params && i < params->size() && !(*params)[i].name.empty()) s += " '" + (*params)[i].name + "'";
+  s += " (" + a.describe() + ")";
+  return s;
+}
+
+bool is_uint_like(const std::string& t) { return t == "uint" || t == "unsigned int" || t == "int" || t == "size_t"; }
+
+// Checks one kernel argument against the parsed parameter.
+void check_param(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a, const KernelParam& p) {
+  const std::string label = arg_label(i, a, n.params);
+  switch (a.kind) {
+    case Arg::Kind::partitioned:
+    case Arg::Kind::whole: {
+      if (!p.pointer || (p.address_space != "global" && p.address_space != "constant"))
+        fail(errc::invalid_argument, path, label,
+             "a vector is passed where the kernel expects '" + p.type + (p.pointer ? "*" : "") + "'",
+             "pass a vector only to a __global pointer parameter, or give this parameter sinew::scalar(...)");
+      const auto& t = a.vector->type;
+      if (t.known() && p.type != "void" && p.type != t.name)
+        fail(errc::invalid_argument, path, label,
+             "vector '" + a.vector->name + "' holds " + t.name + " but the kernel parameter is " + p.type + "*",
+             "declare the vector as sinew::vector<cl_" + p.type + "> or change the kernel's parameter type");
+      if (a.access != Access::read && (p.is_const || p.address_space == "constant"))
+        fail(errc::invalid_argument, path, label,
+             "the kernel declares this parameter read-only but the tree writes vector '" + a.vector->name + "'",
+             "use sinew::in(...) for it, or drop const from the kernel parameter");
+      break;
+    }
+    case Arg::Kind::scalar:
+      if (p.pointer || p.address_space == "local" || p.address_space == "global")
+        fail(errc::invalid_argument, path, label, "a scalar is passed where the kernel expects a pointer",
+             "pass a vector with sinew::in/out/inout/whole, or sinew::local<T>(n) for __local memory");
+      if (a.type.known() && p.type != a.type.name)
+        fail(errc::invalid_argument, path, label,
+             "scalar of type " + a.type.name + " passed to a parameter of type " + p.type,
+             "pass sinew::scalar(cl_" + p.type + "(value))");
+      break;
+    case Arg::Kind::local:
+      if (!p.pointer || p.address_space != "local")
+        fail(errc::invalid_argument, path, label, "local memory passed to a parameter that is not __local",
+             "declare the parameter as __local T*, or pass another kind of argument");
+      break;
+    case Arg::Kind::iteration:
+    case Arg::Kind::offset:
+    case Arg::Kind::count:
+    case Arg::Kind::size:
+      if (p.pointer || !is_uint_like(p.type))
+        fail(errc::invalid_argument, path, label, "this argument is a uint but the kernel parameter is " + p.type,
+             "declare the parameter as uint");
+      break;
+  }
+}
+
+KernelNode& kernel_of(const std::shared_ptr<NodeImpl>& impl) { return static_cast<KernelNode&>(*impl); }
+
+Kernel make_kernel(std::shared_ptr<const KernelSource> src, const std::string& entry) {
+  if (entry.empty())
+    throw_error(errc::invalid_tree, "kernel from '" + src->origin + "' has no entry name",
+                {.node = "kernel", .kernel_file = src->origin, .fix = "name the __kernel function to run"});
+  auto n = std::make_shared<KernelNode>();
+  n->params = parse_kernel_params(src->text, entry);
+  n->source = std::move(src);
+  n->entry = entry;
+  return Kernel(n);
+}
+
+}  // namespace
+
+std::string KernelNode::title() const {
+  return "kernel '" + (name.empty() ? entry : name) + "'" + (source ? " (" + source->origin + ")" : "");
+}
+
+void KernelNode::dump_settings(std::ostream& s) const {
+  s << " entry=" << entry;
+  if (elements_per_thread != 1) s << " elements_per_thread=" << elements_per_thread;
+  if (dims != 1) s << " dims=" << dims << (dim_x ? "(x=" + std::to_string(dim_x) + ")" : "");
+  if (!local_size.empty()) {
+    s << " local_size=";
+    for (std::size_t i = 0; i < local_size.size(); ++i) s << (i ? "x" : "") << local_size[i];
+  }
+  if (local_multiple) s << " local_multiple=" << local_multiple;
+  if (!build_options.empty()) s << " options='" << build_options << "'";
+}
+
+void KernelNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>&) const {
+  s << entry << "@" << source->hash << ";ept=" << elements_per_thread << ";dims=" << dims << ";opt=" << build_options
+    << ";";
+}
+
+void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
+  if (params) {
+    if (params->size() != args.size())
+      fail(errc::invalid_argument, path, "arguments",
+           "the kernel '" + entry + "' has " + std::to_string(params->size()) + " parameters but " +
+               std::to_string(args.size()) + " arguments were given",
+           "give .args(...) one argument per kernel parameter, in order");
+    for (std::size_t i = 0; i < args.size(); ++i) check_param(*this, path, i, args[i], (*params)[i]);
+  }
+  bool partitioned = false;
+  for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned;
+  if (!partitioned && !range_vector)
+    fail(errc::invalid_argument, path, "arguments", "the kernel has no partitioned vector argument to size its range",
+         "pass at least one vector with sinew::in/out/inout, or name one with .range_of(v)");
+}
+
+void KernelNode::check_shapes(const Analysis& an, const std::string& path) const {
+  auto rv = range();
+  const std::size_t unit = rv ? rv->unit : 1;
+  const std::size_t ept = elements_per_thread;
+  if (dims == 1 && (an.units * unit) % ept)
+    fail(errc::invalid_argument, path, "elements_per_thread",
+         std::to_string(an.units * unit) + " elements of '" + rv->name + "' are not a multiple of " +
+             std::to_string(ept) + " elements per work-item",
+         "choose a size that is a multiple of " + std::to_string(ept));
+  if (dims >= 2 && (dims == 2 ? unit : dim_x) % ept)
+    fail(errc::invalid_argument, path, "elements_per_thread",
+         "a row of " + std::to_string(dims == 2 ? unit : dim_x) + " elements is not a multiple of " +
+             std::to_string(ept) + " elements per work-item",
+         "choose a row length that is a multiple of " + std::to_string(ept));
+  if (dims == 3 && unit % dim_x)
+    fail(errc::invalid_argument, path, "dims",
+         "a unit of " + std::to_string(unit) + " elements is not a whole number of rows of " + std::to_string(dim_x),
+         "set dims(3, x) with x dividing the unit");
+  if (!local_size.empty()) {
+    if (local_size.size() != dims)
+      fail(errc::invalid_argument, path, "local_size",
+           "local_size has " + std::to_string(local_size.size()) + " dimensions but the range has " +
+               std::to_string(dims),
+           "give one local size per range dimension");
+    auto g = global_range(unit, an.units);
+    for (std::size_t d = 0; d < g.size(); ++d)
+      if (local_size[d] == 0 || g[d] % local_size[d])
+        fail(errc::invalid_argument, path, "local_size",
+             "local size " + std::to_string(local_size[d]) + " does not divide the range's dimension " +
+                 std::to_string(d) + " (" + std::to_string(g[d]) + ")",
+             "choose a local size that divides " + std::to_string(g[d]));
+  }
+}
+
+void KernelNode::constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const {
+  auto rv = range();
+  const std::size_t unit = rv ? rv->unit : 1;
+  if (dims == 1) {
+    // units*unit must be a multiple of ept*local: g = ept*local / gcd(unit, ept*local).
+    const std::size_t need = elements_per_thread * (local_size.empty() ? 1 : local_size[0]);
+    rules.hard = std::lcm(rules.hard, need / std::gcd(unit, need));
+    for (const auto& d : devices) {
+      const std::size_t w = elements_per_thread * std::max<std::size_t>(1, d.preferred_work_group_multiple);
+      rules.soft = std::lcm(rules.soft, w / std::gcd(unit, w));
+    }
+  } else if (!local_size.empty()) {
+    rules.hard = std::lcm(rules.hard, local_size.back());  // the last dimension counts units
+  }
+}
+
+std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }
+
+std::vector<std::size_t> KernelNode::global_range(std::size_t unit, std::size_t units) const {
+  const std::size_t ept = elements_per_thread;
+  switch (dims) {
+    case 1: return {units * unit / ept};
+    case 2: return {unit / ept, units};
+    default: return {dim_x / ept, unit / dim_x, units};
+  }
+}
+
+std::shared_ptr<const KernelSource> load_kernel_source(const std::string& file) {
+  namespace fs = std::filesystem;
+  auto src = std::make_shared<KernelSource>();
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in)
+      throw_error(errc::io, "cannot read kernel file '" + file + "'", {.kernel_file = file, .fix = "check its permissions"});
+    src->text = ss.str();
+    src->origin = file;
+  } else {
+    const auto& table = embedded_kernels();
+    auto it = table.find(fs::path(file).filename().string());
+    if (it == table.end()) {
+      std::string names;
+      for (const auto& [k, v] : table) names += (names.empty() ? "" : ", ") + k;
+      throw_error(errc::io, "kernel file '" + file + "' not found",
+                  {.kernel_file = file,
+                   .fix = "give an existing path, or one of Sinew's embedded kernel files: " + names});
+    }
+    src->text = it->second;
+    src->origin = it->first;
+  }
+  src->hash = hash_hex(src->text);
+  return src;
+}
+
+}  // namespace detail
+
+using detail::kernel_of;
+
+Kernel kernel(const std::string& file, const std::string& entry) {
+  return detail::make_kernel(detail::load_kernel_source(file), entry);
+}
+
+Kernel kernel_source(const std::string& source, const std::string& entry, const std::string& origin) {
+  auto src = std::make_shared<detail::KernelSource>();
+  src->text = source;
+  src->origin = origin;
+  src->hash = detail::hash_hex(source);
+  return detail::make_kernel(std::move(src), entry);
+}
+
+Kernel& Kernel::args(std::vector<Arg> a) {
+  impl_->args = std::move(a);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::elements_per_thread(std::size_t n) {
+  if (n == 0)
+    detail::throw_error(errc::invalid_argument, "elements_per_thread(0)",
+                        {.node = impl_->title(), .fix = "each work-item computes at least 1 element"});
+  kernel_of(impl_).elements_per_thread = n;
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::dims(unsigned n, std::size_t x) {
+  if (n < 1 || n > 3 || (n == 3 && x == 0))
+    detail::throw_error(errc::invalid_argument, "dims(" + std::to_string(n) + ", " + std::to_string(x) + ")",
+                        {.node = impl_->title(),
+                         .fix = "use dims(1), dims(2) or dims(3, x) with x the row length of one unit's plane"});
+  kernel_of(impl_).dims = n;
+  kernel_of(impl_).dim_x = x;
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::range_of(const VectorRef& v) {
+  kernel_of(impl_).range_vector = detail::VectorAccess::get(v);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::local_size(std::vector<std::size_t> sizes) {
+  kernel_of(impl_).local_size = std::move(sizes);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::local_multiple(std::size_t n) {
+  kernel_of(impl_).local_multiple = n;
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::build_options(std::string options) {
+  kernel_of(impl_).build_options = std::move(options);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::label(std::string text) { return name(std::move(text)); }
+Kernel& Kernel::name(std::string text) {
+  Node::name(std::move(text));
+  return *this;
+}
+
+}  // namespace sinew

@@ -1,0 +1,67 @@
+// tree/nodes/kernel.hpp — the kernel leaf: an OpenCL C kernel, its interface and its NDRange.
+#pragma once
+
+#include "tree/node.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+// OpenCL C source of a kernel leaf, with where it came from.
+struct KernelSource {
+  std::string text;
+  std::string origin;  // the path or embedded file name
+  std::string hash;
+};
+
+// One parameter of an OpenCL C kernel, as parsed from its source.
+struct KernelParam {
+  std::string name;
+  std::string address_space;  // "global", "local", "constant" or "" (private)
+  std::string type;           // base type without qualifiers, e.g. "float", "uchar4"
+  bool pointer = false;
+  bool is_const = false;
+};
+
+class KernelNode final : public NodeImpl {
+ public:
+  std::string_view kind() const override { return "kernel"; }
+  bool is_leaf() const override { return true; }
+  std::string title() const override;
+  std::string short_label() const override { return name.empty() ? entry : name; }
+  void dump_settings(std::ostream& s) const override;
+  void sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const override;
+  void check_structure(const std::string& path, StructureFacts& facts) const override;
+  void check_shapes(const Analysis& an, const std::string& path) const override;
+  void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
+  std::shared_ptr<VectorState> range() const override;
+
+  std::shared_ptr<const KernelSource> source;
+  std::string entry;
+  std::size_t elements_per_thread = 1;
+  unsigned dims = 1;
+  std::size_t dim_x = 0;
+  std::shared_ptr<VectorState> range_vector;
+  std::vector<std::size_t> local_size;
+  std::size_t local_multiple = 0;
+  std::string build_options;
+  std::optional<std::vector<KernelParam>> params;  // parsed signature, when the parser found it
+
+  // The NDRange over `units` units of `unit` elements of the range vector:
+  // dims 1: {units*unit/ept}; dims 2: {unit/ept, units}; dims 3: {x/ept, unit/x, units}.
+  // The decomposer and the executor compute it the same way through this function.
+  std::vector<std::size_t> global_range(std::size_t unit, std::size_t units) const;
+};
+
+// Loads a .cl file: a path first, else a file embedded from kernels/. Throws errc::io.
+std::shared_ptr<const KernelSource> load_kernel_source(const std::string& file);
+// Parses the parameters of kernel `entry` from OpenCL C source; nullopt if it cannot be found
+// (e.g. the kernel is produced by a macro).
+std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& source, const std::string& entry);
+
+const std::map<std::string, const char*>& embedded_kernels();  // generated at build time
+
+}  // namespace sinew::detail

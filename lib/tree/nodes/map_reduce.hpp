@@ -1,0 +1,23 @@
+// tree/nodes/map_reduce.hpp — the map_reduce skeleton: a body over independent partitions, then a
+// reduction of one vector it writes to one value (a Result).
+#pragma once
+
+#include "tree/node.hpp"
+
+namespace sinew::detail {
+
+class MapReduceNode final : public NodeImpl {
+ public:
+  std::string_view kind() const override { return "map_reduce"; }
+  void dump_settings(std::ostream& s) const override;
+  void sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const override;
+  const VectorState* extra_vector() const override { return reducer.input.get(); }
+  void check_structure(const std::string& path, StructureFacts& facts) const override;
+  void check_flow(const Analysis& an, const std::string& path) const override;
+
+  const NodeImpl& body() const { return *children[0]; }
+
+  Reducer reducer;
+};
+
+}  // namespace sinew::detail
