@@ -1,4 +1,5 @@
-# Writes one .cl file as a byte array (hex bytes: no raw-string delimiter or encoding limits).
+# Writes one .cl file as a byte array named SYMBOL (hex bytes: no raw-string delimiter or encoding
+# limits), NUL-terminated. Run by cmake/EmbedKernels.cmake.
 file(READ ${IN} hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-file(WRITE ${OUT} "// Generated from ${IN}\nextern const unsigned char sinew_kernel_${IDENT}[];\nconst unsigned char sinew_kernel_${IDENT}[] = {${bytes}0x00};\n")
+file(WRITE ${OUT} "// Generated from ${IN}\nextern const unsigned char ${SYMBOL}[];\nconst unsigned char ${SYMBOL}[] = {${bytes}0x00};\n")

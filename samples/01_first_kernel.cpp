@@ -3,7 +3,12 @@
 // A kernel leaf names a kernel of a .cl file and lists its arguments in the kernel's parameter
 // order. inout(v) passes each device its slice of v (the kernel indexes it from 0); count(v) is
 // the slice's length. Run: 01_first_kernel [device index] (without one, the runtime plans).
+// The kernels of the samples are in samples/kernels/, embedded into the samples at build time:
+// sinew::samples::kernel(file, entry) is sinew::kernel_source(<the file's text>, entry, file). A
+// program of your own would call sinew::kernel("path/to/file.cl", entry) or kernel_source.
 #include <sinew/sinew.hpp>
+
+#include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <iostream>
 #include <string>
@@ -16,7 +21,8 @@ int main(int argc, char** argv) {
 
   // The vector's size comes from the host data bound at run time.
   auto v = sinew::vector<cl_float>().name("v");
-  auto scale = sinew::kernel("concepts.cl", "scale").args(sinew::inout(v), sinew::scalar(3.0f), sinew::count(v));
+  auto scale = sinew::samples::kernel("concepts.cl", "scale")
+                   .args(sinew::inout(v), sinew::scalar(3.0f), sinew::count(v));
   std::cout << scale.dump();
 
   try {

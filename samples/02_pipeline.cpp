@@ -6,6 +6,8 @@
 // Run: 02_pipeline [device index]
 #include <sinew/sinew.hpp>
 
+#include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -19,8 +21,8 @@ int main(int argc, char** argv) {
   auto x = sinew::vector<cl_float>().name("x");
   auto t = sinew::vector<cl_float>().name("t");
   auto y = sinew::vector<cl_float>().name("y");
-  auto square = sinew::kernel("concepts.cl", "square").args(sinew::in(x), sinew::out(t), sinew::count(x));
-  auto add = sinew::kernel("concepts.cl", "add_scalar")
+  auto square = sinew::samples::kernel("concepts.cl", "square").args(sinew::in(x), sinew::out(t), sinew::count(x));
+  auto add = sinew::samples::kernel("concepts.cl", "add_scalar")
                  .args(sinew::in(t), sinew::out(y), sinew::scalar(1.0f), sinew::count(t));
   auto tree = sinew::pipeline(square, add);
   std::cout << tree.dump();

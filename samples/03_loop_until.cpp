@@ -8,6 +8,8 @@
 // Run: 03_loop_until [device index]
 #include <sinew/sinew.hpp>
 
+#include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
+
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -27,7 +29,8 @@ int main(int argc, char** argv) {
   auto x = sinew::vector<cl_float>().name("x");
   auto shares = sinew::vector<cl_float>().name("shares");  // a channel: never leaves the devices
   auto residual = sinew::result<cl_float>("residual");
-  auto halve = sinew::kernel("concepts.cl", "halve").args(sinew::inout(x), sinew::out(shares), sinew::count(x));
+  auto halve = sinew::samples::kernel("concepts.cl", "halve")
+                   .args(sinew::inout(x), sinew::out(shares), sinew::count(x));
   auto body = sinew::map_reduce(halve, sinew::reduce::sum(shares, residual));
   auto tree = sinew::loop(body).times(100).until<cl_float>(residual, [target](cl_float r) { return r < target; });
   std::cout << tree.dump();

@@ -1,11 +1,14 @@
 // 04_map_reduce_custom — a map_reduce with a user-written reduction.
 //
 // The body pairs every value with its index in the whole vector (offset(x) is where this
-// device's slice starts); the reducer is argmax_pair from kernels/argmax.cl, an associative and
+// device's slice starts); the reducer is argmax_pair from samples/kernels/argmax.cl (its text
+// given with reduce::custom_source; reduce::custom reads a file by path), an associative and
 // commutative OpenCL C function float2 f(float2, float2), with its identity (-inf, FLT_MAX).
 // Sinew builds the reduction kernels around it and combines the partitions' partial results with
 // the same function, so the answer does not depend on the plan. Run: 04_map_reduce_custom [device]
 #include <sinew/sinew.hpp>
+
+#include "common/kernels.hpp"  // sinew::samples::kernel, kernel_text: the samples' kernels, embedded
 
 #include <cfloat>
 #include <cstdint>
@@ -29,10 +32,12 @@ int main(int argc, char** argv) {
   auto x = sinew::vector<cl_float>().name("x");
   auto pairs = sinew::vector<cl_float2>().name("pairs");
   auto best = sinew::result<cl_float2>("argmax");
-  auto tag = sinew::kernel("concepts.cl", "argmax_pairs")
+  auto tag = sinew::samples::kernel("concepts.cl", "argmax_pairs")
                  .args(sinew::in(x), sinew::out(pairs), sinew::offset(x), sinew::count(x));
   const cl_float2 identity = {{-INFINITY, FLT_MAX}};
-  auto tree = sinew::map_reduce(tag, sinew::reduce::custom(pairs, best, "argmax.cl", "argmax_pair", identity));
+  auto argmax = sinew::reduce::custom_source(pairs, best, sinew::samples::kernel_text("argmax.cl"), "argmax_pair",
+                                             identity, "argmax.cl");
+  auto tree = sinew::map_reduce(tag, argmax);
   std::cout << tree.dump();
 
   cl_float2 found{};

@@ -1,6 +1,7 @@
 // samples/common/filter_pipeline.cpp — the Filter Pipeline descriptor (paper §4): an image of
 // any even width and any height (prepare(N) for N x N, prepare("WIDTHxHEIGHT") otherwise).
 #include "common/descriptors.hpp"
+#include "common/kernels.hpp"
 #include "common/reference.hpp"
 
 #include <algorithm>
@@ -38,13 +39,13 @@ void FilterPipeline::prepare(std::size_t size) {
   // knowledge-base feature: with the vector's size (width x height) it tells shapes apart, so
   // 2048x512 does not pass for 1024x1024 and derivation measures how far apart shapes are.
   img_ = sinew::vector<cl_uchar4>().unit(width).name("image");
-  auto noise = sinew::kernel("filters.cl", "gaussian_noise")
+  auto noise = sinew::samples::kernel("filters.cl", "gaussian_noise")
                    .args(sinew::inout(img_), sinew::scalar(params.noise_factor), sinew::scalar(params.seed),
                          sinew::offset(img_), sinew::count(img_))
                    .elements_per_thread(2);
-  auto solarise = sinew::kernel("filters.cl", "solarise")
+  auto solarise = sinew::samples::kernel("filters.cl", "solarise")
                       .args(sinew::inout(img_), sinew::scalar(params.threshold), sinew::count(img_));
-  auto mirror = sinew::kernel("filters.cl", "mirror")
+  auto mirror = sinew::samples::kernel("filters.cl", "mirror")
                     .args(sinew::inout(img_), sinew::scalar(static_cast<cl_uint>(width)).as_feature("width"),
                           sinew::count(img_))
                     .dims(2)

@@ -1,5 +1,6 @@
 // samples/common/nbody.cpp — the N-Body descriptor (paper §4): a Loop of direct-sum steps.
 #include "common/descriptors.hpp"
+#include "common/kernels.hpp"
 #include "common/reference.hpp"
 
 #include <algorithm>
@@ -36,7 +37,7 @@ void Nbody::prepare(std::size_t size) {
   vel_v_ = sinew::vector<cl_float4>().name("vel");
   newpos_v_ = sinew::vector<cl_float4>().name("newpos");
   const float eps2 = params.softening * params.softening;
-  auto step = sinew::kernel("nbody.cl", "nbody_step")
+  auto step = sinew::samples::kernel("nbody.cl", "nbody_step")
                   .args(sinew::whole(pos_v_), sinew::inout(vel_v_), sinew::out(newpos_v_), sinew::offset(vel_v_),
                         sinew::count(vel_v_), sinew::size(pos_v_), sinew::scalar(params.dt), sinew::scalar(eps2));
   tree_ = sinew::loop(sinew::pipeline(step, sinew::copy(newpos_v_, pos_v_))).times(params.steps);

@@ -2,7 +2,7 @@
 //
 // No Sinew and no OpenCL calls here (only the cl_* types): the references are what the kernels
 // are judged against, so they are written as directly as possible. Integer references match
-// kernels/filters.cl and kernels/segmentation.cl bit for bit.
+// samples/kernels/filters.cl and samples/kernels/segmentation.cl bit for bit.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION

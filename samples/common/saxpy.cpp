@@ -1,5 +1,6 @@
 // samples/common/saxpy.cpp — the Saxpy descriptor (paper §4): y = a*x + y as a Map.
 #include "common/descriptors.hpp"
+#include "common/kernels.hpp"
 #include "common/reference.hpp"
 
 #include <cfloat>
@@ -30,7 +31,7 @@ void Saxpy::prepare(std::size_t size) {
   if (params.mode == "blas") {
     tree_ = sinew::map(sinew::blas::axpy(params.a, x_v_, y_v_));
   } else {
-    tree_ = sinew::map(sinew::kernel("saxpy.cl", "saxpy")
+    tree_ = sinew::map(sinew::samples::kernel("saxpy.cl", "saxpy")
                            .args(sinew::in(x_v_), sinew::inout(y_v_), sinew::scalar(params.a), sinew::count(y_v_)));
   }
 

@@ -1,5 +1,6 @@
 // samples/common/segmentation.cpp — the Segmentation descriptor (paper §4): a Map over z-slices.
 #include "common/descriptors.hpp"
+#include "common/kernels.hpp"
 #include "common/reference.hpp"
 
 #include <algorithm>
@@ -36,7 +37,7 @@ void Segmentation::prepare(std::size_t size) {
   // A unit is one z-slice; the kernel's range is (width/4, height, slices).
   in_v_ = sinew::vector<cl_uchar>().unit(w * h).name("volume");
   out_v_ = sinew::vector<cl_uchar>().unit(w * h).name("classes");
-  tree_ = sinew::map(sinew::kernel("segmentation.cl", "segmentation")
+  tree_ = sinew::map(sinew::samples::kernel("segmentation.cl", "segmentation")
                          .args(sinew::in(in_v_), sinew::out(out_v_), sinew::scalar(params.lo),
                                sinew::scalar(params.hi), sinew::scalar(static_cast<cl_uint>(w)),
                                sinew::scalar(static_cast<cl_uint>(h)), sinew::count(in_v_))

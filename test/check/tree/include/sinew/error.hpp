@@ -1,0 +1,3 @@
+// fake public header (platform)
+#pragma once
+#include <string>

@@ -1,0 +1,3 @@
+// fake public header (kb): no OpenCL
+#pragma once
+#include <sinew/error.hpp>

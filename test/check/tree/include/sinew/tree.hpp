@@ -1,0 +1,3 @@
+// fake public header (tree)
+#pragma once
+#include <sinew/types.hpp>

@@ -1,0 +1,3 @@
+// fake decompose/decompose.hpp
+#pragma once
+#include "tree/nodes.hpp"

@@ -1,0 +1,3 @@
+// fake platform/cl.hpp
+#pragma once
+#include <CL/opencl.hpp>

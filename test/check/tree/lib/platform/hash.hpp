@@ -1,0 +1,3 @@
+// fake platform/hash.hpp: no OpenCL
+#pragma once
+#include <cstdint>

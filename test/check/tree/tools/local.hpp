@@ -1,0 +1,2 @@
+// fake tools/local.hpp
+#pragma once
