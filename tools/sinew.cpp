@@ -824,6 +824,34 @@ int cmd_load(const Args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// sinew options
+
+int cmd_options(const Args& args) {
+  po::options_description options(
+      "sinew options [options]: the SINEW_* variables and the settings they give, and what a runtime made "
+      "here would use (variables are read and checked like a Runtime reads them)");
+  options.add_options()("markdown", "print the table of variables as Markdown (the README's)");
+  auto p = parse(args, options);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  if (p.vm.count("markdown")) {
+    std::cout << sinew::environment_table_markdown();
+    return 0;
+  }
+  const sinew::RuntimeOptions env = sinew::RuntimeOptions::from_environment();  // throws on a bad value
+  std::vector<std::vector<std::string>> rows = {{"variable", "setting", "accepts", "default"}};
+  for (const auto& v : sinew::environment_variables()) rows.push_back({v.name, v.setting, v.accepted, v.default_value});
+  print_table(std::cout, rows, "");
+  const sinew::RuntimeOptions o = env.with_defaults();
+  std::cout << "\nin force here: devices " << *o.devices << ", knowledge base " << *o.kb_path << ", program cache "
+            << *o.cache_dir << ", strategy " << sinew::to_string(*o.training.strategy) << ", balancer "
+            << (*o.balancer.enabled ? "on" : "off") << "\n";
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The command table and dispatch.
 
 struct Command {
@@ -838,6 +866,7 @@ constexpr Command kCommands[] = {
     {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
     {"train", "train a sample's tree on every device and store the plan in the knowledge base", cmd_train},
     {"load", "load the CPU with busy threads (dense linear solves) for the balancing experiments", cmd_load},
+    {"options", "the SINEW_* variables, what they accept, and the settings in force", cmd_options},
 };
 
 void usage(std::ostream& out) {

@@ -18,6 +18,9 @@ using namespace detail;
 
 namespace {
 
+// Flags read 1/0, true/false, yes/no, on/off (sinew::parse::flag).
+constexpr const char* kFlag = "1 or 0 (true/false, yes/no, on/off)";
+
 using Setter = void (*)(RuntimeOptions& o, std::string_view text, const std::string& name);
 
 struct Variable {
@@ -39,7 +42,7 @@ const std::vector<Variable>& variables() {
       {{"SINEW_KB", "kb_path", "a file path, or :memory:", "${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite",
         "the knowledge base file"},
        [](RuntimeOptions& o, std::string_view t, const std::string&) { o.kb_path = std::string(t); }},
-      {{"SINEW_TRAIN", "force_training", "1 or 0 (true/false, yes/no, on/off)", "0",
+      {{"SINEW_TRAIN", "force_training", kFlag, "0",
         "train even for trees and inputs the knowledge base knows"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.force_training = parse::flag(t, n); }},
       {{"SINEW_UNSEEN", "unseen", spellings<UnseenPolicy>(), "derive",
@@ -62,7 +65,7 @@ const std::vector<Variable>& variables() {
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.training.quality = static_cast<unsigned>(rule::quality.read(t, n));
        }},
-      {{"SINEW_EXHAUSTIVE", "training.exhaustive", "1 or 0", "0",
+      {{"SINEW_EXHAUSTIVE", "training.exhaustive", kFlag, "0",
         "training: the strategy on every fission x overlap combination"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.training.exhaustive = parse::flag(t, n); }},
       {{"SINEW_DERIVE_EXECUTIONS", "training.derive_executions", "a whole number from 0 to 100000", "12",
@@ -70,7 +73,7 @@ const std::vector<Variable>& variables() {
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.training.derive_executions = rule::derive_executions.read(t, n);
        }},
-      {{"SINEW_BALANCE", "balancer.enabled", "1 or 0", "1", "the online balancer"},
+      {{"SINEW_BALANCE", "balancer.enabled", kFlag, "1", "the online balancer"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.balancer.enabled = parse::flag(t, n); }},
       {{"SINEW_BALANCE_WITHIN", "balancer.balanced_within", "a number greater than 0 and at most 1", "0.88",
         "the balancer's bound: the fastest device may finish this fraction of the slowest's time early"},
@@ -90,15 +93,15 @@ const std::vector<Variable>& variables() {
         "how host threads wait for GPUs: in the driver without CPU work, polling with naps beside it; block or "
         "poll forces one"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.wait = parse::choice<WaitMode>(t, n); }},
-      {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", "1 or 0", "0",
+      {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", kFlag, "0",
         "map and unmap a CPU device's zero-copy results even where its buffers are the host memory itself"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.map_zero_copy = parse::flag(t, n); }},
-      {{"SINEW_PROFILE", "profile", "1 or 0", "0", "profile every run's queues (device times in the report)"},
+      {{"SINEW_PROFILE", "profile", kFlag, "0", "profile every run's queues (device times in the report)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.profile = parse::flag(t, n); }},
       {{"SINEW_TRACE", "trace", "a file path", "none",
         "write a Chrome trace of each run to this file (-N appended when it exists)"},
        [](RuntimeOptions& o, std::string_view t, const std::string&) { o.trace = std::string(t); }},
-      {{"SINEW_QUIET", "quiet", "1 or 0", "0", "no training progress or balancer lines (warnings still show)"},
+      {{"SINEW_QUIET", "quiet", kFlag, "0", "no training progress or balancer lines (warnings still show)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.quiet = parse::flag(t, n); }},
   };
   return table;
