@@ -1,7 +1,7 @@
 -- Sinew knowledge base, schema version 2 (PRAGMA user_version). A new file is created from this
 -- text; an older file is brought here by migrations/00N_*.sql (a unit test checks that both paths
--- give the same tables, columns, indexes and foreign keys). lib/kb/schema.cpp embeds this file
--- and the migrations verbatim (another unit test compares them).
+-- give the same tables, columns, indexes and foreign keys). The build embeds this file and the
+-- migrations into the library (cmake/EmbedKb.cmake): they are the only copy.
 --
 -- Identity of what is stored: (tree, devices, library) — the tree signature, the device set and
 -- the Sinew version — and then the input features. `features` is a JSON object in the caller's

@@ -1,6 +1,6 @@
-// test/unit/kb_schema_test.cpp — the schema: the embedded text matches kb/*.sql, a fresh file and
-// a migrated version-1 file have the same structure, and a real version-1 knowledge base opens
-// with its contents intact.
+// test/unit/kb_schema_test.cpp — the schema: every kb/migrations file is embedded in order, a
+// fresh file and a migrated version-1 file have the same structure, and a real version-1
+// knowledge base opens with its contents intact.
 #include <sinew/kb.hpp>
 
 #include "kb/kb_test_util.hpp"
@@ -83,12 +83,12 @@ std::map<std::string, std::vector<std::string>> structure(Raw& db) {
   return out;
 }
 
-TEST(KbSchema, EmbeddedTextMatchesTheSqlFiles) {
-  EXPECT_EQ(kbtest::read_file((kSource / "kb/schema.sql").string()), sinew::detail::kb::kSchema)
-      << "lib/kb/schema.cpp no longer holds kb/schema.sql verbatim: paste the file between R\"sql( and )sql\"";
-
+// The build embeds the files (cmake/EmbedKb.cmake), so their text cannot differ; what is checked
+// is that the generated list holds every migration after 001, in the order of its number.
+TEST(KbSchema, EveryMigrationFileIsEmbeddedInOrder) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kSource / "kb/migrations")) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(kSource / "kb/migrations"))
+    if (e.path().extension() == ".sql") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_FALSE(files.empty());
   EXPECT_EQ(files.front().filename(), "001_initial.sql");
@@ -97,8 +97,6 @@ TEST(KbSchema, EmbeddedTextMatchesTheSqlFiles) {
   for (std::size_t i = 0; i < embedded.size(); ++i) {
     EXPECT_EQ(files[i + 1].filename(), embedded[i].file);
     EXPECT_EQ(embedded[i].to, int(i) + 2);
-    EXPECT_EQ(kbtest::read_file(files[i + 1].string()), embedded[i].sql)
-        << files[i + 1] << " differs from its copy in lib/kb/schema.cpp";
   }
   EXPECT_EQ(embedded.back().to, sinew::detail::kb::kSchemaVersion);
   EXPECT_NE(std::string(sinew::detail::kb::kSchema).find("PRAGMA user_version = " +
