@@ -1,10 +1,13 @@
 // kb/kb.cpp — the knowledge base on SQLite: opening (with the fall-back to memory for unusable
-// files), schema creation and migration, entries, runs, events, export, import and clear.
+// files; the schema is created or migrated by kb/migrate.cpp), entries, runs, events, export,
+// import and clear.
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
 #include <sinew/version.hpp>
 
+#include "kb/features.hpp"
 #include "kb/json.hpp"
+#include "kb/migrate.hpp"
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
 
@@ -33,6 +36,10 @@ using detail::kb::Connection;
 using detail::kb::SqliteError;
 using detail::kb::Statement;
 using detail::kb::Transaction;
+using detail::kb::feature_key;
+using detail::kb::features_text;
+using detail::kb::features_value;
+using detail::kb::migrate;
 namespace json = detail::kb::json;
 
 namespace {
@@ -107,18 +114,6 @@ std::optional<Provenance> stored_provenance(std::string_view text) {
   return std::nullopt;
 }
 bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
-
-json::Value features_value(const KbFeatures& features) {
-  json::Value v{json::Value::Object{}};
-  for (const auto& [name, value] : features) v.set(name, json::Value(value));
-  return v;
-}
-std::string features_text(const KbFeatures& features) { return json::dump(features_value(features)); }
-// The exact-match key: the features sorted by name.
-std::string feature_key(KbFeatures features) {
-  std::sort(features.begin(), features.end());
-  return features_text(features);
-}
 
 json::Value numbers_value(const std::vector<double>& numbers) {
   json::Value::Array a;
@@ -297,28 +292,6 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 
 void configure(Connection& db) {
   db.exec("PRAGMA foreign_keys = ON");
-}
-
-int user_version(Connection& db) {
-  auto s = db.prepare("PRAGMA user_version");
-  s.step();
-  return int(s.integer(0));
-}
-
-// Creates the schema in an empty database, or migrates an older one, in one transaction.
-void migrate(Connection& db) {
-  if (user_version(db) == detail::kb::kSchemaVersion) return;
-  Transaction t(db);
-  int version = user_version(db);  // again, under the write lock: another process may have done it
-  if (version == 0) {
-    db.exec(detail::kb::kSchema);
-  } else {
-    for (const auto& m : detail::kb::migrations())
-      if (m.to > version) db.exec(m.sql);
-  }
-  if (user_version(db) != detail::kb::kSchemaVersion)
-    throw SqliteError(SQLITE_ERROR, "the schema migrations end at version " + std::to_string(user_version(db)));
-  t.commit();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // knowledge base opens with its contents intact.
 #include <sinew/kb.hpp>
 
+#include "kb/kb_raw.hpp"
 #include "kb/kb_test_util.hpp"
 #include "kb/schema.hpp"
 
@@ -16,50 +17,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using kbtest::Raw;
 using kbtest::TempDir;
 
 const fs::path kSource = SINEW_SOURCE_DIR;
-
-// A raw connection for building and inspecting files behind the library's back.
-class Raw {
- public:
-  explicit Raw(const std::string& path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
-  }
-  ~Raw() { sqlite3_close(db_); }
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      std::string e = error ? error : "?";
-      sqlite3_free(error);
-      throw std::runtime_error(e);
-    }
-  }
-  // Every row of a query, columns joined by '|'.
-  std::vector<std::string> rows(const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
-    std::vector<std::string> out;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-      std::string row;
-      for (int c = 0; c < sqlite3_column_count(s); ++c) {
-        if (c) row += '|';
-        auto t = sqlite3_column_text(s, c);
-        row += t ? reinterpret_cast<const char*>(t) : "NULL";
-      }
-      out.push_back(row);
-    }
-    sqlite3_finalize(s);
-    return out;
-  }
-  std::string value(const std::string& sql) {
-    auto r = rows(sql);
-    return r.empty() ? "" : r.front();
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 // Tables, columns (name, type, not null, default, primary key), indexes and foreign keys.
 std::map<std::string, std::vector<std::string>> structure(Raw& db) {
