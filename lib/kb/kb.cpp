@@ -1,12 +1,13 @@
 // kb/kb.cpp — the knowledge base on SQLite: opening (with the fall-back to memory for unusable
 // files; the schema is created or migrated by kb/migrate.cpp), entries, runs, events, export,
-// import and clear.
+// import (older exports read as the migrations read older files: kb/legacy.hpp) and clear.
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
 #include <sinew/version.hpp>
 
 #include "kb/features.hpp"
 #include "kb/json.hpp"
+#include "kb/legacy.hpp"
 #include "kb/migrate.hpp"
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
@@ -983,7 +984,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     if (quality < 0) r.fail("has a negative quality");
     e.quality = unsigned(quality);
     e.executions = r.integer("executions");
-    e.strategy = r.text("strategy");
+    e.strategy = detail::kb::canonical_strategy(r.text("strategy"));  // older exports: older spellings
     e.created = r.text("created");
     e.updated = r.text("updated");
     check_imported(r.path(), [&] { check_entry(e); });

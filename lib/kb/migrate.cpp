@@ -1,9 +1,11 @@
 // kb/migrate.cpp — schema creation and migration (see migrate.hpp). A migration is its .sql file
 // (kb/migrations/NNN_*.sql, embedded by the build), which changes tables and sets user_version,
-// then, where rows must be rewritten by rules kept in C++ (rules that importing shares), its step
-// below, run right after the file in the same transaction. None so far.
+// then, where rows must be rewritten by rules kept in C++ (kb/legacy.hpp, which import_json shares),
+// its step below, run right after the file in the same transaction:
+//   003: entries.strategy to today's spelling (canonical_strategy).
 #include "kb/migrate.hpp"
 
+#include "kb/legacy.hpp"
 #include "kb/schema.hpp"
 
 #include <string>
@@ -13,13 +15,33 @@ namespace sinew::detail::kb {
 
 namespace {
 
+// --- 003 ---------------------------------------------------------------------------------------
+
+void canonical_strategies(Connection& db) {
+  std::vector<std::string> spellings;
+  {
+    auto s = db.prepare("SELECT DISTINCT strategy FROM entries");
+    while (s.step()) spellings.push_back(s.text(0));
+  }
+  auto update = db.prepare("UPDATE entries SET strategy = ? WHERE strategy = ?");
+  for (const auto& old : spellings) {
+    std::string canonical = canonical_strategy(old);
+    if (canonical == old) continue;
+    update.reset();
+    update.bind_all(canonical, old);
+    update.run();
+  }
+}
+
 // --- the list ----------------------------------------------------------------------------------
 
 struct Step {
   int to;  // runs after kb/migrations/<to>_*.sql
   void (*run)(Connection&);
 };
-const std::vector<Step> kSteps = {};
+constexpr Step kSteps[] = {
+    {3, canonical_strategies},
+};
 
 }  // namespace
 
