@@ -1,4 +1,4 @@
--- Sinew knowledge base, schema version 3 (PRAGMA user_version). A new file is created from this
+-- Sinew knowledge base, schema version 4 (PRAGMA user_version). A new file is created from this
 -- text; an older file is brought here by migrations/NNN_*.sql, some followed by a C++ step that
 -- rewrites rows (lib/kb/migrate.cpp; a unit test checks that both paths give the same tables,
 -- columns, indexes and foreign keys). The build embeds this file and the migrations into the
@@ -8,6 +8,8 @@
 -- the Sinew version — and then the input features. `features` is a JSON object in the caller's
 -- order; `feature_key` the same object sorted by name, for exact matching. Numbers in JSON are
 -- written in their shortest round-trip form. Times are UTC ISO 8601 text with milliseconds.
+-- Feature names: "<vector name>.size" (an unnamed vector: "v<k>.size", k its position in the
+-- tree), "host.pinned", or a scalar's name given with as_feature().
 
 -- The current plan per (tree, devices, library, features). Its history is in runs and events.
 CREATE TABLE entries (
@@ -79,4 +81,4 @@ CREATE TABLE trees (
   created     TEXT NOT NULL
 );
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

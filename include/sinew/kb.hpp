@@ -39,7 +39,11 @@
 
 namespace sinew {
 
-// Named input features of one request (vector sizes, scalars marked as features).
+// Named input features of one request: "<vector name>.size" (an unnamed vector: "v<k>.size", k
+// its position among the tree's vectors in the order Node::signature() numbers them),
+// "host.pinned", and scalars marked with as_feature(). Knowledge bases and exports of schema
+// versions before 4 named unnamed vectors by a process-wide counter; those names are rewritten
+// when such a file is migrated or such an export imported (from the stored tree description).
 using KbFeatures = std::vector<std::pair<std::string, double>>;
 
 struct KbKey {
@@ -197,7 +201,8 @@ class KnowledgeBase {
   // Merges an export into this knowledge base in one transaction (all or nothing): runs and
   // events already present are skipped; an entry of the same key and features is replaced when
   // the imported one was updated later (executions: the larger count). An older export is read
-  // as its file would be migrated: old strategy spellings become today's. Throws
+  // as its file would be migrated: old strategy spellings and counter-named vector features (see
+  // KbFeatures, from the export's tree descriptions) become today's. Throws
   // sinew::Error(errc::invalid_argument) naming what is malformed.
   KbCounts import_json(std::string_view json);
   // Removes everything of one tree, or everything. Returns what was removed.

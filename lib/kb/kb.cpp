@@ -958,6 +958,33 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
 
   // Read and check everything before touching the database.
+  struct ImportedTree {
+    std::string tree, label, description, created;
+  };
+  std::vector<ImportedTree> trees;
+  const auto& tree_values = section(doc, "trees");
+  for (std::size_t i = 0; i < tree_values.size(); ++i) {
+    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
+    if (!tree_values[i].is_object()) r.fail("is not an object");
+    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
+    if (trees.back().tree.empty()) r.fail("has no tree signature");
+  }
+
+  // An export older than positional vector features names unnamed vectors as the process that
+  // wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
+  // the exported tree descriptions. Features that cannot be renamed are imported as they are.
+  const json::Value* schema = doc.find("schema");
+  const bool counter_names =
+      schema && schema->is_number() && schema->number() < detail::kb::kPositionalFeaturesVersion;
+  std::map<std::string, std::optional<std::map<std::string, std::string>>> positions;  // tree -> renames
+  if (counter_names)
+    for (const auto& t : trees) positions[t.tree] = detail::kb::positional_names(t.description);
+  auto positional = [&](const std::string& tree, KbFeatures& features) {
+    auto it = positions.find(tree);
+    if (it == positions.end() || !it->second) return;
+    if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
+  };
+
   struct ImportedEntry {
     std::int64_t file_id;
     std::optional<std::int64_t> file_source;
@@ -974,6 +1001,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     KbEntry& e = ie.entry;
     e.key = r.key();
     e.features = r.features("features");
+    positional(e.key.tree, e.features);
     e.config = r.config("config");
     e.time_ms = r.number("time_ms");
     const std::string provenance = r.text("provenance");
@@ -998,6 +1026,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     KbRun run;
     run.key = r.key();
     run.features = r.features("features");
+    positional(run.key.tree, run.features);
     run.config = r.config("config");
     run.time_ms = r.number("time_ms");
     run.partition_ms = r.numbers("partition_ms");
@@ -1028,17 +1057,6 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
     if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
     events.push_back(std::move(e));
-  }
-  struct ImportedTree {
-    std::string tree, label, description, created;
-  };
-  std::vector<ImportedTree> trees;
-  const auto& tree_values = section(doc, "trees");
-  for (std::size_t i = 0; i < tree_values.size(); ++i) {
-    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
-    if (!tree_values[i].is_object()) r.fail("is not an object");
-    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
-    if (trees.back().tree.empty()) r.fail("has no tree signature");
   }
 
   return impl_->locked("importing", [&] {

@@ -8,7 +8,7 @@ namespace sinew::detail::kb {
 
 // PRAGMA user_version of a knowledge base this library writes: the number of the last file in
 // kb/migrations/ (the generated source static_asserts it).
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // kb/schema.sql: creates a fresh knowledge base at kSchemaVersion.
 extern const char* const kSchema;
