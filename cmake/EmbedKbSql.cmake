@@ -15,7 +15,7 @@ endfunction()
 function(kb_check_version file version)
   file(READ ${file} text)
   if(NOT text MATCHES "PRAGMA user_version = ${version};")
-    message(FATAL_ERROR "${file} must end with 'PRAGMA user_version = ${version};' (the version it creates)")
+    message(FATAL_ERROR "${file} must set 'PRAGMA user_version = ${version};' (the version it creates)")
   endif()
 endfunction()
 
