@@ -15,7 +15,8 @@
 -- a counter-made vector the dump does not list (written by a process that numbered the vectors
 -- otherwise than the one that described the tree), or cannot be read. The dump shows only names:
 -- rows of a process whose counter names were the dump's but for other vectors are renamed by the
--- dump's vectors, and a vector that its program named like a counter ("v5") is renamed as one.
+-- dump's vectors, a vector that its program named like a counter ("v5") is renamed as one, and two
+-- vectors that share a name read as one (the positions after them are then one short).
 -- Where renamed entries meet another entry of the same (tree, devices, library, feature_key), the
 -- more recently updated one is kept (on a tie, the later one); the others are removed with their
 -- balancer events, their runs stay (now under the kept entry's features), and entries derived
