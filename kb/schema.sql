@@ -1,12 +1,15 @@
--- Sinew knowledge base, schema version 2 (PRAGMA user_version). A new file is created from this
--- text; an older file is brought here by migrations/00N_*.sql (a unit test checks that both paths
--- give the same tables, columns, indexes and foreign keys). lib/kb/schema.cpp embeds this file
--- and the migrations verbatim (another unit test compares them).
+-- Sinew knowledge base, schema version 4 (PRAGMA user_version). A new file is created from this
+-- text; an older file is brought here by migrations/NNN_*.sql, some followed by a C++ step that
+-- rewrites rows (lib/kb/migrate.cpp; a unit test checks that both paths give the same tables,
+-- columns, indexes and foreign keys). The build embeds this file and the migrations into the
+-- library (cmake/EmbedKb.cmake): they are the only copy.
 --
 -- Identity of what is stored: (tree, devices, library) — the tree signature, the device set and
 -- the Sinew version — and then the input features. `features` is a JSON object in the caller's
 -- order; `feature_key` the same object sorted by name, for exact matching. Numbers in JSON are
 -- written in their shortest round-trip form. Times are UTC ISO 8601 text with milliseconds.
+-- Feature names: "<vector name>.size" (an unnamed vector: "v<k>.size", k its position in the
+-- tree), "host.pinned", or a scalar's name given with as_feature().
 
 -- The current plan per (tree, devices, library, features). Its history is in runs and events.
 CREATE TABLE entries (
@@ -27,7 +30,7 @@ CREATE TABLE entries (
   executions  INTEGER NOT NULL DEFAULT 0,
   created     TEXT NOT NULL,
   updated     TEXT NOT NULL,
-  strategy    TEXT NOT NULL DEFAULT '',
+  strategy    TEXT NOT NULL DEFAULT '',  -- see KbEntry::strategy (include/sinew/kb.hpp)
   UNIQUE (tree, devices, library, feature_key)
 );
 CREATE INDEX entries_by_tree ON entries (tree);
@@ -78,4 +81,4 @@ CREATE TABLE trees (
   created     TEXT NOT NULL
 );
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 4;

@@ -39,7 +39,11 @@
 
 namespace sinew {
 
-// Named input features of one request (vector sizes, scalars marked as features).
+// Named input features of one request: "<vector name>.size" (an unnamed vector: "v<k>.size", k
+// its position among the tree's vectors in the order Node::signature() numbers them),
+// "host.pinned", and scalars marked with as_feature(). Knowledge bases and exports of schema
+// versions before 4 named unnamed vectors by a process-wide counter; those names are rewritten
+// when such a file is migrated or such an export imported (from the stored tree description).
 using KbFeatures = std::vector<std::pair<std::string, double>>;
 
 struct KbKey {
@@ -70,7 +74,12 @@ struct KbEntry {
   double precision = 0;                 // training: the stoppage precision used
   unsigned quality = 0;                 // training: executions per measured point
   std::int64_t executions = 0;          // times this entry was used to run the tree
-  std::string strategy;                 // training strategy ("even", "cpu-assisted", ...) or ""
+  // How the plan was made: to_string(Strategy) when trained ("even_split", "cpu_assisted"); the
+  // interpolator's name when derived ("nearest", "inverse_distance"; "+screen" appended when runs
+  // checked the derived plan); "balancer" when the balancer moved it; "" when none was given
+  // (files from before strategies were kept). Older spellings ("even", "cpu-assisted", ...) are
+  // rewritten when a file is migrated or an export imported.
+  std::string strategy;
   std::string created, updated;         // UTC, ISO 8601 with milliseconds; set by the KB
 };
 
@@ -191,7 +200,9 @@ class KnowledgeBase {
   std::string export_json(const std::optional<std::string>& tree = std::nullopt) const;
   // Merges an export into this knowledge base in one transaction (all or nothing): runs and
   // events already present are skipped; an entry of the same key and features is replaced when
-  // the imported one was updated later (executions: the larger count). Throws
+  // the imported one was updated later (executions: the larger count). An older export is read
+  // as its file would be migrated: old strategy spellings and counter-named vector features (see
+  // KbFeatures, from the export's tree descriptions) become today's. Throws
   // sinew::Error(errc::invalid_argument) naming what is malformed.
   KbCounts import_json(std::string_view json);
   // Removes everything of one tree, or everything. Returns what was removed.

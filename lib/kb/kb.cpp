@@ -1,10 +1,14 @@
 // kb/kb.cpp — the knowledge base on SQLite: opening (with the fall-back to memory for unusable
-// files), schema creation and migration, entries, runs, events, export, import and clear.
+// files; the schema is created or migrated by kb/migrate.cpp), entries, runs, events, export,
+// import (older exports read as the migrations read older files: kb/legacy.hpp) and clear.
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
 #include <sinew/version.hpp>
 
+#include "kb/features.hpp"
 #include "kb/json.hpp"
+#include "kb/legacy.hpp"
+#include "kb/migrate.hpp"
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
 
@@ -33,6 +37,10 @@ using detail::kb::Connection;
 using detail::kb::SqliteError;
 using detail::kb::Statement;
 using detail::kb::Transaction;
+using detail::kb::feature_key;
+using detail::kb::features_text;
+using detail::kb::features_value;
+using detail::kb::migrate;
 namespace json = detail::kb::json;
 
 namespace {
@@ -107,18 +115,6 @@ std::optional<Provenance> stored_provenance(std::string_view text) {
   return std::nullopt;
 }
 bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
-
-json::Value features_value(const KbFeatures& features) {
-  json::Value v{json::Value::Object{}};
-  for (const auto& [name, value] : features) v.set(name, json::Value(value));
-  return v;
-}
-std::string features_text(const KbFeatures& features) { return json::dump(features_value(features)); }
-// The exact-match key: the features sorted by name.
-std::string feature_key(KbFeatures features) {
-  std::sort(features.begin(), features.end());
-  return features_text(features);
-}
 
 json::Value numbers_value(const std::vector<double>& numbers) {
   json::Value::Array a;
@@ -297,28 +293,6 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 
 void configure(Connection& db) {
   db.exec("PRAGMA foreign_keys = ON");
-}
-
-int user_version(Connection& db) {
-  auto s = db.prepare("PRAGMA user_version");
-  s.step();
-  return int(s.integer(0));
-}
-
-// Creates the schema in an empty database, or migrates an older one, in one transaction.
-void migrate(Connection& db) {
-  if (user_version(db) == detail::kb::kSchemaVersion) return;
-  Transaction t(db);
-  int version = user_version(db);  // again, under the write lock: another process may have done it
-  if (version == 0) {
-    db.exec(detail::kb::kSchema);
-  } else {
-    for (const auto& m : detail::kb::migrations())
-      if (m.to > version) db.exec(m.sql);
-  }
-  if (user_version(db) != detail::kb::kSchemaVersion)
-    throw SqliteError(SQLITE_ERROR, "the schema migrations end at version " + std::to_string(user_version(db)));
-  t.commit();
 }
 
 }  // namespace
@@ -984,6 +958,33 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
 
   // Read and check everything before touching the database.
+  struct ImportedTree {
+    std::string tree, label, description, created;
+  };
+  std::vector<ImportedTree> trees;
+  const auto& tree_values = section(doc, "trees");
+  for (std::size_t i = 0; i < tree_values.size(); ++i) {
+    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
+    if (!tree_values[i].is_object()) r.fail("is not an object");
+    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
+    if (trees.back().tree.empty()) r.fail("has no tree signature");
+  }
+
+  // An export older than positional vector features names unnamed vectors as the process that
+  // wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
+  // the exported tree descriptions. Features that cannot be renamed are imported as they are.
+  const json::Value* schema = doc.find("schema");
+  const bool counter_names =
+      schema && schema->is_number() && schema->number() < detail::kb::kPositionalFeaturesVersion;
+  std::map<std::string, std::optional<std::map<std::string, std::string>>> positions;  // tree -> renames
+  if (counter_names)
+    for (const auto& t : trees) positions[t.tree] = detail::kb::positional_names(t.description);
+  auto positional = [&](const std::string& tree, KbFeatures& features) {
+    auto it = positions.find(tree);
+    if (it == positions.end() || !it->second) return;
+    if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
+  };
+
   struct ImportedEntry {
     std::int64_t file_id;
     std::optional<std::int64_t> file_source;
@@ -1000,6 +1001,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     KbEntry& e = ie.entry;
     e.key = r.key();
     e.features = r.features("features");
+    positional(e.key.tree, e.features);
     e.config = r.config("config");
     e.time_ms = r.number("time_ms");
     const std::string provenance = r.text("provenance");
@@ -1010,7 +1012,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     if (quality < 0) r.fail("has a negative quality");
     e.quality = unsigned(quality);
     e.executions = r.integer("executions");
-    e.strategy = r.text("strategy");
+    e.strategy = detail::kb::canonical_strategy(r.text("strategy"));  // older exports: older spellings
     e.created = r.text("created");
     e.updated = r.text("updated");
     check_imported(r.path(), [&] { check_entry(e); });
@@ -1024,6 +1026,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     KbRun run;
     run.key = r.key();
     run.features = r.features("features");
+    positional(run.key.tree, run.features);
     run.config = r.config("config");
     run.time_ms = r.number("time_ms");
     run.partition_ms = r.numbers("partition_ms");
@@ -1054,17 +1057,6 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
     if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
     events.push_back(std::move(e));
-  }
-  struct ImportedTree {
-    std::string tree, label, description, created;
-  };
-  std::vector<ImportedTree> trees;
-  const auto& tree_values = section(doc, "trees");
-  for (std::size_t i = 0; i < tree_values.size(); ++i) {
-    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
-    if (!tree_values[i].is_object()) r.fail("is not an object");
-    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
-    if (trees.back().tree.empty()) r.fail("has no tree signature");
   }
 
   return impl_->locked("importing", [&] {

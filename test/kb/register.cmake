@@ -3,7 +3,7 @@
 # relative to test/ and sinew_test() is the one defined there.
 sinew_test(sinew_kb_tests unit PREFIX "unit.kb."
   SOURCES unit/kb_schema_test.cpp unit/kb_store_test.cpp unit/kb_open_test.cpp unit/kb_process_test.cpp
-          unit/kb_interpolate_test.cpp unit/kb_json_test.cpp kb/kb_test_util.cpp
+          unit/kb_interpolate_test.cpp unit/kb_json_test.cpp unit/kb_migrate_test.cpp kb/kb_test_util.cpp
   LIBS SQLite::SQLite3)
 target_compile_definitions(sinew_kb_tests PRIVATE SINEW_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 

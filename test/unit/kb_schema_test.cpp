@@ -1,8 +1,9 @@
-// test/unit/kb_schema_test.cpp — the schema: the embedded text matches kb/*.sql, a fresh file and
-// a migrated version-1 file have the same structure, and a real version-1 knowledge base opens
-// with its contents intact.
+// test/unit/kb_schema_test.cpp — the schema: every kb/migrations file is embedded in order, a
+// fresh file and a migrated version-1 file have the same structure, and a real version-1
+// knowledge base opens with its contents intact.
 #include <sinew/kb.hpp>
 
+#include "kb/kb_raw.hpp"
 #include "kb/kb_test_util.hpp"
 #include "kb/schema.hpp"
 
@@ -16,50 +17,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using kbtest::Raw;
 using kbtest::TempDir;
 
 const fs::path kSource = SINEW_SOURCE_DIR;
-
-// A raw connection for building and inspecting files behind the library's back.
-class Raw {
- public:
-  explicit Raw(const std::string& path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
-  }
-  ~Raw() { sqlite3_close(db_); }
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      std::string e = error ? error : "?";
-      sqlite3_free(error);
-      throw std::runtime_error(e);
-    }
-  }
-  // Every row of a query, columns joined by '|'.
-  std::vector<std::string> rows(const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
-    std::vector<std::string> out;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-      std::string row;
-      for (int c = 0; c < sqlite3_column_count(s); ++c) {
-        if (c) row += '|';
-        auto t = sqlite3_column_text(s, c);
-        row += t ? reinterpret_cast<const char*>(t) : "NULL";
-      }
-      out.push_back(row);
-    }
-    sqlite3_finalize(s);
-    return out;
-  }
-  std::string value(const std::string& sql) {
-    auto r = rows(sql);
-    return r.empty() ? "" : r.front();
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 // Tables, columns (name, type, not null, default, primary key), indexes and foreign keys.
 std::map<std::string, std::vector<std::string>> structure(Raw& db) {
@@ -83,12 +44,12 @@ std::map<std::string, std::vector<std::string>> structure(Raw& db) {
   return out;
 }
 
-TEST(KbSchema, EmbeddedTextMatchesTheSqlFiles) {
-  EXPECT_EQ(kbtest::read_file((kSource / "kb/schema.sql").string()), sinew::detail::kb::kSchema)
-      << "lib/kb/schema.cpp no longer holds kb/schema.sql verbatim: paste the file between R\"sql( and )sql\"";
-
+// The build embeds the files (cmake/EmbedKb.cmake), so their text cannot differ; what is checked
+// is that the generated list holds every migration after 001, in the order of its number.
+TEST(KbSchema, EveryMigrationFileIsEmbeddedInOrder) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kSource / "kb/migrations")) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(kSource / "kb/migrations"))
+    if (e.path().extension() == ".sql") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_FALSE(files.empty());
   EXPECT_EQ(files.front().filename(), "001_initial.sql");
@@ -97,8 +58,6 @@ TEST(KbSchema, EmbeddedTextMatchesTheSqlFiles) {
   for (std::size_t i = 0; i < embedded.size(); ++i) {
     EXPECT_EQ(files[i + 1].filename(), embedded[i].file);
     EXPECT_EQ(embedded[i].to, int(i) + 2);
-    EXPECT_EQ(kbtest::read_file(files[i + 1].string()), embedded[i].sql)
-        << files[i + 1] << " differs from its copy in lib/kb/schema.cpp";
   }
   EXPECT_EQ(embedded.back().to, sinew::detail::kb::kSchemaVersion);
   EXPECT_NE(std::string(sinew::detail::kb::kSchema).find("PRAGMA user_version = " +

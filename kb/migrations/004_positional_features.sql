@@ -1,0 +1,24 @@
+-- Schema version 3 -> 4: the size feature of an unnamed vector is named by the vector's position in
+-- the tree ("v<k>.size", k its index in the order of first appearance by which Node::signature()
+-- numbers vectors) instead of by a process-wide counter ("v<N>.size", N counting every vector the
+-- process ever made), which differed between processes and so missed stored plans. Named vectors
+-- keep "<name>.size"; other features are unchanged.
+--
+-- No table changes. The rewrite is a C++ step that lib/kb/migrate.cpp runs right after this file,
+-- in the same transaction (lib/kb/legacy.cpp has the rules; KnowledgeBase::import_json applies them
+-- to exports of schema 3 or older). Per tree, the vectors' order is read from trees.description
+-- (the tree's Node::dump() text), and every "v<N>.size" in entries.features and runs.features is
+-- renamed at once (an old v1 may become v0 while an old v0 becomes v1); feature_key follows.
+--
+-- What cannot be renamed stays as it was, and so is no longer hit: the rows of a tree without a
+-- description or whose description is not a dump this version can read; a row whose features name
+-- a counter-made vector the dump does not list (written by a process that numbered the vectors
+-- otherwise than the one that described the tree), or cannot be read. The dump shows only names:
+-- rows of a process whose counter names were the dump's but for other vectors are renamed by the
+-- dump's vectors, a vector that its program named like a counter ("v5") is renamed as one, and two
+-- vectors that share a name read as one (the positions after them are then one short).
+-- Where renamed entries meet another entry of the same (tree, devices, library, feature_key), the
+-- more recently updated one is kept (on a tie, the later one); the others are removed with their
+-- balancer events, their runs stay (now under the kept entry's features), and entries derived
+-- from a removed one name the kept one as their source.
+PRAGMA user_version = 4;

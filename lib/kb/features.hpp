@@ -1,0 +1,48 @@
+// kb/features.hpp — input features as the knowledge base stores them: `features`, a JSON object
+// in the caller's order, and `feature_key`, the same object sorted by name (exact matching).
+// Shared by the store (kb.cpp) and the migrations (migrate.cpp), which must write the same text.
+#pragma once
+
+#include <sinew/kb.hpp>
+
+#include "kb/json.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+namespace sinew::detail::kb {
+
+inline json::Value features_value(const KbFeatures& features) {
+  json::Value v{json::Value::Object{}};
+  for (const auto& [name, value] : features) v.set(name, json::Value(value));
+  return v;
+}
+
+inline std::string features_text(const KbFeatures& features) { return json::dump(features_value(features)); }
+
+// The exact-match key: the features sorted by name.
+inline std::string feature_key(KbFeatures features) {
+  std::sort(features.begin(), features.end());
+  return features_text(features);
+}
+
+// A stored features column read back without throwing: nothing when it is not a JSON object of
+// numbers.
+inline std::optional<KbFeatures> parse_features(const std::string& text) {
+  json::Value v;
+  try {
+    v = json::parse(text);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  if (!v.is_object()) return std::nullopt;
+  KbFeatures out;
+  for (const auto& [name, value] : v.object()) {
+    if (!value.is_number()) return std::nullopt;
+    out.emplace_back(name, value.number());
+  }
+  return out;
+}
+
+}  // namespace sinew::detail::kb
