@@ -128,3 +128,23 @@ TEST(RunBadInput, OtherBindingShapesAreCheckedAgain) {
     EXPECT_NE(std::string(e.what()).find("null"), std::string::npos) << e.what();
   }
 }
+
+// A plan's shares must add up to 1: the run fails before any device work, naming the shares and
+// their sum (they used to be normalised silently while the Report printed the given numbers).
+TEST(RunBadInput, SharesThatDoNotAddUpToOneAreRefused) {
+  Runtime rt;
+  auto V = sinew::vector<cl_float>().name("v");
+  std::vector<float> data(64, 3.0f);
+  Config c = Config::single(0, rt.devices().size());
+  c.shares[0] = 0.7;
+  try {
+    rt.run(kernel_source(kSrc, "scale", "k.cl").args(inout(V), scalar(2.0f)), {{V, data}}, {.config = c});
+    FAIL() << "accepted " << c.str();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+    const std::string what = e.what();
+    EXPECT_NE(what.find("0.7"), std::string::npos) << what;
+    EXPECT_NE(what.find("add up to"), std::string::npos) << what;
+  }
+  EXPECT_EQ(data, std::vector<float>(64, 3.0f));
+}

@@ -282,3 +282,62 @@ TEST(KbRuntime, CachedPlansFollowTheKnowledgeBase) {
   EXPECT_EQ(later.config, changed) << later.config.str() << " instead of " << changed.str();
   for (std::size_t i = 0; i < h.a.size(); ++i) ASSERT_EQ(h.a[i], a0[i] + 5 * 5) << "element " << i;
 }
+
+// An unnamed vector's feature is named by its position in the tree ("v0.size"), not by how many
+// vectors the process made before it: a second runtime that makes unrelated vectors first and
+// then the same tree finds the stored plan and trains nothing. (In one test process: the counter
+// of vectors is process-wide, and each runtime reads the knowledge base file anew.)
+TEST(KbRuntime, UnnamedVectorsFindTheStoredPlanWhateverWasMadeBefore) {
+  TempKb kb;
+  auto run_tree = [&] {
+    Runtime rt(with_kb(kb.path));
+    auto v = sinew::vector<cl_int>();  // unnamed
+    auto tree = map(kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(v), scalar(cl_int(2))));
+    std::vector<cl_int> data(6000, 1);
+    Report r = rt.run(tree, {{v, data}}).get();
+    EXPECT_EQ(data, std::vector<cl_int>(6000, 3));
+    return r;
+  };
+  const Report first = run_tree();
+  ASSERT_EQ(first.provenance, Provenance::trained);
+  for (int i = 0; i < 7; ++i) (void)sinew::vector<cl_float>(16);  // unrelated vectors: the counter moves on
+  const Report second = run_tree();
+  EXPECT_EQ(second.provenance, Provenance::knowledge_base);
+  EXPECT_EQ(second.training_executions, 0u);
+  EXPECT_EQ(second.kb_entry, first.kb_entry);
+  auto store = KnowledgeBase::open(kb.path);
+  const auto entry = store->entry(first.kb_entry);
+  ASSERT_TRUE(entry);
+  ASSERT_FALSE(entry->features.empty());
+  EXPECT_EQ(entry->features[0].first, "v0.size");
+}
+
+// A tree is labelled by its name, or by its kernels in their skeletons: in reports, in training
+// progress and in the knowledge base's list of trees.
+TEST(KbRuntime, TreesAreLabelledByTheirNameOrTheirKernels) {
+  TempKb kb;
+  std::vector<std::string> lines;
+  RuntimeOptions o = with_kb(kb.path);
+  o.quiet = false;
+  o.log = [&](LogLevel, const std::string& line) { lines.push_back(line); };
+  Runtime rt(o);
+  auto a = sinew::vector<cl_int>().name("a"), b = sinew::vector<cl_int>().name("b");
+  auto add = kernel_source(kTestKernels, "add_scalar", "t.cl").args(inout(a), scalar(cl_int(1)));
+  auto twice = kernel_source(kTestKernels, "mul2", "t.cl").args(in(a), out(b));
+  std::vector<cl_int> ha(4000, 1), hb(4000, 0);
+  const Report unnamed = rt.run(map(add), {{a, ha}}).get();
+  EXPECT_EQ(unnamed.tree, "map(add_scalar)");
+  const Report named = rt.run(pipeline(add, twice).name("edges"), {{a, ha}, {b, hb}}).get();
+  EXPECT_EQ(named.tree, "edges");
+  EXPECT_NE(named.str().find("run of 'edges'"), std::string::npos) << named.str();
+  auto has_line = [&](const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has_line("training 'map(add_scalar)'"));
+  EXPECT_TRUE(has_line("training 'edges'"));
+  auto store = KnowledgeBase::open(kb.path);
+  std::vector<std::string> labels;
+  for (const auto& t : store->trees()) labels.push_back(t.label);
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "map(add_scalar)"), labels.end());
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "edges"), labels.end());
+}
