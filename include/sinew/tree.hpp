@@ -209,8 +209,8 @@ class Kernel : public Node {
   Kernel& label(std::string text);  // the same as name()
 };
 
-// `kernel("filters.cl", "solarise")`: the kernel `entry` of a .cl file. The file is looked up
-// as a path first, then among the kernels embedded from Sinew's kernels/ folder.
+// `kernel("path/to/filters.cl", "solarise")`: the kernel `entry` of a .cl file, read now. (A name
+// that is no path is looked up among the library's own embedded kernel files: reduce.cl.)
 Kernel kernel(const std::string& file, const std::string& entry);
 // A kernel from OpenCL C source text; `origin` names it in messages.
 Kernel kernel_source(const std::string& source, const std::string& entry,
