@@ -1,11 +1,33 @@
 // exec/nodes/blas.cpp — running the CLBlast leaves on a partition's slices.
+#include "exec/first_calls.hpp"
 #include "exec/nodes/runner.hpp"
 #include "tree/nodes/blas.hpp"
 
 #include <clblast.h>
 
+#include <utility>
+
 namespace sinew::detail {
 namespace {
+
+// CLBlast 1.5.3 fills its static tuning database when the first Database is constructed, without
+// a lock (CLBlast issue 486): two device threads making their first call at once race on it (ASan:
+// heap-use-after-free in clblast::Database::Database; 1 in ~100 split BLAS runs crashed). So the
+// first call of each routine on each device — which builds that database and compiles the
+// routine's program — is made under one process-wide lock; every later call, which only sets
+// arguments and enqueues, runs unlocked, so devices never wait for each other's kernels.
+enum class Routine { axpy, gemm };
+
+FirstCalls<std::pair<cl_device_id, Routine>>& clblast_calls() {
+  static FirstCalls<std::pair<cl_device_id, Routine>> calls;  // one for every routine: the database is shared
+  return calls;
+}
+
+template <class F>
+clblast::StatusCode first_alone(cl_device_id device, Routine routine, F&& f) {
+  return clblast_calls().call({device, routine}, f,
+                              [](clblast::StatusCode s) { return s == clblast::StatusCode::kSuccess; });
+}
 
 class AxpyRunner final : public LeafRunner {
  public:
@@ -14,8 +36,10 @@ class AxpyRunner final : public LeafRunner {
     cl_command_queue q = ps.worker->queue()();
     cl_event e = nullptr;
     const std::size_t elements = ps.part->units * n.args[0].vector->unit;
-    auto st = clblast::Axpy<float>(elements, n.alpha, ps.slices.at(n.args[0].vector.get())(), 0, 1,
-                                   ps.slices.at(n.args[1].vector.get())(), 0, 1, &q, run.event_of(e));
+    auto st = first_alone(ps.worker->cl_device(), Routine::axpy, [&] {
+      return clblast::Axpy<float>(elements, n.alpha, ps.slices.at(n.args[0].vector.get())(), 0, 1,
+                                  ps.slices.at(n.args[1].vector.get())(), 0, 1, &q, run.event_of(e));
+    });
     library_status(static_cast<int>(st), "clblast::Axpy", run.path(n), ps);
     run.track(ps, cl::Event(e), &run.path(n), true);
   }
@@ -28,10 +52,12 @@ class GemmRunner final : public LeafRunner {
     cl_command_queue q = ps.worker->queue()();
     cl_event e = nullptr;
     const auto& b = run.contexts.at(ps.worker->context()).whole.at(n.args[1].vector.get());
-    auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
-                                   ps.part->units, n.n, n.k, n.alpha, ps.slices.at(n.args[0].vector.get())(), 0, n.k,
-                                   b(), 0, n.n, n.beta, ps.slices.at(n.args[2].vector.get())(), 0, n.n, &q,
-                                   run.event_of(e));
+    auto st = first_alone(ps.worker->cl_device(), Routine::gemm, [&] {
+      return clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
+                                  ps.part->units, n.n, n.k, n.alpha, ps.slices.at(n.args[0].vector.get())(), 0, n.k,
+                                  b(), 0, n.n, n.beta, ps.slices.at(n.args[2].vector.get())(), 0, n.n, &q,
+                                  run.event_of(e));
+    });
     library_status(static_cast<int>(st), "clblast::Gemm", run.path(n), ps);
     run.track(ps, cl::Event(e), &run.path(n), true);
   }
