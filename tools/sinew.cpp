@@ -824,6 +824,43 @@ int cmd_load(const Args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// sinew cache
+
+int cmd_cache(const Args& args) {
+  std::string action;
+  po::options_description options(
+      "sinew cache <path|clear>: the on-disk program cache (RuntimeOptions::cache_dir). `clear` removes every "
+      "cached binary; programs are built again on their next use. A remedy when a driver misbehaves on a "
+      "cached binary, and always safe");
+  options.add_options()("action", po::value(&action)->value_name("ACTION"), "path or clear");
+  po::positional_options_description positional;
+  positional.add("action", 1);
+  auto p = parse_positional(args, options, positional);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  const std::string dir = *sinew::RuntimeOptions{}.effective().cache_dir;
+  if (action == "path") {
+    std::cout << dir << "\n";
+    return 0;
+  }
+  if (action != "clear") throw po::error(action.empty() ? "name an action: path or clear" : "unknown action '" + action + "'");
+  std::error_code ec;
+  std::size_t removed = 0;
+  if (std::filesystem::is_directory(dir, ec))
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      // Binaries, their markers and temporaries; lock files stay (another process may hold one).
+      if (name.find(".bin") == std::string::npos || name.size() < 5 || name.substr(name.size() - 5) == ".lock")
+        continue;
+      if (std::filesystem::remove(e.path(), ec)) ++removed;
+    }
+  std::cout << "removed " << removed << " file(s) from " << dir << "\n";
+  return ec ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // sinew options
 
 int cmd_options(const Args& args) {
@@ -866,6 +903,7 @@ constexpr Command kCommands[] = {
     {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
     {"train", "train a sample's tree on every device and store the plan in the knowledge base", cmd_train},
     {"load", "load the CPU with busy threads (dense linear solves) for the balancing experiments", cmd_load},
+    {"cache", "the program cache: its path, or clear it", cmd_cache},
     {"options", "the SINEW_* variables, what they accept, and the settings in force", cmd_options},
 };
 

@@ -18,7 +18,17 @@ namespace sinew::detail {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr char kMagic[8] = {'S', 'I', 'N', 'E', 'W', 'B', 'I', '1'};
+// A cached binary: the magic, then what built it (the hashes of the device's identity — name,
+// vendor, driver, device and platform versions — and of the source and options), then the
+// binary's length and hash, then the binary; the file is exactly that long. A file whose header
+// or length does not say so, however valid its checksum, is rebuilt (a header claiming half of a
+// real PoCL binary once made every process crash inside the driver).
+constexpr char kMagic[8] = {'S', 'I', 'N', 'E', 'W', 'B', 'I', '2'};
+constexpr std::size_t kHeader = 8 + 4 * 8;
+
+struct Header {
+  std::uint64_t identity = 0, source = 0, size = 0, check = 0;
+};
 
 std::string source_key(const std::string& source, const std::string& options) {
   return Hasher().add(source).add(options).hex();
@@ -84,20 +94,29 @@ std::string ProgramCache::file_for(const cl::Device& device, const std::string& 
   return dir_ + "/" + key + ".bin";
 }
 
-bool ProgramCache::load_binary(const std::string& path, std::vector<unsigned char>& binary) {
+namespace {
+std::uint64_t hash_of(const std::vector<unsigned char>& binary) {
+  return Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), binary.size())).value();
+}
+}  // namespace
+
+bool ProgramCache::load_binary(const std::string& path, const cl::Device& device, const std::string& source,
+                               const std::string& options, std::vector<unsigned char>& binary) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   char magic[8];
-  std::uint64_t size = 0, check = 0;
+  Header h;
   in.read(magic, 8);
-  in.read(reinterpret_cast<char*>(&size), 8);
-  in.read(reinterpret_cast<char*>(&check), 8);
-  bool ok = in && std::memcmp(magic, kMagic, 8) == 0 && size > 0 && size < (1ULL << 31);
+  in.read(reinterpret_cast<char*>(&h), sizeof h);
+  std::error_code ec;
+  const auto file_size = fs::file_size(path, ec);
+  bool ok = in && !ec && std::memcmp(magic, kMagic, 8) == 0 && h.size > 0 && h.size < (1ULL << 31) &&
+            file_size == kHeader + h.size && h.identity == Hasher().add(device_identity(device)).value() &&
+            h.source == Hasher().add(source).add(options).value();
   if (ok) {
-    binary.resize(size);
-    in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(size));
-    ok = in.gcount() == static_cast<std::streamsize>(size) &&
-         Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), size)).value() == check;
+    binary.resize(h.size);
+    in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(h.size));
+    ok = in.gcount() == static_cast<std::streamsize>(h.size) && hash_of(binary) == h.check;
   }
   if (!ok) {
     std::lock_guard lock(mutex_);
@@ -106,17 +125,19 @@ bool ProgramCache::load_binary(const std::string& path, std::vector<unsigned cha
   return ok;
 }
 
-void ProgramCache::store_binary(const std::string& path, const std::vector<unsigned char>& binary) {
+void ProgramCache::store_binary(const std::string& path, const cl::Device& device, const std::string& source,
+                                const std::string& options, const std::vector<unsigned char>& binary) {
   std::random_device rd;
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    std::uint64_t size = binary.size();
-    std::uint64_t check =
-        Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), binary.size())).value();
+    Header h;
+    h.identity = Hasher().add(device_identity(device)).value();
+    h.source = Hasher().add(source).add(options).value();
+    h.size = binary.size();
+    h.check = hash_of(binary);
     out.write(kMagic, 8);
-    out.write(reinterpret_cast<const char*>(&size), 8);
-    out.write(reinterpret_cast<const char*>(&check), 8);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(binary.size()));
     out.close();
     if (!out) {
@@ -186,10 +207,23 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
     for (const auto& d : devices) paths.push_back(file_for(d, source.text, options));
   FileLock disk_lock(paths.empty() ? std::string() : paths.front() + ".lock");
   if (!dir_.empty()) {
+    // A binary that passes every check can still crash the driver while it loads: a marker is
+    // kept while one loads, so the next process (we hold the entry's lock: no other is loading)
+    // finds the marker of one that died, drops the binaries and builds from source instead.
+    const std::string loading = paths.front() + ".loading";
+    std::error_code ec;
+    if (fs::exists(loading, ec)) {
+      for (const auto& p : paths) fs::remove(p, ec);
+      fs::remove(loading, ec);
+      std::lock_guard lock(mutex_);
+      ++stats_.crashed_loads;
+    }
     std::vector<std::vector<unsigned char>> binaries(devices.size());
     bool all = true;
-    for (std::size_t i = 0; i < devices.size() && all; ++i) all = load_binary(paths[i], binaries[i]);
+    for (std::size_t i = 0; i < devices.size() && all; ++i)
+      all = load_binary(paths[i], devices[i], source.text, options, binaries[i]);
     if (all) {
+      { std::ofstream(loading) << ::getpid() << "\n"; }
       try {
         program = cl::Program(context, devices, binaries);
         program.build(devices, options.c_str());
@@ -199,6 +233,7 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
         std::lock_guard lock(mutex_);
         ++stats_.corrupt_files;
       }
+      fs::remove(loading, ec);
     }
   }
   if (!from_disk) {
@@ -221,7 +256,7 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
       try {
         auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
         for (std::size_t i = 0; i < binaries.size() && i < paths.size(); ++i)
-          if (!binaries[i].empty()) store_binary(paths[i], binaries[i]);
+          if (!binaries[i].empty()) store_binary(paths[i], devices[i], source.text, options, binaries[i]);
       } catch (const cl::Error&) {
         std::lock_guard lock(mutex_);
         ++stats_.write_failures;

@@ -38,6 +38,7 @@ class ProgramCache {
 
   struct Stats {
     std::size_t memory_hits = 0, disk_hits = 0, builds = 0, corrupt_files = 0, write_failures = 0;
+    std::size_t crashed_loads = 0;  // binaries dropped because a process died while loading them
   };
   Stats stats() const;
   const std::string& dir() const { return dir_; }
@@ -45,8 +46,10 @@ class ProgramCache {
   std::string file_for(const cl::Device& device, const std::string& source, const std::string& options) const;
 
  private:
-  bool load_binary(const std::string& path, std::vector<unsigned char>& binary);
-  void store_binary(const std::string& path, const std::vector<unsigned char>& binary);
+  bool load_binary(const std::string& path, const cl::Device& device, const std::string& source,
+                   const std::string& options, std::vector<unsigned char>& binary);
+  void store_binary(const std::string& path, const cl::Device& device, const std::string& source,
+                    const std::string& options, const std::vector<unsigned char>& binary);
 
   std::string dir_;
   mutable std::mutex mutex_;

@@ -1,5 +1,6 @@
 // The program cache: memory hit, disk miss then hit, corrupt files, concurrent processes.
 #include "platform/device.hpp"
+#include "platform/hash.hpp"
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,79 @@ TEST(ProgramCache, CorruptOrTruncatedFilesAreRebuiltNotFatal) {
     fixed.get(cl.context, {cl.device}, {src, "t"}, "");
     EXPECT_EQ(fixed.stats().disk_hits, 1u) << variant;
   }
+}
+
+// A cache file whose header claims only the first half of the real binary, with a checksum that
+// matches that half, once made every process crash inside PoCL: the header must say the whole
+// file (its length is checked), and what built it.
+TEST(ProgramCache, AHeaderClaimingPartOfTheBinaryIsRebuilt) {
+  TempDir dir;
+  Cl cl;
+  const std::string src = unique_source();
+  std::string file;
+  {
+    ProgramCache cache(dir.path.string());
+    cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    file = cache.file_for(cl.device, src, "");
+  }
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  constexpr std::size_t kHeader = 40, kSizeAt = 24, kCheckAt = 32;  // magic, identity, source, size, check
+  ASSERT_GT(bytes.size(), kHeader + 64);
+  const std::uint64_t half = (bytes.size() - kHeader) / 2;
+  const std::uint64_t check = Hasher().add(std::string_view(bytes).substr(kHeader, half)).value();
+  bytes.replace(kSizeAt, 8, reinterpret_cast<const char*>(&half), 8);
+  bytes.replace(kCheckAt, 8, reinterpret_cast<const char*>(&check), 8);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  ProgramCache cache(dir.path.string());
+  auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
+  EXPECT_NO_THROW(cl::Kernel(p, "cached"));
+  EXPECT_EQ(cache.stats().corrupt_files, 1u);
+  EXPECT_EQ(cache.stats().builds, 1u);
+}
+
+// A binary is bound to the device, driver and source that built it: one copied over another
+// entry's file (a cache directory shared across machines, a mix-up) is rebuilt, not loaded.
+TEST(ProgramCache, ABinaryOfAnotherSourceIsRebuilt) {
+  TempDir dir;
+  Cl cl;
+  const std::string a = unique_source(), b = unique_source() + " ";
+  ProgramCache first(dir.path.string());
+  first.get(cl.context, {cl.device}, {a, "t"}, "");
+  first.get(cl.context, {cl.device}, {b, "t"}, "");
+  fs::copy_file(first.file_for(cl.device, a, ""), first.file_for(cl.device, b, ""), fs::copy_options::overwrite_existing);
+  ProgramCache cache(dir.path.string());
+  cache.get(cl.context, {cl.device}, {b, "t"}, "");
+  EXPECT_EQ(cache.stats().corrupt_files, 1u);
+  EXPECT_EQ(cache.stats().builds, 1u);
+}
+
+// A binary that passes every check can still crash the driver as it loads: the marker a process
+// keeps while loading it is still there when the next process comes, which then builds from
+// source instead of crashing too.
+TEST(ProgramCache, ABinaryAProcessDiedLoadingIsDropped) {
+  TempDir dir;
+  Cl cl;
+  const std::string src = unique_source();
+  std::string file;
+  {
+    ProgramCache cache(dir.path.string());
+    cache.get(cl.context, {cl.device}, {src, "t"}, "");
+    file = cache.file_for(cl.device, src, "");
+  }
+  std::ofstream(file + ".loading") << "12345\n";  // as a process that died while loading leaves it
+  ProgramCache cache(dir.path.string());
+  auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
+  EXPECT_NO_THROW(cl::Kernel(p, "cached"));
+  EXPECT_EQ(cache.stats().crashed_loads, 1u);
+  EXPECT_EQ(cache.stats().builds, 1u);
+  EXPECT_FALSE(fs::exists(file + ".loading"));
+  ProgramCache later(dir.path.string());
+  later.get(cl.context, {cl.device}, {src, "t"}, "");
+  EXPECT_EQ(later.stats().disk_hits, 1u);  // the rebuilt binary is stored again
 }
 
 TEST(ProgramCache, UnwritableDirectoryOnlyCostsCompileTime) {
