@@ -1,12 +1,14 @@
 // platform/config.cpp — printing, parsing and checking plans (Config); provenance spellings.
 #include "platform/error.hpp"
 #include "platform/items.hpp"
+#include "platform/settings.hpp"
 
 #include <sinew/config.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 namespace sinew {
@@ -92,20 +94,22 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   std::vector<double> share(devices.size(), 0.0);
   std::vector<bool> named(devices.size(), false);
   std::map<std::string, double> kinds;
+  std::set<std::string> seen;
   for (const std::string& item : detail::split_items(spec)) {
     auto eq = item.find('=');
     if (eq == std::string::npos) bad(item, "an item without '='");
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     std::transform(key.begin(), key.end(), key.begin(), ::tolower);
+    if (!seen.insert(key).second) bad(item, "'" + key + "' is named twice");
     if (key == "fission") {
       c.fission = value;
       continue;
     }
     if (key == "overlap") {
       try {
-        c.overlap = static_cast<unsigned>(std::stoul(value));
-      } catch (const std::exception&) {
-        bad(item, "overlap is not a number");
+        c.overlap = static_cast<unsigned>(detail::rule::overlap.read(value, "overlap"));
+      } catch (const Error&) {
+        bad(item, "overlap is not a whole number from 1 to 16");
       }
       continue;
     }
@@ -119,6 +123,7 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
     }
     if (!(v >= 0) || !std::isfinite(v)) bad(item, "a share must be >= 0");
     if (key == "cpu" || key == "gpu" || key == "accelerator") {
+      if (v > 1) bad(item, "a kind's share is at most 1");
       kinds[key] = v;
       continue;
     }
@@ -153,8 +158,9 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   if (!rest.empty() && given > 1.0 + 1e-9)
     bad(spec, "the shares add up to more than 1, leaving nothing for the devices not named");
   for (auto i : rest) share[i] = (1.0 - given) / static_cast<double>(rest.size());
-  // With every device named, the shares may be ratios ("0=3,1=1"): the plan is their fractions.
-  if (rest.empty() && given > 0)
+  // With every device named one by one, the shares may be ratios ("0=3,1=1"): the plan is their
+  // fractions. (Kind shares are fractions of the whole: they must add up to 1 themselves.)
+  if (rest.empty() && kinds.empty() && given > 0)
     for (double& x : share) x /= given;
   c.shares = share;
   // Shares and overlap now; a fission configuration when a run uses a CPU device (decompose()).

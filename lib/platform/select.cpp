@@ -39,15 +39,16 @@ std::vector<std::size_t> select_devices(const std::vector<DeviceInfo>& devices, 
       index = item.substr(colon + 1);
     }
     if (!kind.empty() && std::all_of(kind.begin(), kind.end(), ::isdigit) && index.empty()) {
-      std::size_t i = std::stoul(kind);
-      if (i >= devices.size()) fail("no device with index " + kind);
+      if (kind.size() > 9 || std::stoul(kind) >= devices.size()) fail("no device with index " + kind);
+      const std::size_t i = std::stoul(kind);
       add(i);
       continue;
     }
     if (kind != "cpu" && kind != "gpu" && kind != "accelerator" && kind != "acc")
       fail("'" + item + "' is not a device kind");
     if (kind == "acc") kind = "accelerator";
-    if (!index.empty() && !std::all_of(index.begin(), index.end(), ::isdigit)) fail("'" + item + "': bad index");
+    if (!index.empty() && (index.size() > 9 || !std::all_of(index.begin(), index.end(), ::isdigit)))
+      fail("'" + item + "': bad index");
     bool any = false;
     for (const auto& d : devices) {
       if (to_string(d.kind) != kind) continue;

@@ -138,6 +138,42 @@ TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
   }
 }
 
+// Plans that used to be accepted: a kind's share above 1, an item named twice, overlaps that
+// wrapped, kinds that do not add up to 1 — refused, naming the item.
+TEST(ConfigParse, SharesOutOfRangeOrNamedTwiceAreRefused) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  for (const char* bad : {"cpu=2", "cpu=0.6,cpu=0.4", "overlap=4294967297", "overlap=0", "overlap=17", "overlap=-1",
+                          "cpu=0.3,gpu=0.3", "0=0.5,0=0.5", "gpu=1.5,cpu=0"}) {
+    try {
+      Config::parse(bad, devs);
+      FAIL() << bad << " accepted";
+    } catch (const sinew::Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << bad;
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(Config::parse("overlap=16", devs).overlap, 16u);
+  EXPECT_EQ(Config::parse("cpu=1", devs).shares, (std::vector<double>{1, 0}));
+}
+
+// A plan's shares add up to 1: a Config that does not is refused with the shares and their sum.
+TEST(ConfigCheck, SharesMustAddUpToOne) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  Config c;
+  c.shares = {0.5, 0.2};
+  try {
+    c.check(devs, "RunOptions::config");
+    FAIL();
+  } catch (const sinew::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("0.5, 0.2"), std::string::npos) << what;
+    EXPECT_NE(what.find("add up to 0.7"), std::string::npos) << what;
+    EXPECT_NE(what.find("RunOptions::config"), std::string::npos) << what;
+  }
+  c.shares = {0.5, 0.5 + 1e-9};  // within the tolerance
+  EXPECT_NO_THROW(c.check(devs));
+}
+
 TEST(Decompose, StreamableSharesAreCutIntoChunksDealtToTheQueues) {
   std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
   Config c;
