@@ -5,12 +5,15 @@
 #include <sinew/kb.hpp>
 #include <sinew/version.hpp>
 
+#include "kb/check.hpp"
 #include "kb/features.hpp"
 #include "kb/json.hpp"
 #include "kb/legacy.hpp"
 #include "kb/migrate.hpp"
+#include "kb/rows.hpp"
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
+#include "kb/utc.hpp"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,11 +25,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -37,201 +38,28 @@ using detail::kb::Connection;
 using detail::kb::SqliteError;
 using detail::kb::Statement;
 using detail::kb::Transaction;
+using detail::kb::check_entry;
+using detail::kb::check_event;
+using detail::kb::check_run;
+using detail::kb::config_value;
+using detail::kb::entry_from;
+using detail::kb::event_from;
 using detail::kb::feature_key;
 using detail::kb::features_text;
 using detail::kb::features_value;
+using detail::kb::invalid;
+using detail::kb::kEntryColumns;
+using detail::kb::kEventColumns;
+using detail::kb::kRunColumns;
 using detail::kb::migrate;
+using detail::kb::numbers_text;
+using detail::kb::numbers_value;
+using detail::kb::run_from;
+using detail::kb::stored_provenance;
+using detail::kb::utc_now;
 namespace json = detail::kb::json;
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Values <-> columns.
-
-std::string utc_now(bool compact = false) {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = std::time_t(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buf[40];
-  if (compact) {
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  } else {
-    std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    std::snprintf(buf + n, sizeof buf - n, ".%03dZ", int(ms % 1000));
-  }
-  return buf;
-}
-
-[[noreturn]] void invalid(const std::string& what) {
-  throw Error(sinew::errc::invalid_argument, "knowledge base: " + what);
-}
-
-void check_finite(double v, const std::string& what, bool non_negative = true) {
-  if (!std::isfinite(v)) invalid(what + " is not a finite number");
-  if (non_negative && v < 0) invalid(what + " is negative (" + json::number(v) + ")");
-}
-
-void check_key(const KbKey& key) {
-  if (key.tree.empty()) invalid("the key has no tree signature");
-  if (key.devices.empty()) invalid("the key has no device set");
-  if (key.library.empty()) invalid("the key has no library version");
-}
-
-void check_features(const KbFeatures& features) {
-  std::set<std::string> names;
-  for (const auto& [name, value] : features) {
-    if (name.empty()) invalid("a feature has no name");
-    if (!names.insert(name).second) invalid("feature '" + name + "' is given twice");
-    check_finite(value, "feature '" + name + "'", false);
-  }
-}
-
-void check_config(const Config& c, const std::string& what) {
-  if (c.shares.empty()) invalid(what + " has no shares");
-  double sum = 0;
-  for (std::size_t i = 0; i < c.shares.size(); ++i) {
-    check_finite(c.shares[i], what + " share " + std::to_string(i));
-    sum += c.shares[i];
-  }
-  if (sum <= 0) invalid(what + "'s shares sum to zero");
-  if (c.fission.empty()) invalid(what + " has no fission configuration name");
-  if (c.overlap < 1) invalid(what + " has overlap 0 (at least 1 queue per GPU)");
-}
-
-void check_times(const std::vector<double>& times, const std::string& what) {
-  for (std::size_t i = 0; i < times.size(); ++i) check_finite(times[i], what + " " + std::to_string(i));
-}
-
-// What an entry may be: the provenances a stored plan can have.
-bool is_stored_provenance(Provenance p) {
-  return p == Provenance::trained || p == Provenance::derived || p == Provenance::balanced || p == Provenance::manual;
-}
-// A provenance column or field: its one spelling, else nothing.
-std::optional<Provenance> stored_provenance(std::string_view text) {
-  auto p = provenance_from_string(text);
-  if (p && is_stored_provenance(*p)) return p;
-  return std::nullopt;
-}
-bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
-
-json::Value numbers_value(const std::vector<double>& numbers) {
-  json::Value::Array a;
-  for (double n : numbers) a.emplace_back(n);
-  return json::Value(std::move(a));
-}
-std::string numbers_text(const std::vector<double>& numbers) { return json::dump(numbers_value(numbers)); }
-
-json::Value config_value(const Config& c) {
-  json::Value v{json::Value::Object{}};
-  v.set("fission", json::Value(c.fission));
-  v.set("overlap", json::Value(c.overlap));
-  v.set("shares", numbers_value(c.shares));
-  return v;
-}
-
-// Reading back what we wrote: anything malformed means the file was damaged or edited.
-[[noreturn]] void damaged(const std::string& what) {
-  throw Error(sinew::errc::knowledge_base, "knowledge base: damaged value: " + what,
-              {.fix = "export what is readable with 'sinew kb export', or remove the file"});
-}
-
-json::Value parse_column(const std::string& text, const char* column) {
-  try {
-    return json::parse(text);
-  } catch (const std::invalid_argument& e) {
-    damaged(std::string(column) + " (" + e.what() + ")");
-  }
-}
-
-KbFeatures features_from(const std::string& text) {
-  auto v = parse_column(text, "features");
-  if (!v.is_object()) damaged("features is not a JSON object");
-  KbFeatures out;
-  for (const auto& [name, value] : v.object()) {
-    if (!value.is_number()) damaged("feature '" + name + "' is not a number");
-    out.emplace_back(name, value.number());
-  }
-  return out;
-}
-
-std::vector<double> numbers_from(const std::string& text, const char* column) {
-  auto v = parse_column(text, column);
-  if (!v.is_array()) damaged(std::string(column) + " is not a JSON array");
-  std::vector<double> out;
-  for (const auto& n : v.array()) {
-    if (!n.is_number()) damaged(std::string(column) + " holds a non-number");
-    out.push_back(n.number());
-  }
-  return out;
-}
-
-Config config_from(const Statement& s, int fission, int overlap, int shares) {
-  Config c;
-  c.fission = s.text(fission);
-  c.overlap = unsigned(s.integer(overlap));
-  c.shares = numbers_from(s.text(shares), "shares");
-  return c;
-}
-
-constexpr const char* kEntryColumns =
-    "id, tree, devices, library, features, fission, overlap, shares, time_ms, provenance, source, precision, "
-    "quality, executions, strategy, created, updated";
-
-KbEntry entry_from(const Statement& s) {
-  KbEntry e;
-  e.id = s.integer(0);
-  e.key = {s.text(1), s.text(2), s.text(3)};
-  e.features = features_from(s.text(4));
-  e.config = config_from(s, 5, 6, 7);
-  e.time_ms = s.real(8);
-  e.provenance = stored_provenance(s.text(9)).value_or(Provenance::manual);  // the schema allows no other
-  e.source = s.optional_integer(10);
-  e.precision = s.real(11);
-  e.quality = unsigned(s.integer(12));
-  e.executions = s.integer(13);
-  e.strategy = s.text(14);
-  e.created = s.text(15);
-  e.updated = s.text(16);
-  return e;
-}
-
-constexpr const char* kRunColumns =
-    "id, tree, devices, library, features, fission, overlap, shares, time_ms, partition_ms, purpose, created";
-
-KbRun run_from(const Statement& s) {
-  KbRun r;
-  r.id = s.integer(0);
-  r.key = {s.text(1), s.text(2), s.text(3)};
-  r.features = features_from(s.text(4));
-  r.config = config_from(s, 5, 6, 7);
-  r.time_ms = s.real(8);
-  r.partition_ms = numbers_from(s.text(9), "partition_ms");
-  r.purpose = s.text(10);
-  r.created = s.text(11);
-  return r;
-}
-
-constexpr const char* kEventColumns =
-    "id, entry, execution, level, fission_before, overlap_before, shares_before, fission_after, overlap_after, "
-    "shares_after, time_ms, partition_ms, deviation, lbt, created";
-
-KbEvent event_from(const Statement& s) {
-  KbEvent e;
-  e.id = s.integer(0);
-  e.entry = s.integer(1);
-  e.execution = s.integer(2);
-  e.level = int(s.integer(3));
-  e.before = config_from(s, 4, 5, 6);
-  e.after = config_from(s, 7, 8, 9);
-  e.time_ms = s.real(10);
-  e.partition_ms = numbers_from(s.text(11), "partition_ms");
-  e.deviation = s.real(12);
-  e.lbt = s.real(13);
-  e.created = s.text(14);
-  return e;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Opening.
@@ -425,40 +253,6 @@ class KnowledgeBase::Impl {
     s.run();
   }
 };
-
-namespace {
-
-void check_entry(const KbEntry& e) {
-  check_key(e.key);
-  check_features(e.features);
-  check_config(e.config, "the entry's config");
-  check_finite(e.time_ms, "the entry's time");
-  check_finite(e.precision, "the entry's precision");
-  if (e.executions < 0) invalid("the entry's executions are negative");
-  if (!is_stored_provenance(e.provenance))
-    invalid("provenance '" + std::string(to_string(e.provenance)) + "' is none of trained, derived, balanced, manual");
-}
-
-void check_run(const KbRun& r) {
-  check_key(r.key);
-  check_features(r.features);
-  check_config(r.config, "the run's config");
-  check_finite(r.time_ms, "the run's time");
-  check_times(r.partition_ms, "the run's partition time");
-  if (!is_purpose(r.purpose)) invalid("purpose '" + r.purpose + "' is none of training, balancing, execution");
-}
-
-void check_event(const KbEvent& e) {
-  if (e.level != 1 && e.level != 2) invalid("event level " + std::to_string(e.level) + " is neither 1 nor 2");
-  check_config(e.before, "the event's config before");
-  check_config(e.after, "the event's config after");
-  check_finite(e.time_ms, "the event's time");
-  check_times(e.partition_ms, "the event's partition time");
-  check_finite(e.deviation, "the event's deviation");
-  check_finite(e.lbt, "the event's lbt");
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Opening.
