@@ -36,30 +36,28 @@ std::optional<std::int64_t> KnowledgeBase::Impl::find_id(const KbKey& key, const
   return std::nullopt;
 }
 
-std::vector<KbEntry> KnowledgeBase::Impl::select_entries(const std::string& where,
-                                                         const std::vector<std::string>& args) const {
-  auto s = db.prepare(std::string("SELECT ") + kEntryColumns + " FROM entries " + where);
+template <class Row>
+std::vector<Row> KnowledgeBase::Impl::select(const char* columns, const char* table, Row (*from)(const Statement&),
+                                             const std::string& where, const std::vector<std::string>& args) const {
+  auto s = db.prepare(std::string("SELECT ") + columns + " FROM " + table + " " + where);
   for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
-  std::vector<KbEntry> out;
-  while (s.step()) out.push_back(entry_from(s));
+  std::vector<Row> out;
+  while (s.step()) out.push_back(from(s));
   return out;
 }
 
+std::vector<KbEntry> KnowledgeBase::Impl::select_entries(const std::string& where,
+                                                         const std::vector<std::string>& args) const {
+  return select(kEntryColumns, "entries", entry_from, where, args);
+}
+
 std::vector<KbRun> KnowledgeBase::Impl::select_runs(const std::string& where, const std::vector<std::string>& args) const {
-  auto s = db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs " + where);
-  for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
-  std::vector<KbRun> out;
-  while (s.step()) out.push_back(run_from(s));
-  return out;
+  return select(kRunColumns, "runs", run_from, where, args);
 }
 
 std::vector<KbEvent> KnowledgeBase::Impl::select_events(const std::string& where,
                                                         const std::vector<std::string>& args) const {
-  auto s = db.prepare(std::string("SELECT ") + kEventColumns + " FROM events " + where);
-  for (std::size_t i = 0; i < args.size(); ++i) s.bind(int(i + 1), args[i]);
-  std::vector<KbEvent> out;
-  while (s.step()) out.push_back(event_from(s));
-  return out;
+  return select(kEventColumns, "events", event_from, where, args);
 }
 
 Statement KnowledgeBase::Impl::prepare_insert_run() const {

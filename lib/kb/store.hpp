@@ -63,6 +63,12 @@ class KnowledgeBase::Impl {
   std::int64_t insert_entry(const KbEntry& e, const std::string& created, const std::string& updated);
   // Replaces the plan of entry `id` (not its identity, executions or created).
   void update_entry(std::int64_t id, const KbEntry& e, const std::string& updated);
+
+ private:
+  // SELECT `columns` FROM `table` `where`, each row read by `from`.
+  template <class Row>
+  std::vector<Row> select(const char* columns, const char* table, Row (*from)(const detail::kb::Statement&),
+                          const std::string& where, const std::vector<std::string>& args) const;
 };
 
 }  // namespace sinew
