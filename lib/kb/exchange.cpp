@@ -169,6 +169,18 @@ const json::Value::Array& section(const json::Value& doc, const char* name) {
   return v->array();
 }
 
+// Calls `read` with a Reader on each element of the array `name` of `doc` (none where the
+// document has no such member); each must be an object.
+template <class F>
+void read_section(const json::Value& doc, const char* name, F&& read) {
+  const auto& values = section(doc, name);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    Reader r(values[i], std::string(name) + "[" + std::to_string(i) + "]");
+    if (!values[i].is_object()) r.fail("is not an object");
+    read(r);
+  }
+}
+
 }  // namespace
 
 std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) const {
@@ -243,13 +255,10 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     std::string tree, label, description, created;
   };
   std::vector<ImportedTree> trees;
-  const auto& tree_values = section(doc, "trees");
-  for (std::size_t i = 0; i < tree_values.size(); ++i) {
-    Reader r(tree_values[i], "trees[" + std::to_string(i) + "]");
-    if (!tree_values[i].is_object()) r.fail("is not an object");
+  read_section(doc, "trees", [&](const Reader& r) {
     trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
     if (trees.back().tree.empty()) r.fail("has no tree signature");
-  }
+  });
 
   // An export older than positional vector features names unnamed vectors as the process that
   // wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
@@ -272,10 +281,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     KbEntry entry;
   };
   std::vector<ImportedEntry> entries;
-  const auto& entry_values = section(doc, "entries");
-  for (std::size_t i = 0; i < entry_values.size(); ++i) {
-    Reader r(entry_values[i], "entries[" + std::to_string(i) + "]");
-    if (!entry_values[i].is_object()) r.fail("is not an object");
+  read_section(doc, "entries", [&](const Reader& r) {
     ImportedEntry ie;
     ie.file_id = r.integer("id");
     ie.file_source = r.optional_integer("source");
@@ -298,12 +304,9 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     e.updated = r.text("updated");
     check_imported(r.path(), [&] { check_entry(e); });
     entries.push_back(std::move(ie));
-  }
+  });
   std::vector<KbRun> runs;
-  const auto& run_values = section(doc, "runs");
-  for (std::size_t i = 0; i < run_values.size(); ++i) {
-    Reader r(run_values[i], "runs[" + std::to_string(i) + "]");
-    if (!run_values[i].is_object()) r.fail("is not an object");
+  read_section(doc, "runs", [&](const Reader& r) {
     KbRun run;
     run.key = r.key();
     run.features = r.features("features");
@@ -316,12 +319,9 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     if (run.created.empty()) r.fail("has no creation time");
     check_imported(r.path(), [&] { check_run(run); });
     runs.push_back(std::move(run));
-  }
+  });
   std::vector<KbEvent> events;
-  const auto& event_values = section(doc, "events");
-  for (std::size_t i = 0; i < event_values.size(); ++i) {
-    Reader r(event_values[i], "events[" + std::to_string(i) + "]");
-    if (!event_values[i].is_object()) r.fail("is not an object");
+  read_section(doc, "events", [&](const Reader& r) {
     KbEvent e;
     e.entry = r.integer("entry");
     e.execution = r.integer("execution");
@@ -338,7 +338,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
     if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
     events.push_back(std::move(e));
-  }
+  });
 
   return impl_->locked("importing", [&] {
     KbCounts counts;
