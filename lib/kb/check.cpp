@@ -58,6 +58,16 @@ bool is_stored_provenance(Provenance p) {
 }
 bool is_purpose(std::string_view p) { return p == "training" || p == "balancing" || p == "execution"; }
 
+// What entries and runs share: a key, features, a configuration and its time (`whose`: "the
+// entry", "the run").
+template <class T>
+void check_plan(const T& x, const std::string& whose) {
+  check_key(x.key);
+  check_features(x.features);
+  check_config(x.config, whose + "'s config");
+  check_finite(x.time_ms, whose + "'s time");
+}
+
 }  // namespace
 
 // A provenance column or field: its one spelling, else nothing.
@@ -68,10 +78,7 @@ std::optional<Provenance> stored_provenance(std::string_view text) {
 }
 
 void check_entry(const KbEntry& e) {
-  check_key(e.key);
-  check_features(e.features);
-  check_config(e.config, "the entry's config");
-  check_finite(e.time_ms, "the entry's time");
+  check_plan(e, "the entry");
   check_finite(e.precision, "the entry's precision");
   if (e.executions < 0) invalid("the entry's executions are negative");
   if (!is_stored_provenance(e.provenance))
@@ -79,10 +86,7 @@ void check_entry(const KbEntry& e) {
 }
 
 void check_run(const KbRun& r) {
-  check_key(r.key);
-  check_features(r.features);
-  check_config(r.config, "the run's config");
-  check_finite(r.time_ms, "the run's time");
+  check_plan(r, "the run");
   check_times(r.partition_ms, "the run's partition time");
   if (!is_purpose(r.purpose)) invalid("purpose '" + r.purpose + "' is none of training, balancing, execution");
 }
