@@ -20,20 +20,7 @@
 
 namespace sinew {
 
-using detail::kb::Connection;
-using detail::kb::Transaction;
-using detail::kb::check_entry;
-using detail::kb::check_event;
-using detail::kb::check_run;
-using detail::kb::config_value;
-using detail::kb::feature_key;
-using detail::kb::features_value;
-using detail::kb::invalid;
-using detail::kb::numbers_text;
-using detail::kb::numbers_value;
-using detail::kb::stored_provenance;
-using detail::kb::utc_now;
-namespace json = detail::kb::json;
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
 
 namespace {
 

@@ -26,10 +26,7 @@ namespace fs = std::filesystem;
 
 namespace sinew {
 
-using detail::kb::Connection;
-using detail::kb::SqliteError;
-using detail::kb::migrate;
-using detail::kb::utc_now;
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
 
 namespace {
 

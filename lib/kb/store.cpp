@@ -9,22 +9,7 @@
 
 namespace sinew {
 
-using detail::kb::Connection;
-using detail::kb::Statement;
-using detail::kb::Transaction;
-using detail::kb::check_entry;
-using detail::kb::check_event;
-using detail::kb::check_run;
-using detail::kb::entry_from;
-using detail::kb::event_from;
-using detail::kb::feature_key;
-using detail::kb::features_text;
-using detail::kb::kEntryColumns;
-using detail::kb::kEventColumns;
-using detail::kb::kRunColumns;
-using detail::kb::numbers_text;
-using detail::kb::run_from;
-using detail::kb::utc_now;
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
 
 // ---------------------------------------------------------------------------------------------
 // Rows.

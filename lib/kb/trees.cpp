@@ -8,8 +8,7 @@
 
 namespace sinew {
 
-using detail::kb::invalid;
-using detail::kb::utc_now;
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
 
 void KnowledgeBase::describe_tree(const std::string& tree, const std::string& label, const std::string& description) {
   if (tree.empty()) invalid("describe_tree: no tree signature");
