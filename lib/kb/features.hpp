@@ -1,6 +1,7 @@
 // kb/features.hpp — input features as the knowledge base stores them: `features`, a JSON object
 // in the caller's order, and `feature_key`, the same object sorted by name (exact matching).
-// Shared by the store (kb.cpp) and the migrations (migrate.cpp), which must write the same text.
+// Shared by the store (kb/store.cpp, exchange.cpp) and the migrations (migrate.cpp), which must
+// write the same text.
 #pragma once
 
 #include <sinew/kb.hpp>

@@ -1,0 +1,408 @@
+// kb/exchange.cpp — export_json and import_json: the knowledge base as a JSON document and back
+// (older exports read as the migrations read older files: kb/legacy.hpp).
+#include <sinew/error.hpp>
+#include <sinew/kb.hpp>
+#include <sinew/version.hpp>
+
+#include "kb/check.hpp"
+#include "kb/features.hpp"
+#include "kb/json.hpp"
+#include "kb/legacy.hpp"
+#include "kb/rows.hpp"
+#include "kb/schema.hpp"
+#include "kb/sqlite.hpp"
+#include "kb/store.hpp"
+#include "kb/utc.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace sinew {
+
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
+
+namespace {
+
+constexpr const char* kFormat = "sinew-knowledge-base";
+constexpr int kFormatVersion = 1;
+
+json::Value entry_value(const KbEntry& e) {
+  json::Value v{json::Value::Object{}};
+  v.set("id", json::Value(double(e.id)));
+  v.set("tree", json::Value(e.key.tree));
+  v.set("devices", json::Value(e.key.devices));
+  v.set("library", json::Value(e.key.library));
+  v.set("features", features_value(e.features));
+  v.set("config", config_value(e.config));
+  v.set("time_ms", json::Value(e.time_ms));
+  v.set("provenance", json::Value(std::string(to_string(e.provenance))));
+  v.set("source", e.source ? json::Value(double(*e.source)) : json::Value());
+  v.set("precision", json::Value(e.precision));
+  v.set("quality", json::Value(e.quality));
+  v.set("executions", json::Value(double(e.executions)));
+  v.set("strategy", json::Value(e.strategy));
+  v.set("created", json::Value(e.created));
+  v.set("updated", json::Value(e.updated));
+  return v;
+}
+
+json::Value run_value(const KbRun& r) {
+  json::Value v{json::Value::Object{}};
+  v.set("tree", json::Value(r.key.tree));
+  v.set("devices", json::Value(r.key.devices));
+  v.set("library", json::Value(r.key.library));
+  v.set("features", features_value(r.features));
+  v.set("config", config_value(r.config));
+  v.set("time_ms", json::Value(r.time_ms));
+  v.set("partition_ms", numbers_value(r.partition_ms));
+  v.set("purpose", json::Value(r.purpose));
+  v.set("created", json::Value(r.created));
+  return v;
+}
+
+json::Value event_value(const KbEvent& e) {
+  json::Value v{json::Value::Object{}};
+  v.set("entry", json::Value(double(e.entry)));
+  v.set("execution", json::Value(double(e.execution)));
+  v.set("level", json::Value(e.level));
+  v.set("before", config_value(e.before));
+  v.set("after", config_value(e.after));
+  v.set("time_ms", json::Value(e.time_ms));
+  v.set("partition_ms", numbers_value(e.partition_ms));
+  v.set("deviation", json::Value(e.deviation));
+  v.set("lbt", json::Value(e.lbt));
+  v.set("created", json::Value(e.created));
+  return v;
+}
+
+// Typed access to an imported document, with the path of what is wrong in every error.
+class Reader {
+ public:
+  Reader(const json::Value& v, std::string path) : v_(v), path_(std::move(path)) {}
+
+  const json::Value& member(const char* name, json::Value::Type type) const {
+    const json::Value* m = v_.find(name);
+    if (!m) fail(std::string("has no \"") + name + "\"");
+    if (m->type() != type)
+      invalid("import: " + path_ + "." + name + " is " + json::type_name(m->type()) + ", expected " +
+              json::type_name(type));
+    return *m;
+  }
+  std::string text(const char* name) const { return member(name, json::Value::Type::string).string(); }
+  double number(const char* name) const { return member(name, json::Value::Type::number).number(); }
+  std::int64_t integer(const char* name) const {
+    double n = number(name);
+    if (n != std::floor(n) || std::fabs(n) > 9007199254740992.0)
+      invalid("import: " + path_ + "." + name + " is not an integer");
+    return std::int64_t(n);
+  }
+  std::optional<std::int64_t> optional_integer(const char* name) const {
+    const json::Value* m = v_.find(name);
+    if (!m || m->is_null()) return std::nullopt;
+    return integer(name);
+  }
+  std::vector<double> numbers(const char* name) const {
+    std::vector<double> out;
+    for (const auto& n : member(name, json::Value::Type::array).array()) {
+      if (!n.is_number()) invalid("import: " + path_ + "." + name + " holds " + json::type_name(n.type()));
+      out.push_back(n.number());
+    }
+    return out;
+  }
+  KbFeatures features(const char* name) const {
+    KbFeatures out;
+    for (const auto& [k, n] : member(name, json::Value::Type::object).object()) {
+      if (!n.is_number()) invalid("import: " + path_ + "." + name + "." + k + " is not a number");
+      out.emplace_back(k, n.number());
+    }
+    return out;
+  }
+  Config config(const char* name) const {
+    Reader c(member(name, json::Value::Type::object), path_ + "." + name);
+    Config out;
+    out.fission = c.text("fission");
+    auto overlap = c.integer("overlap");
+    if (overlap < 1 || overlap > 1024) invalid("import: " + path_ + "." + name + ".overlap is out of range");
+    out.overlap = unsigned(overlap);
+    out.shares = c.numbers("shares");
+    return out;
+  }
+  KbKey key() const { return {text("tree"), text("devices"), text("library")}; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& what) const { invalid("import: " + path_ + " " + what); }
+
+ private:
+  const json::Value& v_;
+  std::string path_;
+};
+
+// Runs `check` and prefixes its invalid_argument message with where the value came from.
+template <class F>
+void check_imported(const std::string& where, F&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    invalid("import: " + where + ": " + e.message().substr(std::string("knowledge base: ").size()));
+  }
+}
+
+const json::Value::Array& section(const json::Value& doc, const char* name) {
+  static const json::Value::Array none;
+  const json::Value* v = doc.find(name);
+  if (!v) return none;
+  if (!v->is_array()) invalid(std::string("import: \"") + name + "\" is not an array");
+  return v->array();
+}
+
+// Calls `read` with a Reader on each element of the array `name` of `doc` (none where the
+// document has no such member); each must be an object.
+template <class F>
+void read_section(const json::Value& doc, const char* name, F&& read) {
+  const auto& values = section(doc, name);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    Reader r(values[i], std::string(name) + "[" + std::to_string(i) + "]");
+    if (!values[i].is_object()) r.fail("is not an object");
+    read(r);
+  }
+}
+
+}  // namespace
+
+std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) const {
+  return impl_->locked("exporting", [&] {
+    // One read transaction: a consistent snapshot even while other processes write.
+    impl_->db.exec("BEGIN");
+    struct End {
+      Connection& db;
+      ~End() { sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr); }
+    } end{impl_->db};
+
+    std::vector<std::string> args;
+    if (tree) args.push_back(*tree);
+    json::Value doc{json::Value::Object{}};
+    doc.set("format", json::Value(kFormat));
+    doc.set("format_version", json::Value(kFormatVersion));
+    doc.set("schema", json::Value(detail::kb::kSchemaVersion));
+    doc.set("library", json::Value(sinew::version));
+    doc.set("exported", json::Value(utc_now()));
+
+    json::Value::Array trees;
+    {
+      auto s = impl_->db.prepare(std::string("SELECT tree, label, description, created FROM trees ") +
+                                 (tree ? "WHERE tree = ? " : "") + "ORDER BY tree");
+      if (tree) s.bind(1, *tree);
+      while (s.step()) {
+        json::Value t{json::Value::Object{}};
+        t.set("tree", json::Value(s.text(0)));
+        t.set("label", json::Value(s.text(1)));
+        t.set("description", json::Value(s.text(2)));
+        t.set("created", json::Value(s.text(3)));
+        trees.push_back(std::move(t));
+      }
+    }
+    doc.set("trees", json::Value(std::move(trees)));
+
+    json::Value::Array entries;
+    for (const auto& e : impl_->select_entries(tree ? "WHERE tree = ? ORDER BY id" : "ORDER BY id", args))
+      entries.push_back(entry_value(e));
+    doc.set("entries", json::Value(std::move(entries)));
+
+    json::Value::Array runs;
+    for (const auto& r : impl_->select_runs(tree ? "WHERE tree = ? ORDER BY id" : "ORDER BY id", args))
+      runs.push_back(run_value(r));
+    doc.set("runs", json::Value(std::move(runs)));
+
+    json::Value::Array events;
+    for (const auto& e : impl_->select_events(
+             tree ? "WHERE entry IN (SELECT id FROM entries WHERE tree = ?) ORDER BY id" : "ORDER BY id", args))
+      events.push_back(event_value(e));
+    doc.set("events", json::Value(std::move(events)));
+    return json::dump(doc, 2) + "\n";
+  });
+}
+
+KbCounts KnowledgeBase::import_json(std::string_view text) {
+  json::Value doc;
+  try {
+    doc = json::parse(text);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("import: not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) invalid("import: the document is not a JSON object");
+  const json::Value* format = doc.find("format");
+  if (!format || !format->is_string() || format->string() != kFormat)
+    invalid(std::string("import: not a Sinew knowledge base export (\"format\" is not \"") + kFormat + "\")");
+  if (const json::Value* v = doc.find("format_version"); v && v->is_number() && v->number() > kFormatVersion)
+    invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
+
+  // Read and check everything before touching the database.
+  struct ImportedTree {
+    std::string tree, label, description, created;
+  };
+  std::vector<ImportedTree> trees;
+  read_section(doc, "trees", [&](const Reader& r) {
+    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
+    if (trees.back().tree.empty()) r.fail("has no tree signature");
+  });
+
+  // An export older than positional vector features names unnamed vectors as the process that
+  // wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
+  // the exported tree descriptions. Features that cannot be renamed are imported as they are.
+  const json::Value* schema = doc.find("schema");
+  const bool counter_names =
+      schema && schema->is_number() && schema->number() < detail::kb::kPositionalFeaturesVersion;
+  std::map<std::string, std::optional<std::map<std::string, std::string>>> positions;  // tree -> renames
+  if (counter_names)
+    for (const auto& t : trees) positions[t.tree] = detail::kb::positional_names(t.description);
+  auto positional = [&](const std::string& tree, KbFeatures& features) {
+    auto it = positions.find(tree);
+    if (it == positions.end() || !it->second) return;
+    if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
+  };
+
+  struct ImportedEntry {
+    std::int64_t file_id;
+    std::optional<std::int64_t> file_source;
+    KbEntry entry;
+  };
+  std::vector<ImportedEntry> entries;
+  read_section(doc, "entries", [&](const Reader& r) {
+    ImportedEntry ie;
+    ie.file_id = r.integer("id");
+    ie.file_source = r.optional_integer("source");
+    KbEntry& e = ie.entry;
+    e.key = r.key();
+    e.features = r.features("features");
+    positional(e.key.tree, e.features);
+    e.config = r.config("config");
+    e.time_ms = r.number("time_ms");
+    const std::string provenance = r.text("provenance");
+    if (auto p = stored_provenance(provenance)) e.provenance = *p;
+    else r.fail("provenance '" + provenance + "' is none of trained, derived, balanced, manual");
+    e.precision = r.number("precision");
+    auto quality = r.integer("quality");
+    if (quality < 0) r.fail("has a negative quality");
+    e.quality = unsigned(quality);
+    e.executions = r.integer("executions");
+    e.strategy = detail::kb::canonical_strategy(r.text("strategy"));  // older exports: older spellings
+    e.created = r.text("created");
+    e.updated = r.text("updated");
+    check_imported(r.path(), [&] { check_entry(e); });
+    entries.push_back(std::move(ie));
+  });
+  std::vector<KbRun> runs;
+  read_section(doc, "runs", [&](const Reader& r) {
+    KbRun run;
+    run.key = r.key();
+    run.features = r.features("features");
+    positional(run.key.tree, run.features);
+    run.config = r.config("config");
+    run.time_ms = r.number("time_ms");
+    run.partition_ms = r.numbers("partition_ms");
+    run.purpose = r.text("purpose");
+    run.created = r.text("created");
+    if (run.created.empty()) r.fail("has no creation time");
+    check_imported(r.path(), [&] { check_run(run); });
+    runs.push_back(std::move(run));
+  });
+  std::vector<KbEvent> events;
+  read_section(doc, "events", [&](const Reader& r) {
+    KbEvent e;
+    e.entry = r.integer("entry");
+    e.execution = r.integer("execution");
+    e.level = int(r.integer("level"));
+    e.before = r.config("before");
+    e.after = r.config("after");
+    e.time_ms = r.number("time_ms");
+    e.partition_ms = r.numbers("partition_ms");
+    e.deviation = r.number("deviation");
+    e.lbt = r.number("lbt");
+    e.created = r.text("created");
+    if (e.created.empty()) r.fail("has no creation time");
+    check_imported(r.path(), [&] { check_event(e); });
+    bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
+    if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
+    events.push_back(std::move(e));
+  });
+
+  return impl_->locked("importing", [&] {
+    KbCounts counts;
+    Transaction t(impl_->db);
+    Connection& db = impl_->db;
+
+    for (const auto& tr : trees) {
+      auto s = db.prepare(
+          "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) ON CONFLICT (tree) DO UPDATE "
+          "SET label = excluded.label, description = excluded.description WHERE trees.label = '' AND trees.description = ''");
+      s.bind_all(tr.tree, tr.label, tr.description, tr.created.empty() ? utc_now() : tr.created);
+      s.run();
+    }
+
+    // Entries: insert, replace an older one, or keep a newer one; remember where each file id went.
+    std::map<std::int64_t, std::int64_t> local;  // file id -> id here
+    std::vector<std::size_t> written;            // entries whose source must be set
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const KbEntry& e = entries[i].entry;
+      auto s = db.prepare(
+          "SELECT id, updated, executions FROM entries WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?");
+      s.bind_all(e.key.tree, e.key.devices, e.key.library, feature_key(e.features));
+      if (!s.step()) {
+        KbEntry without_source = e;
+        without_source.source.reset();
+        local[entries[i].file_id] = impl_->insert_entry(without_source, e.created, e.updated);
+        written.push_back(i);
+        ++counts.entries;
+        continue;
+      }
+      std::int64_t id = s.integer(0);
+      std::string updated = s.text(1);
+      std::int64_t executions = s.integer(2);
+      local[entries[i].file_id] = id;
+      if (e.updated > updated) {
+        KbEntry without_source = e;
+        without_source.source.reset();
+        impl_->update_entry(id, without_source, e.updated);
+        auto x = db.prepare("UPDATE entries SET executions = ? WHERE id = ?");
+        x.bind_all(std::max(executions, e.executions), id);
+        x.run();
+        written.push_back(i);
+        ++counts.entries;
+      }
+    }
+    for (std::size_t i : written) {
+      const auto& ie = entries[i];
+      if (!ie.file_source) continue;
+      auto it = local.find(*ie.file_source);
+      if (it == local.end()) continue;  // its source was not exported with it
+      auto s = db.prepare("UPDATE entries SET source = ? WHERE id = ?");
+      s.bind_all(it->second, local.at(ie.file_id));
+      s.run();
+    }
+
+    for (const auto& r : runs) {
+      auto s = db.prepare(
+          "SELECT 1 FROM runs WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? AND fission = ? AND "
+          "overlap = ? AND shares = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
+      s.bind_all(r.key.tree, r.key.devices, r.key.library, feature_key(r.features), r.config.fission, r.config.overlap,
+                 numbers_text(r.config.shares), r.time_ms, r.purpose, r.created);
+      if (s.step()) continue;
+      impl_->insert_run(r);
+      ++counts.runs;
+    }
+
+    for (KbEvent e : events) {
+      e.entry = local.at(e.entry);
+      auto s = db.prepare("SELECT 1 FROM events WHERE entry = ? AND execution = ? AND level = ? AND created = ? LIMIT 1");
+      s.bind_all(e.entry, e.execution, e.level, e.created);
+      if (s.step()) continue;
+      impl_->insert_event(e);
+      ++counts.events;
+    }
+    t.commit();
+    return counts;
+  });
+}
+
+}  // namespace sinew

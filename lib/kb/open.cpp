@@ -1,0 +1,225 @@
+// kb/open.cpp — opening a knowledge base: a file checked to be one of ours (integrity, schema
+// version) and brought up to date (kb/migrate.cpp), or memory instead when the file cannot be used,
+// with a corrupt file moved aside for the next process to start afresh.
+#include <sinew/error.hpp>
+#include <sinew/kb.hpp>
+
+#include "kb/migrate.hpp"
+#include "kb/schema.hpp"
+#include "kb/sqlite.hpp"
+#include "kb/store.hpp"
+#include "kb/utc.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace sinew {
+
+using namespace detail::kb;  // this module's internals (kb/*.hpp)
+
+namespace {
+
+// Why a file cannot be used, and what open() did about it.
+struct Unusable {
+  enum Kind { unopenable, locked, corrupt, foreign } kind;
+  std::string detail;
+};
+
+Unusable classify(const SqliteError& e) {
+  switch (e.primary()) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return {Unusable::locked, e.what()};
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT: return {Unusable::corrupt, e.what()};
+    default: return {Unusable::unopenable, e.what()};
+  }
+}
+
+// Renames `from` to `to` unless `to` exists (atomically where the file system can).
+bool rename_no_replace(const std::string& from, const std::string& to, std::string& error) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno == EINVAL || errno == ENOSYS) {  // file system without RENAME_NOREPLACE
+    std::error_code ec;
+    if (!fs::exists(to, ec) && ::rename(from.c_str(), to.c_str()) == 0) return true;
+    if (errno == 0) errno = EEXIST;
+  }
+  error = std::strerror(errno);
+  return false;
+}
+
+// Moves a corrupt file (and its -wal / -shm companions) aside. Returns the new name, or "" with
+// `error` set.
+std::string move_aside(const std::string& path, std::string& error) {
+  std::string base = path + ".corrupt-" + utc_now(true);
+  std::string target = base;
+  for (int i = 2; i < 100; ++i) {
+    std::error_code ec;
+    if (!fs::exists(target, ec) && !fs::exists(target + "-wal", ec)) break;
+    target = base + "-" + std::to_string(i);
+  }
+  if (!rename_no_replace(path, target, error)) return {};
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::error_code ec;
+    if (fs::exists(path + suffix, ec)) {
+      std::string ignored;
+      rename_no_replace(path + suffix, target + suffix, ignored);
+    }
+  }
+  return target;
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", double(ms.count()) / 1000.0);
+  return buf;
+}
+
+void configure(Connection& db) {
+  db.exec("PRAGMA foreign_keys = ON");
+}
+
+}  // namespace
+
+KnowledgeBase::KnowledgeBase(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KnowledgeBase::~KnowledgeBase() = default;
+
+std::unique_ptr<KnowledgeBase> KnowledgeBase::memory() {
+  auto impl = std::make_unique<Impl>();
+  try {
+    impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    configure(impl->db);
+    migrate(impl->db);
+  } catch (const SqliteError& e) {  // out of memory, or SQLite built without what we need
+    throw Error(sinew::errc::knowledge_base, std::string("cannot create an in-memory knowledge base: ") + e.what());
+  }
+  return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
+}
+
+namespace {
+
+// One attempt at opening `path` as a knowledge base: checks (read-only, so that a file that is not
+// ours is never written), then WAL mode and the schema. Throws SqliteError or Unusable.
+Connection open_checked(const std::string& path, const KbOptions& options) {
+  Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
+  configure(db);
+  if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
+  {
+    auto check = db.prepare("PRAGMA quick_check");
+    std::string first = check.step() ? check.text(0) : "no result";
+    if (first != "ok") throw Unusable{Unusable::corrupt, "integrity check failed: " + first};
+  }
+  // Version and tables from one snapshot: another process may be creating the schema right now.
+  int version = 0;
+  std::int64_t objects = 0;
+  {
+    auto state = db.prepare("SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    state.step();
+    version = int(state.integer(0));
+    objects = state.integer(1);
+  }  // finalized: its read transaction ends here
+  if (version > detail::kb::kSchemaVersion)
+    throw Unusable{Unusable::foreign, "it was written by a newer Sinew (schema version " + std::to_string(version) +
+                                          "; this one knows up to " + std::to_string(detail::kb::kSchemaVersion) + ")"};
+  if (version == 0 && objects > 0)
+    throw Unusable{Unusable::foreign, "it is an SQLite database of something else (no Sinew schema version)"};
+  {
+    auto mode = db.prepare("PRAGMA journal_mode = WAL");
+    mode.run();
+  }
+  db.exec("PRAGMA synchronous = NORMAL");
+  migrate(db);
+  return db;
+}
+
+}  // namespace
+
+std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOptions options) {
+  if (path.empty() || path == ":memory:") return memory();
+
+  std::optional<Unusable> problem;
+  Connection db;
+  try {
+    auto parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      fs::create_directories(parent, ec);
+      if (ec) throw Unusable{Unusable::unopenable, "cannot create directory " + parent.string() + ": " + ec.message()};
+    }
+    // SQLite answers "busy" at once, without waiting, where waiting could deadlock (two processes
+    // switching a new file to WAL together, a reader upgrading to a writer): those attempts are
+    // retried until the busy timeout has passed.
+    const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+    for (unsigned attempt = 0;; ++attempt) {
+      try {
+        db = open_checked(path, options);
+        break;
+      } catch (const SqliteError& e) {
+        bool busy = e.primary() == SQLITE_BUSY || e.primary() == SQLITE_LOCKED;
+        if (!busy || std::chrono::steady_clock::now() >= deadline) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + ::getpid()) % 20));
+      }
+    }
+  } catch (const SqliteError& e) {
+    problem = classify(e);
+  } catch (const Unusable& u) {
+    problem = u;
+  } catch (const std::exception& e) {  // std::filesystem, std::bad_alloc
+    problem = Unusable{Unusable::unopenable, e.what()};
+  }
+
+  if (!problem) {
+    auto impl = std::make_unique<Impl>();
+    impl->db = std::move(db);
+    impl->path = path;
+    impl->persistent = true;
+    return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(std::move(impl)));
+  }
+
+  db = Connection();  // close before moving the file
+  std::string what = "knowledge base " + path;
+  const std::string memory_note = "; continuing with an in-memory knowledge base (what this process learns is not kept)";
+  switch (problem->kind) {
+    case Unusable::locked:
+      what += " is locked by another process (still busy after " + seconds_text(options.busy_timeout) + ": " +
+              problem->detail + ")" + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::unopenable:
+      what += " cannot be used (" + problem->detail + ")" + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::foreign:
+      what += " cannot be used: " + problem->detail + memory_note + "; the file is left untouched";
+      break;
+    case Unusable::corrupt: {
+      std::string error;
+      std::string moved = move_aside(path, error);
+      what += " is corrupt (" + problem->detail + ")";
+      if (!moved.empty())
+        what += "; moved it aside to " + moved + memory_note + "; the next process starts a new file";
+      else
+        what += "; could not move it aside (" + error + "), so it is left in place" + memory_note;
+      break;
+    }
+  }
+  auto kb = memory();
+  kb->impl_->warning = what;
+  if (options.log) options.log(LogLevel::warning, what);
+  return kb;
+}
+
+bool KnowledgeBase::persistent() const { return impl_->persistent; }
+const std::string& KnowledgeBase::path() const { return impl_->path; }
+const std::string& KnowledgeBase::warning() const { return impl_->warning; }
+
+}  // namespace sinew

@@ -1,0 +1,120 @@
+// kb/rows.cpp — values <-> columns of the knowledge base's tables (see rows.hpp).
+#include "kb/rows.hpp"
+
+#include <sinew/error.hpp>
+
+#include "kb/check.hpp"
+
+namespace sinew::detail::kb {
+
+json::Value numbers_value(const std::vector<double>& numbers) {
+  json::Value::Array a;
+  for (double n : numbers) a.emplace_back(n);
+  return json::Value(std::move(a));
+}
+std::string numbers_text(const std::vector<double>& numbers) { return json::dump(numbers_value(numbers)); }
+
+json::Value config_value(const Config& c) {
+  json::Value v{json::Value::Object{}};
+  v.set("fission", json::Value(c.fission));
+  v.set("overlap", json::Value(c.overlap));
+  v.set("shares", numbers_value(c.shares));
+  return v;
+}
+
+namespace {
+
+// Reading back what we wrote: anything malformed means the file was damaged or edited.
+[[noreturn]] void damaged(const std::string& what) {
+  throw Error(sinew::errc::knowledge_base, "knowledge base: damaged value: " + what,
+              {.fix = "export what is readable with 'sinew kb export', or remove the file"});
+}
+
+json::Value parse_column(const std::string& text, const char* column) {
+  try {
+    return json::parse(text);
+  } catch (const std::invalid_argument& e) {
+    damaged(std::string(column) + " (" + e.what() + ")");
+  }
+}
+
+KbFeatures features_from(const std::string& text) {
+  auto v = parse_column(text, "features");
+  if (!v.is_object()) damaged("features is not a JSON object");
+  KbFeatures out;
+  for (const auto& [name, value] : v.object()) {
+    if (!value.is_number()) damaged("feature '" + name + "' is not a number");
+    out.emplace_back(name, value.number());
+  }
+  return out;
+}
+
+std::vector<double> numbers_from(const std::string& text, const char* column) {
+  auto v = parse_column(text, column);
+  if (!v.is_array()) damaged(std::string(column) + " is not a JSON array");
+  std::vector<double> out;
+  for (const auto& n : v.array()) {
+    if (!n.is_number()) damaged(std::string(column) + " holds a non-number");
+    out.push_back(n.number());
+  }
+  return out;
+}
+
+Config config_from(const Statement& s, int fission, int overlap, int shares) {
+  Config c;
+  c.fission = s.text(fission);
+  c.overlap = unsigned(s.integer(overlap));
+  c.shares = numbers_from(s.text(shares), "shares");
+  return c;
+}
+
+}  // namespace
+
+KbEntry entry_from(const Statement& s) {
+  KbEntry e;
+  e.id = s.integer(0);
+  e.key = {s.text(1), s.text(2), s.text(3)};
+  e.features = features_from(s.text(4));
+  e.config = config_from(s, 5, 6, 7);
+  e.time_ms = s.real(8);
+  e.provenance = stored_provenance(s.text(9)).value_or(Provenance::manual);  // the schema allows no other
+  e.source = s.optional_integer(10);
+  e.precision = s.real(11);
+  e.quality = unsigned(s.integer(12));
+  e.executions = s.integer(13);
+  e.strategy = s.text(14);
+  e.created = s.text(15);
+  e.updated = s.text(16);
+  return e;
+}
+
+KbRun run_from(const Statement& s) {
+  KbRun r;
+  r.id = s.integer(0);
+  r.key = {s.text(1), s.text(2), s.text(3)};
+  r.features = features_from(s.text(4));
+  r.config = config_from(s, 5, 6, 7);
+  r.time_ms = s.real(8);
+  r.partition_ms = numbers_from(s.text(9), "partition_ms");
+  r.purpose = s.text(10);
+  r.created = s.text(11);
+  return r;
+}
+
+KbEvent event_from(const Statement& s) {
+  KbEvent e;
+  e.id = s.integer(0);
+  e.entry = s.integer(1);
+  e.execution = s.integer(2);
+  e.level = int(s.integer(3));
+  e.before = config_from(s, 4, 5, 6);
+  e.after = config_from(s, 7, 8, 9);
+  e.time_ms = s.real(10);
+  e.partition_ms = numbers_from(s.text(11), "partition_ms");
+  e.deviation = s.real(12);
+  e.lbt = s.real(13);
+  e.created = s.text(14);
+  return e;
+}
+
+}  // namespace sinew::detail::kb
