@@ -1,0 +1,450 @@
+// bench/handwritten/handwritten.cpp — the hand-written OpenCL baselines (see handwritten.hpp):
+// device discovery, program builds, the CPU's zero-copy share, the GPU's chunked pipeline, and
+// the kernels of saxpy, the filter pipeline and the tiny pipeline.
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include "handwritten.hpp"
+#include "sinew_side.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#ifndef SINEW_SOURCE_DIR
+#error "SINEW_SOURCE_DIR must name the Sinew source tree (bench/CMakeLists.txt defines it)"
+#endif
+
+namespace bench::hw {
+
+namespace {
+
+constexpr std::size_t kRange = 64;  // global ranges are rounded up to this (the kernels check count)
+std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
+
+// The one place that knows where the project's kernels live: $SINEW_SOURCE_DIR/kernels, else the
+// source tree this was built from.
+std::string kernel_source(const std::string& file) {
+  const char* env = std::getenv("SINEW_SOURCE_DIR");
+  const std::string path = std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels/" + file;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path + " (set SINEW_SOURCE_DIR to the Sinew source tree)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+cl::Program build(const cl::Context& context, const cl::Device& device, const std::string& file) {
+  cl::Program p(context, kernel_source(file));
+  try {
+    p.build({device}, "");
+  } catch (const cl::Error&) {
+    throw std::runtime_error("building " + file + " failed:\n" + p.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device));
+  }
+  return p;
+}
+
+std::vector<std::pair<cl::Platform, cl::Device>> all_devices() {
+  std::vector<std::pair<cl::Platform, cl::Device>> out;
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {
+    return out;  // no platform: the ICD loader reports it as an error
+  }
+  for (auto& p : platforms) try {
+      std::vector<cl::Device> devices;
+      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+      for (auto& d : devices) out.emplace_back(p, d);
+    } catch (const cl::Error&) {}
+  return out;
+}
+
+// One device in its own context, with its programs and in-order queues.
+struct Side {
+  cl::Device device;
+  cl::Context context;
+  std::string description;
+  std::map<std::string, cl::Program> programs;
+  std::vector<cl::CommandQueue> queues;
+
+  void open(const cl::Platform& p, const cl::Device& d) {
+    device = d;
+    context = cl::Context(d);
+    description = p.getInfo<CL_PLATFORM_NAME>() + " | " + d.getInfo<CL_DEVICE_NAME>() + " | driver " +
+                  d.getInfo<CL_DRIVER_VERSION>() + " | " + std::to_string(d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>()) +
+                  " compute units";
+  }
+  cl::CommandQueue& queue(unsigned i) {
+    while (queues.size() <= i) queues.emplace_back(context, device);
+    return queues[i];
+  }
+  cl::Kernel kernel(const std::string& file, const char* name) {
+    auto it = programs.find(file);
+    if (it == programs.end()) it = programs.emplace(file, build(context, device, file)).first;
+    return cl::Kernel(it->second, name);
+  }
+};
+
+// Host memory of a context (CL_MEM_ALLOC_HOST_PTR) mapped for its whole life: pinned memory.
+struct Pinned {
+  cl::CommandQueue queue;
+  cl::Buffer buffer;
+  void* ptr;
+  std::size_t bytes;
+  Pinned(Side& s, std::size_t n)
+      : queue(s.queue(0)),
+        buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, std::max<std::size_t>(n, 1)),
+        ptr(queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, std::max<std::size_t>(n, 1))),
+        bytes(n) {
+    std::memset(ptr, 0, n);  // touched now, not in a timed run
+  }
+  Pinned(const Pinned&) = delete;
+  ~Pinned() {
+    try {
+      queue.enqueueUnmapMemObject(buffer, ptr);
+      queue.finish();
+    } catch (...) {}
+  }
+};
+
+}  // namespace
+
+struct Env::Impl {
+  Side cpu, gpu;
+  bool has_cpu = false;
+  std::vector<std::unique_ptr<Pinned>> user_pinned;  // declared after the sides: freed first
+
+  Side& need_cpu() {
+    if (!has_cpu) throw std::runtime_error("no OpenCL CPU device (install PoCL: apt-get install pocl-opencl-icd)");
+    return cpu;
+  }
+  // The user's data "already in pinned memory": block i of exactly `bytes` in the GPU's context,
+  // kept between jobs so that the variants of a size share one allocation (a program that keeps
+  // its data pinned allocates it once; allocating hundreds of MB of it takes a while).
+  void* pinned(unsigned i, std::size_t bytes) {
+    if (user_pinned.size() <= i) user_pinned.resize(i + 1);
+    if (!user_pinned[i] || user_pinned[i]->bytes != bytes) {
+      user_pinned[i].reset();  // free the old block before taking the new one
+      user_pinned[i] = std::make_unique<Pinned>(gpu, bytes);
+    }
+    return user_pinned[i]->ptr;
+  }
+};
+
+Env::Env() : impl_(std::make_unique<Impl>()) {
+  std::vector<std::pair<cl::Platform, cl::Device>> cpus, gpus;
+  for (auto& [p, d] : all_devices()) {
+    const cl_device_type t = d.getInfo<CL_DEVICE_TYPE>();
+    if (t & CL_DEVICE_TYPE_GPU)
+      gpus.emplace_back(p, d);
+    else if (t & CL_DEVICE_TYPE_CPU)
+      cpus.emplace_back(p, d);
+  }
+  if (cpus.empty() && gpus.empty()) throw std::runtime_error("no OpenCL CPU or GPU device (check clinfo -l)");
+  impl_->has_cpu = !cpus.empty();
+  if (impl_->has_cpu) impl_->cpu.open(cpus[0].first, cpus[0].second);
+  const auto& g = !gpus.empty() ? gpus[0] : cpus.size() > 1 ? cpus[1] : cpus[0];
+  impl_->gpu.open(g.first, g.second);
+  if (gpus.empty())
+    impl_->gpu.description += cpus.size() > 1 ? " [stand-in for a GPU: the second CPU device]"
+                                              : " [stand-in for a GPU: the CPU device again, own context]";
+}
+
+Env::~Env() = default;
+std::string Env::cpu_description() const { return impl_->has_cpu ? impl_->cpu.description : "none"; }
+std::string Env::gpu_description() const { return impl_->gpu.description; }
+bool Env::has_cpu() const { return impl_->has_cpu; }
+
+namespace {
+
+// One queue's kernels of a workload, their fixed arguments set: enqueue() runs elements [0,
+// count) of `buffers`, which hold the workload's elements from `first` on.
+struct Kernels {
+  virtual ~Kernels() = default;
+  virtual void enqueue(cl::CommandQueue& q, std::vector<cl::Buffer>& buffers, std::size_t first, std::size_t count) = 0;
+};
+
+// The user's arrays of a workload: each `element_bytes` per element, the output is the last.
+struct Array {
+  void* data;
+  std::size_t element_bytes;
+  bool read_only;
+};
+
+// The GPU's share, in chunks over several in-order queues ("slots"). Each slot owns a device
+// buffer per array and, when staged, a pinned staging buffer per array (mapped once, so that
+// transfers from it are DMA). For chunk k on slot s: copy the user's data into the staging,
+// enqueue the uploads, the kernels and the download, flush; before slot s is reused its previous
+// download is waited for and copied out. Unstaged, transfers go straight from and to the user's
+// memory (pinned already, or pageable for the naive path: one slot, one chunk).
+class GpuPipeline {
+ public:
+  GpuPipeline(Side& gpu, std::vector<Array> arrays, std::size_t chunk, unsigned slots, bool staged,
+              const std::function<std::unique_ptr<Kernels>(Side&)>& kernels)
+      : gpu_(gpu), arrays_(std::move(arrays)), chunk_(std::max<std::size_t>(1, chunk)), staged_(staged), slots_(slots) {
+    for (unsigned s = 0; s < slots_.size(); ++s) {
+      slots_[s].kernels = kernels(gpu_);
+      for (const auto& a : arrays_) {
+        const std::size_t bytes = chunk_ * a.element_bytes;
+        slots_[s].device.emplace_back(gpu_.context, CL_MEM_READ_WRITE, bytes);
+        if (!staged_) continue;
+        slots_[s].staging.push_back(std::make_unique<Pinned>(gpu_, bytes));  // mapped once, touched now
+      }
+    }
+  }
+
+  // Elements [0, n) of the arrays, element `base` of the workload on; returns when every result
+  // is in the user's memory.
+  void run(std::size_t base, std::size_t n) {
+    const std::size_t chunks = (n + chunk_ - 1) / chunk_;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      Slot& slot = slots_[c % slots_.size()];
+      cl::CommandQueue& q = gpu_.queue(static_cast<unsigned>(c % slots_.size()));
+      drain(slot);  // this slot's staging is free once its last chunk is copied out
+      slot.first = c * chunk_;
+      slot.count = std::min(chunk_, n - slot.first);
+      for (std::size_t i = 0; i < arrays_.size(); ++i) {
+        if (i + 1 < arrays_.size() && !arrays_[i].read_only) continue;
+        const std::size_t bytes = slot.count * arrays_[i].element_bytes;
+        const char* src = static_cast<const char*>(arrays_[i].data) + slot.first * arrays_[i].element_bytes;
+        if (staged_) src = static_cast<const char*>(std::memcpy(slot.staging[i]->ptr, src, bytes));
+        q.enqueueWriteBuffer(slot.device[i], CL_FALSE, 0, bytes, src);
+      }
+      slot.kernels->enqueue(q, slot.device, base + slot.first, slot.count);
+      Array& out = arrays_.back();
+      void* dst = staged_ ? slot.staging.back()->ptr : static_cast<char*>(out.data) + slot.first * out.element_bytes;
+      q.enqueueReadBuffer(slot.device.back(), CL_FALSE, 0, slot.count * out.element_bytes, dst, nullptr, &slot.done);
+      slot.busy = true;
+      q.flush();
+    }
+    for (std::size_t c = chunks > slots_.size() ? chunks - slots_.size() : 0; c < chunks; ++c)
+      drain(slots_[c % slots_.size()]);  // the last chunks, in the order issued
+    for (unsigned s = 0; s < slots_.size(); ++s) gpu_.queue(s).finish();
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<Kernels> kernels;
+    std::vector<cl::Buffer> device;
+    std::vector<std::unique_ptr<Pinned>> staging;
+    cl::Event done;  // the chunk's download
+    bool busy = false;
+    std::size_t first = 0, count = 0;
+  };
+  void drain(Slot& s) {
+    if (!s.busy) return;
+    s.done.wait();
+    const Array& out = arrays_.back();
+    if (staged_)
+      std::memcpy(static_cast<char*>(out.data) + s.first * out.element_bytes, s.staging.back()->ptr,
+                  s.count * out.element_bytes);
+    s.busy = false;
+  }
+
+  Side& gpu_;
+  std::vector<Array> arrays_;
+  std::size_t chunk_;
+  bool staged_;
+  std::vector<Slot> slots_;
+};
+
+// A workload over a prepared sample's arrays: the first elements on the CPU device, zero-copy
+// (CL_MEM_USE_HOST_PTR buffers, the output mapped at the end, which makes the results visible in
+// the user's memory on a device that does not work in it directly), the rest through the GPU
+// pipeline, both at once. `unit`: the CPU's share is a whole number of units; `chunk_unit`: a
+// chunk is a whole number of these.
+class Split final : public Workload {
+ public:
+  using Factory = std::function<std::unique_ptr<Kernels>(Side&)>;
+  Split(Env& env, sinew::samples::Sample& s, const Options& o, std::vector<Array> arrays, std::size_t n,
+        std::size_t unit, std::size_t chunk_unit, Factory kernels)
+      : env_(env.impl()),
+        s_(s), o_(o), arrays_(std::move(arrays)), n_(n), unit_(unit), chunk_unit_(chunk_unit),
+        kernels_(std::move(kernels)) {}
+
+  Job naive_gpu() override { return job(0, false, true); }
+  Job split(double share, bool user_pinned) override { return job(share, user_pinned, false); }
+
+ private:
+  Job job(double share, bool user_pinned, bool naive) {
+    const std::size_t cpu_n = share >= 1   ? n_
+                              : share <= 0 ? 0
+                                           : std::min(n_, std::size_t(std::llround(share * n_ / unit_)) * unit_);
+    std::vector<Array> user = arrays_;
+    std::vector<std::pair<void*, void*>> copies;  // (the sample's array, its pinned copy)
+    for (std::size_t i = 0; user_pinned && i < user.size(); ++i) {
+      const std::size_t bytes = n_ * user[i].element_bytes;
+      user[i].data = env_.pinned(static_cast<unsigned>(i), bytes);
+      if (user[i].read_only)
+        std::memcpy(user[i].data, arrays_[i].data, bytes);  // never written: copied once
+      else
+        copies.emplace_back(arrays_[i].data, user[i].data);
+    }
+    struct State {
+      Side* cpu = nullptr;
+      std::unique_ptr<Kernels> cpu_kernels;
+      std::unique_ptr<GpuPipeline> gpu;
+    };
+    auto st = std::make_shared<State>();
+    if (cpu_n) st->cpu = &env_.need_cpu(), st->cpu_kernels = kernels_(*st->cpu);
+    if (cpu_n < n_) {
+      std::vector<Array> rest = user;
+      for (auto& a : rest) a.data = static_cast<char*>(a.data) + cpu_n * a.element_bytes;
+      const std::size_t per_chunk = std::max<std::size_t>(1, o_.chunk_bytes / (4 * chunk_unit_)) * chunk_unit_;
+      st->gpu = std::make_unique<GpuPipeline>(env_.gpu, rest, naive ? n_ : per_chunk, naive ? 1 : o_.queues,
+                                              !naive && !user_pinned, kernels_);
+    }
+    const std::size_t n = n_, out_bytes = n_ * arrays_.back().element_bytes;
+    auto* s = &s_;
+    return {[s, copies, out_bytes] {
+              s->bindings();  // restores the sample's inputs
+              for (auto [from, to] : copies) std::memcpy(to, from, out_bytes);
+            },
+            [st, user, cpu_n, n] {
+              std::vector<cl::Buffer> buffers;
+              cl::Event mapped;
+              void* ptr = nullptr;
+              if (st->cpu) {
+                for (const auto& a : user)
+                  buffers.emplace_back(st->cpu->context,
+                                       CL_MEM_USE_HOST_PTR | (a.read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE),
+                                       cpu_n * a.element_bytes, a.data);
+                cl::CommandQueue& q = st->cpu->queue(0);
+                st->cpu_kernels->enqueue(q, buffers, 0, cpu_n);
+                ptr = q.enqueueMapBuffer(buffers.back(), CL_FALSE, CL_MAP_READ, 0, cpu_n * user.back().element_bytes,
+                                         nullptr, &mapped);
+                q.flush();
+              }
+              if (st->gpu) st->gpu->run(cpu_n, n - cpu_n);
+              if (st->cpu) {
+                mapped.wait();
+                st->cpu->queue(0).enqueueUnmapMemObject(buffers.back(), ptr);
+                st->cpu->queue(0).finish();
+              }
+              return kNaN;
+            },
+            [s, copies, out_bytes] {
+              for (auto [to, from] : copies) std::memcpy(to, from, out_bytes);
+              return check_of(*s);
+            }};
+  }
+
+  Env::Impl& env_;
+  sinew::samples::Sample& s_;
+  Options o_;
+  std::vector<Array> arrays_;
+  std::size_t n_, unit_, chunk_unit_;
+  Factory kernels_;
+};
+
+struct SaxpyKernels final : Kernels {
+  cl::Kernel k;
+  float a;
+  SaxpyKernels(Side& d, float a_) : k(d.kernel("saxpy.cl", "saxpy")), a(a_) {}
+  void enqueue(cl::CommandQueue& q, std::vector<cl::Buffer>& b, std::size_t, std::size_t count) override {
+    k.setArg(0, b[0]), k.setArg(1, b[1]), k.setArg(2, a), k.setArg(3, static_cast<cl_uint>(count));
+    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kRange)));
+  }
+};
+
+// Called as the filter_pipeline sample calls them: gaussian_noise(img, factor, seed, first,
+// count) over count/2 work-items (two pixels each; `first` is the slice's first pixel in the
+// image), solarise(img, threshold, count) over count, mirror(img, width, count) over (width/2,
+// lines).
+struct FilterKernels final : Kernels {
+  cl::Kernel noise, solarise, mirror;
+  std::size_t width;
+  FilterKernels(Side& d, const sinew::samples::FilterPipelineParams& p, std::size_t w)
+      : noise(d.kernel("filters.cl", "gaussian_noise")),
+        solarise(d.kernel("filters.cl", "solarise")),
+        mirror(d.kernel("filters.cl", "mirror")),
+        width(w) {
+    noise.setArg(1, p.noise_factor), noise.setArg(2, p.seed), solarise.setArg(1, p.threshold);
+    mirror.setArg(1, static_cast<cl_uint>(w));
+  }
+  void enqueue(cl::CommandQueue& q, std::vector<cl::Buffer>& b, std::size_t first, std::size_t count) override {
+    const auto c = static_cast<cl_uint>(count);
+    noise.setArg(0, b[0]), noise.setArg(3, static_cast<cl_uint>(first)), noise.setArg(4, c);
+    q.enqueueNDRangeKernel(noise, cl::NullRange, cl::NDRange(round_up(count / 2, kRange)));
+    solarise.setArg(0, b[0]), solarise.setArg(2, c);
+    q.enqueueNDRangeKernel(solarise, cl::NullRange, cl::NDRange(round_up(count, kRange)));
+    mirror.setArg(0, b[0]), mirror.setArg(2, c);
+    q.enqueueNDRangeKernel(mirror, cl::NullRange, cl::NDRange(width / 2, count / width));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> saxpy(Env& env, sinew::samples::Saxpy& s, const Options& o) {
+  auto b = s.bindings();
+  const float a = s.params.a;
+  // The CPU's share rounded to 1024 elements; chunks to the 64 of a global range.
+  return std::make_unique<Split>(env, s, o, std::vector<Array>{{b.at(0).data, 4, true}, {b.at(1).data, 4, false}},
+                                 b.at(1).elements, 1024, kRange,
+                                 [a](Side& d) { return std::make_unique<SaxpyKernels>(d, a); });
+}
+
+std::unique_ptr<Workload> filters(Env& env, sinew::samples::FilterPipeline& s, const Options& o) {
+  auto b = s.bindings();
+  const auto p = s.params;
+  const std::size_t w = s.width();
+  // By whole lines, on both devices.
+  return std::make_unique<Split>(env, s, o, std::vector<Array>{{b.at(0).data, 4, false}}, w * s.height(), w, w,
+                                 [p, w](Side& d) { return std::make_unique<FilterKernels>(d, p, w); });
+}
+
+std::vector<DeviceDesc> list_devices() {
+  std::vector<DeviceDesc> out;
+  for (auto& [p, d] : all_devices()) out.push_back({p.getInfo<CL_PLATFORM_NAME>(), d.getInfo<CL_DEVICE_NAME>()});
+  return out;
+}
+
+struct TinyPipeline::Impl {
+  cl::Context context;
+  cl::CommandQueue queue;
+  cl::Program program;
+  cl::Kernel square, add, scale;
+  cl::Buffer x, t, u;
+  std::size_t n = 0;
+};
+
+TinyPipeline::TinyPipeline(std::size_t device, std::size_t n, float b, float f) : impl_(std::make_unique<Impl>()) {
+  const auto all = all_devices();
+  if (device >= all.size()) throw std::runtime_error("no OpenCL device #" + std::to_string(device));
+  Impl& m = *impl_;
+  const cl::Device& d = all[device].second;
+  m.n = n;
+  m.context = cl::Context(d);
+  m.queue = cl::CommandQueue(m.context, d);
+  m.program = build(m.context, d, "concepts.cl");
+  m.x = cl::Buffer(m.context, CL_MEM_READ_ONLY, n * sizeof(float));
+  m.t = cl::Buffer(m.context, CL_MEM_READ_WRITE, n * sizeof(float));
+  m.u = cl::Buffer(m.context, CL_MEM_READ_WRITE, n * sizeof(float));
+  const auto count = static_cast<cl_uint>(n);
+  m.square = cl::Kernel(m.program, "square");
+  m.square.setArg(0, m.x), m.square.setArg(1, m.t), m.square.setArg(2, count);
+  m.add = cl::Kernel(m.program, "add_scalar");
+  m.add.setArg(0, m.t), m.add.setArg(1, m.u), m.add.setArg(2, b), m.add.setArg(3, count);
+  m.scale = cl::Kernel(m.program, "scale");
+  m.scale.setArg(0, m.u), m.scale.setArg(1, f), m.scale.setArg(2, count);
+}
+
+TinyPipeline::~TinyPipeline() = default;
+
+void TinyPipeline::run(const float* x, float* u) {
+  Impl& m = *impl_;
+  m.queue.enqueueWriteBuffer(m.x, CL_FALSE, 0, m.n * sizeof(float), x);
+  m.queue.enqueueNDRangeKernel(m.square, cl::NullRange, cl::NDRange(m.n));
+  m.queue.enqueueNDRangeKernel(m.add, cl::NullRange, cl::NDRange(m.n));
+  m.queue.enqueueNDRangeKernel(m.scale, cl::NullRange, cl::NDRange(m.n));
+  m.queue.enqueueReadBuffer(m.u, CL_FALSE, 0, m.n * sizeof(float), u);
+  m.queue.finish();
+}
+
+}  // namespace bench::hw
