@@ -4,6 +4,7 @@
 // alone; then an input large enough for a run of at least --target-ms, where Sinew's overhead
 // should be lost in the work (goal: Sinew / hand-written <= 1.02); then what planning through
 // the knowledge base adds per execution.
+#include "common/kernels.hpp"
 #include "handwritten/handwritten.hpp"
 #include "sinew_side.hpp"
 
@@ -61,10 +62,10 @@ int main(int argc, char** argv) {
     auto t = sinew::vector<cl_float>().name("t");
     auto u = sinew::vector<cl_float>().name("u");
     auto tree = sinew::pipeline(
-        sinew::kernel("concepts.cl", "square").args(sinew::in(x), sinew::out(t), sinew::count(x)),
-        sinew::kernel("concepts.cl", "add_scalar")
+        sinew::samples::kernel("concepts.cl", "square").args(sinew::in(x), sinew::out(t), sinew::count(x)),
+        sinew::samples::kernel("concepts.cl", "add_scalar")
             .args(sinew::in(t), sinew::out(u), sinew::scalar(kAdd), sinew::count(t)),
-        sinew::kernel("concepts.cl", "scale").args(sinew::inout(u), sinew::scalar(kScale), sinew::count(u)));
+        sinew::samples::kernel("concepts.cl", "scale").args(sinew::inout(u), sinew::scalar(kScale), sinew::count(u)));
     // One side at n elements, checked; Sinew on the calling thread (execute) or through
     // run().get() (handed to a runtime thread and back).
     auto sinew_side = [&](sinew::Runtime& r, std::size_t n, const Timing& tm, sinew::RunOptions o, bool async = false) {
@@ -210,7 +211,7 @@ int main(int argc, char** argv) {
 
     std::ostringstream md;
     md << b.header(rt.get())
-       << "The pipeline: `square` (t = x*x) -> `add_scalar` (u = t + 1) -> `scale` (u *= 0.5) of kernels/concepts.cl, "
+       << "The pipeline: `square` (t = x*x) -> `add_scalar` (u = t + 1) -> `scale` (u *= 0.5) of samples/kernels/concepts.cl, "
           "x in and u out through host `std::vector`s, t a channel that stays on the device. Sinew: `rt.execute(tree, "
           "bindings, RunOptions{.device = d})` on the calling thread, and for the tiny input also `rt.run(...).get()`. "
           "Hand-written: write x, three NDRanges, read u, finish, in one in-order queue; context, program, kernels and "

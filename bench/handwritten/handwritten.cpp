@@ -7,6 +7,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/opencl.hpp>
 
+#include "common/kernels.hpp"
 #include "handwritten.hpp"
 #include "sinew_side.hpp"
 
@@ -16,10 +17,6 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef SINEW_SOURCE_DIR
-#error "SINEW_SOURCE_DIR must name the Sinew source tree (bench/CMakeLists.txt defines it)"
-#endif
-
 namespace bench::hw {
 
 namespace {
@@ -27,17 +24,8 @@ namespace {
 constexpr std::size_t kRange = 64;  // global ranges are rounded up to this (the kernels check count)
 std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
 
-// The one place that knows where the project's kernels live: $SINEW_SOURCE_DIR/kernels, else the
-// source tree this was built from.
-std::string kernel_source(const std::string& file) {
-  const char* env = std::getenv("SINEW_SOURCE_DIR");
-  const std::string path = std::string(env && *env ? env : SINEW_SOURCE_DIR) + "/kernels/" + file;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path + " (set SINEW_SOURCE_DIR to the Sinew source tree)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// The project's kernels, as the samples embed them: both sides run the very same source.
+const std::string& kernel_source(const std::string& file) { return sinew::samples::kernel_text(file); }
 
 cl::Program build(const cl::Context& context, const cl::Device& device, const std::string& file) {
   cl::Program p(context, kernel_source(file));

@@ -1,5 +1,5 @@
 // bench/handwritten/handwritten.hpp — hand-written OpenCL baselines: what a careful programmer
-// writes by hand for the work of Sinew's samples (kernels/saxpy.cl, the filters.cl pipeline, three
+// writes by hand for the work of Sinew's samples (samples/kernels/saxpy.cl, the filters.cl pipeline, three
 // tiny kernels of concepts.cl), so that the benchmarks can say how far Sinew is from it.
 //
 // Plain OpenCL 1.2 through the C++ bindings; no Sinew call on the device path. The baselines run
