@@ -277,8 +277,7 @@ int main(int argc, char** argv) {
 
     // The summary: per phase, the medians of its last kTail runs, rebalances, executions to
     // settle (to the first of kBalancedRun balanced runs in a row), time lost against the oracle.
-    double within = sinew::BalancerSettings{}.with_defaults().balanced_within.value();
-    if (const char* e = std::getenv("SINEW_BALANCE_WITHIN"); e && *e) within = std::atof(e);  // as the runtime reads it
+    const double within = sinew::RuntimeOptions{}.effective().balancer.balanced_within.value();  // as the runtime reads it
     Table sweep({"CPU share", "load off ms", "load on ms"}),
         phases({"phase", "executions", "CPU share", "GPU share", "median ms", "oracle split (CPU)", "oracle ms",
                 "level-1", "level-2", "executions to settle"}),

@@ -57,8 +57,9 @@ std::string Roles::describe(const sinew::Runtime& rt) const {
 }
 
 std::unique_ptr<sinew::Runtime> make_runtime(bool zero_copy_stand_in, sinew::RuntimeOptions options) {
-  const char* env = std::getenv("SINEW_DISCRETE");
-  if (zero_copy_stand_in || (env && *env) || (options.discrete && !options.discrete->empty()))
+  // A discrete device named by the program or by $SINEW_DISCRETE (as the runtime reads it).
+  const auto discrete = options.or_else(sinew::RuntimeOptions::from_environment()).discrete;
+  if (zero_copy_stand_in || (discrete && !discrete->empty()))
     return std::make_unique<sinew::Runtime>(std::move(options));
   static std::optional<std::string> stand_in;  // depends only on the devices: decided once
   if (!stand_in) {
