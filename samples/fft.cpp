@@ -7,13 +7,15 @@
 #include "common/cli.hpp"
 #include "common/descriptors.hpp"
 
+#include <limits>
+
 int main(int argc, char** argv) {
   sinew::samples::Fft sample;
   auto opts = sinew::samples::cli::parse(argc, argv, sample,
                                          {{"length", "points per transform", "65536"},
                                           {"forward-only", "forward transform only, checked against a C++ FFT", "",
                                            true}});
-  sample.params.length = opts.get_size("length", 65536);
+  sample.params.length = opts.get_count("length", 65536, 1, std::numeric_limits<std::size_t>::max());
   sample.params.roundtrip = !opts.has("forward-only");
   return sinew::samples::cli::run(sample, opts);
 }

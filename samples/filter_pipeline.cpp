@@ -7,14 +7,16 @@
 #include "common/cli.hpp"
 #include "common/descriptors.hpp"
 
+#include <limits>
+
 int main(int argc, char** argv) {
   sinew::samples::FilterPipeline sample;
   auto opts = sinew::samples::cli::parse(argc, argv, sample,
-                                         {{"factor", "noise standard deviation", "16"},
+                                         {{"factor", "noise standard deviation, 0..255", "16"},
                                           {"threshold", "solarise threshold (0..256)", "192"},
-                                          {"seed", "noise seed", "2024"}});
-  sample.params.noise_factor = static_cast<cl_int>(opts.get_size("factor", 16));
-  sample.params.threshold = static_cast<cl_int>(opts.get_size("threshold", 192));
-  sample.params.seed = static_cast<cl_uint>(opts.get_size("seed", 2024));
+                                          {"seed", "noise seed, 0..2^32-1", "2024"}});
+  sample.params.noise_factor = static_cast<cl_int>(opts.get_count("factor", 16, 0, 255));
+  sample.params.threshold = static_cast<cl_int>(opts.get_count("threshold", 192, 0, 256));
+  sample.params.seed = static_cast<cl_uint>(opts.get_count("seed", 2024, 0, std::numeric_limits<cl_uint>::max()));
   return sinew::samples::cli::run(sample, opts);
 }

@@ -2,7 +2,9 @@
 //
 // Each subcommand is one entry of kCommands (name, one-line summary, handler). A handler gets the
 // arguments after its name, parses its own options with Boost.Program_options and returns the
-// process exit status: 0 success, 1 failure (a sinew::Error, a failed check), 2 bad usage.
+// process exit status: 0 success, 1 failure (a sinew::Error, a failed check), 2 bad usage. Every
+// number a subcommand takes is read as text by sinew::parse (read_count, read_number) or by the
+// library's check of the setting it gives (read_training_setting), before anything runs.
 #include <sinew/sinew.hpp>
 
 #include "platform/json_text.hpp"
@@ -13,6 +15,8 @@
 #endif
 
 #include <boost/program_options.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,6 +30,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -190,6 +196,78 @@ Parsed parse(const Args& args, po::options_description& options) {
   return p;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Numbers from the command line. Every numeric flag is taken as text and read here, never by
+// Boost (which wraps "-1" into an unsigned): through sinew::parse, so an empty string, a sign on a
+// count, trailing characters, an overflowing value or one out of range is bad usage (exit 2) with
+// a one-line message naming the flag, the text and what is accepted.
+
+// Runs `read` (a sinew::parse call), turning its refusal into bad usage.
+template <class Read>
+auto usage_checked(Read&& read) {
+  try {
+    return read();
+  } catch (const sinew::Error& e) {
+    throw po::error(e.message());  // "--flag = 'text' is not <what it accepts>"
+  }
+}
+
+std::uint64_t read_count(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max) {
+  return usage_checked([&] { return sinew::parse::count(text, flag, min, max); });
+}
+
+double read_number(const std::string& flag, const std::string& text, double min, double max, bool min_open = false) {
+  return usage_checked([&] { return sinew::parse::number(text, flag, min, max, min_open); });
+}
+
+// A training setting given on the command line, checked by the library's own check of it
+// (TrainingSettings::with_defaults()), before any Runtime is made: the text is read as the
+// setting's type (a whole number that fits it, a finite number), then checked. A refusal names
+// the flag, the text and what the setting accepts, in the check's words ("give a whole number
+// from 1 to 1000"); a text that is not of the type at all is told the same.
+template <class T>
+T read_training_setting(const std::string& flag, const std::string& text,
+                        std::optional<T> sinew::TrainingSettings::*field) {
+  // What the check says of v: nothing when it accepts it, else what to give instead.
+  auto check = [&](T v) -> std::optional<std::string> {
+    sinew::TrainingSettings t;
+    t.*field = v;
+    try {
+      t.with_defaults();
+      return std::nullopt;
+    } catch (const sinew::Error& e) {
+      return e.context().fix.empty() ? e.message() : e.context().fix;
+    }
+  };
+  std::optional<T> value;
+  try {
+    if constexpr (std::is_floating_point_v<T>)
+      value = static_cast<T>(sinew::parse::number(text, flag, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
+    else
+      value = static_cast<T>(sinew::parse::count(text, flag, 0, std::numeric_limits<T>::max()));
+  } catch (const sinew::Error&) {
+  }
+  std::optional<std::string> refused;
+  if (value) {
+    refused = check(*value);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    refused = check(std::numeric_limits<T>::quiet_NaN());  // the check refuses what is not finite
+    if (!refused) refused = "give a finite number";
+  } else {
+    refused = check(0);
+    if (!refused) refused = check(std::numeric_limits<T>::max());
+    if (!refused) refused = "give a whole number from 0 to " + std::to_string(std::numeric_limits<T>::max());
+  }
+  if (refused) throw po::error(flag + " = '" + text + "' is refused: " + *refused);
+  return *value;
+}
+
+// This machine's physical memory in bytes; 0 when the system does not say.
+std::uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
 void add_devices_option(po::options_description& options, std::string& devices) {
   options.add_options()("devices,d", po::value(&devices)->value_name("SPEC"),
                         "devices to use: all, cpu, gpu, gpu:0,cpu, cpu:1 (default: $SINEW_DEVICES, else all)");
@@ -317,17 +395,30 @@ __kernel void smoke(__global const float* x, __global float* y, float a) {
 )CL";
 
 int cmd_smoke(const Args& args) {
-  std::string devices;
-  std::size_t n = std::size_t(1) << 20;
+  std::string devices, elements = std::to_string(std::size_t(1) << 20);
   po::options_description options("sinew smoke [options]: runs y = 2x + y on each device alone and checks it");
-  options.add_options()("elements,n", po::value(&n)->default_value(n), "vector length (a multiple of 1024)");
+  options.add_options()("elements,n", po::value(&elements)->default_value(elements)->value_name("N"),
+                        "vector length (a multiple of 1024)");
   add_devices_option(options, devices);
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
     return 0;
   }
-  if (n == 0 || n % 1024 != 0) throw po::error("--elements must be a positive multiple of 1024");
+  const std::size_t n = read_count("--elements", elements, 1024, std::numeric_limits<std::size_t>::max());
+  if (n % 1024 != 0)
+    throw po::error("--elements = '" + elements + "' is not a multiple of 1024 (give a whole number of 1024s, e.g. " +
+                    std::to_string(n / 1024 * 1024) + ")");
+  // x, y, y's initial and expected values on the host, and each device's copy of y in turn.
+  constexpr std::uint64_t kBytesPerElement = 4 * sizeof(cl_float);
+  if (const std::uint64_t memory = physical_memory();
+      memory && n > memory / kBytesPerElement)
+    throw po::error("--elements = '" + elements + "' is refused: its vectors take " +
+                    (n > std::numeric_limits<std::uint64_t>::max() / kBytesPerElement
+                         ? "more than 2^64 bytes"
+                         : std::to_string(n * kBytesPerElement) + " bytes (" + gib(n * kBytesPerElement) + ")") +
+                    ", more than this machine's physical memory, " + std::to_string(memory) + " bytes (" +
+                    gib(memory) + ")");
 
   constexpr float a = 2.0f;
   auto x = sinew::vector<cl_float>(n).name("x");
@@ -483,12 +574,11 @@ int kb_list(const Args& args) {
 }
 
 int kb_show(const Args& args) {
-  std::string path, prefix;
-  std::size_t last = 10;
+  std::string path, prefix, runs_text = "10";
   po::options_description options("sinew kb show [options] TREE: a tree's entries, events and measurements "
                                   "(TREE: its signature or the start of it)");
   options.add_options()("tree", po::value(&prefix)->value_name("TREE"), "tree signature (prefix)")(
-      "runs", po::value(&last)->default_value(last)->value_name("N"), "show the last N runs of each input (0: all)");
+      "runs", po::value(&runs_text)->default_value(runs_text)->value_name("N"), "show the last N runs of each input (0: all)");
   add_kb_option(options, path);
   po::positional_options_description positional;
   positional.add("tree", 1);
@@ -497,6 +587,7 @@ int kb_show(const Args& args) {
     std::cout << options;
     return 0;
   }
+  const std::size_t last = read_count("--runs", runs_text, 0, std::numeric_limits<std::size_t>::max());
   if (prefix.empty()) throw po::error("which tree? give its signature, or the start of it ('sinew kb list')");
   auto kb = open_kb(path, false);
   if (!kb) return 1;
@@ -715,22 +806,30 @@ int cmd_kb(const Args& args) {
 
 int cmd_train(const Args& args) {
 #ifdef SINEW_HAVE_SAMPLES
-  std::string devices, kb, sample_name, strategy = "even_split", size;
-  std::size_t max_executions = 40;
-  double precision = 0.05;
-  unsigned quality = 3;
+  // Settings left out come from the SINEW_* variables, else the library's defaults (shown in --help).
+  const sinew::TrainingSettings defaults = sinew::TrainingSettings{}.with_defaults();
+  std::string devices, kb, sample_name, strategy, size, precision, quality, max_executions;
   bool exhaustive = false, pinned = false;
   std::string names;
   for (const auto& n : sinew::samples::names()) names += (names.empty() ? "" : ", ") + n;
+  std::ostringstream default_precision;
+  default_precision << *defaults.precision;
   po::options_description options("sinew train <sample> [options]: trains the sample's tree for an input size on "
                                   "every device and stores the plan in the knowledge base (samples: " + names + ")");
   options.add_options()("sample", po::value(&sample_name)->value_name("NAME"), "the sample to train")(
       "size", po::value(&size)->value_name("N"),
       "problem size (default: the sample's standard size); filter_pipeline also takes WIDTHxHEIGHT")(
-      "strategy", po::value(&strategy)->default_value(strategy), "even_split (50/50) or cpu_assisted")(
-      "precision", po::value(&precision)->default_value(precision), "device times within this fraction are balanced")(
-      "quality", po::value(&quality)->default_value(quality), "executions per measured point")(
-      "max-executions", po::value(&max_executions)->default_value(max_executions), "training budget")(
+      "strategy", po::value(&strategy)->value_name("NAME"),
+      ("even_split (50/50) or cpu_assisted (default: $SINEW_STRATEGY, else " +
+       std::string(sinew::to_string(*defaults.strategy)) + ")").c_str())(
+      "precision", po::value(&precision)->value_name("P"),
+      ("device times within this fraction are balanced (default: $SINEW_PRECISION, else " + default_precision.str() +
+       ")").c_str())(
+      "quality", po::value(&quality)->value_name("N"),
+      ("executions per measured point (default: $SINEW_QUALITY, else " + std::to_string(*defaults.quality) + ")")
+          .c_str())(
+      "max-executions", po::value(&max_executions)->value_name("N"),
+      ("training budget (default " + std::to_string(*defaults.max_executions) + ")").c_str())(
       "exhaustive", po::bool_switch(&exhaustive), "every fission x overlap combination (the spec's uniform search)")(
       "pinned", po::bool_switch(&pinned), "keep the sample's host data in pinned memory, where it supports it");
   add_devices_option(options, devices);
@@ -744,17 +843,31 @@ int cmd_train(const Args& args) {
   }
   auto sample = sinew::samples::find(sample_name);
   if (!sample) throw po::error("unknown sample '" + sample_name + "'; the samples are: " + names);
+
+  // Everything is checked before a Runtime is made, so a bad flag trains nothing.
+  const std::optional<std::string> size_given = p.vm.count("size") ? std::optional(size) : std::nullopt;
+  try {
+    sinew::samples::check_size_argument(*sample, "--size", size_given);  // range and physical memory
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
+  }
   sinew::RuntimeOptions o = runtime_options(devices);
   if (!kb.empty()) o.kb_path = kb;
-  o.training.strategy = sinew::parse::choice<sinew::Strategy>(strategy, "--strategy");
-  o.training.precision = precision;
-  o.training.quality = quality;
-  o.training.exhaustive = exhaustive;
-  o.training.max_executions = max_executions;
+  if (p.vm.count("strategy"))
+    o.training.strategy = usage_checked([&] { return sinew::parse::choice<sinew::Strategy>(strategy, "--strategy"); });
+  if (p.vm.count("precision"))
+    o.training.precision = read_training_setting("--precision", precision, &sinew::TrainingSettings::precision);
+  if (p.vm.count("quality"))
+    o.training.quality = read_training_setting("--quality", quality, &sinew::TrainingSettings::quality);
+  if (p.vm.count("max-executions"))
+    o.training.max_executions =
+        read_training_setting("--max-executions", max_executions, &sinew::TrainingSettings::max_executions);
+  if (exhaustive) o.training.exhaustive = true;
+  (void)o.effective();  // and the SINEW_* variables, as the Runtime will read them
   sinew::Runtime rt(o);
   if (pinned && !sample->use_pinned_memory(rt)) throw po::error(sample_name + " does not support --pinned");
   try {
-    sample->prepare(size);
+    sample->prepare(size_given.value_or(""));
   } catch (const std::invalid_argument& e) {
     throw po::error(e.what());
   }
@@ -781,28 +894,29 @@ volatile std::sig_atomic_t load_interrupted = 0;
 void on_load_signal(int) { load_interrupted = 1; }
 
 int cmd_load(const Args& args) {
-  int threads = 0;
-  double seconds = 0;
+  std::string threads_text = "0", seconds_text = "0";
   po::options_description options(
       "sinew load [options]: loads the CPU with busy threads, each solving random dense " +
       std::to_string(sinew_tools::LoadGenerator::kOrder) + "x" + std::to_string(sinew_tools::LoadGenerator::kOrder) +
       " linear systems (the spec's load-fluctuation experiment); Ctrl-C stops it");
-  options.add_options()("threads", po::value(&threads)->value_name("N"),
-                        "busy threads (default 0: one per hardware thread)")(
-      "seconds", po::value(&seconds)->value_name("S"), "run this long (default 0: until SIGINT/SIGTERM)");
+  options.add_options()("threads", po::value(&threads_text)->value_name("N"),
+                        "busy threads, 0 to 4096 (default 0: one per hardware thread)")(
+      "seconds", po::value(&seconds_text)->value_name("S"),
+      "run this long, up to 1e9 s (default 0: until SIGINT/SIGTERM)");
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
     return 0;
   }
-  if (threads < 0 || threads > 4096) throw po::error("--threads must be between 0 (one per hardware thread) and 4096");
-  if (!(seconds >= 0) || !std::isfinite(seconds)) throw po::error("--seconds must be a number of seconds >= 0");
+  const auto threads = static_cast<unsigned>(read_count("--threads", threads_text, 0, 4096));
+  // Up to 1e9 s (31 years): a deadline the steady clock can still hold.
+  const double seconds = read_number("--seconds", seconds_text, 0, 1e9);
 
   load_interrupted = 0;
   std::signal(SIGINT, on_load_signal);
   std::signal(SIGTERM, on_load_signal);
   sinew_tools::LoadGenerator load;
-  const unsigned started = load.start(static_cast<unsigned>(threads));
+  const unsigned started = load.start(threads);
   std::cout << "sinew load: " << started << " thread(s) solving random " << sinew_tools::LoadGenerator::kOrder << "x"
             << sinew_tools::LoadGenerator::kOrder << " dense linear systems (Gaussian elimination, partial pivoting) "
             << (seconds > 0 ? "for " + fixed(seconds, 1) + " s" : std::string("until interrupted (Ctrl-C)"))

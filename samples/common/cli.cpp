@@ -2,11 +2,12 @@
 #include "common/cli.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <sstream>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace sinew::samples::cli {
@@ -17,22 +18,59 @@ namespace {
   std::exit(2);
 }
 
-std::size_t parse_size(const std::string& program, const std::string& flag, const std::string& text) {
-  std::size_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size())
-    usage_error(program, "--" + flag + " expects a non-negative integer, not '" + text + "'");
-  return v;
+// The most runs --repeat times.
+constexpr std::uint64_t kMaxRepeat = 1000000;
+
+// Runs `read` (a sinew::parse call or a Config check); its refusal is bad usage.
+template <class Read>
+auto checked(const std::string& program, Read&& read) {
+  try {
+    return read();
+  } catch (const sinew::Error& e) {
+    usage_error(program, e.message());  // one line: the flag, the text, what is accepted
+  }
 }
 
-double parse_double(const std::string& program, const std::string& flag, const std::string& text) {
+// Stand-ins for `n` runtime devices, for checking a plan before a Runtime is made (Config's
+// checks of shares and overlap look at nothing but the number of devices).
+std::vector<DeviceInfo> devices_for_checks(std::size_t n) {
+  std::vector<DeviceInfo> devices(n);
+  for (std::size_t i = 0; i < n; ++i) devices[i].index = i;
+  return devices;
+}
+
+// --overlap N, read and range-checked by Config::parse (the one rule of overlap levels).
+unsigned read_overlap(const std::string& program, const std::string& text) {
+  // Digits only: Config::parse reads lists, so "2,cpu=1" or " 2" must not reach it as an overlap.
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const std::string spec = "overlap=" + (digits ? text : std::string("?"));
   try {
-    std::size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
+    return Config::parse(spec, devices_for_checks(1)).overlap;
+  } catch (const sinew::Error& e) {
+    // "plan 'overlap=17': overlap is not a whole number from 1 to 16", told of the flag.
+    std::string why = e.message();
+    if (const std::string plan = "plan '" + spec + "': "; why.rfind(plan, 0) == 0) why.erase(0, plan.size());
+    usage_error(program, "--overlap = '" + text + "' is refused: " + why);
   }
-  usage_error(program, "--" + flag + " expects a number, not '" + text + "'");
+}
+
+// --shares a,b,...: each a number in [0, 1] (every item, empty ones too), and together a plan
+// Config accepts: adding up to 1.
+std::vector<double> read_shares(const std::string& program, const std::string& text, unsigned overlap) {
+  std::vector<double> shares;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', from);
+    const std::string item = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    shares.push_back(checked(program, [&] { return sinew::parse::number(item, "--shares", 0, 1); }));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  checked(program, [&] {
+    Config{shares, "none", overlap}.check(devices_for_checks(shares.size()), "--shares = '" + text + "' is refused: plan");
+    return 0;
+  });
+  return shares;
 }
 
 void print_usage(const std::string& program, const Sample& s, const std::vector<Flag>& extra) {
@@ -44,10 +82,11 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
             << "  --device D        device index or id (cpu:0, gpu:1) to run on alone; 'all' lets the runtime\n"
             << "                    plan over every device (knowledge base / training). Default: the runtime's\n"
             << "                    default device (the first GPU, else the first device)\n"
-            << "  --shares a,b,...  run with this plan: one share per runtime device (overrides --device)\n"
+            << "  --shares a,b,...  run with this plan: one share per runtime device, each from 0 to 1, adding\n"
+            << "                    up to 1 (overrides --device)\n"
             << "  --fission NAME    CPU fission of the plan given with --shares (default none)\n"
             << "  --overlap N       GPU queues of the plan given with --shares (default 1)\n"
-            << "  --repeat N        runs to time (default 1)\n"
+            << "  --repeat N        runs to time, 1 to " << kMaxRepeat << " (default 1)\n"
             << "  --dump            print the skeleton tree\n"
             << "  --no-check        skip the comparison with the C++ reference\n"
             << "  --pinned          keep the host data in pinned memory (Runtime::pinned), where the\n"
@@ -69,19 +108,24 @@ std::string Options::get(const std::string& name, const std::string& fallback) c
   return it == values.end() ? fallback : it->second;
 }
 
-std::size_t Options::get_size(const std::string& name, std::size_t fallback) const {
+std::uint64_t Options::get_count(const std::string& name, std::uint64_t fallback, std::uint64_t min,
+                                 std::uint64_t max) const {
   auto it = values.find(name);
-  return it == values.end() ? fallback : parse_size("sample", name, it->second);
+  if (it == values.end()) return fallback;
+  return checked(program, [&] { return sinew::parse::count(it->second, "--" + name, min, max); });
 }
 
-double Options::get_double(const std::string& name, double fallback) const {
+double Options::get_number(const std::string& name, double fallback, double min, double max, bool min_open) const {
   auto it = values.find(name);
-  return it == values.end() ? fallback : parse_double("sample", name, it->second);
+  if (it == values.end()) return fallback;
+  return checked(program, [&] { return sinew::parse::number(it->second, "--" + name, min, max, min_open); });
 }
 
 Options parse(int argc, char** argv, const Sample& sample, const std::vector<Flag>& extra) {
   const std::string program = argc > 0 ? argv[0] : sample.name();
   Options o;
+  o.program = program;
+  std::optional<std::string> shares_text;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -110,28 +154,41 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
     } else if (name == "profile") {
       o.profile = true;
     } else if (name == "size") {
-      o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too
+      o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too; run() checks it
     } else if (name == "device") {
       o.device = take();
+      if (o.device.empty()) usage_error(program, "--device = '' is refused: give a device index, an id (cpu:0) or all");
+      if (o.device.find_first_not_of("0123456789") == std::string::npos)  // an index: a whole number
+        checked(program, [&] { return sinew::parse::count(o.device, "--device", 0, std::numeric_limits<std::size_t>::max()); });
     } else if (name == "repeat") {
-      o.repeat = std::max<std::size_t>(1, parse_size(program, name, take()));
+      const std::string text = take();
+      o.repeat = checked(program, [&] { return sinew::parse::count(text, "--repeat", 1, kMaxRepeat); });
     } else if (name == "shares") {
-      std::stringstream ss(take());
-      for (std::string part; std::getline(ss, part, ',');) o.shares.push_back(parse_double(program, name, part));
+      shares_text = take();
     } else if (name == "fission") {
       o.fission = take();
     } else if (name == "overlap") {
-      o.overlap = static_cast<unsigned>(parse_size(program, name, take()));
+      o.overlap = read_overlap(program, take());
     } else {
       auto f = std::find_if(extra.begin(), extra.end(), [&](const Flag& x) { return x.name == name; });
       if (f == extra.end()) usage_error(program, "unknown flag '--" + name + "'");
       o.values[name] = f->is_switch ? "1" : take();
     }
   }
+  if (shares_text) o.shares = read_shares(program, *shares_text, o.overlap);
   return o;
 }
 
 int run(Sample& sample, const Options& opts) {
+  const std::string program = opts.program.empty() ? sample.name() : opts.program;
+  try {
+    // The size (and the parameters the program set) against the sample and this machine's
+    // memory, before a Runtime is made or anything allocated.
+    check_size_argument(sample, "--size", opts.size);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << program << ": " << e.what() << " (see --help)\n";
+    return 2;
+  }
   try {
     sinew::Runtime rt;
     if (opts.pinned && !sample.use_pinned_memory(rt)) {
@@ -139,9 +196,9 @@ int run(Sample& sample, const Options& opts) {
       return 2;
     }
     try {
-      sample.prepare(opts.size);
+      sample.prepare(opts.size.value_or(""));
     } catch (const std::invalid_argument& e) {
-      std::cerr << "--size " << opts.size << ": " << e.what() << "\n";
+      std::cerr << program << ": " << (opts.size ? "--size = '" + *opts.size + "': " : "") << e.what() << "\n";
       return 2;
     }
     if (opts.dump) std::cout << sample.tree().dump();
@@ -164,7 +221,7 @@ int run(Sample& sample, const Options& opts) {
       std::size_t index = rt.default_device();
       if (!opts.device.empty()) {
         if (std::all_of(opts.device.begin(), opts.device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          index = std::stoul(opts.device);
+          index = sinew::parse::count(opts.device, "--device", 0, std::numeric_limits<std::size_t>::max());
           if (index >= devices.size()) {
             std::cerr << "--device " << index << ": the runtime has " << devices.size() << " device(s), 0 to "
                     << devices.size() - 1 << "\n";

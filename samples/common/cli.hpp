@@ -9,7 +9,9 @@
 #include "common/sample.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,9 @@ struct Flag {
 };
 
 struct Options {
-  std::string size;            // as given to Sample::prepare(string); "": the sample's default
+  std::string program;         // argv[0], for messages
+  // As given to Sample::prepare(string); empty when --size was left out (the sample's standard size).
+  std::optional<std::string> size;
   std::string device;          // "": the runtime's default device; "all": the runtime plans; else index or id
   std::vector<double> shares;  // a manual plan (one share per runtime device)
   std::string fission = "none";
@@ -37,17 +41,23 @@ struct Options {
 
   bool has(const std::string& name) const { return values.count(name) != 0; }
   std::string get(const std::string& name, const std::string& fallback) const;
-  std::size_t get_size(const std::string& name, std::size_t fallback) const;
-  double get_double(const std::string& name, double fallback) const;
+  // The program's own numeric flags, read with sinew::parse: a whole number in [min, max], a finite
+  // number in [min, max] ((min, max] with min_open). A bad value prints a one-line message naming
+  // the flag, the value and what is accepted, and exits with 2.
+  std::uint64_t get_count(const std::string& name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) const;
+  double get_number(const std::string& name, double fallback, double min, double max, bool min_open = false) const;
 };
 
 // Parses argv. Prints usage and exits with 0 for --help; prints the problem and exits with 2 for
-// an unknown flag or a malformed value.
+// an unknown flag or a malformed or out-of-range value: every count is read with sinew::parse, the
+// overlap and the shares (each in [0, 1], adding up to 1) are checked by Config's own checks.
 Options parse(int argc, char** argv, const Sample& sample, const std::vector<Flag>& extra = {});
 
-// Prepares `sample` at opts.size, runs it opts.repeat times on the chosen device or plan, prints
-// the tree (--dump), the times, the last Report and the check. Returns the exit code: 0 when the
-// result matches the reference, 1 on a mismatch ("result: MISMATCH ..."), 2 on an error.
+// Checks opts.size against the sample and this machine's memory (check_size_argument) before
+// making a Runtime, prepares `sample` at opts.size, runs it opts.repeat times on the chosen device
+// or plan, prints the tree (--dump), the times, the last Report and the check. Returns the exit
+// code: 0 when the result matches the reference, 1 on a mismatch ("result: MISMATCH ..."), 2 on
+// bad usage or an error.
 int run(Sample& sample, const Options& opts);
 
 }  // namespace sinew::samples::cli

@@ -9,6 +9,7 @@
 #include "common/sample.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +64,8 @@ class FilterPipeline final : public SampleBase {
   std::size_t height() const { return height_; }
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_uchar4); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
 
   const std::vector<cl_uchar4>& input() const { return input_; }
   const std::vector<cl_uchar4>& output() const { return image_; }
@@ -70,8 +73,19 @@ class FilterPipeline final : public SampleBase {
  protected:
   Check compare() override;
   void prepare_text(const std::string& size) override;
+  std::uint64_t host_bytes_text(const std::string& size) const override;
 
  private:
+  struct Shape {
+    std::size_t width = 0, height = 0;
+  };
+  // The image prepare(size) makes (size 0: params' shape), checked; throws std::invalid_argument.
+  Shape shape_for(std::size_t size) const;
+  static void check_shape(const Shape& shape);
+  // "WIDTHxHEIGHT" read (not yet checked); throws std::invalid_argument naming the forms.
+  static Shape read_shape(const std::string& size);
+  static std::uint64_t shape_bytes(const Shape& shape);
+
   std::size_t height_ = 0;
   Vector<cl_uchar4> img_;
   std::vector<cl_uchar4> input_, image_;
@@ -102,6 +116,8 @@ class Fft final : public SampleBase {
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 2 * input_.size() * sizeof(cl_float2); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
 
   const std::vector<cl_float2>& input() const { return input_; }
   const std::vector<cl_float2>& output() const { return data_; }
@@ -110,6 +126,9 @@ class Fft final : public SampleBase {
   Check compare() override;
 
  private:
+  // The number of transforms prepare(size) makes, with the parameters checked.
+  std::size_t transforms_for(std::size_t size) const;
+
   Vector<cl_float2> vec_;
   std::vector<cl_float2> input_, data_;
   std::optional<std::vector<cl_float2>> expected_;  // forward-only mode
@@ -142,6 +161,8 @@ class Nbody final : public SampleBase {
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 4 * pos0_.size() * sizeof(cl_float4); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
 
   const std::vector<cl_float4>& positions() const { return pos_; }
   const std::vector<cl_float4>& velocities() const { return vel_; }
@@ -150,6 +171,9 @@ class Nbody final : public SampleBase {
   Check compare() override;
 
  private:
+  // The number of bodies prepare(size) makes, with the parameters checked.
+  std::size_t bodies_for(std::size_t size) const;
+
   Vector<cl_float4> pos_v_, vel_v_, newpos_v_;
   std::vector<cl_float4> pos0_, vel0_, pos_, vel_;
   std::optional<std::vector<cl_float4>> expected_pos_, expected_vel_;
@@ -179,6 +203,8 @@ class Saxpy final : public SampleBase {
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 3 * x_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
   bool use_pinned_memory(Runtime& rt) override {
     pinned_from_ = &rt;
     return true;
@@ -190,6 +216,9 @@ class Saxpy final : public SampleBase {
   Check compare() override;
 
  private:
+  // The number of elements prepare(size) makes, with the parameters checked.
+  std::size_t elements_for(std::size_t size) const;
+
   Vector<cl_float> x_v_, y_v_;
   std::vector<cl_float> y0_;
   Runtime* pinned_from_ = nullptr;
@@ -223,6 +252,8 @@ class Segmentation final : public SampleBase {
   void prepare(std::size_t size) override;
   std::vector<Binding> bindings() override;
   std::size_t bytes() const override { return 2 * in_.size(); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
 
   std::size_t width() const { return width_; }
   std::size_t height() const { return height_; }
@@ -232,6 +263,12 @@ class Segmentation final : public SampleBase {
   Check compare() override;
 
  private:
+  struct Volume {
+    std::size_t voxels = 0, width = 0, height = 0;
+  };
+  // The volume prepare(size) makes (size 0: params' voxels), checked.
+  Volume volume_for(std::size_t size) const;
+
   Vector<cl_uchar> in_v_, out_v_;
   std::vector<cl_uchar> in_, out_;
   std::size_t width_ = 0, height_ = 0;

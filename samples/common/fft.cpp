@@ -30,15 +30,25 @@ std::string Fft::size_unit() const {
          std::to_string(params.length * sizeof(cl_float2) / 1024) + " KB each)";
 }
 
-void Fft::prepare(std::size_t size) {
-  if (size) params.transforms = size;
-  const std::size_t n = params.transforms, len = params.length;
+std::size_t Fft::transforms_for(std::size_t size) const {
+  const std::size_t n = size ? size : params.transforms, len = params.length;
   if (n == 0) throw std::invalid_argument("fft: at least one transform is needed");
   if (len < 2 || !clfft_length(len))
     throw std::invalid_argument("fft: clFFT needs a length that is a product of 2, 3, 5, 7, 11 and 13, not " +
                                 std::to_string(len));
   if (!params.roundtrip && (len & (len - 1)))
     throw std::invalid_argument("fft: the forward-only check needs a power-of-two length, not " + std::to_string(len));
+  return n;
+}
+
+// The input and the bound signal, and the forward-only reference.
+std::uint64_t Fft::host_bytes(std::size_t size) const {
+  return saturating_product({params.roundtrip ? 2u : 3u, transforms_for(size), params.length, sizeof(cl_float2)});
+}
+
+void Fft::prepare(std::size_t size) {
+  const std::size_t n = transforms_for(size), len = params.length;
+  params.transforms = n;
   reset_state(n);
   expected_.reset();
 

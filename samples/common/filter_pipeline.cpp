@@ -18,19 +18,41 @@ std::string FilterPipeline::description() const {
          "by lines";
 }
 
-void FilterPipeline::prepare(std::size_t size) {
+FilterPipeline::Shape FilterPipeline::shape_for(std::size_t size) const {
+  Shape shape;
   if (size) {  // a plain number is a square image
-    params.side = size;
-    params.height = 0;
+    shape = {size, size};
+  } else {
+    shape = {params.side, params.height ? params.height : params.side};
   }
-  const std::size_t width = params.side;
-  const std::size_t height = params.height ? params.height : width;
+  check_shape(shape);
+  return shape;
+}
+
+void FilterPipeline::check_shape(const Shape& shape) {
+  const std::size_t width = shape.width, height = shape.height;
   if (width < 2 || width % 2 || width > 65534)
     throw std::invalid_argument("filter_pipeline: the image width must be even, between 2 and 65534 (mirror swaps "
                                 "pixel pairs; pixel indices are 32-bit), not " + std::to_string(width));
-  if (height > 65535)  // with width <= 65534, every pixel index then fits in 32 bits
+  if (height < 1 || height > 65535)  // with width <= 65534, every pixel index then fits in 32 bits
     throw std::invalid_argument("filter_pipeline: the image height must be between 1 and 65535 lines (pixel indices "
                                 "are 32-bit), not " + std::to_string(height));
+}
+
+// The input picture, the bound image and the reference's image.
+std::uint64_t FilterPipeline::shape_bytes(const Shape& shape) {
+  return saturating_product({3, shape.width, shape.height, sizeof(cl_uchar4)});
+}
+
+std::uint64_t FilterPipeline::host_bytes(std::size_t size) const { return shape_bytes(shape_for(size)); }
+
+void FilterPipeline::prepare(std::size_t size) {
+  const Shape shape = shape_for(size);
+  const std::size_t width = shape.width, height = shape.height;
+  if (size) {
+    params.side = size;
+    params.height = 0;
+  }
   reset_state(width);
   height_ = height;
   expected_.reset();
@@ -66,29 +88,42 @@ void FilterPipeline::prepare(std::size_t size) {
   image_.assign(input_.size(), cl_uchar4{});
 }
 
-void FilterPipeline::prepare_text(const std::string& size) {
-  const auto cross = size.find_first_of("xX");
-  if (cross == std::string::npos) return SampleBase::prepare_text(size);  // N: a square image
+FilterPipeline::Shape FilterPipeline::read_shape(const std::string& size) {
   // WIDTHxHEIGHT: two positive integers around one 'x'.
+  const auto cross = size.find_first_of("xX");
   auto number = [&](std::size_t from, std::size_t to, std::size_t& out) {
     const char* first = size.data() + from;
     const char* last = size.data() + to;
     auto [stop, ec] = std::from_chars(first, last, out);
     return from < to && ec == std::errc() && stop == last && out > 0;
   };
-  std::size_t width = 0, height = 0;
-  if (!number(0, cross, width) || !number(cross + 1, size.size(), height))
+  Shape shape;
+  if (cross == std::string::npos || !number(0, cross, shape.width) || !number(cross + 1, size.size(), shape.height))
     throw std::invalid_argument("filter_pipeline: a size is N (an N x N image) or WIDTHxHEIGHT in pixels, e.g. "
                                 "1024x2048 (1024 wide, 2048 lines); not '" + size + "'");
+  return shape;
+}
+
+void FilterPipeline::prepare_text(const std::string& size) {
+  if (size.find_first_of("xX") == std::string::npos) return SampleBase::prepare_text(size);  // N: a square image
+  const Shape shape = read_shape(size);
+  check_shape(shape);
   const FilterPipelineParams before = params;
-  params.side = width;
-  params.height = height;
+  params.side = shape.width;
+  params.height = shape.height;
   try {
     prepare(std::size_t{0});
   } catch (...) {
     params = before;  // a rejected size leaves the parameters as they were
     throw;
   }
+}
+
+std::uint64_t FilterPipeline::host_bytes_text(const std::string& size) const {
+  if (size.find_first_of("xX") == std::string::npos) return SampleBase::host_bytes_text(size);
+  const Shape shape = read_shape(size);
+  check_shape(shape);
+  return shape_bytes(shape);
 }
 
 std::string FilterPipeline::size_text() const {

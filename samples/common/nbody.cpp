@@ -22,11 +22,21 @@ std::string Nbody::description() const {
   return "Loop of direct-sum N-Body steps; positions replicated to every device, bodies partitioned";
 }
 
-void Nbody::prepare(std::size_t size) {
-  if (size) params.bodies = size;
-  const std::size_t n = params.bodies;
+std::size_t Nbody::bodies_for(std::size_t size) const {
+  const std::size_t n = size ? size : params.bodies;
   if (n < 2 || n > (1u << 30)) throw std::invalid_argument("nbody: between 2 and 2^30 bodies, not " + std::to_string(n));
   if (params.steps == 0) throw std::invalid_argument("nbody: at least one step");
+  return n;
+}
+
+// Initial positions and velocities, the bound ones, and the reference's.
+std::uint64_t Nbody::host_bytes(std::size_t size) const {
+  return saturating_product({6, bodies_for(size), sizeof(cl_float4)});
+}
+
+void Nbody::prepare(std::size_t size) {
+  const std::size_t n = bodies_for(size);
+  params.bodies = n;
   reset_state(n);
   expected_pos_.reset();
   expected_vel_.reset();

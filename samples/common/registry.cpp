@@ -1,7 +1,11 @@
 // samples/common/registry.cpp — the sample registry and what every descriptor shares.
 #include "common/descriptors.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 namespace sinew::samples {
@@ -24,6 +28,48 @@ Check SampleBase::check() {
 void SampleBase::reset_state(std::size_t size) {
   size_ = size;
   ran_ = false;
+}
+
+std::uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+namespace {
+std::string bytes_text(std::uint64_t bytes) {
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(bytes) / (1ull << 30));
+  return std::to_string(bytes) + " bytes (" + gib + " GiB)";
+}
+}  // namespace
+
+void check_size_argument(const Sample& sample, const std::string& flag, const std::optional<std::string>& size) {
+  const std::string given = size ? flag + " = '" + *size + "' is refused: " : std::string();
+  const std::string standard = std::to_string(sample.sizes().standard);
+  if (size && size->empty())
+    throw std::invalid_argument(given + "give a size (" + sample.size_unit() + "), or leave " + flag +
+                                " out for the standard size " + standard);
+  if (size && size->find_first_not_of('0') == std::string::npos)
+    throw std::invalid_argument(given + "a size is at least 1 (" + sample.size_unit() + "); leave " + flag +
+                                " out for the standard size " + standard);
+  std::uint64_t bytes = 0;
+  try {
+    bytes = size ? sample.host_bytes(*size) : sample.host_bytes(std::size_t{0});
+  } catch (const std::invalid_argument& e) {
+    // A refusal the standard size gets too is the parameters' (fft --length 1), not the size's.
+    bool parameters = false;
+    if (size) try {
+        sample.host_bytes(std::size_t{0});
+      } catch (const std::invalid_argument& standard_refused) {
+        parameters = std::string(standard_refused.what()) == e.what();
+      }
+    throw std::invalid_argument((parameters ? std::string() : given) + e.what());
+  }
+  const std::uint64_t memory = physical_memory();
+  if (memory && bytes > memory)
+    throw std::invalid_argument(given + sample.name() + "'s data at " +
+                                (size ? "this size" : "its standard size " + standard) + " takes " + bytes_text(bytes) +
+                                ", more than this machine's physical memory, " + bytes_text(memory));
 }
 
 namespace {

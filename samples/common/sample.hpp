@@ -8,6 +8,7 @@
 //   auto s = sinew::samples::find("filter_pipeline");  // nullptr for an unknown name
 //   s->prepare(s->sizes().small);                       // tree + input data for that size
 //   s->prepare("1024x2048");                            // or a size as a command line gives it
+//   s->host_bytes("1024x2048");                         // the memory its data takes, unprepared
 //   sinew::Report rep = s->run(rt, sinew::RunOptions{.device = 0});
 //   sinew::samples::Check c = s->check();               // c.ok, c.max_error, c.message
 //
@@ -21,7 +22,11 @@
 
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +91,15 @@ class Sample {
   virtual Check check() = 0;
   // Bytes of input and output data (for throughput figures).
   virtual std::size_t bytes() const = 0;
+  // The bytes of host memory prepare(size) would take for the sample's data (its inputs and
+  // outputs, the pristine copies each run starts from, the reference check() keeps), worked out
+  // from the size and the parameters alone: nothing is prepared or allocated, so a command line
+  // can refuse a size that would not fit before trying. Throws std::invalid_argument, with
+  // prepare()'s message, for a size or parameters prepare() would refuse. Saturates at
+  // UINT64_MAX instead of overflowing.
+  virtual std::uint64_t host_bytes(std::size_t size) const = 0;
+  // The same for a size written as text, read as prepare(string) reads it.
+  std::uint64_t host_bytes(const std::string& size) const { return host_bytes_text(size); }
   // From the next prepare() on, keep the data bound to runs in rt.pinned() memory (page-locked,
   // DMA at full speed) instead of std::vector. `rt` must outlive the sample's runs. Returns false
   // when the sample does not offer it.
@@ -95,18 +109,43 @@ class Sample {
   }
 
  protected:
-  // Reads a size given as text and prepares it. This default reads a non-negative integer only;
-  // samples with shaped inputs override it.
-  virtual void prepare_text(const std::string& size) {
+  // Reads a size given as text and prepares it (host_bytes_text: works out its bytes). These
+  // defaults read a plain number only (read_size); samples with shaped inputs override both.
+  virtual void prepare_text(const std::string& size) { prepare(read_size(size)); }
+  virtual std::uint64_t host_bytes_text(const std::string& size) const { return host_bytes(read_size(size)); }
+  // A size written as a plain number: a whole number of size_unit(), "" being 0 (the standard
+  // size). Throws std::invalid_argument naming the sample, the text and the form it reads.
+  std::size_t read_size(const std::string& size) const {
     std::size_t n = 0;
     const char* end = size.data() + size.size();
     auto [stop, ec] = std::from_chars(size.data(), end, n);
     if (!size.empty() && (ec != std::errc() || stop != end))
-      throw std::invalid_argument(name() + ": the size must be a non-negative integer (" + size_unit() + "), not '" +
-                                  size + "'");
-    prepare(n);
+      throw std::invalid_argument(name() + ": the size must be a whole number (" + size_unit() + "), not '" + size +
+                                  "'");
+    return n;
+  }
+  // a * b, or UINT64_MAX when that overflows (for host_bytes).
+  static std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors) {
+    std::uint64_t p = 1;
+    for (std::uint64_t f : factors) {
+      if (f != 0 && p > std::numeric_limits<std::uint64_t>::max() / f) return std::numeric_limits<std::uint64_t>::max();
+      p *= f;
+    }
+    return p;
   }
 };
+
+// This machine's physical memory in bytes (sysconf: physical pages times the page size); 0 when
+// the system does not say.
+std::uint64_t physical_memory();
+
+// Checks the size a command line gives with `flag` (the sample programs' and `sinew train`'s
+// --size; nullopt when the flag was left out, meaning the standard size) before anything is
+// prepared or a runtime made. Refuses an empty size and a size of 0 (leaving the flag out is how
+// to ask for the standard size), a size or parameters the sample cannot take, and a size whose
+// data (host_bytes) would not fit this machine's physical memory. Throws std::invalid_argument
+// with a one-line message naming the flag, the size and what is accepted.
+void check_size_argument(const Sample& sample, const std::string& flag, const std::optional<std::string>& size);
 
 // A new instance of the sample called `name` with its default parameters, or nullptr.
 std::unique_ptr<Sample> find(const std::string& name);

@@ -18,12 +18,22 @@ std::string Saxpy::description() const {
                                : "Map of a saxpy kernel (y = a*x + y), partitioned by elements";
 }
 
-void Saxpy::prepare(std::size_t size) {
-  if (size) params.elements = size;
-  const std::size_t n = params.elements;
+std::size_t Saxpy::elements_for(std::size_t size) const {
+  const std::size_t n = size ? size : params.elements;
   if (n == 0 || n > 0xffffffffu) throw std::invalid_argument("saxpy: between 1 and 2^32-1 elements, not " + std::to_string(n));
   if (params.mode != "kernel" && params.mode != "blas")
     throw std::invalid_argument("saxpy: mode is 'kernel' or 'blas', not '" + params.mode + "'");
+  return n;
+}
+
+// x, y and the pristine y each run starts from (pinned or not, all of it host memory).
+std::uint64_t Saxpy::host_bytes(std::size_t size) const {
+  return saturating_product({3, elements_for(size), sizeof(cl_float)});
+}
+
+void Saxpy::prepare(std::size_t size) {
+  const std::size_t n = elements_for(size);
+  params.elements = n;
   reset_state(n);
 
   x_v_ = sinew::vector<cl_float>().name("x");

@@ -14,9 +14,8 @@ std::string Segmentation::description() const {
   return "Map of a three-class threshold segmentation over a 3D grey image, partitioned by z-slices";
 }
 
-void Segmentation::prepare(std::size_t size) {
-  if (size) params.voxels = size;
-  const std::size_t n = params.voxels;
+Segmentation::Volume Segmentation::volume_for(std::size_t size) const {
+  const std::size_t n = size ? size : params.voxels;
   std::size_t w = params.width, h = params.height;
   if (w == 0 || h == 0) {
     const std::size_t side = n >= 256 * 256 * 8 ? 256 : 64;
@@ -28,7 +27,17 @@ void Segmentation::prepare(std::size_t size) {
                                 std::to_string(w) + " x " + std::to_string(h) +
                                 " (the width must be a multiple of 4; the default plane is 256 x 256 from 8 slices "
                                 "of it, else 64 x 64)");
-  if (n > 0xffffffffu) throw std::invalid_argument("segmentation: at most 2^32-1 voxels");
+  if (n > 0xffffffffu) throw std::invalid_argument("segmentation: at most 2^32-1 voxels, not " + std::to_string(n));
+  return {n, w, h};
+}
+
+// The volume, the classes and the reference's classes: a byte per voxel each.
+std::uint64_t Segmentation::host_bytes(std::size_t size) const { return saturating_product({3, volume_for(size).voxels}); }
+
+void Segmentation::prepare(std::size_t size) {
+  const Volume v = volume_for(size);
+  const std::size_t n = v.voxels, w = v.width, h = v.height;
+  params.voxels = n;
   reset_state(n);
   expected_.reset();
   width_ = w;

@@ -1,0 +1,83 @@
+// test/pocl/cli_accept_test.cpp — the command lines' checked numbers still take every good value:
+// `sinew train` with each training flag set, `sinew smoke`, and the sample programs with sizes
+// (plain and shaped), --repeat, --device, --shares with --overlap and their own flags, on PoCL.
+#include "unit/cli_run.hpp"
+
+#include <sinew/sinew.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clitest::contains;
+using clitest::Result;
+using kbtest::TempDir;
+
+std::string sample(const std::string& name) { return std::string(SINEW_SAMPLE_DIR) + "/" + name; }
+
+TEST(CliAccepts, TrainWithEveryTrainingFlag) {
+  TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  const Result r = clitest::run(dir, SINEW_CLI,
+                                {"train", "saxpy", "--kb", kb, "--size", "65536", "--quality", "1", "--precision",
+                                 "0.2", "--max-executions", "4", "--strategy", "cpu_assisted"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "saxpy size 65536 (elements): trained")) << r.out;
+  EXPECT_TRUE(contains(r.out, "result: OK")) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(kb));
+
+  const Result shaped = clitest::run(
+      dir, SINEW_CLI, {"train", "filter_pipeline", "--kb", kb, "--size", "64x32", "--quality", "1", "--max-executions", "3"});
+  EXPECT_EQ(shaped.status, 0) << shaped.out << shaped.err;
+  EXPECT_TRUE(contains(shaped.out, "filter_pipeline size 64x32")) << shaped.out;
+}
+
+TEST(CliAccepts, TrainRefusesABadVariableBeforeTraining) {
+  TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  const Result r = clitest::run(dir, SINEW_CLI, {"train", "saxpy", "--kb", kb, "--size", "65536"}, "env SINEW_QUALITY=0");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;  // the environment, not the command line: a failure
+  EXPECT_TRUE(contains(r.err, "SINEW_QUALITY")) << r.err;
+  EXPECT_FALSE(contains(r.out, "trained")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(kb));
+}
+
+TEST(CliAccepts, Smoke) {
+  TempDir dir;
+  const Result r = clitest::run(dir, SINEW_CLI, {"smoke", "--elements", "2048"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "over 2048 floats")) << r.out;
+}
+
+TEST(CliAccepts, SampleProgramsTakeGoodValues) {
+  sinew::Runtime rt;
+  const std::size_t devices = rt.devices().size();
+  std::string shares = "1";
+  for (std::size_t i = 1; i < devices; ++i) shares += ",0";
+  struct Case {
+    std::string program;
+    std::vector<std::string> args;
+  };
+  const std::vector<Case> cases = {
+      {"saxpy", {"--size", "65536", "--repeat", "2", "--device", "0", "--a", "-1.5"}},
+      {"saxpy", {"--size", "65536", "--shares", shares, "--overlap", "2"}},
+      {"filter_pipeline", {"--size", "64x32", "--threshold", "256", "--factor", "0", "--seed", "4294967295"}},
+      {"segmentation", {"--size", "65536", "--lo", "0", "--hi", "255"}},
+      {"nbody", {"--size", "256", "--steps", "2", "--dt", "0.02"}},
+      {"fft", {"--size", "2", "--length", "1024"}},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    const Result r = clitest::run(dir, sample(c.program), c.args);
+    std::string what = c.program;
+    for (const auto& a : c.args) what += " " + a;
+    EXPECT_EQ(r.status, 0) << what << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "result: OK")) << what << "\n" << r.out;
+  }
+}
+
+}  // namespace
