@@ -1,4 +1,5 @@
--- Sinew knowledge base, schema version 4 (PRAGMA user_version). A new file is created from this
+-- Sinew knowledge base, schema version 5 (PRAGMA user_version), application_id "SINW" (PRAGMA
+-- application_id = 1397313111: what identifies a file as one). A new file is created from this
 -- text; an older file is brought here by migrations/NNN_*.sql, some followed by a C++ step that
 -- rewrites rows (lib/kb/migrate.cpp; a unit test checks that both paths give the same tables,
 -- columns, indexes and foreign keys). The build embeds this file and the migrations into the
@@ -81,4 +82,5 @@ CREATE TABLE trees (
   created     TEXT NOT NULL
 );
 
-PRAGMA user_version = 4;
+PRAGMA application_id = 1397313111;
+PRAGMA user_version = 5;

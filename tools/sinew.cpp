@@ -486,15 +486,20 @@ sinew::ErrorContext fix_context(std::string fix) {
 // The knowledge base a kb subcommand works on. Read-only subcommands on a missing file return
 // null (nothing has been learnt yet) instead of creating one. A file that cannot be used is an
 // error here: a command line tool must not silently work on an in-memory copy.
-std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, bool create) {
+// How a kb subcommand uses the file: reading (list, show, export: nothing is created, moved,
+// converted or written; a file that cannot be read is an error, exit 1), writing an existing one
+// (clear), or writing one that may not exist yet (import).
+enum class KbUse { read, write, create };
+
+std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, KbUse use) {
   sinew::RuntimeOptions o;
   if (!option.empty()) o.kb_path = option;
   const std::string path = *o.effective().kb_path;
-  if (!create && path != ":memory:" && !std::filesystem::exists(path)) {
+  if (use != KbUse::create && path != ":memory:" && !std::filesystem::exists(path)) {
     std::cout << "no knowledge base at " << path << " (Sinew creates it on the first run that learns something)\n";
     return nullptr;
   }
-  auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
+  auto kb = sinew::KnowledgeBase::open(path, {.log = {}, .read_only = use == KbUse::read && path != ":memory:"});
   if (!kb->persistent() && path != ":memory:")
     throw sinew::Error(sinew::errc::knowledge_base, kb->warning(),
                        fix_context("pass another file with --kb PATH or SINEW_KB"));
@@ -560,7 +565,7 @@ int kb_list(const Args& args) {
     std::cout << options;
     return 0;
   }
-  auto kb = open_kb(path, false);
+  auto kb = open_kb(path, KbUse::read);
   if (!kb) return 0;
   auto trees = kb->trees();
   std::cout << "knowledge base " << kb->path() << ": " << plural(std::int64_t(trees.size()), "tree", "trees") << '\n';
@@ -589,7 +594,7 @@ int kb_show(const Args& args) {
   }
   const std::size_t last = read_count("--runs", runs_text, 0, std::numeric_limits<std::size_t>::max());
   if (prefix.empty()) throw po::error("which tree? give its signature, or the start of it ('sinew kb list')");
-  auto kb = open_kb(path, false);
+  auto kb = open_kb(path, KbUse::read);
   if (!kb) return 1;
   const std::string tree = resolve_tree(*kb, prefix);
 
@@ -685,7 +690,7 @@ int kb_export(const Args& args) {
     std::cout << options;
     return 0;
   }
-  auto kb = open_kb(path, false);
+  auto kb = open_kb(path, KbUse::read);
   if (!kb) return 1;
   std::optional<std::string> tree;
   if (p.vm.count("tree")) tree = resolve_tree(*kb, prefix);
@@ -731,7 +736,7 @@ int kb_import(const Args& args) {
     if (!file) throw sinew::Error(sinew::errc::io, "cannot read " + in + ": " + std::strerror(errno));
     text << file.rdbuf();
   }
-  auto kb = open_kb(path, true);
+  auto kb = open_kb(path, KbUse::create);
   auto counts = kb->import_json(text.str());
   std::cout << "imported " << counts_text(counts) << " into " << kb->path()
             << (counts.total() ? "" : " (everything was already there)") << '\n';
@@ -749,7 +754,7 @@ int kb_clear(const Args& args) {
     std::cout << options;
     return 0;
   }
-  auto kb = open_kb(path, false);
+  auto kb = open_kb(path, KbUse::write);
   if (!kb) return 0;
   std::optional<std::string> tree;
   if (p.vm.count("tree")) tree = resolve_tree(*kb, prefix);

@@ -130,12 +130,20 @@ struct KbOptions {
   std::chrono::milliseconds busy_timeout{5000};
   // Where open()'s warning goes (it is always available through warning()); empty: nowhere.
   Logger log = stderr_logger();
+  // For reading only (what `sinew kb list/show/export` do): open() creates, moves, converts and
+  // writes nothing — a file written by an older Sinew is migrated in memory — and every write
+  // fails. A file that cannot be read throws sinew::Error(errc::knowledge_base) instead of
+  // falling back to memory.
+  bool read_only = false;
 };
 
 class KnowledgeBase {
  public:
   // Opens (creating it and its parent directories when missing) the knowledge base at `path`;
-  // ":memory:" gives an in-memory one. Never throws for an unusable file: when it cannot be
+  // ":memory:" gives an in-memory one. A file is taken for a knowledge base when its
+  // application_id says so (or, written before Sinew set one, when it has Sinew's tables), checked
+  // read-only before anything is written: another program's database is left byte for byte as it
+  // was. Never throws for an unusable file (but with KbOptions::read_only): when it cannot be
   // opened, is locked past the busy timeout, is corrupt (`PRAGMA quick_check` not "ok", "file is
   // not a database"), is not a Sinew knowledge base, or was written by a newer Sinew, it prints
   // ONE warning (KbOptions::log) saying what happened and where, and returns an in-memory knowledge base

@@ -108,32 +108,76 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::memory() {
 
 namespace {
 
-// One attempt at opening `path` as a knowledge base: checks (read-only, so that a file that is not
-// ours is never written), then WAL mode and the schema. Throws SqliteError or Unusable.
-Connection open_checked(const std::string& path, const KbOptions& options) {
-  Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+// A read-only connection that creates no file: with no -wal beside the database (no writer has it
+// open), SQLite would still create -wal and -shm files to read a WAL-mode file, so it is opened
+// immutable; with one, the writer's -wal and -shm are read as they are.
+Connection open_read_only(const std::string& path, const KbOptions& options) {
+  std::error_code ec;
+  const bool writer = fs::exists(path + "-wal", ec);
+  std::string uri = "file:";
+  for (char c : fs::absolute(path, ec).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  if (!writer) uri += "?immutable=1";
+  Connection db(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
   sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
-  configure(db);
-  if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
+  return db;
+}
+
+// Whether a file is a Sinew knowledge base, decided with a read-only connection before anything
+// is written: its application_id says so (schema version 5 on); a file of versions 1 to 4, which
+// had none, has Sinew's tables. A file that does not exist, or an empty database, becomes one.
+// Returns the schema version; throws Unusable (corrupt, foreign) or SqliteError.
+int identify(const std::string& path, const KbOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return 0;
+  Connection db = open_read_only(path, options);
   {
     auto check = db.prepare("PRAGMA quick_check");
     std::string first = check.step() ? check.text(0) : "no result";
     if (first != "ok") throw Unusable{Unusable::corrupt, "integrity check failed: " + first};
   }
-  // Version and tables from one snapshot: another process may be creating the schema right now.
-  int version = 0;
-  std::int64_t objects = 0;
-  {
-    auto state = db.prepare("SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
-    state.step();
-    version = int(state.integer(0));
-    objects = state.integer(1);
-  }  // finalized: its read transaction ends here
-  if (version > detail::kb::kSchemaVersion)
+  // One snapshot: another process may be creating the schema right now.
+  auto state = db.prepare(
+      "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
+      "(SELECT count(*) FROM sqlite_master), "
+      "(SELECT count(*) FROM pragma_table_info('entries') WHERE name IN "
+      "('tree', 'devices', 'library', 'features', 'feature_key', 'shares', 'provenance')), "
+      "(SELECT count(*) FROM pragma_table_info('runs') WHERE name IN "
+      "('tree', 'devices', 'library', 'features', 'feature_key', 'shares', 'purpose'))");
+  state.step();
+  const std::int64_t application = state.integer(0);
+  const int version = int(state.integer(1));
+  const std::int64_t objects = state.integer(2);
+  const bool sinew_tables = state.integer(3) == 7 && state.integer(4) == 7;
+  if (application == 0 && version == 0 && objects == 0) return 0;  // an empty database
+  if (application != 0 && application != kApplicationId)
+    throw Unusable{Unusable::foreign,
+                   "it is another program's SQLite database (application_id " + std::to_string(application) + ")"};
+  if (application == 0 && (version < 1 || version > 4 || !sinew_tables))
+    throw Unusable{Unusable::foreign, "it is an SQLite database of something else (not Sinew's tables)"};
+  if (version > kSchemaVersion)
     throw Unusable{Unusable::foreign, "it was written by a newer Sinew (schema version " + std::to_string(version) +
-                                          "; this one knows up to " + std::to_string(detail::kb::kSchemaVersion) + ")"};
-  if (version == 0 && objects > 0)
-    throw Unusable{Unusable::foreign, "it is an SQLite database of something else (no Sinew schema version)"};
+                                          "; this one knows up to " + std::to_string(kSchemaVersion) + ")"};
+  if (!sinew_tables)
+    throw Unusable{Unusable::foreign, "it is a Sinew knowledge base whose tables are missing or changed"};
+  return version;
+}
+
+// One attempt at opening `path` as a knowledge base: identified first (read-only, so that a file
+// that is not ours is never written), then WAL mode and the schema. Throws SqliteError or Unusable.
+Connection open_checked(const std::string& path, const KbOptions& options) {
+  identify(path, options);
+  Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
+  configure(db);
+  if (sqlite3_db_readonly(db.get(), "main") == 1) throw Unusable{Unusable::unopenable, "the file is read-only"};
   {
     auto mode = db.prepare("PRAGMA journal_mode = WAL");
     mode.run();
@@ -143,10 +187,52 @@ Connection open_checked(const std::string& path, const KbOptions& options) {
   return db;
 }
 
+// A knowledge base for reading only (KbOptions::read_only): identified like any, then read where
+// it is — or, written by an older Sinew, copied into memory and migrated there, the file
+// unchanged. Nothing is created, moved or written. Throws sinew::Error(errc::knowledge_base).
+std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, const KbOptions& options) {
+  auto refuse = [&](const std::string& why) -> std::unique_ptr<KnowledgeBase::Impl> {
+    throw Error(sinew::errc::knowledge_base, "knowledge base " + path + " cannot be read: " + why);
+  };
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return refuse("there is no such file");
+  try {
+    const int version = identify(path, options);
+    Connection file = open_read_only(path, options);
+    auto impl = std::make_unique<KnowledgeBase::Impl>();
+    impl->path = path;
+    impl->persistent = true;
+    if (version == kSchemaVersion) {
+      configure(file);
+      impl->db = std::move(file);
+    } else {
+      impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+      sqlite3_backup* copy = sqlite3_backup_init(impl->db.get(), "main", file.get(), "main");
+      if (!copy || sqlite3_backup_step(copy, -1) != SQLITE_DONE) {
+        sqlite3_backup_finish(copy);
+        return refuse(sqlite3_errmsg(impl->db.get()));
+      }
+      sqlite3_backup_finish(copy);
+      configure(impl->db);
+      if (version > 0) migrate(impl->db);
+    }
+    impl->db.exec("PRAGMA query_only = ON");  // every write fails, as on the file itself
+    return impl;
+  } catch (const SqliteError& e) {
+    const Unusable u = classify(e);
+    return refuse((u.kind == Unusable::corrupt ? "it is corrupt (" : "") + u.detail +
+                  (u.kind == Unusable::corrupt ? ")" : "") + "; the file is left as it is");
+  } catch (const Unusable& u) {
+    return refuse((u.kind == Unusable::corrupt ? "it is corrupt (" + u.detail + ")" : u.detail) +
+                  "; the file is left as it is");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOptions options) {
   if (path.empty() || path == ":memory:") return memory();
+  if (options.read_only) return std::unique_ptr<KnowledgeBase>(new KnowledgeBase(open_for_reading(path, options)));
 
   std::optional<Unusable> problem;
   Connection db;

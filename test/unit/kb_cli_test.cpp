@@ -5,6 +5,8 @@
 #include "kb/kb_test_util.hpp"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -57,6 +59,25 @@ TEST(KbCli, ListOnAMissingFileCreatesNothing) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "no knowledge base at")) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir.file("none.sqlite")));
+}
+
+// Commands that only read never move, create or convert a file: on a corrupt file `kb list`,
+// `kb show` and `kb export` report it and exit non-zero, the file left where and as it was (they
+// used to move it aside and say they went on in memory while exiting 1).
+TEST(KbCli, ReadingCommandsLeaveABadFileAsItIs) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  kbtest::write_file(path, std::string(8192, 'z'));
+  for (const char* command : {"kb list", "kb show aaaa", "kb export"}) {
+    auto r = sinew_cli(dir, std::string(command) + " --kb '" + path + "'");
+    EXPECT_NE(r.status, 0) << command;
+    EXPECT_NE(r.err.find("cannot be read"), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(r.err.find("in-memory"), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(kbtest::read_file(path), std::string(8192, 'z')) << command;
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+    EXPECT_EQ(names, (std::vector<std::string>{"kb.sqlite"})) << command;
+  }
 }
 
 TEST(KbCli, ListShowExportClearImport) {

@@ -1,6 +1,7 @@
 // test/unit/kb_open_test.cpp — opening unusable files: corrupt (moved aside, bytes kept), locked
 // (left alone), unopenable, not ours, newer; each gives an in-memory knowledge base and one
 // warning. Also the default path's environment variables.
+#include <sinew/error.hpp>
 #include <sinew/kb.hpp>
 
 #include "kb/kb_test_util.hpp"
@@ -9,6 +10,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -187,13 +189,103 @@ TEST(KbOpen, OtherDatabasesAndNewerVersionsAreLeftAlone) {
   EXPECT_TRUE(contains(kb->warning(), "something else")) << kb->warning();
   EXPECT_EQ(read_file(dir.file("other.sqlite")), other);
 
-  auto newer = make("newer.sqlite", "CREATE TABLE entries (id INTEGER); PRAGMA user_version = 99;");
+  auto newer = make("newer.sqlite",
+                    "CREATE TABLE entries (id INTEGER); PRAGMA application_id = 1397313111; PRAGMA user_version = 99;");
   kb = KnowledgeBase::open(dir.file("newer.sqlite"), {.log = {}});
   expect_usable_in_memory(*kb);
   EXPECT_TRUE(contains(kb->warning(), "newer Sinew")) << kb->warning();
   EXPECT_EQ(read_file(dir.file("newer.sqlite")), newer);
   EXPECT_TRUE(starting_with(dir, "other.sqlite.corrupt").empty());
   EXPECT_TRUE(starting_with(dir, "newer.sqlite.corrupt").empty());
+}
+
+// A file is a knowledge base when its application_id says so, or — written before Sinew set one —
+// when it has Sinew's tables; decided read-only, so another program's database stays byte for byte
+// as it was (no WAL switch: a foreign file of user_version 1 used to be converted).
+TEST(KbOpen, ForeignDatabasesAreRecognisedBeforeAnythingIsWritten) {
+  TempDir dir;
+  auto make = [&](const std::string& name, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open(dir.file(name).c_str(), &db);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+    return read_file(dir.file(name));
+  };
+  const std::vector<std::pair<std::string, std::string>> foreign = {
+      {"v1.sqlite", "CREATE TABLE songs (title TEXT); PRAGMA user_version = 1;"},
+      {"v2.sqlite", "CREATE TABLE entries (id INTEGER, tree TEXT); CREATE TABLE runs (id INTEGER); PRAGMA user_version = 2;"},
+      {"app.sqlite", "CREATE TABLE t (x); PRAGMA application_id = 42; PRAGMA user_version = 3;"},
+  };
+  for (const auto& [name, sql] : foreign) {
+    const std::string before = make(name, sql);
+    auto kb = KnowledgeBase::open(dir.file(name), {.log = {}});
+    expect_usable_in_memory(*kb);
+    EXPECT_FALSE(kb->warning().empty()) << name;
+    kb.reset();
+    EXPECT_EQ(read_file(dir.file(name)), before) << name << " was changed";
+    std::error_code ec;
+    EXPECT_FALSE(std::filesystem::exists(dir.file(name) + "-wal", ec)) << name;
+  }
+
+  // A Sinew knowledge base whose tables were dropped is not taken for one either.
+  {
+    auto kb = KnowledgeBase::open(dir.file("dropped.sqlite"), {.log = {}});
+    ASSERT_TRUE(kb->persistent());
+  }
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(dir.file("dropped.sqlite").c_str(), &db);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE runs", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const std::string dropped = read_file(dir.file("dropped.sqlite"));
+  auto kb = KnowledgeBase::open(dir.file("dropped.sqlite"), {.log = {}});
+  expect_usable_in_memory(*kb);
+  EXPECT_TRUE(contains(kb->warning(), "tables are missing")) << kb->warning();
+  kb.reset();
+  EXPECT_EQ(read_file(dir.file("dropped.sqlite")), dropped);
+}
+
+// Commands that only read (`sinew kb list/show/export`) open with KbOptions::read_only: a file
+// that cannot be read is reported, not moved aside or replaced; an older schema is migrated in
+// memory; nothing is created beside the file, and writes fail.
+TEST(KbOpen, ReadingOnlyChangesNoFile) {
+  TempDir dir;
+  auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // Corrupt: an error, and the file stays where it is, as it is.
+  write_file(dir.file("bad.sqlite"), std::string(4096, 'x'));
+  try {
+    KnowledgeBase::open(dir.file("bad.sqlite"), {.log = {}, .read_only = true});
+    FAIL() << "a corrupt file was opened";
+  } catch (const sinew::Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(sinew::errc::knowledge_base));
+    EXPECT_TRUE(contains(e.what(), "left as it is")) << e.what();
+  }
+  EXPECT_EQ(files(), (std::vector<std::string>{"bad.sqlite"}));
+  EXPECT_EQ(read_file(dir.file("bad.sqlite")), std::string(4096, 'x'));
+  // Missing: an error, nothing created.
+  EXPECT_THROW(KnowledgeBase::open(dir.file("none.sqlite"), {.log = {}, .read_only = true}), sinew::Error);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.sqlite")));
+
+  // A current file in WAL mode: read where it is, no -wal or -shm left beside it.
+  {
+    auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.log = {}});
+    kb->store_entry(kbtest::entry(kbtest::key(), {{"n", 1}}, kbtest::config({0.5, 0.5}), 2));
+  }
+  const std::string stored = read_file(dir.file("kb.sqlite"));
+  {
+    auto kb = KnowledgeBase::open(dir.file("kb.sqlite"), {.log = {}, .read_only = true});
+    EXPECT_EQ(kb->entries(kbtest::key()).size(), 1u);
+    EXPECT_THROW(kb->store_entry(kbtest::entry(kbtest::key(), {{"n", 2}}, kbtest::config({0.5, 0.5}), 2)),
+                 sinew::Error);
+  }
+  EXPECT_EQ(read_file(dir.file("kb.sqlite")), stored);
+  EXPECT_EQ(files(), (std::vector<std::string>{"bad.sqlite", "kb.sqlite"}));
 }
 
 TEST(KbOpen, EmptyFileIsANewKnowledgeBase) {

@@ -99,9 +99,20 @@ TEST(KbSchema, VersionOneFileIsMigratedWithItsContents) {
             "', '{\"n\": 1024}', '{\"n\": 1024}', 'L2', 2, '[0.25, 0.75]', 13, 'training', '2024-01-01T00:00:00.000Z')");
   }
 
+  // Read only first: migrated in memory, the file itself unchanged.
+  const std::string before = kbtest::read_file(path);
+  {
+    auto reader = sinew::KnowledgeBase::open(path, {.log = {}, .read_only = true});
+    auto seen = reader->find(k, {{"n", 1024}});
+    ASSERT_TRUE(seen.has_value());
+    EXPECT_EQ(seen->executions, 7);
+  }
+  EXPECT_EQ(kbtest::read_file(path), before);
+
   auto kb = sinew::KnowledgeBase::open(path, {.log = {}});
   ASSERT_TRUE(kb->persistent()) << kb->warning();
   EXPECT_EQ(kb->warning(), "");
+  EXPECT_EQ(Raw(path).value("PRAGMA application_id"), std::to_string(sinew::detail::kb::kApplicationId));
 
   auto e = kb->find(k, {{"n", 1024}});
   ASSERT_TRUE(e.has_value());
