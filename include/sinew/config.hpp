@@ -52,6 +52,9 @@ struct Config {
   // outside 1..16, or a fission configuration that a CPU device does not offer. `where` names the
   // plan in the message ("RunOptions::config", "knowledge-base entry #12", ...).
   void check(const std::vector<DeviceInfo>& devices, const std::string& where = "config") const;
+  // The same rules without the devices at hand (a stored or imported plan): `device_count` shares,
+  // and a fission configuration name a CPU can offer (none, L1 to L4, numa).
+  void check(std::size_t device_count, const std::string& where = "config") const;
 
   // Everything on one device.
   static Config single(std::size_t device, std::size_t device_count);

@@ -6,7 +6,10 @@
 // and driver versions in runtime order) and the library version. Within a key, entries are told
 // apart by their input features (named numbers such as vector sizes; matched by name, order
 // free). There is one current entry per (key, features); its history lives in the runs (every
-// measurement ever taken, never updated) and the balancer events.
+// measurement ever taken, never updated) and the balancer events. Every plan stored (entries,
+// runs, events; imported or not) passes the runtime's own checks (Config::check): one share per
+// device of its device set, shares adding up to 1, an overlap of 1 to 16, a fission
+// configuration a CPU can offer; text is valid UTF-8.
 //
 // Durability. Every write is its own transaction, committed before the call returns (WAL mode,
 // synchronous=NORMAL: a killed process loses at most the write in flight, a power cut at most the
@@ -59,6 +62,8 @@ struct KbKey {
 // learnt on the old set, e.g. "cpu:0 AMD EPYC (Portable Computing Language, OpenCL 3.0 PoCL 5.0,
 // driver 5.0, 16 CUs); gpu:0 NVIDIA H100 (NVIDIA CUDA, OpenCL 3.0 CUDA 12.4, driver 550.54, 132 CUs)".
 std::string device_set_signature(const std::vector<DeviceInfo>& devices);
+// How many devices a device_set_signature() names (its "; "-separated items).
+std::size_t device_count(const std::string& device_set);
 // {tree, device_set_signature(devices), sinew::version}.
 KbKey make_kb_key(std::string tree, const std::vector<DeviceInfo>& devices);
 

@@ -6,6 +6,7 @@
 #include "kb/json.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 namespace sinew::detail::kb {
@@ -21,6 +22,35 @@ void check_finite(double v, const std::string& what, bool non_negative = true) {
   if (non_negative && v < 0) invalid(what + " is negative (" + json::number(v) + ")");
 }
 
+}  // namespace
+
+// Valid UTF-8: what SQLite stores as TEXT and JSON exports carry.
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    // No overlong forms, no surrogates, nothing past U+10FFFF.
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+namespace {
+
+void check_text(std::string_view s, const std::string& what) {
+  if (!valid_utf8(s)) invalid(what + " is not valid UTF-8");
+}
+
 void check_key(const KbKey& key) {
   if (key.tree.empty()) invalid("the key has no tree signature");
   if (key.devices.empty()) invalid("the key has no device set");
@@ -31,21 +61,20 @@ void check_features(const KbFeatures& features) {
   std::set<std::string> names;
   for (const auto& [name, value] : features) {
     if (name.empty()) invalid("a feature has no name");
+    check_text(name, "feature name");
     if (!names.insert(name).second) invalid("feature '" + name + "' is given twice");
     check_finite(value, "feature '" + name + "'", false);
   }
 }
 
-void check_config(const Config& c, const std::string& what) {
+// The runtime's own rules for a plan (Config::check), for `devices` devices.
+void check_config(const Config& c, std::size_t devices, const std::string& what) {
   if (c.shares.empty()) invalid(what + " has no shares");
-  double sum = 0;
-  for (std::size_t i = 0; i < c.shares.size(); ++i) {
-    check_finite(c.shares[i], what + " share " + std::to_string(i));
-    sum += c.shares[i];
+  try {
+    c.check(devices, what);
+  } catch (const Error& e) {
+    invalid(e.message());
   }
-  if (sum <= 0) invalid(what + "'s shares sum to zero");
-  if (c.fission.empty()) invalid(what + " has no fission configuration name");
-  if (c.overlap < 1) invalid(what + " has overlap 0 (at least 1 queue per GPU)");
 }
 
 void check_times(const std::vector<double>& times, const std::string& what) {
@@ -63,8 +92,11 @@ bool is_purpose(std::string_view p) { return p == "training" || p == "balancing"
 template <class T>
 void check_plan(const T& x, const std::string& whose) {
   check_key(x.key);
+  check_text(x.key.tree, whose + "'s tree signature");
+  check_text(x.key.devices, whose + "'s device set");
+  check_text(x.key.library, whose + "'s library version");
   check_features(x.features);
-  check_config(x.config, whose + "'s config");
+  check_config(x.config, device_count(x.key.devices), whose + "'s config");
   check_finite(x.time_ms, whose + "'s time");
 }
 
@@ -79,6 +111,7 @@ std::optional<Provenance> stored_provenance(std::string_view text) {
 
 void check_entry(const KbEntry& e) {
   check_plan(e, "the entry");
+  check_text(e.strategy, "the entry's strategy");
   check_finite(e.precision, "the entry's precision");
   if (e.executions < 0) invalid("the entry's executions are negative");
   if (!is_stored_provenance(e.provenance))
@@ -93,8 +126,8 @@ void check_run(const KbRun& r) {
 
 void check_event(const KbEvent& e) {
   if (e.level != 1 && e.level != 2) invalid("event level " + std::to_string(e.level) + " is neither 1 nor 2");
-  check_config(e.before, "the event's config before");
-  check_config(e.after, "the event's config after");
+  check_config(e.before, e.before.shares.size(), "the event's config before");
+  check_config(e.after, e.before.shares.size(), "the event's config after");
   check_finite(e.time_ms, "the event's time");
   check_times(e.partition_ms, "the event's partition time");
   check_finite(e.deviation, "the event's deviation");

@@ -18,6 +18,9 @@ namespace sinew::detail::kb {
 // stored plan can have).
 std::optional<Provenance> stored_provenance(std::string_view text);
 
+// Valid UTF-8, no overlong forms, no surrogates.
+bool valid_utf8(std::string_view s);
+
 void check_entry(const KbEntry& e);
 void check_run(const KbRun& r);
 void check_event(const KbEvent& e);

@@ -245,6 +245,8 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
   read_section(doc, "trees", [&](const Reader& r) {
     trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
     if (trees.back().tree.empty()) r.fail("has no tree signature");
+    for (const std::string* text : {&trees.back().tree, &trees.back().label, &trees.back().description})
+      if (!detail::kb::valid_utf8(*text)) r.fail("holds text that is not valid UTF-8");
   });
 
   // An export older than positional vector features names unnamed vectors as the process that

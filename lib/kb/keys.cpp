@@ -19,6 +19,13 @@ std::string device_set_signature(const std::vector<DeviceInfo>& devices) {
   return out;
 }
 
+std::size_t device_count(const std::string& device_set) {
+  if (device_set.empty()) return 0;
+  std::size_t n = 1;
+  for (std::size_t at = device_set.find("; "); at != std::string::npos; at = device_set.find("; ", at + 2)) ++n;
+  return n;
+}
+
 KbKey make_kb_key(std::string tree, const std::vector<DeviceInfo>& devices) {
   return {std::move(tree), device_set_signature(devices), sinew::version};
 }

@@ -40,12 +40,12 @@ Config Config::single(std::size_t device, std::size_t device_count) {
   return c;
 }
 
-void Config::check(const std::vector<DeviceInfo>& devices, const std::string& where) const {
+void Config::check(std::size_t device_count, const std::string& where) const {
   auto bad = [&](const std::string& what, const std::string& fix) {
     detail::throw_error(errc::invalid_argument, where + " " + str() + ": " + what, {.argument = where, .fix = fix});
   };
-  if (shares.size() != devices.size())
-    bad("has " + std::to_string(shares.size()) + " shares for " + std::to_string(devices.size()) + " devices",
+  if (shares.size() != device_count)
+    bad("has " + std::to_string(shares.size()) + " shares for " + std::to_string(device_count) + " devices",
         "give one share per device of Runtime::devices()");
   double sum = 0;
   for (double s : shares) {
@@ -59,14 +59,22 @@ void Config::check(const std::vector<DeviceInfo>& devices, const std::string& wh
         "give shares that add up to 1 (within 1e-6), e.g. divide each by their sum");
   }
   if (overlap < 1 || overlap > 16) bad("overlap " + std::to_string(overlap) + " is outside 1..16", "use an overlap level such as 1..4");
+  static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
+  if (!kFissions.count(fission))
+    bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");
+}
+
+void Config::check(const std::vector<DeviceInfo>& devices, const std::string& where) const {
+  check(devices.size(), where);
   if (fission != "none")
     for (const auto& d : devices) {
       if (d.discrete || d.index >= shares.size() || shares[d.index] <= 0) continue;
       bool offered = false;
       for (const auto& f : d.fission_configs) offered = offered || f.name == fission;
       if (!offered)
-        bad("device " + d.id() + " has no fission configuration '" + fission + "'",
-            "see `sinew devices` for the configurations this CPU offers, or use fission=none");
+        detail::throw_error(errc::invalid_argument,
+                            where + " " + str() + ": device " + d.id() + " has no fission configuration '" + fission + "'",
+                            {.argument = where, .fix = "see `sinew devices` for the configurations this CPU offers, or use fission=none"});
     }
 }
 

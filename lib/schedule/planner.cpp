@@ -51,6 +51,23 @@ Planner::~Planner() {
   }
 }
 
+bool Planner::usable(const KbEntry& e) {
+  try {
+    e.config.check(env_.infos, "knowledge-base entry #" + std::to_string(e.id));
+    return true;
+  } catch (const Error& error) {
+    // A plan the runtime cannot run (imported from elsewhere, written by hand) is no plan: the
+    // request derives or trains one, which replaces it. Said once per entry.
+    bool first = false;
+    {
+      std::lock_guard lock(cache_mutex_);
+      first = unusable_.insert(e.id).second;
+    }
+    if (first) warn(error.message() + "; planning as if the knowledge base had no plan for this input");
+    return false;
+  }
+}
+
 void Planner::info(const std::string& line) const {
   if (settings_.progress && settings_.log) settings_.log(LogLevel::info, line);
 }
@@ -122,7 +139,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     const std::uint64_t gen = generation();
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, p.features); });
-    if (!hit || hit->config.shares.size() != env_.infos.size()) return std::nullopt;
+    if (!hit || !usable(*hit)) return std::nullopt;
     Plan found{hit->config, Provenance::knowledge_base, key, hit->id, hit->source.value_or(0), 0, 0};
     remember(ck, found, gen);
     return found;
@@ -134,6 +151,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     if (auto hit = lookup()) return *hit;
   std::vector<KbEntry> known;
   safely([&] { known = kb_.entries(key); });
+  std::erase_if(known, [&](const KbEntry& e) { return !usable(e); });
   std::optional<Derived> derived;
   if (!known.empty()) derived = interpolator_->derive(known, p.features);
   if (!force_training && settings_.derive_unseen && derived) {

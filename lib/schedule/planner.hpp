@@ -130,6 +130,8 @@ class Planner {
   TrainingResult search(const PreparedTree& p, const std::vector<Binding>& bindings, const TrainingOptions& options,
                         const std::optional<Config>& start, const KbKey& key, const char* purpose);
   void info(const std::string& line) const;  // progress, unless quiet
+  // Whether a stored plan fits this runtime's devices (Config::check); warns once per entry when not.
+  bool usable(const KbEntry& e);
   void warn(const std::string& line) const;
   // Runs `f`; a knowledge-base failure is reported once and ignored: the computation goes on.
   template <class F>
@@ -156,6 +158,7 @@ class Planner {
   std::mutex cache_mutex_;  // guards cache_, described_, generation_
   std::map<CacheKey, Cached> cache_;
   std::set<std::string> described_;
+  std::set<std::int64_t> unusable_;  // entries warned about
   std::uint64_t generation_ = 0;
 
   std::mutex pending_mutex_;  // guards pending_, oldest_, stopping_

@@ -341,3 +341,41 @@ TEST(KbRuntime, TreesAreLabelledByTheirNameOrTheirKernels) {
   EXPECT_NE(std::find(labels.begin(), labels.end(), "map(add_scalar)"), labels.end());
   EXPECT_NE(std::find(labels.begin(), labels.end(), "edges"), labels.end());
 }
+
+// A stored plan the runtime cannot run here (a fission configuration this CPU does not offer) is
+// no plan: the run warns once and trains, and the new plan replaces it; it never fails.
+TEST(KbRuntime, AStoredPlanThatDoesNotFitIsReplacedNotFatal) {
+  TempKb kb;
+  Report first;
+  {
+    Runtime rt(with_kb(kb.path));
+    Holder h;
+    Case c = make_case("kernel", 3000, h);
+    first = rt.run(c.tree, c.bindings).get();
+    ASSERT_EQ(first.provenance, Provenance::trained);
+  }
+  {
+    auto store = KnowledgeBase::open(kb.path, {.log = {}});
+    KbEntry e = *store->entry(first.kb_entry);
+    e.config.fission = "L4";  // a name a CPU can offer, but not PoCL's here
+    store->store_entry(e);
+  }
+  std::vector<std::string> warnings;
+  RuntimeOptions o = with_kb(kb.path);
+  o.log = [&](LogLevel level, const std::string& line) {
+    if (level == LogLevel::warning) warnings.push_back(line);
+  };
+  Runtime rt(o);
+  for (int i = 0; i < 2; ++i) {
+    Holder h;
+    Case c = make_case("kernel", 3000, h);
+    c.report = rt.run(c.tree, c.bindings).get();
+    EXPECT_EQ(c.check(), "");
+    EXPECT_NE(c.report.config.fission, "L4");
+    EXPECT_EQ(c.report.provenance, i == 0 ? Provenance::trained : Provenance::knowledge_base);
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("no fission configuration 'L4'"), std::string::npos) << warnings[0];
+  auto store = KnowledgeBase::open(kb.path, {.log = {}});
+  EXPECT_NE(store->entry(first.kb_entry)->config.fission, "L4");
+}

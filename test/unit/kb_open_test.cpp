@@ -47,7 +47,7 @@ std::vector<std::string> starting_with(const TempDir& dir, const std::string& pr
 void expect_usable_in_memory(KnowledgeBase& kb) {
   EXPECT_FALSE(kb.persistent());
   EXPECT_EQ(kb.path(), ":memory:");
-  auto id = kb.store_entry(entry(key(), {{"n", 1}}, config({1}), 1));
+  auto id = kb.store_entry(entry(key(), {{"n", 1}}, config({1, 0}), 1));
   EXPECT_TRUE(kb.entry(id).has_value());
 }
 
@@ -116,7 +116,7 @@ TEST(KbOpen, LockedFileIsLeftAloneAfterTheBusyTimeout) {
   {
     auto kb = KnowledgeBase::open(path, {.log = {}});
     ASSERT_TRUE(kb->persistent());
-    kb->store_entry(entry(key(), {{"n", 1}}, config({1}), 1));
+    kb->store_entry(entry(key(), {{"n", 1}}, config({1, 0}), 1));
   }
   // Another process holds an exclusive lock (here: a second connection that never lets go).
   sqlite3* holder = nullptr;

@@ -43,7 +43,7 @@ TEST(KbStore, MemoryKnowledgeBaseWorks) {
   EXPECT_FALSE(kb->persistent());
   EXPECT_EQ(kb->warning(), "");
   EXPECT_EQ(kb->path(), ":memory:");
-  auto id = kb->store_entry(entry(key(), {{"n", 1}}, config({1}), 1));
+  auto id = kb->store_entry(entry(key(), {{"n", 1}}, config({1, 0}), 1));
   EXPECT_TRUE(kb->entry(id).has_value());
 }
 
@@ -178,16 +178,16 @@ TEST(KbStore, BadValuesAreRejectedWithInvalidArgument) {
   e.key.tree = "";
   EXPECT_EQ(invalid(e), sinew::errc::invalid_argument);
 
-  auto r = run(k, {{"n", 1}}, config({1}), 1);
+  auto r = run(k, {{"n", 1}}, config({1, 0}), 1);
   r.purpose = "fun";
   EXPECT_EQ(error_of([&] { kb->record_run(r); }), sinew::errc::invalid_argument);
-  r = run(k, {{"n", 1}}, config({1}), 1);
+  r = run(k, {{"n", 1}}, config({1, 0}), 1);
   r.partition_ms = {1, std::nan("")};
   EXPECT_EQ(error_of([&] { kb->record_run(r); }), sinew::errc::invalid_argument);
 
   sinew::KbEvent ev;
   ev.entry = kb->store_entry(ok);
-  ev.before = ev.after = config({1});
+  ev.before = ev.after = config({1, 0});
   ev.level = 3;
   EXPECT_EQ(error_of([&] { kb->record_event(ev); }), sinew::errc::invalid_argument);
   EXPECT_EQ(invalid(ok), sinew::errc{});  // and the good one passes
@@ -456,6 +456,22 @@ TEST(KbStore, ImportRejectsMalformedDocumentsAndChangesNothing) {
   broken = good;
   broken.replace(broken.find("\"time_ms\""), 9, "\"time_xx\"");
   EXPECT_NE(message(broken).find("has no \"time_ms\""), std::string::npos) << message(broken);
+
+  // Plans the runtime could not use are refused with its own rules (a plan with fission L9 or
+  // overlap 1024 once made every later run of that input fail), the whole file with them.
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return message(text);
+  };
+  EXPECT_NE(with("\"fission\": \"L2\"", "\"fission\": \"L9\"").find("no fission configuration"), std::string::npos);
+  EXPECT_NE(with("\"overlap\": 3", "\"overlap\": 1024").find("outside 1..16"), std::string::npos);
+  EXPECT_NE(with("\"shares\": [0, 1]", "\"shares\": [0.25, 0.5]").find("add up to 0.75"), std::string::npos);
+  EXPECT_NE(with("\"shares\": [0, 1]", "\"shares\": [0.25, 0.25, 0.5]").find("3 shares for 2 devices"),
+            std::string::npos);
+  EXPECT_NE(with("\"label\": \"", "\"label\": \"\xff").find("UTF-8"), std::string::npos);
   EXPECT_EQ(count(), before);
 }
 
@@ -463,14 +479,14 @@ TEST(KbStore, SeveralThreadsShareOneKnowledgeBase) {
   TempDir dir;
   auto kb = open_file(dir);
   auto k = key();
-  auto id = kb->store_entry(entry(k, {{"n", 0}}, config({1}), 1));
+  auto id = kb->store_entry(entry(k, {{"n", 0}}, config({1, 0}), 1));
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
-        kb->record_run(run(k, {{"n", double(t)}}, config({1}), i));
+        kb->record_run(run(k, {{"n", double(t)}}, config({1, 0}), i));
         kb->add_executions(id);
-        kb->store_entry(entry(k, {{"n", double(t + 1)}}, config({1}), i));
+        kb->store_entry(entry(k, {{"n", double(t + 1)}}, config({1, 0}), i));
         (void)kb->entries(k);
       }
     });
@@ -486,9 +502,9 @@ TEST(KbStore, RunsRecordedInOneBatchAreAllOrNothing) {
   auto kb = open_file(dir);
   auto k = key();
   const KbFeatures f = {{"n", 1}};
-  const auto id = kb->store_entry(entry(k, f, config({1}), 1));
+  const auto id = kb->store_entry(entry(k, f, config({1, 0}), 1));
   std::vector<sinew::KbRun> runs;
-  for (int i = 0; i < 3; ++i) runs.push_back(run(k, f, config({1}), 1.0 + i, "execution"));
+  for (int i = 0; i < 3; ++i) runs.push_back(run(k, f, config({1, 0}), 1.0 + i, "execution"));
   runs[1].created = "2001-02-03T04:05:06.789Z";  // a given time is kept
   kb->record_runs(runs, {{id, 3}, {id + 1000, 2}});  // an entry that does not exist is skipped
   auto stored = kb->runs(id);
