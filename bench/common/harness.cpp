@@ -389,12 +389,15 @@ Bench::Bench(Descriptor desc, int argc, char** argv, const po::options_descripti
       "a measurement whose warm-up is slow gets fewer timed runs: about S seconds' worth, at least 1")(
       "zero-copy-stand-in", po::bool_switch(&zero_copy_stand_in),
       "without a GPU, keep the second CPU device zero-copy (default: Sinew drives it as a discrete stand-in "
-      "GPU)")("verbose", po::bool_switch(&verbose), "more detail on stderr (each Sinew run's Report)");
+      "GPU)")("verbose", po::bool_switch(&verbose), "more detail on stderr (each Sinew run's Report)")(
+      "lenient", po::bool_switch(&lenient),
+      "ignore, with a note, flags that are not this program's (scripts/bench gives every program one set)");
   if (d.resumable)
     common.add_options()("resume", po::bool_switch(&resume), "keep DIR/<program>.csv and skip what it holds");
   po::options_description all;
   all.add(own).add(common);
-  const char* lenient = std::getenv("SINEW_BENCH_LENIENT");
+  // --lenient is read before the others: it decides what an unknown flag is.
+  for (int i = 1; i < argc; ++i) lenient = lenient || std::string(argv[i]) == "--lenient";
   try {
     auto parsed = po::command_line_parser(argc, argv).options(all).allow_unregistered().run();
     auto& opts = parsed.options;
@@ -406,7 +409,7 @@ Bench::Bench(Descriptor desc, int argc, char** argv, const po::options_descripti
       std::string text = it->original_tokens.empty() ? "" : it->original_tokens[0];
       for (it = opts.erase(it); it != opts.end() && it->position_key >= 0; it = opts.erase(it))
         text.append(" ").append(it->original_tokens.at(0));  // its value, unless it takes none
-      if (!lenient || std::string(lenient) != "1") throw po::error("unknown argument '" + text + "'");
+      if (!lenient) throw po::error("unknown argument '" + text + "'");
       std::cerr << d.name << ": note: '" << text << "' is not a flag of this program; ignored\n";
     }
     po::store(parsed, vm);

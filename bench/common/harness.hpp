@@ -162,16 +162,15 @@ struct Descriptor {
 class Bench {
  public:
   // Parses the command line: the options every program takes plus `own`. --help prints both and
-  // exits 0; a bad flag or value exits 2 naming it. With $SINEW_BENCH_LENIENT=1 (scripts/bench,
-  // which passes one set of flags to every program) flags that are not this program's are ignored
-  // with a note.
+  // exits 0; a bad flag or value exits 2 naming it. With --lenient (scripts/bench, which passes
+  // one set of flags to every program) flags that are not this program's are ignored with a note.
   Bench(Descriptor d, int argc, char** argv, const po::options_description& own = po::options_description());
 
   const Descriptor d;
   po::variables_map vm;
   std::string command;  // as typed
   fs::path out;
-  bool quick = false, resume = false, verbose = false, zero_copy_stand_in = false;
+  bool quick = false, resume = false, verbose = false, zero_copy_stand_in = false, lenient = false;
   unsigned repeat = 5, warmup = 1;
   double max_seconds = 0, point_seconds = 10;
 
