@@ -10,9 +10,9 @@
 
 namespace sinew::detail::kb {
 
-inline std::string utc_now(bool compact = false) {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+// `at` in the knowledge base's format (the planner stamps execution runs written later than taken).
+inline std::string utc_text(std::chrono::system_clock::time_point at, bool compact = false) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
   std::time_t seconds = std::time_t(ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
@@ -25,5 +25,7 @@ inline std::string utc_now(bool compact = false) {
   }
   return buf;
 }
+
+inline std::string utc_now(bool compact = false) { return utc_text(std::chrono::system_clock::now(), compact); }
 
 }  // namespace sinew::detail::kb

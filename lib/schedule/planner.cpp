@@ -2,7 +2,7 @@
 // plan cache and the batched writing of execution runs that keep SQLite off a recurrent run's path.
 #include "schedule/planner.hpp"
 
-#include "exec/executor.hpp"
+#include "kb/utc.hpp"
 #include "platform/error.hpp"
 
 #include <algorithm>
@@ -12,21 +12,6 @@
 #include <sstream>
 
 namespace sinew::detail {
-
-namespace {
-// The knowledge base's own time format (UTC, ISO 8601 with milliseconds), for a run written later
-// than it was taken.
-std::string utc_text(std::chrono::system_clock::time_point t) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buf[40];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms % 1000));
-  return buf;
-}
-}  // namespace
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
     : env_(env),
@@ -269,7 +254,7 @@ void Planner::write(std::vector<Pending> batch) {
     runs.reserve(batch.size());
     std::map<std::int64_t, std::int64_t> uses;
     for (auto& p : batch) {
-      p.run.created = utc_text(p.at);
+      p.run.created = kb::utc_text(p.at);
       if (p.entry) ++uses[p.entry];
       runs.push_back(std::move(p.run));
     }
