@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace sinew::detail::kb {
 
@@ -29,18 +31,22 @@ inline std::string feature_key(KbFeatures features) {
 }
 
 // A stored features column read back without throwing: nothing when it is not a JSON object of
-// numbers.
-inline std::optional<KbFeatures> parse_features(const std::string& text) {
+// numbers, with what is wrong in `why` when given.
+inline std::optional<KbFeatures> parse_features(const std::string& text, std::string* why = nullptr) {
+  auto refuse = [&](std::string what) -> std::optional<KbFeatures> {
+    if (why) *why = std::move(what);
+    return std::nullopt;
+  };
   json::Value v;
   try {
     v = json::parse(text);
-  } catch (const std::invalid_argument&) {
-    return std::nullopt;
+  } catch (const std::invalid_argument& e) {
+    return refuse(std::string("features (") + e.what() + ")");
   }
-  if (!v.is_object()) return std::nullopt;
+  if (!v.is_object()) return refuse("features is not a JSON object");
   KbFeatures out;
   for (const auto& [name, value] : v.object()) {
-    if (!value.is_number()) return std::nullopt;
+    if (!value.is_number()) return refuse("feature '" + name + "' is not a number");
     out.emplace_back(name, value.number());
   }
   return out;

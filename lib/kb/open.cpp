@@ -130,14 +130,11 @@ Connection open_read_only(const std::string& path, const KbOptions& options) {
   return db;
 }
 
-// Whether a file is a Sinew knowledge base, decided with a read-only connection before anything
-// is written: its application_id says so (schema version 5 on); a file of versions 1 to 4, which
-// had none, has Sinew's tables. A file that does not exist, or an empty database, becomes one.
-// Returns the schema version; throws Unusable (corrupt, foreign) or SqliteError.
-int identify(const std::string& path, const KbOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return 0;
-  Connection db = open_read_only(path, options);
+// Whether the file `db` reads (a read-only connection, open_read_only) is a Sinew knowledge base,
+// decided before anything is written: its application_id says so (schema version 5 on); a file of
+// versions 1 to 4, which had none, has Sinew's tables. An empty database becomes one. Returns the
+// schema version; throws Unusable (corrupt, foreign) or SqliteError.
+int identify(Connection& db) {
   {
     auto check = db.prepare("PRAGMA quick_check");
     std::string first = check.step() ? check.text(0) : "no result";
@@ -173,7 +170,10 @@ int identify(const std::string& path, const KbOptions& options) {
 // One attempt at opening `path` as a knowledge base: identified first (read-only, so that a file
 // that is not ours is never written), then WAL mode and the schema. Throws SqliteError or Unusable.
 Connection open_checked(const std::string& path, const KbOptions& options) {
-  identify(path, options);
+  if (std::error_code ec; fs::exists(path, ec)) {  // a file that does not exist becomes one
+    Connection probe = open_read_only(path, options);
+    identify(probe);
+  }
   Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
   sqlite3_busy_timeout(db.get(), int(options.busy_timeout.count()));
   configure(db);
@@ -196,9 +196,13 @@ std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, c
   };
   std::error_code ec;
   if (!fs::exists(path, ec)) return refuse("there is no such file");
+  // Why the file cannot be read, said once for both kinds of failure.
+  auto reason = [](const Unusable& u) {
+    return (u.kind == Unusable::corrupt ? "it is corrupt (" + u.detail + ")" : u.detail) + "; the file is left as it is";
+  };
   try {
-    const int version = identify(path, options);
     Connection file = open_read_only(path, options);
+    const int version = identify(file);
     auto impl = std::make_unique<KnowledgeBase::Impl>();
     impl->path = path;
     impl->persistent = true;
@@ -219,12 +223,9 @@ std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, c
     impl->db.exec("PRAGMA query_only = ON");  // every write fails, as on the file itself
     return impl;
   } catch (const SqliteError& e) {
-    const Unusable u = classify(e);
-    return refuse((u.kind == Unusable::corrupt ? "it is corrupt (" : "") + u.detail +
-                  (u.kind == Unusable::corrupt ? ")" : "") + "; the file is left as it is");
+    return refuse(reason(classify(e)));
   } catch (const Unusable& u) {
-    return refuse((u.kind == Unusable::corrupt ? "it is corrupt (" + u.detail + ")" : u.detail) +
-                  "; the file is left as it is");
+    return refuse(reason(u));
   }
 }
 

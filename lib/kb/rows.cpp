@@ -4,6 +4,7 @@
 #include <sinew/error.hpp>
 
 #include "kb/check.hpp"
+#include "kb/features.hpp"
 
 namespace sinew::detail::kb {
 
@@ -39,14 +40,9 @@ json::Value parse_column(const std::string& text, const char* column) {
 }
 
 KbFeatures features_from(const std::string& text) {
-  auto v = parse_column(text, "features");
-  if (!v.is_object()) damaged("features is not a JSON object");
-  KbFeatures out;
-  for (const auto& [name, value] : v.object()) {
-    if (!value.is_number()) damaged("feature '" + name + "' is not a number");
-    out.emplace_back(name, value.number());
-  }
-  return out;
+  std::string why;
+  if (auto features = parse_features(text, &why)) return *features;
+  damaged(why);
 }
 
 std::vector<double> numbers_from(const std::string& text, const char* column) {
