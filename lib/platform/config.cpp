@@ -1,4 +1,4 @@
-// platform/config.cpp — printing, parsing and checking plans (Config); provenance spellings.
+// platform/config.cpp — printing, parsing and checking plans (Config).
 #include "platform/error.hpp"
 #include "platform/items.hpp"
 #include "platform/settings.hpp"
@@ -12,26 +12,6 @@
 #include <sstream>
 
 namespace sinew {
-
-namespace {
-constexpr std::pair<Provenance, std::string_view> kProvenances[] = {
-    {Provenance::manual, "manual"},   {Provenance::default_plan, "default_plan"},
-    {Provenance::knowledge_base, "knowledge_base"}, {Provenance::trained, "trained"},
-    {Provenance::derived, "derived"}, {Provenance::balanced, "balanced"},
-};
-}  // namespace
-
-std::string_view to_string(Provenance p) noexcept {
-  for (const auto& [v, name] : kProvenances)
-    if (v == p) return name;
-  return "?";
-}
-
-std::optional<Provenance> provenance_from_string(std::string_view text) noexcept {
-  for (const auto& [v, name] : kProvenances)
-    if (name == text) return v;
-  return std::nullopt;
-}
 
 Config Config::single(std::size_t device, std::size_t device_count) {
   Config c;
@@ -58,7 +38,11 @@ void Config::check(std::size_t device_count, const std::string& where) const {
     bad("the shares add up to " + total.str() + ", not 1",
         "give shares that add up to 1 (within 1e-6), e.g. divide each by their sum");
   }
-  if (overlap < 1 || overlap > 16) bad("overlap " + std::to_string(overlap) + " is outside 1..16", "use an overlap level such as 1..4");
+  constexpr auto overlaps = detail::rule::overlap;  // what a plan's overlap may be, in text or in code
+  if (overlap < overlaps.min || overlap > overlaps.max)
+    bad("overlap " + std::to_string(overlap) + " is outside " + std::to_string(overlaps.min) + ".." +
+            std::to_string(overlaps.max),
+        "use an overlap level such as 1..4");
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");

@@ -98,6 +98,13 @@ namespace {
 std::uint64_t hash_of(const std::vector<unsigned char>& binary) {
   return Hasher().add(std::string_view(reinterpret_cast<const char*>(binary.data()), binary.size())).value();
 }
+
+// The header of `binary` built for `device` from (source, options): what a stored file must say.
+Header header_of(const cl::Device& device, const std::string& source, const std::string& options,
+                 const std::vector<unsigned char>& binary) {
+  return {Hasher().add(device_identity(device)).value(), Hasher().add(source).add(options).value(), binary.size(),
+          hash_of(binary)};
+}
 }  // namespace
 
 bool ProgramCache::load_binary(const std::string& path, const cl::Device& device, const std::string& source,
@@ -111,12 +118,13 @@ bool ProgramCache::load_binary(const std::string& path, const cl::Device& device
   std::error_code ec;
   const auto file_size = fs::file_size(path, ec);
   bool ok = in && !ec && std::memcmp(magic, kMagic, 8) == 0 && h.size > 0 && h.size < (1ULL << 31) &&
-            file_size == kHeader + h.size && h.identity == Hasher().add(device_identity(device)).value() &&
-            h.source == Hasher().add(source).add(options).value();
+            file_size == kHeader + h.size;
   if (ok) {
     binary.resize(h.size);
     in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(h.size));
-    ok = in.gcount() == static_cast<std::streamsize>(h.size) && hash_of(binary) == h.check;
+    const Header want = header_of(device, source, options, binary);
+    ok = in.gcount() == static_cast<std::streamsize>(h.size) && h.identity == want.identity &&
+         h.source == want.source && h.check == want.check;
   }
   if (!ok) {
     std::lock_guard lock(mutex_);
@@ -131,11 +139,7 @@ void ProgramCache::store_binary(const std::string& path, const cl::Device& devic
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    Header h;
-    h.identity = Hasher().add(device_identity(device)).value();
-    h.source = Hasher().add(source).add(options).value();
-    h.size = binary.size();
-    h.check = hash_of(binary);
+    const Header h = header_of(device, source, options, binary);
     out.write(kMagic, 8);
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(binary.size()));

@@ -1,10 +1,12 @@
-// platform/vocabulary.cpp — the one spelling of every option enum, and the checks behind every
-// setting (sinew::parse): what the environment reader, the samples and `sinew` share.
+// platform/vocabulary.cpp — the one spelling of every option enum and of Provenance, and the
+// checks behind every setting (sinew::parse): what the environment reader, the samples and `sinew`
+// share.
 #include "platform/checks.hpp"
 #include "platform/error.hpp"
 
 #include <sinew/options.hpp>
 
+#include <cerrno>
 #include <charconv>
 #include <iostream>
 #include <mutex>
@@ -44,6 +46,14 @@ struct Names<WaitMode> {
       {WaitMode::automatic, "automatic"}, {WaitMode::block, "block"}, {WaitMode::poll, "poll"}};
 };
 template <>
+struct Names<Provenance> {
+  static constexpr std::pair<Provenance, std::string_view> all[] = {
+      {Provenance::manual, "manual"},   {Provenance::default_plan, "default_plan"},
+      {Provenance::knowledge_base, "knowledge_base"}, {Provenance::trained, "trained"},
+      {Provenance::derived, "derived"}, {Provenance::balanced, "balanced"},
+  };
+};
+template <>
 struct Names<LogLevel> {
   static constexpr std::pair<LogLevel, std::string_view> all[] = {{LogLevel::info, "info"},
                                                                   {LogLevel::warning, "warning"}};
@@ -63,12 +73,17 @@ std::string_view to_string(UnseenPolicy v) noexcept { return name_of(v); }
 std::string_view to_string(TransferMode v) noexcept { return name_of(v); }
 std::string_view to_string(WaitMode v) noexcept { return name_of(v); }
 std::string_view to_string(LogLevel v) noexcept { return name_of(v); }
+std::string_view to_string(Provenance v) noexcept { return name_of(v); }
 
 template <class E>
 std::optional<E> from_string(std::string_view text) noexcept {
   for (const auto& [e, name] : Names<E>::all)
     if (name == text) return e;
   return std::nullopt;
+}
+
+std::optional<Provenance> provenance_from_string(std::string_view text) noexcept {
+  return from_string<Provenance>(text);
 }
 
 template <class E>
@@ -104,15 +119,21 @@ std::string range_text(double min, double max, bool min_open) {
 std::string count_text(std::uint64_t min, std::uint64_t max) {
   return "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
 }
+
+// What a setting accepts: a value read from text (sinew::parse) and one set in code alike.
+bool within(std::uint64_t v, std::uint64_t min, std::uint64_t max) { return v >= min && v <= max; }
+bool within(double v, double min, double max, bool min_open) {
+  return std::isfinite(v) && v <= max && (min_open ? v > min : v >= min);
+}
 }  // namespace
 
 namespace detail {
 void check_count(std::uint64_t v, const std::string& what, std::uint64_t min, std::uint64_t max) {
-  if (v < min || v > max) refuse(what, std::to_string(v), count_text(min, max));
+  if (!within(v, min, max)) refuse(what, std::to_string(v), count_text(min, max));
 }
 
 void check_number(double v, const std::string& what, double min, double max, bool min_open) {
-  if (!std::isfinite(v) || v > max || (min_open ? !(v > min) : !(v >= min))) {
+  if (!within(v, min, max, min_open)) {
     std::ostringstream text;
     text << v;
     refuse(what, text.str(), range_text(min, max, min_open));
@@ -127,7 +148,7 @@ std::uint64_t count(std::string_view text, const std::string& what, std::uint64_
   std::uint64_t v = 0;
   const char* end = text.data() + text.size();
   auto [stop, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || stop != end || v < min || v > max) refuse(what, text, accepted);
+  if (text.empty() || ec != std::errc() || stop != end || !within(v, min, max)) refuse(what, text, accepted);
   return v;
 }
 
@@ -137,8 +158,7 @@ double number(std::string_view text, const std::string& what, double min, double
   char* stop = nullptr;
   errno = 0;
   const double v = s.empty() || std::isspace(static_cast<unsigned char>(s[0])) ? NAN : std::strtod(s.c_str(), &stop);
-  if (s.empty() || stop != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v) || v > max ||
-      (min_open ? !(v > min) : !(v >= min)))
+  if (s.empty() || stop != s.c_str() + s.size() || errno == ERANGE || !within(v, min, max, min_open))
     refuse(what, text, accepted);
   return v;
 }
