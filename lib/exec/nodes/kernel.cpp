@@ -25,12 +25,7 @@ class KernelRunner final : public LeafRunner {
     const auto& n = static_cast<const KernelNode&>(node);
     const std::string& path = run.path(n);
     const QueueSlot::Leaf& leaf = leaf_kernel(run, w, n, path);
-    if (leaf.parameters != n.args.size())
-      throw_error(errc::invalid_argument,
-                  "the kernel '" + n.entry + "' has " + std::to_string(leaf.parameters) + " parameters but " +
-                      std::to_string(n.args.size()) + " arguments were given",
-                  {.node = path, .argument = "arguments", .device = w.info().name,
-                   .fix = "give .args(...) one argument per kernel parameter, in order"});
+    if (leaf.parameters != n.args.size()) n.fail_argument_count(leaf.parameters, path, w.info().name);
     const std::size_t kernel_wg = leaf.work_group;
     if (!n.local_size.empty()) {
       std::size_t prod = 1;

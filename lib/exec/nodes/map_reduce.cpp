@@ -27,6 +27,20 @@ std::size_t floor_pow2(std::size_t x) {
   return p;
 }
 
+// One pass of the reduction kernel: `count` values of `in` reduced by `groups` work-groups of
+// rs.local work-items into `out` (one value per group).
+void enqueue_pass(cl::CommandQueue& queue, const ReduceState& rs, const cl::Buffer& in, cl_uint count,
+                  const cl::Buffer& out, std::size_t groups, std::size_t element_size,
+                  const std::vector<unsigned char>& identity, cl::Event* event) {
+  cl::Kernel& k = *rs.kernel;
+  k.setArg(0, in);
+  k.setArg(1, count);
+  k.setArg(2, out);
+  k.setArg(3, cl::Local(rs.local * element_size));
+  k.setArg(4, identity.size(), identity.data());
+  queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local), nullptr, event);
+}
+
 class MapReduceRunner final : public NodeRunner {
  public:
   void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
@@ -83,13 +97,8 @@ class MapReduceRunner final : public NodeRunner {
         std::vector<unsigned char> packed;
         for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
         cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
-        cl::Kernel& k = *rs.kernel;
-        k.setArg(0, in);
-        k.setArg(1, static_cast<cl_uint>(values.size()));
-        k.setArg(2, rs.result);
-        k.setArg(3, cl::Local(rs.local * t.size));
-        k.setArg(4, r.identity.size(), r.identity.data());
-        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(rs.local), cl::NDRange(rs.local));
+        enqueue_pass(ps.worker->queue(), rs, in, static_cast<cl_uint>(values.size()), rs.result, 1, t.size, r.identity,
+                     nullptr);
         v = {t, std::vector<unsigned char>(t.size)};
         ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
       });
@@ -107,16 +116,9 @@ class MapReduceRunner final : public NodeRunner {
     const std::string& path = run.path(n);
     ReduceState& rs = ps.state<ReduceState>(n);
     cl_call([&] { return ErrorContext{.node = path + "/reduce", .device = ps.worker->info().name}; }, [&] {
-      cl::Kernel& k = *rs.kernel;
-      auto pass = [&](cl::Buffer& in, cl_uint count, cl::Buffer& out, std::size_t groups) {
-        k.setArg(0, in);
-        k.setArg(1, count);
-        k.setArg(2, out);
-        k.setArg(3, cl::Local(rs.local * t.size));
-        k.setArg(4, identity.size(), identity.data());
+      auto pass = [&](const cl::Buffer& in, cl_uint count, const cl::Buffer& out, std::size_t groups) {
         cl::Event ev;
-        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local),
-                                                cl::NDRange(rs.local), nullptr, run.event_of(ev));
+        enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, identity, run.event_of(ev));
         run.track(ps, ev, &path, true);
       };
       pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);

@@ -108,11 +108,7 @@ void KernelNode::sign(std::ostream& s, const std::function<std::string(const Vec
 
 void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
   if (params) {
-    if (params->size() != args.size())
-      fail(errc::invalid_argument, path, "arguments",
-           "the kernel '" + entry + "' has " + std::to_string(params->size()) + " parameters but " +
-               std::to_string(args.size()) + " arguments were given",
-           "give .args(...) one argument per kernel parameter, in order");
+    if (params->size() != args.size()) fail_argument_count(params->size(), path);
     for (std::size_t i = 0; i < args.size(); ++i) check_param(*this, path, i, args[i], (*params)[i]);
   }
   bool partitioned = false;
@@ -170,6 +166,14 @@ void KernelNode::constrain(GranuleRules& rules, const std::vector<DeviceInfo>& d
   } else if (!local_size.empty()) {
     rules.hard = std::lcm(rules.hard, local_size.back());  // the last dimension counts units
   }
+}
+
+void KernelNode::fail_argument_count(std::size_t parameters, const std::string& path, const std::string& device) const {
+  throw_error(errc::invalid_argument,
+              "the kernel '" + entry + "' has " + std::to_string(parameters) + " parameters but " +
+                  std::to_string(args.size()) + " arguments were given",
+              {.node = path, .argument = "arguments", .device = device,
+               .fix = "give .args(...) one argument per kernel parameter, in order"});
 }
 
 std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }

@@ -54,6 +54,11 @@ class KernelNode final : public NodeImpl {
   // dims 1: {units*unit/ept}; dims 2: {unit/ept, units}; dims 3: {x/ept, unit/x, units}.
   // The decomposer and the executor compute it the same way through this function.
   std::vector<std::size_t> global_range(std::size_t unit, std::size_t units) const;
+
+  // Throws the error for a kernel of `parameters` parameters (parsed from its source before any
+  // device work, or counted by the driver on `device`) given another number of arguments.
+  [[noreturn]] void fail_argument_count(std::size_t parameters, const std::string& path,
+                                        const std::string& device = "") const;
 };
 
 // Loads a .cl file: a path first, else a file embedded from kernels/. Throws errc::io.
