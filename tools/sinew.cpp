@@ -4,10 +4,11 @@
 // arguments after its name, parses its own options with Boost.Program_options and returns the
 // process exit status: 0 success, 1 failure (a sinew::Error, a failed check), 2 bad usage. Every
 // number a subcommand takes is read as text by sinew::parse (read_count, read_number) or by the
-// library's check of the setting it gives (read_training_setting), before anything runs.
+// library's rule for the setting it gives (read_setting), before anything runs.
 #include <sinew/sinew.hpp>
 
 #include "platform/json_text.hpp"
+#include "platform/settings.hpp"
 #include "load.hpp"
 
 #ifdef SINEW_HAVE_SAMPLES
@@ -44,6 +45,18 @@
 namespace po = boost::program_options;
 
 namespace {
+
+sinew::RunOptions device_only(std::size_t device) {
+  sinew::RunOptions o;
+  o.device = device;
+  return o;
+}
+
+sinew::RunOptions training_run() {
+  sinew::RunOptions o;
+  o.train = true;
+  return o;
+}
 
 using Args = std::vector<std::string>;
 
@@ -220,46 +233,11 @@ double read_number(const std::string& flag, const std::string& text, double min,
   return usage_checked([&] { return sinew::parse::number(text, flag, min, max, min_open); });
 }
 
-// A training setting given on the command line, checked by the library's own check of it
-// (TrainingSettings::with_defaults()), before any Runtime is made: the text is read as the
-// setting's type (a whole number that fits it, a finite number), then checked. A refusal names
-// the flag, the text and what the setting accepts, in the check's words ("give a whole number
-// from 1 to 1000"); a text that is not of the type at all is told the same.
-template <class T>
-T read_training_setting(const std::string& flag, const std::string& text,
-                        std::optional<T> sinew::TrainingSettings::*field) {
-  // What the check says of v: nothing when it accepts it, else what to give instead.
-  auto check = [&](T v) -> std::optional<std::string> {
-    sinew::TrainingSettings t;
-    t.*field = v;
-    try {
-      t.with_defaults();
-      return std::nullopt;
-    } catch (const sinew::Error& e) {
-      return e.context().fix.empty() ? e.message() : e.context().fix;
-    }
-  };
-  std::optional<T> value;
-  try {
-    if constexpr (std::is_floating_point_v<T>)
-      value = static_cast<T>(sinew::parse::number(text, flag, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
-    else
-      value = static_cast<T>(sinew::parse::count(text, flag, 0, std::numeric_limits<T>::max()));
-  } catch (const sinew::Error&) {
-  }
-  std::optional<std::string> refused;
-  if (value) {
-    refused = check(*value);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    refused = check(std::numeric_limits<T>::quiet_NaN());  // the check refuses what is not finite
-    if (!refused) refused = "give a finite number";
-  } else {
-    refused = check(0);
-    if (!refused) refused = check(std::numeric_limits<T>::max());
-    if (!refused) refused = "give a whole number from 0 to " + std::to_string(std::numeric_limits<T>::max());
-  }
-  if (refused) throw po::error(flag + " = '" + text + "' is refused: " + *refused);
-  return *value;
+// A training setting given on the command line, read by the library's own rule for it (the one
+// TrainingSettings::with_defaults() checks against), before any Runtime is made.
+template <class Rule>
+auto read_setting(const std::string& flag, const std::string& text, const Rule& rule) {
+  return usage_checked([&] { return rule.read(text, flag); });
 }
 
 // This machine's physical memory in bytes; 0 when the system does not say.
@@ -445,7 +423,7 @@ int cmd_smoke(const Args& args) {
     std::string result;
     std::string wall = "-";
     try {
-      auto report = rt.run(tree, {{x, hx}, {y, hy}}, sinew::RunOptions{.device = i, .config = {}}).get();
+      auto report = rt.run(tree, {{x, hx}, {y, hy}}, device_only(i)).get();
       std::size_t bad = 0, first_bad = 0;
       for (std::size_t k = 0; k < n; ++k) {
         if (hy[k] != expected[k] && bad++ == 0) first_bad = k;
@@ -860,23 +838,21 @@ int cmd_train(const Args& args) {
   if (!kb.empty()) o.kb_path = kb;
   if (p.vm.count("strategy"))
     o.training.strategy = usage_checked([&] { return sinew::parse::choice<sinew::Strategy>(strategy, "--strategy"); });
-  if (p.vm.count("precision"))
-    o.training.precision = read_training_setting("--precision", precision, &sinew::TrainingSettings::precision);
+  namespace rule = sinew::detail::rule;
+  if (p.vm.count("precision")) o.training.precision = read_setting("--precision", precision, rule::precision);
   if (p.vm.count("quality"))
-    o.training.quality = read_training_setting("--quality", quality, &sinew::TrainingSettings::quality);
+    o.training.quality = static_cast<unsigned>(read_setting("--quality", quality, rule::quality));
   if (p.vm.count("max-executions"))
-    o.training.max_executions =
-        read_training_setting("--max-executions", max_executions, &sinew::TrainingSettings::max_executions);
+    o.training.max_executions = read_setting("--max-executions", max_executions, rule::max_executions);
   if (exhaustive) o.training.exhaustive = true;
-  (void)o.effective();  // and the SINEW_* variables, as the Runtime will read them
-  sinew::Runtime rt(o);
+  sinew::Runtime rt(o);  // reads and checks the SINEW_* variables before any device work
   if (pinned && !sample->use_pinned_memory(rt)) throw po::error(sample_name + " does not support --pinned");
   try {
     sample->prepare(size_given.value_or(""));
   } catch (const std::invalid_argument& e) {
     throw po::error(e.what());
   }
-  sinew::Report r = sample->run(rt, sinew::RunOptions{.train = true});
+  sinew::Report r = sample->run(rt, training_run());
   const auto check = sample->check();
   std::cout << sample_name << " size " << sample->size_text() << " (" << sample->size_unit() << "): trained "
             << r.config.str() << " in " << r.training_executions << " executions, " << r.training_seconds
