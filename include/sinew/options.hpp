@@ -70,7 +70,7 @@ Logger stderr_logger();
 // How training searches (the spec's precision value and quality factor, and its strategy).
 struct TrainingSettings {
   std::optional<Strategy> strategy;            // $SINEW_STRATEGY; default even_split
-  std::optional<double> precision;             // $SINEW_PRECISION; default 0.05, in (0, 1)
+  std::optional<double> precision;             // $SINEW_PRECISION; default 0.05, in (0, 1]
   std::optional<unsigned> quality;             // $SINEW_QUALITY; executions per measured point, 1..1000; default 3
   std::optional<bool> exhaustive;              // $SINEW_EXHAUSTIVE; every fission x overlap combination; default false
   std::optional<std::size_t> max_executions;   // runs per training, 1..100000; default 40
@@ -99,7 +99,7 @@ struct TrainingSettings {
 // "balanced"), so the next process starts from them.
 struct BalancerSettings {
   std::optional<bool> enabled;                  // $SINEW_BALANCE; default true
-  std::optional<double> balanced_within;        // $SINEW_BALANCE_WITHIN; in (0, 1); default 0.88
+  std::optional<double> balanced_within;        // $SINEW_BALANCE_WITHIN; in (0, 1]; default 0.88
   std::optional<double> weight;                 // w; $SINEW_BALANCE_WEIGHT; in (0, 1]; default 0.5
   std::optional<double> trigger;                // in (0, 1]; default 0.85: three judged runs in a row at w = 0.5
   std::optional<unsigned> level1_steps;         // 1..1000; default 4

@@ -9,8 +9,8 @@ namespace sinew::detail {
 
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
                const Decomposition& dec, bool profile) {
-  RunState run(env, root, an, bindings, dec, profile);
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
+  RunState run(env, root, an, bindings, dec, profile);
   prepare(run);
   run.prepared_ms = run.now_ms();
   drive(run);

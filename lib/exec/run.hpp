@@ -1,6 +1,6 @@
 // exec/run.hpp — one execution request's state, shared by the executor's parts: preparation
-// (prepare.cpp), transfers (transfer.cpp), tree interpretation (interpret.cpp and the node
-// runners of exec/nodes/), driving and waiting (drive.cpp) and the report (report.cpp).
+// (prepare.cpp), transfers (transfer.cpp), tree interpretation (the node runners of exec/nodes/),
+// driving and waiting (drive.cpp) and the report (report.cpp).
 //
 // A request's partitions are grouped by queue (device, sub-device, overlap queue) into workers;
 // each worker's partitions share its queue and, unless one thread feeds every device, its host

@@ -10,13 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <cstdlib>
 #include <functional>
 #include <iomanip>
 #include <map>
-#include <tuple>
 #include <mutex>
 #include <sstream>
 

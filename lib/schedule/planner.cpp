@@ -6,9 +6,6 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <sstream>
 
 namespace sinew::detail {
@@ -112,7 +109,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   key.tree = p.signature;
   CacheKey ck{key.tree, p.features};
   if (!force_training)
-    if (auto p = cached(ck)) return *p;
+    if (auto hit = cached(ck)) return *hit;
   bool describe = false;
   {
     std::lock_guard lock(cache_mutex_);

@@ -135,7 +135,7 @@ std::uint64_t tree_version(const NodeImpl& root);
 [[noreturn]] void fail(errc code, const std::string& node, const std::string& argument, const std::string& message,
                        const std::string& fix);
 
-// The node of a public handle, as kind T; throws when the handle is empty.
+// The node of a public handle; throws when the handle is empty (`where` names the builder).
 std::shared_ptr<NodeImpl> need(const Node& n, const char* where);
 
 // The shared state behind public handles, for the builders.
