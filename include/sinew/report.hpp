@@ -32,6 +32,17 @@ struct KernelTiming {
   double ms = 0;            // summed profiling time of those launches
 };
 
+// One exchange of halo units (sinew::halo) between a tree's partitions, before `reader` read
+// vector `vector` in loop step `iteration` (0 outside loops).
+struct HaloExchange {
+  std::string vector;
+  std::string reader;             // the node path of the leaf that reads the halo
+  std::size_t iteration = 0;
+  std::uint64_t bytes = 0;        // copied from other partitions' slices into halos
+  std::uint64_t host_bytes = 0;   // of those, through the host (partitions in different contexts)
+  std::uint64_t boundary_bytes = 0;  // written beyond the vector's edges (clamp, zero, constant)
+};
+
 struct PartitionReport {
   std::size_t index = 0;
   std::size_t device = 0;   // runtime device index
@@ -60,6 +71,9 @@ struct Report {
   std::vector<double> device_ms;
   std::vector<KernelTiming> kernels;
   std::map<std::string, Value> results;  // map_reduce outputs by result name
+  // Halo exchanges, in the order they ran: one per read of a halo whose vector the tree wrote
+  // since (a loop exchanges once per iteration). None on one partition beyond boundary copies.
+  std::vector<HaloExchange> exchanges;
   std::string decomposition;             // which units ran where (Decomposition::explain)
   // Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
   // and what training cost when this request trained.

@@ -104,6 +104,14 @@ Result<T> result(std::string name = {}) { return Result<T>(std::move(name)); }
 
 enum class Access { read, write, read_write };
 
+// What a halo holds beyond the vector's own edges (see sinew::halo).
+enum class Boundary {
+  none,      // nothing: those units are left as they are; the kernel tests offset()/size() itself
+  clamp,     // copies of the vector's first (before it) or last (after it) unit
+  zero,      // zero bytes
+  constant,  // copies of one element (sinew::halo(v, before, after, value))
+};
+
 struct Arg {
   enum class Kind {
     partitioned,   // the device's slice of a vector (pointer to its first element)
@@ -114,6 +122,7 @@ struct Arg {
     offset,        // uint: index of the slice's first element within the whole vector
     count,         // uint: elements of the vector in this slice
     size,          // uint: elements of the whole vector
+    halo,          // the device's slice with neighbour units around it; read-only
   };
   Kind kind = Kind::scalar;
   Access access = Access::read;
@@ -122,6 +131,9 @@ struct Arg {
   std::vector<unsigned char> bytes;             // scalar value
   std::size_t local_bytes = 0;                  // local
   std::string feature;                          // scalar marked as a knowledge-base feature
+  std::size_t halo_before = 0, halo_after = 0;  // halo: neighbour units before and after the slice
+  Boundary boundary = Boundary::none;           // halo: what stands beyond the vector's edges
+                                                // (constant: `bytes` holds the element)
 
   // Marks a scalar as an input feature of the tree (the knowledge base keys entries on it).
   Arg& as_feature(std::string name) { feature = std::move(name); return *this; }
@@ -136,6 +148,24 @@ Arg iteration();                // the loop step number, as uint
 Arg offset(const VectorRef& v); // first element of this slice within v, as uint
 Arg count(const VectorRef& v);  // elements of v in this slice, as uint
 Arg size(const VectorRef& v);   // elements of the whole v, as uint
+
+// Stencils. `halo(v, before, after)` reads this device's slice of v together with `before`
+// units of v ahead of it and `after` units behind it (units: v.unit() elements, e.g. image rows),
+// read-only. The kernel gets a pointer to the first of those units: the slice's first element is
+// at index before * v.unit(), and (slice units + before + after) * v.unit() elements are
+// readable. Where the halo passes the vector's own edges it holds what `boundary` says. When a
+// tree writes v (an earlier pipeline stage, a loop's copy) only the halo units move between the
+// devices before the next read; a vector the tree only reads is read with its halo from the host.
+// Widths are checked before any device work (a negative width is an error).
+Arg halo(const VectorRef& v, std::ptrdiff_t before, std::ptrdiff_t after, Boundary boundary = Boundary::none);
+// A halo whose units beyond the vector's edges are copies of `value` (Boundary::constant).
+template <class T>
+Arg halo(const Vector<T>& v, std::ptrdiff_t before, std::ptrdiff_t after, const T& value) {
+  Arg a = halo(v, before, after, Boundary::constant);
+  a.bytes.resize(sizeof(T));
+  std::memcpy(a.bytes.data(), &value, sizeof(T));
+  return a;
+}
 
 template <class T>
 Arg scalar(const T& value) {

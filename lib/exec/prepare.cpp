@@ -1,10 +1,12 @@
 // exec/prepare.cpp — a run's state before any data moves: its workers and their queues, every
 // program and kernel object (through the node runners), the device limits, the buffers.
+#include "exec/halo.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "exec/transfer.hpp"
 #include "platform/error.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 namespace sinew::detail {
@@ -62,6 +64,8 @@ void check_memory(RunState& run) {
         total[ps.worker->device] += bytes;
       };
       if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
+      if (u.read_halo)
+        check((ps.part->units + u.halo_before + u.halo_after) * u.vector->unit * esize, "the slice with its halo");
       if (u.read_whole && replicas.emplace(ps.worker->device, u.vector.get()).second) check(u.elements * esize, "the replica");
     }
   }
@@ -80,8 +84,10 @@ void allocate(RunState& run) {
     Worker& w = *ps.worker;
     for (const auto& u : run.an.vectors) {
       if (!u.partitioned) continue;
+      if (u.read_halo) allocate_halo(run, ps, u);  // may make the slice part of the halo buffer
+      if (ps.slices.count(u.vector.get()) || !u.slice_used()) continue;
       const std::size_t bytes = run.slice_bytes(ps, u);
-      if (w.zero_copy && u.bound()) {
+      if (run.host_slice(w, u)) {
         cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
         ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
       } else {
@@ -142,6 +148,16 @@ void prepare(RunState& run) {
     it->second.workers.push_back(&w);
   }
   check_memory(run);
+  for (auto& ps : run.parts) run.by_unit.push_back(&ps);
+  std::sort(run.by_unit.begin(), run.by_unit.end(),
+            [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
+  for (const auto& u : run.an.vectors) {
+    if (!u.read_halo || u.fill.empty()) continue;
+    // The boundary's element over the widest side: every piece beyond an edge is written from it.
+    auto& fill = run.halo_fill[u.vector.get()];
+    const std::size_t elements = std::max(u.halo_before, u.halo_after) * u.vector->unit;
+    for (std::size_t i = 0; i < elements; ++i) fill.insert(fill.end(), u.fill.begin(), u.fill.end());
+  }
   run.cpu_work = std::any_of(run.workers.begin(), run.workers.end(), [](const Worker& w) { return !w.info().discrete; });
   // Programs and kernel objects once per worker (its partitions share its queue), what depends
   // on a partition's size once per partition.

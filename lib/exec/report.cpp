@@ -27,6 +27,7 @@ Report build_report(RunState& run) {
   rep.iterations = run.iterations;
   rep.profiled = run.profile;
   rep.results = run.results;
+  rep.exchanges = run.exchanges;
   rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
   rep.device_ms.assign(run.env.infos.size(), 0.0);
   double begin = std::numeric_limits<double>::max();
@@ -145,6 +146,16 @@ std::string Report::str() const {
   if (!profiled && !partitions.empty()) s << "  (device times per partition and kernel: RunOptions::profile)\n";
   for (const auto& k : kernels)
     s << "    " << k.node << " @" << k.partition << ": " << k.ms << " ms over " << k.launches << " launch(es)\n";
+  if (!exchanges.empty()) {
+    std::uint64_t bytes = 0, host = 0, boundary = 0;
+    for (const auto& e : exchanges) {
+      bytes += e.bytes;
+      host += e.host_bytes;
+      boundary += e.boundary_bytes;
+    }
+    s << "  halo exchanges: " << exchanges.size() << ", " << bytes << " bytes between partitions (" << host
+      << " through the host), " << boundary << " bytes of boundary\n";
+  }
   for (const auto& [name, v] : results) {
     s << "  result " << name << " = ";
     switch (v.type.lanes == 1 ? v.type.scalar : ScalarKind::opaque) {

@@ -47,6 +47,11 @@ struct PartState {
   const Partition* part = nullptr;
   Worker* worker = nullptr;
   std::map<const VectorState*, cl::Buffer> slices;
+  // Vectors read with a halo: the slice with its halo units around it (exec/halo.hpp); which of
+  // them hold the slice itself (the slice is a sub-buffer of it), and which are the host memory.
+  std::map<const VectorState*, cl::Buffer> halos;
+  // (and which have their constant boundary written: it never changes).
+  std::set<const VectorState*> halo_holds_slice, halo_in_place, halo_filled;
   std::unordered_map<const NodeImpl*, std::unique_ptr<NodeState>> nodes;
   std::vector<TimedEvent> events;
   std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
@@ -70,6 +75,7 @@ struct Worker {
   std::vector<PartState*> parts;
   // Walking the tree: identical in every worker, since all walk the same tree.
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
+  std::set<const VectorState*> halo_dirty;  // slices written since their halos were exchanged
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
   double host_start_ms = 0;            // when this worker's thread began, in the run
   double host_enqueued_ms = 0;         // when it had enqueued everything (then it waits)
@@ -116,6 +122,12 @@ class RunState {
   std::map<std::string, Value> results;  // map_reduce outputs, written at barriers and after the join
   bool loop_done = false;                // a loop predicate's verdict, read after its barrier
   std::size_t iterations = 0;
+  // Halos: the partitions in unit order (an exchange finds a unit's partition), each constant
+  // boundary's element repeated over the widest side, the exchanges so far and their trace labels.
+  std::vector<PartState*> by_unit;
+  std::map<const VectorState*, std::vector<unsigned char>> halo_fill;
+  std::vector<HaloExchange> exchanges;
+  std::map<std::string, std::string> labels;  // stable strings for TimedEvent::path
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -132,6 +144,9 @@ class RunState {
   std::size_t slice_bytes(const PartState& ps, const VectorUse& u) const {
     return ps.part->units * u.vector->unit * u.vector->type.size;
   }
+  // The slice is the user's memory itself: a bound vector on a host-unified CPU device, unless
+  // its halo units are exchanged (then it is part of a halo buffer of the device's own).
+  bool host_slice(const Worker& w, const VectorUse& u) const { return w.zero_copy && u.bound() && !u.exchanged(); }
 
   // Where a command's event goes: nowhere unless the request is profiled (an event is a driver
   // object per command, which only the report and the trace read).

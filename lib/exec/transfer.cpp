@@ -1,6 +1,8 @@
 // exec/transfer.cpp — moving a run's data (see transfer.hpp).
 #include "exec/transfer.hpp"
 
+#include "exec/halo.hpp"
+
 #include "platform/error.hpp"
 
 namespace sinew::detail {
@@ -18,7 +20,7 @@ bool all_direct(const RunState& run) {
 void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host,
                std::size_t bytes, const std::string* label) {
   Worker& w = *ps.worker;
-  if (staged(run, host, bytes)) {
+  if (!w.zero_copy && staged(run, host, bytes)) {  // a CPU device copies from any memory at its speed
     std::vector<cl::Event> events;
     w.slot->staging.upload(w.queue(), buf, offset, host, bytes, events);
     for (auto& ev : events) run.track(ps, ev, label, false);
@@ -32,7 +34,7 @@ void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t 
 void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
              const std::string* label) {
   Worker& w = *ps.worker;
-  if (staged(run, host, bytes)) {
+  if (!w.zero_copy && staged(run, host, bytes)) {
     std::vector<cl::Event> events;
     w.slot->staging.download(w.queue(), buf, offset, host, bytes, events);
     for (auto& ev : events) run.track(ps, ev, label, false);
@@ -60,10 +62,11 @@ void upload_replicas(RunState& run, Worker& w) {
 
 void upload(RunState& run, PartState& ps) {
   static const std::string upload_path = "upload";
-  if (ps.worker->zero_copy) return;
   cl_call([&] { return ErrorContext{.api_call = "upload", .device = ps.worker->info().name}; }, [&] {
     for (const auto& u : run.an.vectors) {
-      if (!u.partitioned || !u.bound() || !u.read_partitioned) continue;
+      if (!u.partitioned || !u.bound()) continue;
+      if (u.read_halo) upload_halo(run, ps, u);  // the slice too, where it is part of the halo buffer
+      if (!u.read_partitioned || run.host_slice(*ps.worker, u) || ps.halo_holds_slice.count(u.vector.get())) continue;
       to_device(run, ps, ps.slices.at(u.vector.get()), 0, run.host_of(u) + run.slice_offset(ps, u),
                 run.slice_bytes(ps, u), &upload_path);
     }
@@ -78,18 +81,18 @@ void download(RunState& run, PartState& ps) {
       if (!u.partitioned || !u.bound() || !u.written) continue;
       auto& buf = ps.slices.at(u.vector.get());
       const std::size_t bytes = run.slice_bytes(ps, u);
-      if (w.zero_copy && w.info().host_pointer_aliased) {
+      if (!run.host_slice(w, u)) {
+        to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path);
+      } else if (w.info().host_pointer_aliased) {
         // The buffer is the host memory itself (probed): the results are there once the
         // queue has finished. (The map and unmap cost a 50M-float split some 40 us at its end.)
-      } else if (w.zero_copy) {
+      } else {
         // The buffer is the host memory: mapping makes the device's writes visible there. The
         // in-order queue runs map then unmap; the worker's final wait covers both. One thread
         // feeding every device unmaps after the wait (PoCL's unmap waits for the map).
         void* p = w.queue().enqueueMapBuffer(buf, CL_FALSE, CL_MAP_READ, 0, bytes);
         if (run.defer_unmaps) ps.maps.emplace_back(buf, p);
         else w.queue().enqueueUnmapMemObject(buf, p);
-      } else {
-        to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path);
       }
     }
   });

@@ -54,7 +54,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
     n.check_structure(path, facts);
     if (!n.is_leaf()) return;
 
-    std::set<const VectorState*> whole_here, written_here;
+    std::set<const VectorState*> whole_here, written_here, halo_here;
     for (std::size_t i = 0; i < n.args.size(); ++i) {
       const Arg& a = n.args[i];
       if (!a.vector) continue;
@@ -69,8 +69,30 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       } else if (a.kind == Arg::Kind::whole) {
         u.read_whole = true;
         whole_here.insert(a.vector.get());
+      } else if (a.kind == Arg::Kind::halo) {
+        // One layout per vector: every partition keeps one halo buffer, whichever leaf reads it.
+        if (u.read_halo && (u.halo_before != a.halo_before || u.halo_after != a.halo_after ||
+                            u.boundary != a.boundary || u.fill != a.bytes))
+          fail(errc::invalid_argument, path, "argument " + std::to_string(i) + " (" + a.describe() + ")",
+               "vector '" + a.vector->name + "' is read with another halo elsewhere in the tree (" +
+                   std::to_string(u.halo_before) + " before, " + std::to_string(u.halo_after) +
+                   " after): every halo of one vector must be the same",
+               "declare the same halo (the widest, with one boundary) on every read of '" + a.vector->name + "'");
+        u.partitioned = true;
+        u.read_halo = true;
+        u.halo_before = a.halo_before;
+        u.halo_after = a.halo_after;
+        u.boundary = a.boundary;
+        u.fill = a.bytes;
+        halo_here.insert(a.vector.get());
       }
     }
+    for (const VectorState* v : halo_here)
+      if (written_here.count(v))
+        fail(errc::invalid_argument, path, "vector '" + v->name + "'",
+             "the same leaf reads the vector with a halo and writes its slice: neighbours would read rows while "
+             "they change",
+             "write to a second vector (out) and copy it back with sinew::copy in a later stage");
     for (const VectorState* v : whole_here)
       if (written_here.count(v))
         fail(errc::invalid_argument, path, "vector '" + v->name + "'",
@@ -161,7 +183,13 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
 
   an.paths = std::move(paths);
   for (const auto& u : an.vectors) {
+    if (u.read_halo && (u.halo_before > u.units || u.halo_after > u.units))
+      fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "halo",
+           "a halo of " + std::to_string(std::max(u.halo_before, u.halo_after)) + " units is wider than the vector (" +
+               std::to_string(u.units) + " units of " + std::to_string(u.vector->unit) + " elements)",
+           "read at most " + std::to_string(u.units) + " units on each side, or give the vector more units");
     if (u.read_whole && u.written) an.streamable = false;
+    if (u.exchanged()) an.streamable = false;  // partitions meet to exchange halo units
     if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
   }
   visit(root, [&](const NodeImpl& n) {

@@ -32,8 +32,17 @@ struct VectorUse {
   bool written = false;           // some leaf writes its slice (out/inout)
   bool read_whole = false;        // some leaf reads it whole
   bool partitioned = false;       // used as a slice anywhere (read or written)
+  // Read with a halo (sinew::halo): the widths and boundary every such read declares.
+  bool read_halo = false;
+  std::size_t halo_before = 0, halo_after = 0;
+  Boundary boundary = Boundary::none;
+  std::vector<unsigned char> fill;  // Boundary::zero / constant: the element beyond the edges
 
   bool bound() const { return binding >= 0; }
+  // Some leaf reads or writes its slice itself (in/out/inout), not only through a halo.
+  bool slice_used() const { return read_partitioned || written || !read_halo; }
+  // Halo units move between partitions while the tree runs (it writes what it reads with a halo).
+  bool exchanged() const { return read_halo && written; }
   std::size_t bytes() const { return elements * vector->type.size; }
 };
 

@@ -131,6 +131,9 @@ std::vector<const VectorState*> vectors_in_order(const NodeImpl& root);
 // what is derived from a tree (its checked analysis) holds while it stays the same.
 std::uint64_t tree_version(const NodeImpl& root);
 
+// A halo's boundary in dumps and messages: "clamped", "zero", ...
+const char* boundary_name(Boundary b);
+
 // Throws sinew::Error(code) naming the node, the argument and the fix.
 [[noreturn]] void fail(errc code, const std::string& node, const std::string& argument, const std::string& message,
                        const std::string& fix);

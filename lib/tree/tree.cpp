@@ -8,6 +8,7 @@
 #include <sinew/binding.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <map>
 #include <sstream>
@@ -17,6 +18,16 @@ using detail::NodeImpl;
 using detail::throw_error;
 
 namespace {
+// "v12": a prefix and a number. (Through std::to_chars: GCC 12 warns falsely (-Wrestrict) about
+// std::to_string inlined into some of these callers.)
+std::string prefixed(const char* prefix, std::uint64_t n) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  return std::string(prefix).append(digits, end);
+}
+}  // namespace
+
+namespace {
 std::atomic<std::uint64_t> next_id{1};
 }  // namespace
 
@@ -24,7 +35,7 @@ std::atomic<std::uint64_t> next_id{1};
 
 VectorRef::VectorRef(ElementType type, std::size_t size) : state_(std::make_shared<detail::VectorState>()) {
   state_->id = next_id++;
-  state_->name = "v" + std::to_string(state_->id);
+  state_->name = prefixed("v", state_->id);
   state_->type = std::move(type);
   state_->size = size;
 }
@@ -48,7 +59,7 @@ void VectorRef::set_name(std::string name) {
 
 ResultRef::ResultRef(ElementType type, std::string name) : state_(std::make_shared<detail::ResultState>()) {
   state_->id = next_id++;
-  state_->name = name.empty() ? "r" + std::to_string(state_->id) : std::move(name);
+  state_->name = name.empty() ? prefixed("r", state_->id) : std::move(name);
   state_->type = std::move(type);
 }
 const std::string& ResultRef::name() const { return state_->name; }
@@ -90,6 +101,10 @@ std::string Arg::describe() const {
       s << (access == Access::read ? "in" : access == Access::write ? "out" : "inout") << " " << vname();
       break;
     case Kind::whole: s << "whole " << vname(); break;
+    case Kind::halo:
+      s << "halo " << vname() << " (" << halo_before << " before, " << halo_after << " after, "
+        << detail::boundary_name(boundary) << ")";
+      break;
     case Kind::scalar: s << "scalar " << (type.known() ? type.name : std::to_string(type.size) + "-byte value"); break;
     case Kind::local: s << "local " << local_bytes << " bytes"; break;
     case Kind::iteration: s << "iteration"; break;
@@ -128,7 +143,7 @@ std::string NodeImpl::summary() const {
 
 std::shared_ptr<VectorState> NodeImpl::range() const {
   for (const auto& a : args)
-    if (a.kind == Arg::Kind::partitioned) return a.vector;
+    if (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo) return a.vector;
   return nullptr;
 }
 
@@ -205,7 +220,8 @@ void dump_node(const NodeImpl& n, std::ostringstream& s, const std::string& inde
   for (std::size_t i = 0; i < n.args.size(); ++i) {
     const auto& a = n.args[i];
     s << indent << "    " << i << ": " << a.describe();
-    if (a.vector && (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::whole)) s << "  " << vector_desc(*a.vector);
+    if (a.vector && (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::whole || a.kind == Arg::Kind::halo))
+      s << "  " << vector_desc(*a.vector);
     s << "\n";
   }
   for (const auto& c : n.children) dump_node(*c, s, indent + "  ");
@@ -252,7 +268,7 @@ std::string Node::signature() const {
   std::map<const detail::VectorState*, int> vid;
   auto vref = [&](const detail::VectorState* v) -> std::string {
     auto [it, inserted] = vid.emplace(v, static_cast<int>(vid.size()));
-    return "v" + std::to_string(it->second) + ":" + v->type.name + "/" + std::to_string(v->type.size);
+    return prefixed("v", it->second) + ":" + v->type.name + "/" + std::to_string(v->type.size);
   };
   std::ostringstream s;
   std::function<void(const NodeImpl&)> sig = [&](const NodeImpl& n) {
@@ -262,6 +278,8 @@ std::string Node::signature() const {
       s << static_cast<int>(a.kind) << static_cast<int>(a.access);
       if (a.vector) s << vref(a.vector.get());
       if (a.kind == Arg::Kind::scalar) s << a.type.name << a.bytes.size();
+      // A halo's widths and boundary change what the kernel computes (and what moves).
+      if (a.kind == Arg::Kind::halo) s << "h" << a.halo_before << "/" << a.halo_after << "/" << static_cast<int>(a.boundary);
       s << ",";
     }
     for (const auto& c : n.children) sig(*c);

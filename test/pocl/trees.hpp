@@ -30,7 +30,48 @@ __kernel void rows(__global int* img, uint width) {
   img[y * width + x] = img[y * width + x] * 7 + (int)x;
 }
 __kernel void tagged(__global int* v, uint off) { v[get_global_id(0)] = (int)(off + get_global_id(0)); }
+// Rows of `width` ints read with a halo of `before` and `after` rows: the slice's row y is at
+// row y + before of the halo buffer.
+__kernel void stencil_rows(__global const int* in, __global int* out, uint width, uint before, uint after) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  const __global int* c = in + (y + before) * width + x;
+  int s = 0;
+  for (int k = -(int)before; k <= (int)after; ++k) s += (k + 3) * c[k * (int)width];
+  out[y * width + x] = s;
+}
+// Boundary::none: the kernel tests the vector's edges itself.
+__kernel void stencil_edges(__global const int* in, __global int* out, uint width, uint off, uint total) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  uint row = off / width + (uint)y, rows = total / width;
+  const __global int* c = in + (y + 1) * width + x;
+  int s = 2 * c[0];
+  if (row > 0) s += c[-(int)width];
+  if (row + 1 < rows) s += 3 * c[width];
+  out[y * width + x] = s;
+}
 )CL";
+
+// What stencil_rows computes over `rows` rows of `width` ints, beyond the edges as `boundary`
+// says (`fill` for Boundary::constant).
+inline std::vector<int> stencil_reference(const std::vector<int>& in, std::size_t width, std::size_t before,
+                                          std::size_t after, Boundary boundary, int fill = 0) {
+  const auto rows = static_cast<std::ptrdiff_t>(in.size() / width);
+  std::vector<int> out(in.size());
+  for (std::ptrdiff_t y = 0; y < rows; ++y)
+    for (std::size_t x = 0; x < width; ++x) {
+      int s = 0;
+      for (std::ptrdiff_t k = -static_cast<std::ptrdiff_t>(before); k <= static_cast<std::ptrdiff_t>(after); ++k) {
+        std::ptrdiff_t r = y + k;
+        int v = fill;
+        if (r >= 0 && r < rows) v = in[static_cast<std::size_t>(r) * width + x];
+        else if (boundary == Boundary::clamp) v = in[static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(r, 0, rows - 1)) * width + x];
+        else if (boundary == Boundary::zero) v = 0;
+        s += static_cast<int>(k + 3) * v;
+      }
+      out[static_cast<std::size_t>(y) * width + x] = s;
+    }
+  return out;
+}
 
 struct Case {
   std::string name;
@@ -58,7 +99,8 @@ struct Holder {
 
 inline std::vector<std::string> case_names() {
   return {"kernel", "pipeline_channel", "map", "loop_times_iteration", "loop_until_map_reduce",
-          "map_reduce_min_max_custom", "replicated_sync_loop", "dims2_rows", "offset", "nested_three_deep"};
+          "map_reduce_min_max_custom", "replicated_sync_loop", "dims2_rows", "offset", "nested_three_deep",
+          "halo_clamp", "halo_none", "halo_pipeline_zero", "halo_loop_constant"};
 }
 
 inline Case make_case(const std::string& name, std::size_t n, Holder& h) {
@@ -198,6 +240,61 @@ inline Case make_case(const std::string& name, std::size_t n, Holder& h) {
       auto e = compare_int(h.a, w);
       return e.empty() ? compare_int(h.b, b) : e;
     };
+  } else if (name.rfind("halo_", 0) == 0) {
+    // Stencils over n rows of 4 ints: read from the host with a halo (clamp, none), a halo of a
+    // channel an earlier stage wrote (zero), a loop that writes back what it reads with a halo
+    // (constant): the last two exchange halo rows between partitions.
+    const std::size_t width = 4;
+    h.a.resize(n * width);
+    for (std::size_t i = 0; i < h.a.size(); ++i) h.a[i] = static_cast<int>((i * 7919) % 1000) - 500;
+    h.b.assign(n * width, 0);
+    auto I = sinew::vector<cl_int>().unit(width).name("img");
+    auto O = sinew::vector<cl_int>().unit(width).name("out");
+    auto stencil = [&](Arg in, const VectorRef& out, std::size_t before, std::size_t after) {
+      return kernel_source(kTestKernels, "stencil_rows", "t.cl")
+          .args(std::move(in), sinew::out(out), scalar(cl_uint(width)), scalar(cl_uint(before)), scalar(cl_uint(after)))
+          .dims(2);
+    };
+    const std::vector<int> i0 = h.a;
+    c.bindings = {{I, h.a}, {O, h.b}};
+    if (name == "halo_clamp") {
+      c.tree = stencil(halo(I, 1, 1, Boundary::clamp), O, 1, 1);
+      c.check = [&h, i0, width] { return compare_int(h.b, stencil_reference(i0, width, 1, 1, Boundary::clamp)); };
+    } else if (name == "halo_none") {
+      c.tree = kernel_source(kTestKernels, "stencil_edges", "t.cl")
+                   .args(halo(I, 1, 1), out(O), scalar(cl_uint(width)), offset(O), size(O))
+                   .dims(2);
+      c.check = [&h, i0, width] {
+        const std::size_t rows = i0.size() / width;
+        std::vector<int> w(i0.size());
+        for (std::size_t y = 0; y < rows; ++y)
+          for (std::size_t x = 0; x < width; ++x) {
+            int s = 2 * i0[y * width + x];
+            if (y > 0) s += i0[(y - 1) * width + x];
+            if (y + 1 < rows) s += 3 * i0[(y + 1) * width + x];
+            w[y * width + x] = s;
+          }
+        return compare_int(h.b, w);
+      };
+    } else if (name == "halo_pipeline_zero") {
+      const std::size_t before = std::min<std::size_t>(2, n);
+      auto T = sinew::vector<cl_int>().unit(width).name("twice");
+      c.tree = pipeline(kernel_source(kTestKernels, "mul2", "t.cl").args(in(I), out(T)),
+                        stencil(halo(T, static_cast<std::ptrdiff_t>(before), 1, Boundary::zero), O, before, 1));
+      c.check = [&h, i0, width, before] {
+        auto t = i0;
+        for (auto& x : t) x *= 2;
+        return compare_int(h.b, stencil_reference(t, width, before, 1, Boundary::zero));
+      };
+    } else {
+      c.tree = loop(pipeline(stencil(halo(I, 1, 1, cl_int(5)), O, 1, 1), copy(O, I))).times(3);
+      c.check = [&h, i0, width] {
+        auto w = i0;
+        for (int it = 0; it < 3; ++it) w = stencil_reference(w, width, 1, 1, Boundary::constant, 5);
+        auto e = compare_int(h.a, w);
+        return e.empty() ? compare_int(h.b, w) : e;
+      };
+    }
   }
   return c;
 }

@@ -1,5 +1,7 @@
 // exec/nodes/leaf.cpp — what every leaf's run shares: replicas re-synchronised before a leaf
-// reads them whole, the leaf enqueued per partition, the replicas of what it writes marked dirty.
+// reads them whole and halo units exchanged before it reads a halo, the leaf enqueued per
+// partition, the replicas and halos of what it writes marked dirty.
+#include "exec/halo.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/transfer.hpp"
 #include "platform/error.hpp"
@@ -15,12 +17,27 @@ void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImp
     w.dirty.erase(a.vector.get());
   }
   const std::string& path = run.path(n);
+  for (const auto& a : n.args) {
+    if (a.kind != Arg::Kind::halo || !w.halo_dirty.count(a.vector.get())) continue;
+    // A halo is read after slices changed: its units move from the neighbours first. With
+    // several queues every worker meets here and one moves them all; one queue runs them in order.
+    if (run.workers.size() > 1) {
+      w.queue().finish();
+      run.barrier->arrive_and_wait([&] { exchange_halo(run, a.vector.get(), path, step.iteration); });
+    } else {
+      exchange_halo(run, a.vector.get(), path, step.iteration);
+    }
+    w.halo_dirty.erase(a.vector.get());
+  }
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
             [&] { enqueue(run, *p, n, step.iteration); });
-  for (const auto& a : n.args)
-    if (a.kind == Arg::Kind::partitioned && a.access != Access::read && run.an.use(a.vector.get()).read_whole)
-      w.dirty.insert(a.vector.get());
+  for (const auto& a : n.args) {
+    if (a.kind != Arg::Kind::partitioned || a.access == Access::read) continue;
+    const VectorUse& u = run.an.use(a.vector.get());
+    if (u.read_whole) w.dirty.insert(a.vector.get());
+    if (u.read_halo) w.halo_dirty.insert(a.vector.get());
+  }
 }
 
 void library_status(int status, const char* call, const std::string& path, const PartState& ps) {

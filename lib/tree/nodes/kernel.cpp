@@ -29,7 +29,8 @@ void check_param(const KernelNode& n, const std::string& path, std::size_t i, co
   const std::string label = arg_label(i, a, n.params);
   switch (a.kind) {
     case Arg::Kind::partitioned:
-    case Arg::Kind::whole: {
+    case Arg::Kind::whole:
+    case Arg::Kind::halo: {
       if (!p.pointer || (p.address_space != "global" && p.address_space != "constant"))
         fail(errc::invalid_argument, path, label,
              "a vector is passed where the kernel expects '" + p.type + (p.pointer ? "*" : "") + "'",
@@ -112,7 +113,7 @@ void KernelNode::check_structure(const std::string& path, StructureFacts&) const
     for (std::size_t i = 0; i < args.size(); ++i) check_param(*this, path, i, args[i], (*params)[i]);
   }
   bool partitioned = false;
-  for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned;
+  for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
   if (!partitioned && !range_vector)
     fail(errc::invalid_argument, path, "arguments", "the kernel has no partitioned vector argument to size its range",
          "pass at least one vector with sinew::in/out/inout, or name one with .range_of(v)");

@@ -1,0 +1,225 @@
+// Halos (sinew::halo) on however many PoCL devices the suite is given (1, 2 or 3), zero-copy and
+// with the last device driven like a GPU: what the exchanges move, per iteration, in the Report
+// and the trace; results against the C++ reference for aligned and unaligned rows; the errors
+// before any device work.
+#include "pocl/trees.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace sinew;
+using namespace sinew::testing;
+
+namespace {
+
+// loop(pipeline(stencil_rows(halo(img, 1, 1, constant 5) -> out), copy(out -> img))) over `rows`
+// rows of `width` ints, run `iterations` times with `config`; returns the report and checks the
+// result against the reference.
+Report run_heat_like(Runtime& rt, std::size_t rows, std::size_t width, std::size_t iterations, const Config& config) {
+  std::vector<int> img(rows * width), result(rows * width, 0);
+  for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>((i * 31) % 17) - 8;
+  const auto start = img;
+  auto I = sinew::vector<cl_int>().unit(width).name("img");
+  auto O = sinew::vector<cl_int>().unit(width).name("out");
+  auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
+                   .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
+                         scalar(cl_uint(1)))
+                   .dims(2);
+  auto tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
+  Report r = rt.run(tree, {{I, img}, {O, result}}, RunOptions{.config = config}).get();
+  auto want = start;
+  for (std::size_t it = 0; it < iterations; ++it) want = stencil_reference(want, width, 1, 1, Boundary::constant, 5);
+  EXPECT_EQ(compare_int(img, want), "") << config.str() << " width " << width;
+  return r;
+}
+
+Config even(const Runtime& rt) {
+  Config c;
+  c.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
+  return c;
+}
+
+}  // namespace
+
+// Each exchange moves one row each way across every boundary between partitions: nothing
+// else, whether the rows' bytes allow the slice inside the halo buffer (32 ints: 128 bytes, PoCL's
+// base address alignment) or not (5 ints: the slice is copied in first, on its own device).
+TEST(Halo, ExchangesMoveOnlyTheHaloRowsEachIteration) {
+  Runtime rt;
+  for (std::size_t width : {32u, 5u}) {
+    const Report r = run_heat_like(rt, 64, width, 4, even(rt));
+    const std::size_t partitions = r.partitions.size();
+    ASSERT_GE(partitions, 1u);
+    if (partitions == 1) {
+      // One device: the constant boundary was written with the upload; nothing moves.
+      for (const auto& e : r.exchanges) EXPECT_EQ(e.bytes + e.host_bytes + e.boundary_bytes, 0u);
+      continue;
+    }
+    // Iteration 0 reads the halo uploaded from the host; 1, 2 and 3 read what the copy wrote.
+    ASSERT_EQ(r.exchanges.size(), 3u) << r.str();
+    for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
+      const auto& e = r.exchanges[i];
+      EXPECT_EQ(e.vector, "img");
+      EXPECT_EQ(e.iteration, i + 1);
+      EXPECT_NE(e.reader.find("stencil_rows"), std::string::npos) << e.reader;
+      EXPECT_EQ(e.bytes, 2 * (partitions - 1) * width * sizeof(cl_int)) << r.str();
+      EXPECT_LE(e.host_bytes, e.bytes);  // devices in different contexts exchange through the host
+      EXPECT_EQ(e.boundary_bytes, 0u);
+    }
+    EXPECT_NE(r.str().find("halo exchanges: 3"), std::string::npos) << r.str();
+  }
+}
+
+// The last device driven like a GPU: its partitions live in a context of their own, so their
+// halo rows go through the host; the results stay right on every overlap level.
+TEST(Halo, DiscreteDeviceExchangesThroughTheHost) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  for (unsigned overlap = 1; overlap <= 3; ++overlap) {
+    Config c = even(rt);
+    c.overlap = overlap;
+    const Report r = run_heat_like(rt, 48, 32, 3, c);
+    if (r.partitions.size() < 2) continue;
+    ASSERT_EQ(r.exchanges.size(), 2u) << r.str();
+    for (const auto& e : r.exchanges) {
+      EXPECT_EQ(e.bytes, 2 * (r.partitions.size() - 1) * 32 * sizeof(cl_int)) << r.str();
+      if (count > 1) EXPECT_GT(e.host_bytes, 0u) << r.str();
+    }
+  }
+}
+
+// Slices of one row each, and a halo wider than a partition: the halo gathers its rows from
+// several neighbours.
+TEST(Halo, PartitionsNarrowerThanTheHaloGatherFromSeveralNeighbours) {
+  Runtime rt;
+  const std::size_t devices = rt.devices().size();
+  const std::size_t rows = devices + 2, width = 3;
+  for (Boundary b : {Boundary::none, Boundary::clamp, Boundary::zero, Boundary::constant}) {
+    std::vector<int> a(rows * width), t(rows * width), result(rows * width, 0);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>(i * 13 % 11);
+    auto I = sinew::vector<cl_int>().unit(width).name("a");
+    auto T = sinew::vector<cl_int>().unit(width).name("t");
+    auto O = sinew::vector<cl_int>().unit(width).name("o");
+    const std::size_t before = 3, after = 2;
+    Arg h = b == Boundary::constant ? halo(T, before, after, cl_int(-7)) : halo(T, before, after, b);
+    auto tree = pipeline(kernel_source(kTestKernels, "mul2", "t.cl").args(in(I), out(T)),
+                         kernel_source(kTestKernels, "stencil_rows", "t.cl")
+                             .args(h, out(O), scalar(cl_uint(width)), scalar(cl_uint(before)), scalar(cl_uint(after)))
+                             .dims(2));
+    Config c;
+    c.shares.assign(devices, 1.0 / static_cast<double>(devices));
+    rt.run(tree, {{I, a}, {T, t}, {O, result}}, RunOptions{.config = c}).get();
+    auto twice = a;
+    for (auto& x : twice) x *= 2;
+    if (b == Boundary::none) {
+      // Beyond the edges the halo holds whatever was there: only rows far enough inside count.
+      const auto want = stencil_reference(twice, width, before, after, Boundary::zero);
+      for (std::size_t y = before; y + after < rows; ++y)
+        for (std::size_t x = 0; x < width; ++x) EXPECT_EQ(result[y * width + x], want[y * width + x]) << y;
+    } else {
+      EXPECT_EQ(compare_int(result, stencil_reference(twice, width, before, after, b, -7)), "") << static_cast<int>(b);
+    }
+  }
+}
+
+TEST(Halo, TraceShowsTheExchanges) {
+  const auto path = std::filesystem::temp_directory_path() / ("sinew_halo_trace_" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(path);
+  Runtime rt(RuntimeOptions{.trace = path.string()});
+  const Report r = run_heat_like(rt, 32, 32, 3, even(rt));
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  if (r.partitions.size() > 1) {
+    EXPECT_NE(text.str().find("halo 'img'"), std::string::npos);
+  }
+  EXPECT_NE(text.str().find("stencil_rows"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+// ----- errors before any device work -----------------------------------------------------------
+
+TEST(HaloErrors, NegativeWidthNamesTheSide) {
+  auto I = sinew::vector<cl_int>().name("img");
+  try {
+    (void)halo(I, -1, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "before");
+    EXPECT_NE(std::string(e.what()).find("img"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("negative"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)halo(I, 0, -2, Boundary::clamp), Error);
+}
+
+namespace {
+// Runs `tree` over 8 rows of 4 ints and returns the error it gives; the host data must be unchanged.
+Error refused(const Node& tree, const Vector<cl_int>& I, const Vector<cl_int>& O) {
+  Runtime rt;
+  std::vector<int> a(32, 1), o(32, 9);
+  try {
+    rt.run(tree, {{I, a}, {O, o}}).get();
+  } catch (const Error& e) {
+    EXPECT_EQ(a, std::vector<int>(32, 1));
+    EXPECT_EQ(o, std::vector<int>(32, 9));
+    return e;
+  }
+  ADD_FAILURE() << "the tree ran";
+  return Error(make_error_code(errc::invalid_argument), "none", {});
+}
+Kernel stencil(Arg in, const VectorRef& out) {
+  return kernel_source(kTestKernels, "stencil_rows", "t.cl")
+      .args(std::move(in), sinew::out(out), scalar(cl_uint(4)), scalar(cl_uint(1)), scalar(cl_uint(1)))
+      .dims(2);
+}
+}  // namespace
+
+TEST(HaloErrors, ALeafThatWritesWhatItReadsWithAHalo) {
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  const Error e = refused(pipeline(copy(I, O), stencil(halo(O, 1, 1), O)), I, O);
+  EXPECT_NE(std::string(e.what()).find("halo"), std::string::npos) << e.what();
+  EXPECT_NE(e.node().find("stencil_rows"), std::string::npos) << e.node();
+  EXPECT_NE(e.context().fix.find("copy"), std::string::npos) << e.context().fix;
+}
+
+TEST(HaloErrors, TwoDifferentHalosOfOneVector) {
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  auto T = sinew::vector<cl_int>().unit(4).name("tmp");
+  const Error e = refused(pipeline(stencil(halo(I, 1, 1), T), stencil(halo(I, 2, 1), O)), I, O);
+  EXPECT_NE(std::string(e.what()).find("another halo"), std::string::npos) << e.what();
+  EXPECT_NE(e.context().fix.find("same halo"), std::string::npos) << e.context().fix;
+}
+
+TEST(HaloErrors, AHaloWiderThanTheVector) {
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  const Error e = refused(stencil(halo(I, 9, 1), O), I, O);  // 8 rows
+  EXPECT_EQ(e.argument(), "halo");
+  EXPECT_NE(std::string(e.what()).find("wider than the vector"), std::string::npos) << e.what();
+}
+
+TEST(HaloErrors, AHaloPassedToAScalarParameter) {
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  auto k = kernel_source(kTestKernels, "stencil_rows", "t.cl")
+               .args(in(I), out(O), halo(I, 1, 1), scalar(cl_uint(1)), scalar(cl_uint(1)))
+               .dims(2);
+  const Error e = refused(k, I, O);
+  EXPECT_NE(e.argument().find("halo 'img'"), std::string::npos) << e.argument();
+}
+
+TEST(HaloErrors, DumpAndSignatureShowTheHalo) {
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  const std::string d = stencil(halo(I, 2, 1, Boundary::clamp), O).dump();
+  EXPECT_NE(d.find("halo 'img' (2 before, 1 after, clamped)"), std::string::npos) << d;
+  EXPECT_NE(stencil(halo(I, 1, 1), O).signature(), stencil(halo(I, 1, 2), O).signature());
+  EXPECT_NE(stencil(halo(I, 1, 1), O).signature(), stencil(halo(I, 1, 1, Boundary::clamp), O).signature());
+}
