@@ -45,9 +45,14 @@ void enqueue_pass(cl::CommandQueue& queue, const ReduceState& rs, const cl::Buff
 // each one's element fits the group's __local scratch (a 64-bin histogram struct is 256 bytes:
 // 48 KiB of local memory holds 192 of them, so groups of 128). Powers of two: the tree in
 // reduce.cl halves the group.
-std::size_t group_size(Worker& w, const cl::Kernel& kernel, const ElementType& t, const ErrorContext& where) {
-  const auto used = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(w.cl_device);
-  const std::uint64_t local_memory = w.info().local_memory > used ? w.info().local_memory - used : 0;
+std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, const ErrorContext& where) {
+  // CL_KERNEL_LOCAL_MEM_SIZE counts the __local arguments as last set, and the kernel object is
+  // reused across runs: with the scratch set to one element, the rest is what the kernel itself
+  // needs.
+  kernel.setArg(3, cl::Local(t.size));
+  const std::uint64_t used = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(w.cl_device);
+  const std::uint64_t fixed = used > t.size ? used - t.size : 0;
+  const std::uint64_t local_memory = w.info().local_memory > fixed ? w.info().local_memory - fixed : 0;
   if (local_memory < t.size)
     throw_error(errc::invalid_argument,
                 "an element of the reduced type (" + std::to_string(t.size) + " bytes) does not fit the device's " +
