@@ -146,6 +146,12 @@ void check_builtins(std::size_t n) {
       ASSERT_EQ(seen_max.s[l], mx.s[l]) << type << " n=" << n << " " << what << " max lane " << l;
     }
     ASSERT_EQ(report.iterations, 2u) << what;
+    // The report's text shows the vector lane by lane: "(a, b, ...)".
+    const std::string text = report.str();
+    const std::size_t at = text.find("result sum = (");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    ASSERT_EQ(static_cast<unsigned>(std::count(line.begin(), line.end(), ',')), lanes - 1) << line;
   });
 }
 

@@ -83,10 +83,10 @@ void MapReduceNode::check_structure(const std::string& path, StructureFacts& fac
   if (r.op == Reducer::Op::custom) {
     if (r.identity.size() != t.size)
       fail(errc::invalid_argument, path, "reducer identity",
-           "the identity is " + std::to_string(r.identity.size()) + " bytes, the element type " + spelled(t) + " " +
+           "the identity is " + std::to_string(r.identity.size()) + " bytes, an element of '" + r.input->name + "' " +
                std::to_string(t.size),
            "pass an identity of the vector's element type");
-    if (first_param_type(r.source, r.function).empty() && r.source.find(r.function) == std::string::npos)
+    if (r.source.find(r.function) == std::string::npos)
       fail(errc::invalid_argument, path, "reducer function '" + r.function + "'",
            "the function is not defined in '" + r.origin + "'", "name a function T f(T a, T b) defined in that file");
     if (!t.known()) check_struct(r, path, input);
