@@ -85,8 +85,7 @@ std::string reduce_source(const Reducer& r, const ElementType& t) {
   src += "#define SINEW_T " + reduction_type_name(r) + "\n";
   // The host reads and writes elements as the C++ type's bytes: a struct that the source lays out
   // otherwise fails to compile here, naming the mismatch, rather than reducing garbage.
-  src += "typedef char sinew_element_size_check[sizeof(SINEW_T) == " + std::to_string(t.size) +
-         " ? 1 : -1];  // the OpenCL C type's size differs from sizeof in C++\n";
+  src += "typedef char " + std::string(kSizeCheck) + "[sizeof(SINEW_T) == " + std::to_string(t.size) + " ? 1 : -1];\n";
   src += embedded_kernels().at("reduce.cl");
   return src;
 }

@@ -306,4 +306,29 @@ TEST(StructReduction, ATypeLargerThanLocalMemoryIsRefused) {
   }
 }
 
+// A struct the host-side reader cannot measure (a macro as the array bound) whose size differs
+// from the C++ one: the reduction kernels refuse to compile, and the build error says why.
+TEST(StructReduction, ASizeMismatchTheReaderCannotSeeFailsTheKernelBuild) {
+  struct Four {
+    cl_uint w[4];
+  };
+  const std::string source = "#define WORDS 8\ntypedef struct { uint w[WORDS]; } eight;\n"
+                             "eight eight_add(eight a, eight b) { a.w[0] += b.w[0]; return a; }\n"
+                             "__kernel void four_fill(__global uint4* out) { out[get_global_id(0)] = (uint4)(1); }\n";
+  auto F = sinew::vector<Four>(4).name("f");
+  auto tree = map_reduce(kernel_source(source, "four_fill", "eight.cl").args(out(F)),
+                         reduce::custom_source(F, result<Four>("sum"), source, "eight_add", Four{}, "eight.cl"));
+  Runtime rt;
+  try {
+    rt.run(tree, {}).get();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'eight' as 'eight.cl' defines it is not 16 bytes"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.argument(), "reducer input 'f'") << e.what();
+    EXPECT_FALSE(e.context().fix.empty());
+    EXPECT_NE(e.node().find("map_reduce"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -73,8 +73,20 @@ class MapReduceRunner final : public NodeRunner {
     const std::string& path = run.path(n);
     ErrorContext where{.node = path + "/reduce", .device = w.info().name,
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
-    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                         {reduce_source(r, t), where.kernel_file}, "", where);
+    cl::Program program;
+    try {
+      program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+                                      {reduce_source(r, t), where.kernel_file}, "", where);
+    } catch (const Error& e) {
+      if (e.build_log().find(kSizeCheck) == std::string::npos) throw;
+      throw_error(errc::invalid_argument,
+                  "the element type '" + reduction_type_name(r) + "' as '" + r.origin + "' defines it is not " +
+                      std::to_string(t.size) + " bytes, the size of the C++ type of '" + r.input->name + "'",
+                  {.node = where.node, .argument = "reducer input '" + r.input->name + "'", .device = where.device,
+                   .kernel_file = where.kernel_file, .build_log = e.build_log(),
+                   .fix = "declare the same members in the same order on both sides (OpenCL C aligns vectors, long "
+                          "and double to their size)"});
+    }
     cl::Kernel* kernel = &w.slot->kernel(program, "sinew_reduce");
     const std::size_t local = group_size(w, *kernel, t, where);
     auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);  // copied into the buffer
