@@ -299,7 +299,9 @@ class Loop : public Node {
 
 Loop loop(Node body);
 
-// A reduction of a partitioned vector to one value, written to a Result.
+// A reduction of a partitioned vector to one value, written to a Result. The element type may be
+// an OpenCL scalar or vector type (the built-in operators work lane by lane: a float4 sum is four
+// sums) or, with a custom function, a user struct of any size.
 class Reducer {
  public:
   enum class Op { sum, min, max, custom };
@@ -310,6 +312,9 @@ class Reducer {
   std::string source;        // custom: source text defining it
   std::string origin;        // custom: file it came from
   std::vector<unsigned char> identity;  // custom: the identity element
+  // custom, on a struct: the struct's OpenCL C name ("hist", "struct hist"). Empty: the type of
+  // the function's first parameter, as its definition in `source` spells it.
+  std::string type_name;
 };
 
 namespace reduce {
@@ -323,8 +328,11 @@ Reducer custom_source_bytes(const VectorRef& partial, const ResultRef& out, cons
                             const std::string& function, const std::string& origin);
 // A user reduction: `function` is an associative, commutative OpenCL C function
 // `T function(T a, T b)` defined in `file` (a path or an embedded kernel file), `identity` its
-// neutral element. Sinew generates the reduction kernels around it and combines partial results
-// across partitions with the same function.
+// neutral element. Sinew generates the reduction kernels around it (the file's text comes first,
+// so the struct types it defines are known to them) and combines partial results across
+// partitions with the same function. T may be a struct: the file defines it with the same members
+// as the C++ one (the tree check compares the two sizes; OpenCL C aligns vectors, long and double
+// to their size). Structs of any size reduce: work-groups shrink to fit local memory.
 template <class T>
 Reducer custom(const VectorRef& partial, const Result<T>& out, const std::string& file,
                const std::string& function, const T& identity) {

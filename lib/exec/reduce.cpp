@@ -11,89 +11,81 @@
 namespace sinew::detail {
 namespace {
 
-template <class T>
-Value combine_typed(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& type) {
-  T acc{};
-  bool first = true;
-  for (const auto& b : parts) {
-    T v;
-    std::memcpy(&v, b.data(), sizeof(T));
-    if (first) {
-      acc = v;
-      first = false;
-    } else if (op == Reducer::Op::sum) {
-      acc = static_cast<T>(acc + v);
-    } else if (op == Reducer::Op::min) {
-      acc = v < acc ? v : acc;
-    } else {
-      acc = v > acc ? v : acc;
-    }
-  }
-  Value out{type, std::vector<unsigned char>(sizeof(T))};
-  std::memcpy(out.bytes.data(), &acc, sizeof(T));
-  return out;
-}
-
-template <class T>
-std::vector<unsigned char> bytes_of(T v) {
-  std::vector<unsigned char> b(sizeof(T));
-  std::memcpy(b.data(), &v, sizeof(T));
-  return b;
-}
-
-}  // namespace
-
-Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& t) {
+// Calls f(T{}) with T the C++ type of one lane of t.
+template <class F>
+auto with_lane_type(const ElementType& t, F&& f) {
   switch (t.scalar) {
-    case ScalarKind::i8: return combine_typed<cl_char>(op, parts, t);
-    case ScalarKind::u8: return combine_typed<cl_uchar>(op, parts, t);
-    case ScalarKind::i16: return combine_typed<cl_short>(op, parts, t);
-    case ScalarKind::u16: return combine_typed<cl_ushort>(op, parts, t);
-    case ScalarKind::i32: return combine_typed<cl_int>(op, parts, t);
-    case ScalarKind::u32: return combine_typed<cl_uint>(op, parts, t);
-    case ScalarKind::i64: return combine_typed<cl_long>(op, parts, t);
-    case ScalarKind::u64: return combine_typed<cl_ulong>(op, parts, t);
-    case ScalarKind::f32: return combine_typed<cl_float>(op, parts, t);
-    case ScalarKind::f64: return combine_typed<cl_double>(op, parts, t);
+    case ScalarKind::i8: return f(cl_char{});
+    case ScalarKind::u8: return f(cl_uchar{});
+    case ScalarKind::i16: return f(cl_short{});
+    case ScalarKind::u16: return f(cl_ushort{});
+    case ScalarKind::i32: return f(cl_int{});
+    case ScalarKind::u32: return f(cl_uint{});
+    case ScalarKind::i64: return f(cl_long{});
+    case ScalarKind::u64: return f(cl_ulong{});
+    case ScalarKind::f32: return f(cl_float{});
+    case ScalarKind::f64: return f(cl_double{});
     default: break;
   }
   throw_error(errc::invalid_argument, "built-in reduction of an opaque type");
 }
 
-// The identity element of a built-in reduction, as bytes of the element type.
-std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t) {
-  auto pick = [&](auto zero) {
+// Lane i of an element's bytes (vectors are arrays of their lanes, as in cl_platform.h).
+template <class T>
+T lane(const unsigned char* element, unsigned i) {
+  T v;
+  std::memcpy(&v, element + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+// One code path for scalars and vectors: a scalar is a vector of one lane, each lane combined as
+// the device's SINEW_OP does (sum wraps for integers; min and max keep the first of equals).
+Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned char>>& parts, const ElementType& t) {
+  return with_lane_type(t, [&](auto zero) {
     using T = decltype(zero);
-    if (op == Reducer::Op::sum) return bytes_of<T>(T(0));
-    if (op == Reducer::Op::min)
-      return bytes_of<T>(std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                              : std::numeric_limits<T>::max());
-    return bytes_of<T>(std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                            : std::numeric_limits<T>::lowest());
-  };
-  switch (t.scalar) {
-    case ScalarKind::i8: return pick(cl_char{});
-    case ScalarKind::u8: return pick(cl_uchar{});
-    case ScalarKind::i16: return pick(cl_short{});
-    case ScalarKind::u16: return pick(cl_ushort{});
-    case ScalarKind::i32: return pick(cl_int{});
-    case ScalarKind::u32: return pick(cl_uint{});
-    case ScalarKind::i64: return pick(cl_long{});
-    case ScalarKind::u64: return pick(cl_ulong{});
-    case ScalarKind::f32: return pick(cl_float{});
-    case ScalarKind::f64: return pick(cl_double{});
-    default: return {};
-  }
+    Value out{t, parts.front()};
+    for (std::size_t p = 1; p < parts.size(); ++p)
+      for (unsigned i = 0; i < t.lanes; ++i) {
+        const T acc = lane<T>(out.bytes.data(), i), v = lane<T>(parts[p].data(), i);
+        T r;
+        if (op == Reducer::Op::sum) r = static_cast<T>(acc + v);
+        else if (op == Reducer::Op::min) r = v < acc ? v : acc;
+        else r = v > acc ? v : acc;
+        std::memcpy(out.bytes.data() + i * sizeof(T), &r, sizeof(T));
+      }
+    return out;
+  });
+}
+
+// The identity element of a built-in reduction, as bytes of the element type (every lane).
+std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t) {
+  if (!t.known()) return {};
+  return with_lane_type(t, [&](auto zero) {
+    using T = decltype(zero);
+    using limits = std::numeric_limits<T>;
+    T v = T(0);
+    if (op == Reducer::Op::min) v = limits::has_infinity ? limits::infinity() : limits::max();
+    if (op == Reducer::Op::max) v = limits::has_infinity ? -limits::infinity() : limits::lowest();
+    std::vector<unsigned char> b(t.size);
+    for (unsigned i = 0; i < t.lanes; ++i) std::memcpy(b.data() + i * sizeof(T), &v, sizeof(T));
+    return b;
+  });
 }
 
 std::string reduce_source(const Reducer& r, const ElementType& t) {
   std::string src;
   if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   if (r.op == Reducer::Op::custom) src += r.source + "\n#define SINEW_OP(a, b) " + r.function + "((a), (b))\n";
+  // On vectors, `<` yields a lane mask and `?:` selects lane by lane: one definition for all.
   if (r.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
   if (r.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
   if (r.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
-  src += "#define SINEW_T " + t.name + "\n";
+  src += "#define SINEW_T " + reduction_type_name(r) + "\n";
+  // The host reads and writes elements as the C++ type's bytes: a struct that the source lays out
+  // otherwise fails to compile here, naming the mismatch, rather than reducing garbage.
+  src += "typedef char " + std::string(kSizeCheck) + "[sizeof(SINEW_T) == " + std::to_string(t.size) + " ? 1 : -1];\n";
   src += embedded_kernels().at("reduce.cl");
   return src;
 }

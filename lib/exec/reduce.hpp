@@ -9,6 +9,9 @@
 
 namespace sinew::detail {
 
+// The name of the compile-time check, in the reduction kernels, that the OpenCL C element type
+// has the C++ type's size: a build log that names it means the two differ.
+inline constexpr const char* kSizeCheck = "sinew_element_size_differs_from_cpp_sizeof";
 // kernels/reduce.cl with SINEW_T and SINEW_OP defined for this reducer and element type.
 std::string reduce_source(const Reducer& r, const ElementType& t);
 // The neutral element of a built-in reduction (sum: 0, min: +inf/max, max: -inf/lowest).

@@ -3,6 +3,7 @@
 #include "exec/run.hpp"
 #include "exec/trace.hpp"
 
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -158,13 +159,27 @@ std::string Report::str() const {
   }
   for (const auto& [name, v] : results) {
     s << "  result " << name << " = ";
-    switch (v.type.lanes == 1 ? v.type.scalar : ScalarKind::opaque) {
-      case ScalarKind::f32: s << v.as<float>(); break;
-      case ScalarKind::f64: s << v.as<double>(); break;
-      case ScalarKind::i32: s << v.as<cl_int>(); break;
-      case ScalarKind::u32: s << v.as<cl_uint>(); break;
-      case ScalarKind::i64: s << v.as<cl_long>(); break;
-      case ScalarKind::u64: s << v.as<cl_ulong>(); break;
+    // Scalars as numbers, OpenCL vectors lane by lane "(1, 2, 3, 4)", structs by their size.
+    auto lanes = [&](auto zero) {
+      using T = decltype(zero);
+      for (unsigned i = 0; i < v.type.lanes; ++i) {
+        T x;
+        std::memcpy(&x, v.bytes.data() + i * sizeof(T), sizeof(T));
+        s << (i ? ", " : v.type.lanes > 1 ? "(" : "") << +x;
+      }
+      if (v.type.lanes > 1) s << ")";
+    };
+    switch (v.type.scalar) {
+      case ScalarKind::i8: lanes(cl_char{}); break;
+      case ScalarKind::u8: lanes(cl_uchar{}); break;
+      case ScalarKind::i16: lanes(cl_short{}); break;
+      case ScalarKind::u16: lanes(cl_ushort{}); break;
+      case ScalarKind::f32: lanes(float{}); break;
+      case ScalarKind::f64: lanes(double{}); break;
+      case ScalarKind::i32: lanes(cl_int{}); break;
+      case ScalarKind::u32: lanes(cl_uint{}); break;
+      case ScalarKind::i64: lanes(cl_long{}); break;
+      case ScalarKind::u64: lanes(cl_ulong{}); break;
       default: s << v.bytes.size() << " bytes"; break;
     }
     s << "\n";

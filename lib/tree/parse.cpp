@@ -5,12 +5,12 @@
 // parser handles what kernels really contain: comments, __kernel/kernel, attributes, qualifiers
 // with or without underscores. A kernel it cannot find (made by a macro) is not checked here.
 #include "tree/nodes/kernel.hpp"
+#include "tree/source_text.hpp"
 
 #include <cctype>
 #include <sstream>
 
 namespace sinew::detail {
-namespace {
 
 std::string strip_comments(const std::string& s) {
   std::string out;
@@ -48,10 +48,12 @@ std::vector<std::string> tokens(const std::string& s) {
   return t;
 }
 
+namespace {
 std::string canonical(std::string w) {
   if (w.rfind("__", 0) == 0) w = w.substr(2);
   return w;
 }
+}  // namespace
 
 KernelParam parse_param(const std::string& text) {
   KernelParam p;
@@ -97,8 +99,6 @@ KernelParam parse_param(const std::string& text) {
   if (p.type == "unsigned long") p.type = "ulong";
   return p;
 }
-
-}  // namespace
 
 std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& source, const std::string& entry) {
   const std::string s = strip_comments(source);

@@ -1,4 +1,5 @@
-// samples/common/descriptors.hpp — the typed descriptors of the five benchmark samples.
+// samples/common/descriptors.hpp — the typed descriptors of the five benchmark samples (and the
+// histogram sample, which is no benchmark).
 //
 // Each class is the one description of its benchmark: its parameters, its tree, its input data,
 // its C++ reference and its check. The sample programs set parameters from their flags; tests,
@@ -273,6 +274,56 @@ class Segmentation final : public SampleBase {
   std::vector<cl_uchar> in_, out_;
   std::size_t width_ = 0, height_ = 0;
   std::optional<std::vector<cl_uchar>> expected_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Histogram: the 64-bin histogram of an 8-bit grey image (width x height), one map_reduce over a
+// struct type. Each work-item counts one row into a 64-bin partial histogram (a struct of 64
+// cl_uint, unit = one row); a custom reducer (histogram_add, given as source text) adds them bin
+// by bin into the image's histogram. Integer counts: bit-exact.
+struct HistogramParams {
+  std::size_t side = 2048;   // width, pixels
+  std::size_t height = 0;    // rows; 0: as many as the width (a square image)
+  std::uint32_t seed = 5;
+};
+
+class Histogram final : public SampleBase {
+ public:
+  struct Bins {  // histogram64 in histogram.cl
+    cl_uint bins[64];
+  };
+
+  explicit Histogram(HistogramParams p = {}) : params(p) {}
+  HistogramParams params;
+
+  std::string name() const override { return "histogram"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "image side (pixels): N for N x N"; }
+  Sizes sizes() const override { return {64, 2048, 8192}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return image_.size(); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  const std::vector<cl_uchar>& image() const { return image_; }
+  const Bins& output() const { return got_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  struct Shape {
+    std::size_t width = 0, height = 0;
+  };
+  Shape shape_for(std::size_t size) const;
+
+  Vector<cl_uchar> image_v_;
+  std::vector<cl_uchar> image_;
+  std::size_t width_ = 0;
+  Result<Bins> total_;
+  Bins got_{};
+  std::optional<Bins> expected_;
 };
 
 }  // namespace sinew::samples

@@ -81,6 +81,7 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
+      {"histogram", [] { return std::make_unique<Histogram>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},

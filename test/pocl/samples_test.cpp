@@ -266,3 +266,30 @@ TEST(FftQueues, EveryFissionConfigurationMatchesTheReference) {
     }
   }
 }
+
+// ----- histogram: odd shapes and uneven splits ------------------------------------------------
+// One map_reduce over a 256-byte struct per row: every row count below, beside and above a
+// work-group, on each device alone and split unevenly over all of them (POCL_DEVICES).
+TEST(HistogramShapes, OddShapesAndUnevenSplitsMatchTheReference) {
+  Runtime rt;
+  samples::Histogram s;
+  for (auto [width, height] : {std::pair<std::size_t, std::size_t>{50, 1}, {7, 37}, {129, 301}}) {
+    s.params.height = height;
+    s.prepare(width);
+    for (const auto& dev : rt.devices()) {
+      s.run(rt, RunOptions{.device = dev.index});
+      auto c = s.check();
+      EXPECT_TRUE(c.ok) << width << "x" << height << " on " << dev.id() << ": " << c.message;
+    }
+    if (rt.devices().size() > 1) {
+      Config cfg;
+      double sum = 0;
+      for (std::size_t d = 0; d < rt.devices().size(); ++d) cfg.shares.push_back(0.137 + 0.31 * static_cast<double>(d));
+      for (double x : cfg.shares) sum += x;
+      for (double& x : cfg.shares) x /= sum;
+      s.run(rt, RunOptions{.config = cfg});
+      auto c = s.check();
+      EXPECT_TRUE(c.ok) << width << "x" << height << " split " << cfg.str() << ": " << c.message;
+    }
+  }
+}

@@ -17,6 +17,7 @@ struct ReduceState final : NodeState {
   cl::Kernel* kernel = nullptr;
   cl::Buffer partials;  // one value per work-group of the first pass
   cl::Buffer result;    // the partition's value
+  cl::Buffer identity;  // the operator's neutral element (one per device, shared by its partitions)
   std::vector<unsigned char> host;
   std::size_t local = 1, groups = 1;
 };
@@ -30,15 +31,37 @@ std::size_t floor_pow2(std::size_t x) {
 // One pass of the reduction kernel: `count` values of `in` reduced by `groups` work-groups of
 // rs.local work-items into `out` (one value per group).
 void enqueue_pass(cl::CommandQueue& queue, const ReduceState& rs, const cl::Buffer& in, cl_uint count,
-                  const cl::Buffer& out, std::size_t groups, std::size_t element_size,
-                  const std::vector<unsigned char>& identity, cl::Event* event) {
+                  const cl::Buffer& out, std::size_t groups, std::size_t element_size, cl::Event* event) {
   cl::Kernel& k = *rs.kernel;
   k.setArg(0, in);
   k.setArg(1, count);
   k.setArg(2, out);
   k.setArg(3, cl::Local(rs.local * element_size));
-  k.setArg(4, identity.size(), identity.data());
+  k.setArg(4, rs.identity);
   queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * rs.local), cl::NDRange(rs.local), nullptr, event);
+}
+
+// Work-items per group: at most 256 and what the device and kernel allow, and few enough that
+// each one's element fits the group's __local scratch (a 64-bin histogram struct is 256 bytes:
+// 48 KiB of local memory holds 192 of them, so groups of 128). Powers of two: the tree in
+// reduce.cl halves the group.
+std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, const ErrorContext& where) {
+  // CL_KERNEL_LOCAL_MEM_SIZE counts the __local arguments as last set, and the kernel object is
+  // reused across runs: with the scratch set to one element, the rest is what the kernel itself
+  // needs.
+  kernel.setArg(3, cl::Local(t.size));
+  const std::uint64_t used = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(w.cl_device);
+  const std::uint64_t fixed = used > t.size ? used - t.size : 0;
+  const std::uint64_t local_memory = w.info().local_memory > fixed ? w.info().local_memory - fixed : 0;
+  if (local_memory < t.size)
+    throw_error(errc::invalid_argument,
+                "an element of the reduced type (" + std::to_string(t.size) + " bytes) does not fit the device's " +
+                    std::to_string(local_memory) + " bytes of local memory, even in a work-group of one",
+                {.node = where.node, .argument = "reducer", .device = where.device,
+                 .fix = "reduce a smaller type, e.g. partial results of fewer members"});
+  return floor_pow2(std::min<std::size_t>({256, w.info().max_work_group_size,
+                                           kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device),
+                                           static_cast<std::size_t>(local_memory / t.size)}));
 }
 
 class MapReduceRunner final : public NodeRunner {
@@ -48,20 +71,31 @@ class MapReduceRunner final : public NodeRunner {
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
     const std::string& path = run.path(n);
-    if (!t.known())
-      throw_error(errc::invalid_argument, "a reduction needs an OpenCL element type; '" + r.input->name + "' is opaque",
-                  {.node = path, .argument = "reducer", .fix = "reduce a vector of an OpenCL type (float, int2, ...)"});
     ErrorContext where{.node = path + "/reduce", .device = w.info().name,
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
-    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                         {reduce_source(r, t), where.kernel_file}, "", where);
+    cl::Program program;
+    try {
+      program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+                                      {reduce_source(r, t), where.kernel_file}, "", where);
+    } catch (const Error& e) {
+      if (e.build_log().find(kSizeCheck) == std::string::npos) throw;
+      throw_error(errc::invalid_argument,
+                  "the element type '" + reduction_type_name(r) + "' as '" + r.origin + "' defines it is not " +
+                      std::to_string(t.size) + " bytes, the size of the C++ type of '" + r.input->name + "'",
+                  {.node = where.node, .argument = "reducer input '" + r.input->name + "'", .device = where.device,
+                   .kernel_file = where.kernel_file, .build_log = e.build_log(),
+                   .fix = "declare the same members in the same order on both sides (OpenCL C aligns vectors, long "
+                          "and double to their size)"});
+    }
     cl::Kernel* kernel = &w.slot->kernel(program, "sinew_reduce");
-    const std::size_t local = floor_pow2(std::min<std::size_t>(
-        {256, w.info().max_work_group_size, kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device)}));
+    const std::size_t local = group_size(w, *kernel, t, where);
+    auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);  // copied into the buffer
+    const cl::Buffer identity_buffer(w.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, identity.size(), identity.data());
     for (PartState* ps : w.parts) {
       auto rs = std::make_unique<ReduceState>();
       rs->kernel = kernel;
       rs->local = local;
+      rs->identity = identity_buffer;
       const std::size_t n_elems = ps->part->units * r.input->unit;
       rs->groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs->local - 1) / rs->local));
       rs->partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs->groups * t.size);
@@ -97,8 +131,7 @@ class MapReduceRunner final : public NodeRunner {
         std::vector<unsigned char> packed;
         for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
         cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
-        enqueue_pass(ps.worker->queue(), rs, in, static_cast<cl_uint>(values.size()), rs.result, 1, t.size, r.identity,
-                     nullptr);
+        enqueue_pass(ps.worker->queue(), rs, in, static_cast<cl_uint>(values.size()), rs.result, 1, t.size, nullptr);
         v = {t, std::vector<unsigned char>(t.size)};
         ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
       });
@@ -112,13 +145,12 @@ class MapReduceRunner final : public NodeRunner {
   static void reduce(RunState& run, const MapReduceNode& n, PartState& ps) {
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
-    const auto identity = r.op == Reducer::Op::custom ? r.identity : identity_of(r.op, t);
     const std::string& path = run.path(n);
     ReduceState& rs = ps.state<ReduceState>(n);
     cl_call([&] { return ErrorContext{.node = path + "/reduce", .device = ps.worker->info().name}; }, [&] {
       auto pass = [&](const cl::Buffer& in, cl_uint count, const cl::Buffer& out, std::size_t groups) {
         cl::Event ev;
-        enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, identity, run.event_of(ev));
+        enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, run.event_of(ev));
         run.track(ps, ev, &path, true);
       };
       pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);

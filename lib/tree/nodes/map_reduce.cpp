@@ -4,6 +4,7 @@
 #include "platform/hash.hpp"
 #include "tree/analysis.hpp"
 #include "tree/nodes/kernel.hpp"
+#include "tree/source_text.hpp"
 
 namespace sinew {
 namespace detail {
@@ -17,7 +18,37 @@ const char* op_name(Reducer::Op op) {
   }
   return "?";
 }
+
+// How messages name an element type: "float4", or "a struct of 256 bytes".
+std::string spelled(const ElementType& t) {
+  return t.known() ? t.name : "a struct of " + std::to_string(t.size) + " bytes";
+}
+
+// A custom reduction of a struct: the generated kernels must be able to name the type, and the
+// struct the source defines must have the C++ struct's size (the partial vector's bytes are
+// reinterpreted as it on the device). The kernels assert the size again when they compile, for
+// the structs this reader cannot measure (attributes, macros in array bounds).
+void check_struct(const Reducer& r, const std::string& path, const std::string& input) {
+  const std::string name = reduction_type_name(r);
+  if (name.empty())
+    fail(errc::invalid_argument, path, input,
+         "the vector holds a struct, and its OpenCL C name cannot be read: no definition T " + r.function +
+             "(T a, T b) { ... } was found in '" + r.origin + "'",
+         "define the function in that source (not through a macro), or set the reducer's type_name");
+  const auto layout = opencl_type_layout(r.source, name);
+  if (layout && layout->size != r.input->type.size)
+    fail(errc::invalid_argument, path, input,
+         "the struct '" + name + "' is " + std::to_string(layout->size) + " bytes in OpenCL C ('" + r.origin +
+             "') but " + std::to_string(r.input->type.size) + " bytes in C++",
+         "declare the same members in the same order on both sides (OpenCL C aligns vectors, long and double to "
+         "their size; use cl_float4, cl_uint... in C++)");
+}
 }  // namespace
+
+std::string reduction_type_name(const Reducer& r) {
+  if (r.input->type.known()) return r.input->type.name;
+  return r.type_name.empty() ? first_param_type(r.source, r.function) : r.type_name;
+}
 
 void MapReduceNode::dump_settings(std::ostream& s) const {
   s << " reduce=" << op_name(reducer.op) << "(" << (reducer.input ? reducer.input->name : "?") << ") -> "
@@ -28,7 +59,7 @@ void MapReduceNode::dump_settings(std::ostream& s) const {
 void MapReduceNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const {
   // After the arguments in the signature's order; a map_reduce has none.
   s << "reduce" << static_cast<int>(reducer.op) << id(reducer.input.get()) << reducer.function
-    << hash_hex(reducer.source);
+    << hash_hex(reducer.source) << reducer.type_name;
 }
 
 void MapReduceNode::check_structure(const std::string& path, StructureFacts& facts) const {
@@ -36,22 +67,29 @@ void MapReduceNode::check_structure(const std::string& path, StructureFacts& fac
   if (!r.input || !r.output)
     fail(errc::invalid_tree, path, "reducer", "the reducer has no input vector or no result",
          "build it with sinew::reduce::sum(partial, result) or another sinew::reduce function");
-  if (r.op != Reducer::Op::custom && (!r.input->type.known() || r.input->type.lanes != 1))
-    fail(errc::invalid_argument, path, "reducer input '" + r.input->name + "'",
-         "built-in reductions work on scalar element types, not " +
-             (r.input->type.known() ? r.input->type.name : std::string("opaque types")),
-         "reduce a vector of float, int, uint, ... or use sinew::reduce::custom");
-  if (!(r.input->type == r.output->type) && r.output->type.size != r.input->type.size)
+  const ElementType& t = r.input->type;
+  const std::string input = "reducer input '" + r.input->name + "'";
+  if (r.op != Reducer::Op::custom && !t.known())
+    fail(errc::invalid_argument, path, input,
+         std::string("the built-in ") + op_name(r.op) + " works on OpenCL scalar and vector types, not on " +
+             spelled(t) + " (Sinew cannot know how to add or compare its members)",
+         "reduce it with sinew::reduce::custom or sinew::reduce::custom_source and a function T f(T a, T b)");
+  if (!(r.output->type == t))
     fail(errc::invalid_argument, path, "result '" + r.output->name + "'",
-         "the result's type differs from the reduced vector's (" + r.input->type.name + ")",
-         "declare the result as sinew::result<cl_" + r.input->type.name + ">");
+         "the result's type (" + spelled(r.output->type) + ") differs from the reduced vector's element type (" +
+             spelled(t) + ")",
+         t.known() ? "declare the result as sinew::result<cl_" + t.name + ">"
+                   : std::string("declare the result with the vector's struct type"));
   if (r.op == Reducer::Op::custom) {
-    if (r.identity.size() != r.input->type.size)
-      fail(errc::invalid_argument, path, "reducer identity", "the identity's size differs from the element size",
+    if (r.identity.size() != t.size)
+      fail(errc::invalid_argument, path, "reducer identity",
+           "the identity is " + std::to_string(r.identity.size()) + " bytes, an element of '" + r.input->name + "' " +
+               std::to_string(t.size),
            "pass an identity of the vector's element type");
     if (r.source.find(r.function) == std::string::npos)
       fail(errc::invalid_argument, path, "reducer function '" + r.function + "'",
            "the function is not defined in '" + r.origin + "'", "name a function T f(T a, T b) defined in that file");
+    if (!t.known()) check_struct(r, path, input);
   }
   for (const ResultState* p : facts.produced)
     if (p == r.output.get())

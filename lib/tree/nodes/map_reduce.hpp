@@ -6,6 +6,10 @@
 
 namespace sinew::detail {
 
+// The OpenCL C name of the reduced element type: the vector's own for OpenCL types; for a struct,
+// the reducer's type_name, else the type of its function's first parameter ("" when neither).
+std::string reduction_type_name(const Reducer& r);
+
 class MapReduceNode final : public NodeImpl {
  public:
   std::string_view kind() const override { return "map_reduce"; }

@@ -1,0 +1,37 @@
+// tree/source_text.hpp — the small OpenCL C reader behind the checks made before device work:
+// comments removed, tokens, one parameter's declaration (tree/parse.cpp), and the element type
+// of a user reduction (tree/reduce_type.cpp).
+#pragma once
+
+#include "tree/nodes/kernel.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+std::string strip_comments(const std::string& s);
+bool is_ident(char c);
+// Identifiers and numbers as one token each, every other non-space character alone.
+std::vector<std::string> tokens(const std::string& s);
+// One parameter's declaration ("__global const float* x") read into its parts.
+KernelParam parse_param(const std::string& text);
+
+// The type of the first parameter of the function `function` *defined* in `source` (a prototype or
+// a call is not a definition): for a reducer `T f(T a, T b)`, its element type T as written
+// ("hist", "struct hist", "float2"). Empty when no definition is found (a macro, a misspelling).
+std::string first_param_type(const std::string& source, const std::string& function);
+
+// Size and alignment of a type under OpenCL C's rules (scalars and vectors aligned to their size,
+// 3-lane vectors as 4, structs padded to their widest member), for the struct types `source`
+// defines ("struct tag" or a typedef name) and the built-in ones. Empty when the definition
+// cannot be read exactly (attributes, macros as array bounds, unknown member types): the kernel's
+// compile-time size check is then the only one.
+struct TypeLayout {
+  std::size_t size = 0, align = 1;
+};
+std::optional<TypeLayout> opencl_type_layout(const std::string& source, const std::string& type);
+
+}  // namespace sinew::detail
