@@ -82,6 +82,7 @@ const std::vector<Entry>& registry() {
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
+      {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},
       {"segmentation", [] { return std::make_unique<Segmentation>(); }},
