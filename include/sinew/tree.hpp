@@ -210,7 +210,7 @@ class Kernel : public Node {
 };
 
 // `kernel("path/to/filters.cl", "solarise")`: the kernel `entry` of a .cl file, read now. (A name
-// that is no path is looked up among the library's own embedded kernel files: reduce.cl.)
+// that is no path is looked up among the library's own embedded kernel files: reduce.cl, scan.cl.)
 Kernel kernel(const std::string& file, const std::string& entry);
 // A kernel from OpenCL C source text; `origin` names it in messages.
 Kernel kernel_source(const std::string& source, const std::string& entry,
