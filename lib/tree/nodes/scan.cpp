@@ -80,12 +80,14 @@ void ScanNode::check_shapes(const Analysis& an, const std::string& path) const {
          "a scan's input and output need the same unit (" + std::to_string(in.unit) + " and " +
              std::to_string(out.unit) + " elements): they are split at the same elements",
          "give both vectors the same unit()");
-  // The kernels index a slice with 32-bit unsigned integers (as the reductions do).
+  // The kernels index a slice with 32-bit unsigned integers (as the reductions do), and a block
+  // may reach past the slice's end: half the range keeps every index from wrapping, whatever the
+  // plan (one partition may hold the whole vector).
   const std::size_t elements = an.use(&in).elements;
-  if (elements > std::numeric_limits<std::uint32_t>::max())
+  if (elements > std::numeric_limits<std::int32_t>::max())
     fail(errc::invalid_argument, path, "vector '" + in.name + "'",
-         "a scan handles up to 4294967295 elements, not " + std::to_string(elements),
-         "scan the vector in parts of at most 2^32 - 1 elements");
+         "a scan handles up to 2147483647 elements, not " + std::to_string(elements),
+         "scan the vector in parts of at most 2^31 - 1 elements");
 }
 
 }  // namespace detail
