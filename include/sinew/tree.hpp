@@ -240,7 +240,7 @@ class Kernel : public Node {
 };
 
 // `kernel("path/to/filters.cl", "solarise")`: the kernel `entry` of a .cl file, read now. (A name
-// that is no path is looked up among the library's own embedded kernel files: reduce.cl.)
+// that is no path is looked up among the library's own embedded kernel files: reduce.cl, scan.cl.)
 Kernel kernel(const std::string& file, const std::string& entry);
 // A kernel from OpenCL C source text; `origin` names it in messages.
 Kernel kernel_source(const std::string& source, const std::string& entry,
@@ -354,6 +354,58 @@ Reducer custom_source(const VectorRef& partial, const Result<T>& out, const std:
 
 // The body applied to independent partitions, then the reducer over everything they produced.
 Node map_reduce(Node body, Reducer reducer);
+
+// ---------------------------------------------------------------------------------------------
+// Scan (prefix combination) over a whole partitioned vector, across every device of the split.
+
+// Inclusive: out[i] = v[0] op ... op v[i]. Exclusive: out[0] = identity, out[i] = v[0] op ... op
+// v[i-1] (std::inclusive_scan / std::exclusive_scan with the identity as init).
+enum class ScanKind { inclusive, exclusive };
+
+// A scan's operator: sum, min, max (scalar element types), or an associative OpenCL C function
+// `T function(T a, T b)` with its identity element (any OpenCL element type). It need not be
+// commutative: operands are always combined in index order.
+struct ScanOp {
+  Reducer::Op op = Reducer::Op::sum;   // the same operators as reductions
+  std::string function;                // custom: name of the function
+  std::string source;                  // custom: source text defining it
+  std::string origin;                  // custom: the file it came from, or the caller's name
+  std::vector<unsigned char> identity; // custom: the identity element
+};
+
+namespace scan_op {
+ScanOp sum();
+ScanOp min();
+ScanOp max();
+// The untyped forms of custom() and custom_source(); the identity is set by the caller.
+ScanOp custom_bytes(const std::string& file, const std::string& function);
+ScanOp custom_source_bytes(const std::string& source, const std::string& function, const std::string& origin);
+// `function` defined in `file` (a path or an embedded kernel file), `identity` its neutral element.
+template <class T>
+ScanOp custom(const std::string& file, const std::string& function, const T& identity) {
+  ScanOp o = custom_bytes(file, function);
+  o.identity.resize(sizeof(T));
+  std::memcpy(o.identity.data(), &identity, sizeof(T));
+  return o;
+}
+// custom() with the function given as OpenCL C source text; `origin` names it in messages.
+template <class T>
+ScanOp custom_source(const std::string& source, const std::string& function, const T& identity,
+                     const std::string& origin = "<source>") {
+  ScanOp o = custom_source_bytes(source, function, origin);
+  o.identity.resize(sizeof(T));
+  std::memcpy(o.identity.data(), &identity, sizeof(T));
+  return o;
+}
+}  // namespace scan_op
+
+// Scans `v` in place: a leaf, partitioned like kernels (the vector is scanned as one sequence of
+// elements, whatever its unit). Each device scans its slice, the partitions' totals meet on the
+// host, and a second pass combines each slice with the totals before it: the partitions meet
+// while it runs, so a tree with a scan is never streamed.
+Node scan(const VectorRef& v, ScanOp op, ScanKind kind = ScanKind::inclusive);
+// The same from `in` into `out` (same element type and unit); `in` is left unchanged.
+Node scan(const VectorRef& in, const VectorRef& out, ScanOp op, ScanKind kind = ScanKind::inclusive);
 
 // Library leaves, partitioned like kernels.
 namespace blas {

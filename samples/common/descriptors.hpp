@@ -1,4 +1,4 @@
-// samples/common/descriptors.hpp — the typed descriptors of the five benchmark samples (and the
+// samples/common/descriptors.hpp — the typed descriptors of the benchmark samples (and of the
 // histogram sample, which is no benchmark).
 //
 // Each class is the one description of its benchmark: its parameters, its tree, its input data,
@@ -226,6 +226,45 @@ class Saxpy final : public SampleBase {
   std::vector<cl_float> x_vec_, y_vec_;        // the bound data, in ordinary memory ...
   PinnedVector<cl_float> x_pin_, y_pin_;       // ... or in pinned memory
   std::span<cl_float> x_, y_;                  // whichever is in use
+};
+
+// ---------------------------------------------------------------------------------------------
+// Prefix sum: sinew::scan of a float vector into a second one (the input is kept), inclusive or
+// exclusive. Unit = one element. Each device scans its slice, the slices' totals meet on the
+// host and a second pass adds each slice's carry. Checked against a double-precision scan:
+// max |got - ref| / (the sum of |x| over the elements combined), accepted up to 1e-5 (float
+// rounding grows with the depth of the scan's combination tree, a few dozen operations).
+struct PrefixSumParams {
+  std::size_t elements = 1000000;
+  bool exclusive = false;
+  std::uint32_t seed = 17;
+};
+
+class PrefixSum final : public SampleBase {
+ public:
+  explicit PrefixSum(PrefixSumParams p = {}) : params(p) {}
+  PrefixSumParams params;
+
+  std::string name() const override { return "prefix_sum"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "elements"; }
+  Sizes sizes() const override { return {100003, 1000000, 100000000}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * x_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  std::span<const cl_float> output() const { return y_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t elements_for(std::size_t size) const;
+
+  Vector<cl_float> x_v_, y_v_;
+  std::vector<cl_float> x_, y_;
 };
 
 // ---------------------------------------------------------------------------------------------

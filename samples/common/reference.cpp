@@ -115,6 +115,26 @@ void nbody(std::span<cl_float4> pos, std::span<cl_float4> vel, std::size_t steps
     }
 }
 
+// ----- prefix_sum (sinew::scan) --------------------------------------------------------------
+
+void prefix_sum(std::span<const cl_float> in, bool exclusive, std::vector<double>& sums, std::vector<double>& magnitudes) {
+  sums.resize(in.size());
+  magnitudes.resize(in.size());
+  double sum = 0, magnitude = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (exclusive) {
+      sums[i] = sum;
+      magnitudes[i] = magnitude;
+    }
+    sum += in[i];
+    magnitude += std::fabs(static_cast<double>(in[i]));
+    if (!exclusive) {
+      sums[i] = sum;
+      magnitudes[i] = magnitude;
+    }
+  }
+}
+
 // ----- saxpy.cl ------------------------------------------------------------------------------
 
 void saxpy(float a, std::span<const cl_float> x, std::span<cl_float> y) {

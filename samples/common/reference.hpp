@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace sinew::samples::reference {
 
@@ -48,6 +49,12 @@ void nbody(std::span<cl_float4> pos, std::span<cl_float4> vel, std::size_t steps
 // ----- saxpy.cl ------------------------------------------------------------------------------
 
 void saxpy(float a, std::span<const cl_float> x, std::span<cl_float> y);
+
+// ----- prefix_sum (sinew::scan) --------------------------------------------------------------
+
+// The inclusive or exclusive prefix sum of `in` in double precision, and beside it the sum of
+// the magnitudes each result combines (the scale its float rounding is judged against).
+void prefix_sum(std::span<const cl_float> in, bool exclusive, std::vector<double>& sums, std::vector<double>& magnitudes);
 
 // ----- segmentation.cl -----------------------------------------------------------------------
 

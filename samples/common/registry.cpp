@@ -83,6 +83,7 @@ const std::vector<Entry>& registry() {
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
+      {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},
       {"segmentation", [] { return std::make_unique<Segmentation>(); }},

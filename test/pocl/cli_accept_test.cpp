@@ -69,6 +69,7 @@ TEST(CliAccepts, SampleProgramsTakeGoodValues) {
       {"segmentation", {"--size", "65536", "--lo", "0", "--hi", "255"}},
       {"nbody", {"--size", "256", "--steps", "2", "--dt", "0.02"}},
       {"fft", {"--size", "2", "--length", "1024"}},
+      {"prefix_sum", {"--size", "4099", "--exclusive", "--shares", shares}},
   };
   for (const auto& c : cases) {
     TempDir dir;

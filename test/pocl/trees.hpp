@@ -100,7 +100,7 @@ struct Holder {
 inline std::vector<std::string> case_names() {
   return {"kernel", "pipeline_channel", "map", "loop_times_iteration", "loop_until_map_reduce",
           "map_reduce_min_max_custom", "replicated_sync_loop", "dims2_rows", "offset", "nested_three_deep",
-          "halo_clamp", "halo_none", "halo_pipeline_zero", "halo_loop_constant"};
+          "scan_between_kernels", "halo_clamp", "halo_none", "halo_pipeline_zero", "halo_loop_constant"};
 }
 
 inline Case make_case(const std::string& name, std::size_t n, Holder& h) {
@@ -221,6 +221,21 @@ inline Case make_case(const std::string& name, std::size_t n, Holder& h) {
     c.tree = kernel_source(kTestKernels, "tagged", "t.cl").args(out(A), offset(A));
     c.bindings = {{A, h.a}};
     c.check = [&h] { std::vector<int> w(h.a.size()); std::iota(w.begin(), w.end(), 0); return compare_int(h.a, w); };
+  } else if (name == "scan_between_kernels") {
+    // The partitions meet mid-pipeline: each one's prefix needs the totals of those before it.
+    h.b.assign(n, 0);
+    c.tree = pipeline(add(A, 3), scan(A, scan_op::sum(), ScanKind::exclusive),
+                      kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(B)));
+    c.bindings = {{A, h.a}, {B, h.b}};
+    c.check = [&h, a0] {
+      auto w = a0;
+      for (auto& x : w) x += 3;
+      std::exclusive_scan(w.begin(), w.end(), w.begin(), 0);
+      std::vector<int> b(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) b[i] = w[i] * 2;
+      auto e = compare_int(h.a, w);
+      return e.empty() ? compare_int(h.b, b) : e;
+    };
   } else if (name == "nested_three_deep") {
     auto rsum = result<cl_int>("sum");
     c.tree = pipeline(map(add(A, 1)),

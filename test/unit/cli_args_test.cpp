@@ -209,6 +209,7 @@ TEST(SampleCli, SizesEachSampleCannotTakeAreRefusedBeforeTheRuntime) {
       {"segmentation", {"--size", "1000"}},
       {"fft", {"--size", "18446744073709551615"}},
       {"saxpy", {"--size", "4294967296"}},
+      {"prefix_sum", {"--size", "2147483648"}},
   };
   for (const auto& c : cases) {
     TempDir dir;
@@ -253,10 +254,12 @@ namespace samples = sinew::samples;
 TEST(SampleHostBytes, WorkedOutWithoutPreparing) {
   // What each descriptor keeps per size: saxpy x, y, y0 (floats); nbody four float4 arrays and the
   // reference's two; fft the input and the signal (float2); filter_pipeline the input, the image
-  // and the reference (uchar4); segmentation the volume, the classes and the reference (bytes).
+  // and the reference (uchar4); segmentation the volume, the classes and the reference (bytes);
+  // prefix_sum x and y (floats) and the reference's sums and magnitudes (doubles).
   const std::vector<std::pair<std::string, std::uint64_t>> expected = {
       {"saxpy", 12ull * 65536},  {"nbody", 96ull * 256},           {"fft", 2ull * 4 * 65536 * 8},
       {"filter_pipeline", 3ull * 64 * 64 * 4}, {"segmentation", 3ull * 64 * 64 * 16},
+      {"prefix_sum", 24ull * 100003},
   };
   for (const auto& [name, bytes] : expected) {
     auto s = samples::find(name);

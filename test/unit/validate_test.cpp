@@ -196,6 +196,47 @@ TEST(BadInput, LibraryLeavesCheckTheirShapes) {
   expect_error([&] { analyze(fft(f, FftDirection::forward), {{f, hf}}); }, {"fft", "unit", "cannot transform length 17"});
 }
 
+TEST(BadInput, ScanChecksItsOperatorAndVectors) {
+  const char* ops = "int pick(int a, int b) { return a > b ? a : b; }";
+  auto v = sinew::vector<cl_int>().name("v");
+  std::vector<cl_int> hv(64);
+  // Built-in operators on a non-scalar type.
+  auto f4 = sinew::vector<cl_float4>().name("f4");
+  std::vector<cl_float4> h4(64);
+  expect_error([&] { analyze(scan(f4, scan_op::max()), {{f4, h4}}); },
+               {"scan", "vector 'f4'", "built-in max scan works on scalar element types, not float4"});
+  // A user function on a type OpenCL C cannot name.
+  struct Pair { cl_int a, b; };
+  auto ps = sinew::vector<Pair>().name("pairs");
+  std::vector<Pair> hp(64);
+  expect_error([&] { analyze(scan(ps, scan_op::custom_source<Pair>(ops, "pick", Pair{0, 0})), {{ps, hp}}); },
+               {"scan", "vector 'pairs'", "the vector's type is opaque"});
+  // An identity of another size, a function the source does not define.
+  expect_error([&] { analyze(scan(v, scan_op::custom_source<cl_long>(ops, "pick", 0)), {{v, hv}}); },
+               {"scan", "scan identity", "the identity has 8 bytes"});
+  expect_error([&] { analyze(scan(v, scan_op::custom_source<cl_int>(ops, "choose", 0, "ops.cl")), {{v, hv}}); },
+               {"scan", "scan function 'choose'", "not defined in 'ops.cl'"});
+  // Input and output of different types or units.
+  auto f = sinew::vector<cl_float>().name("f");
+  std::vector<float> hf(64);
+  expect_error([&] { analyze(scan(v, f, scan_op::sum()), {{v, hv}, {f, hf}}); },
+               {"scan", "vector 'f'", "another element type (float) than its input 'v' (int)"});
+  auto u = sinew::vector<cl_int>().unit(2).name("u");
+  std::vector<cl_int> hu(128);
+  expect_error([&] { analyze(scan(u, v, scan_op::sum()), {{u, hu}, {v, hv}}); },
+               {"scan", "'u' -> 'v'", "the same unit"});
+  // The same vector in and out is the in-place scan; a const binding cannot be scanned in place.
+  const std::vector<cl_int> hc(64);
+  expect_error([&] { analyze(scan(v, v, scan_op::sum()), {{v, hc}}); }, {"bindings", "vector 'v'", "const host data"});
+  EXPECT_NO_THROW(analyze(scan(v, v, scan_op::sum(), ScanKind::exclusive), {{v, hv}}));
+}
+
+TEST(Analyze, AScanJoinsThePartitions) {
+  auto v = sinew::vector<cl_int>().name("v");
+  std::vector<cl_int> hv(64);
+  EXPECT_FALSE(detail::analyze(*scan(v, scan_op::sum()).impl(), {{v, hv}}).streamable);
+}
+
 TEST(Analyze, ChannelsTakeTheirNeighboursSizeAndFeaturesAreCollected) {
   Data d;
   auto t = sinew::vector<cl_float>().name("t");  // unbound channel

@@ -8,7 +8,7 @@
 
 namespace sinew::detail {
 
-void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const {
+void sync_read_replicas(RunState& run, Worker& w, const NodeImpl& n) {
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::whole || !w.dirty.count(a.vector.get())) continue;
     // A replica is read after slices changed: every worker meets here and one syncs them all.
@@ -16,6 +16,19 @@ void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImp
     run.barrier->arrive_and_wait([&] { sync_replicas(run, a.vector.get()); });
     w.dirty.erase(a.vector.get());
   }
+}
+
+void note_written_slices(RunState& run, Worker& w, const NodeImpl& n) {
+  for (const auto& a : n.args) {
+    if (a.kind != Arg::Kind::partitioned || a.access == Access::read) continue;
+    const VectorUse& u = run.an.use(a.vector.get());
+    if (u.read_whole) w.dirty.insert(a.vector.get());
+    if (u.read_halo) w.halo_dirty.insert(a.vector.get());
+  }
+}
+
+void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const {
+  sync_read_replicas(run, w, n);
   const std::string& path = run.path(n);
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::halo || !w.halo_dirty.count(a.vector.get())) continue;
@@ -32,12 +45,7 @@ void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImp
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
             [&] { enqueue(run, *p, n, step.iteration); });
-  for (const auto& a : n.args) {
-    if (a.kind != Arg::Kind::partitioned || a.access == Access::read) continue;
-    const VectorUse& u = run.an.use(a.vector.get());
-    if (u.read_whole) w.dirty.insert(a.vector.get());
-    if (u.read_halo) w.halo_dirty.insert(a.vector.get());
-  }
+  note_written_slices(run, w, n);
 }
 
 void library_status(int status, const char* call, const std::string& path, const PartState& ps) {

@@ -9,6 +9,7 @@
 #include "tree/nodes/loop.hpp"
 #include "tree/nodes/map_reduce.hpp"
 #include "tree/nodes/pipeline.hpp"
+#include "tree/nodes/scan.hpp"
 
 #include <stdexcept>
 #include <typeindex>
@@ -25,6 +26,7 @@ const NodeRunner& copy_runner();
 const NodeRunner& sequence_runner();
 const NodeRunner& loop_runner();
 const NodeRunner& map_reduce_runner();
+const NodeRunner& scan_runner();
 
 const NodeRunner& runner_of(const NodeImpl& n) {
   static const std::unordered_map<std::type_index, const NodeRunner*> runners = {
@@ -37,6 +39,7 @@ const NodeRunner& runner_of(const NodeImpl& n) {
       {typeid(MapNode), &sequence_runner()},
       {typeid(LoopNode), &loop_runner()},
       {typeid(MapReduceNode), &map_reduce_runner()},
+      {typeid(ScanNode), &scan_runner()},
   };
   auto it = runners.find(typeid(n));
   if (it == runners.end())

@@ -52,6 +52,13 @@ class LeafRunner : public NodeRunner {
   virtual void enqueue(RunState& run, PartState& ps, const NodeImpl& n, std::size_t iteration) const = 0;
 };
 
+// What LeafRunner::run does around a leaf's work, for leaves whose run is their own (a scan's
+// partitions meet mid-run): before it, the replicas `n` reads whole are re-synchronised if
+// slices were written since (every worker meets at a barrier); after it, the replicas of the
+// slices it writes are marked dirty.
+void sync_read_replicas(RunState& run, Worker& w, const NodeImpl& n);
+void note_written_slices(RunState& run, Worker& w, const NodeImpl& n);
+
 // The runner of a node's kind; throws std::logic_error for a kind nobody registered.
 const NodeRunner& runner_of(const NodeImpl& n);
 

@@ -1,0 +1,236 @@
+// exec/nodes/scan.cpp — running the scan leaf, in two passes with one meeting of every worker
+// between them:
+//   1. each partition scans its slice on its device (kernels/scan.cl: blocks scanned by
+//      work-groups, the blocks' totals scanned the same way level by level, added back) and its
+//      total (the last level's single value) is read back;
+//   2. at the barrier the host puts the partitions' totals in unit order (Partition::first, not
+//      device order) and gives each partition its carry: what comes before it;
+//   3. each partition combines its slice with its carry (none for the first partition, for an
+//      empty one, or a built-in carry equal to the identity).
+// The partitions' totals are what crosses between devices: one element each way per partition.
+#include "exec/nodes/runner.hpp"
+#include "exec/reduce.hpp"
+#include "platform/error.hpp"
+#include "tree/nodes/kernel.hpp"
+#include "tree/nodes/scan.hpp"
+
+#include <algorithm>
+
+namespace sinew::detail {
+namespace {
+
+// Elements each work-item scans serially in a block: more elements per work-item means fewer
+// levels and less local-memory traffic per element (a block is kMaxPerItem * local size
+// elements). Fewer when the device's local memory cannot hold the block.
+constexpr std::size_t kMaxPerItem = 8;
+constexpr std::size_t kMaxLocal = 256;
+
+struct ScanKernels {
+  cl::Kernel* blocks = nullptr;
+  cl::Kernel* add = nullptr;
+  cl::Kernel* carry = nullptr;
+  std::size_t local = 1;     // work-items per group, a power of two
+  std::size_t per_item = 1;  // elements per work-item
+  std::size_t block() const { return local * per_item; }
+};
+
+struct ScanState final : NodeState {
+  ScanKernels k;
+  std::size_t elements = 0;
+  // Level j's block totals (level 0 scans the slice itself): the last level has one value, the
+  // slice's total.
+  std::vector<std::pair<cl::Buffer, std::size_t>> levels;
+  std::vector<unsigned char> total;    // read back after pass 1
+  std::vector<unsigned char> carries;  // set at the barrier: empty, or `carry_count` values
+  cl_uint carry_count = 0;
+  cl::Buffer carry_buffer;
+};
+
+// What comes before kernels/scan.cl: the element type and the operator. (reduce_source() builds
+// the same prelude for reduce.cl; one function for both belongs in exec/reduce.cpp.)
+std::string scan_source(const ScanOp& op, const ElementType& t) {
+  std::string src;
+  if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  if (op.op == Reducer::Op::custom) src += op.source + "\n#define SINEW_OP(a, b) " + op.function + "((a), (b))\n";
+  if (op.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
+  if (op.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
+  if (op.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
+  src += "#define SINEW_T " + t.name + "\n";
+  src += embedded_kernels().at("scan.cl");
+  return src;
+}
+
+std::size_t floor_pow2(std::size_t x) {
+  std::size_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+std::size_t groups(std::size_t elements, std::size_t block) { return (elements + block - 1) / block; }
+
+class ScanRunner final : public NodeRunner {
+ public:
+  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+    const auto& n = static_cast<const ScanNode&>(node);
+    const ElementType& t = n.input().type;
+    const std::string& path = run.path(n);
+    ErrorContext where{.node = path, .device = w.info().name,
+                       .kernel_file = n.op.op == Reducer::Op::custom ? n.op.origin : "scan.cl"};
+    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+                                         {scan_source(n.op, t), where.kernel_file}, "", where);
+    ScanKernels k;
+    k.blocks = &w.slot->kernel(program, "sinew_scan_blocks");
+    k.add = &w.slot->kernel(program, "sinew_scan_add");
+    k.carry = &w.slot->kernel(program, "sinew_scan_carry");
+    std::size_t local = std::min(kMaxLocal, w.info().max_work_group_size);
+    for (cl::Kernel* kernel : {k.blocks, k.add, k.carry})
+      local = std::min(local, kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device));
+    k.local = floor_pow2(local);  // the block scan's up-sweep and down-sweep need a power of two
+    // The block kernel holds a block and one value per work-item in local memory; half the
+    // device's local memory leaves room for what the compiler keeps there itself.
+    const std::uint64_t budget = w.info().local_memory / 2;
+    k.per_item = kMaxPerItem;
+    while (k.per_item > 1 && (k.block() + k.local) * t.size > budget) k.per_item /= 2;
+    while (k.local > 1 && (k.block() + k.local) * t.size > budget) k.local /= 2;
+    for (PartState* ps : w.parts) {
+      auto s = std::make_unique<ScanState>();
+      s->k = k;
+      s->elements = ps->part->units * n.input().unit;
+      for (std::size_t count = s->elements; count > 0;) {
+        const std::size_t totals = groups(count, k.block());
+        s->levels.emplace_back(run.device_buffer(w.context, totals * t.size, w.info()), totals);
+        if (totals == 1) break;
+        count = totals;
+      }
+      s->total.resize(t.size);
+      s->carry_buffer = run.device_buffer(w.context, run.dec.parts.size() * t.size, w.info());
+      ps->nodes[&n] = std::move(s);
+    }
+  }
+
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
+    const auto& n = static_cast<const ScanNode&>(node);
+    const std::string& path = run.path(n);
+    auto where = [&] { return ErrorContext{.node = path, .device = w.info().name}; };
+    sync_read_replicas(run, w, n);
+    for (PartState* p : group) cl_call(where, [&] { scan_slice(run, n, *p); });
+    // Every partition's total on the host, then the carries in unit order.
+    cl_call(where, [&] { w.queue().finish(); });
+    run.barrier->arrive_and_wait([&] { give_carries(run, n); });
+    for (PartState* p : group) cl_call(where, [&] { add_carry(run, n, *p); });
+    note_written_slices(run, w, n);
+  }
+
+ private:
+  // Pass 1: the slice's own scan into the output slice, and its total read back.
+  static void scan_slice(RunState& run, const ScanNode& n, PartState& ps) {
+    ScanState& s = ps.state<ScanState>(n);
+    if (s.elements == 0) return;
+    const ElementType& t = n.input().type;
+    const auto identity = n.op.op == Reducer::Op::custom ? n.op.identity : identity_of(n.op.op, t);
+    const std::string* path = &run.path(n);
+    cl::CommandQueue& queue = ps.worker->queue();
+    const ScanKernels& k = s.k;
+    const cl::Buffer& out = ps.slices.at(&n.output());
+    auto launch = [&](cl::Kernel& kernel, std::size_t blocks) {
+      cl::Event ev;
+      queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(blocks * k.local), cl::NDRange(k.local), nullptr,
+                                 run.event_of(ev));
+      run.track(ps, ev, path, true);
+    };
+    // Up the levels: level 0 scans the slice (inclusive or exclusive as asked), every level
+    // above scans the totals of the one below exclusively (block g's carry is what precedes it).
+    const cl::Buffer* src = &ps.slices.at(&n.input());
+    const cl::Buffer* dst = &out;
+    std::size_t count = s.elements;
+    for (std::size_t j = 0; j < s.levels.size(); ++j) {
+      cl::Kernel& kb = *k.blocks;
+      kb.setArg(0, *src);
+      kb.setArg(1, *dst);
+      kb.setArg(2, static_cast<cl_uint>(count));
+      kb.setArg(3, s.levels[j].first);
+      kb.setArg(4, cl::Local(k.block() * t.size));
+      kb.setArg(5, cl::Local(k.local * t.size));
+      kb.setArg(6, identity.size(), identity.data());
+      kb.setArg(7, static_cast<cl_uint>(k.per_item));
+      kb.setArg(8, static_cast<cl_uint>(j == 0 ? n.scan_kind == ScanKind::exclusive : 1));
+      launch(kb, s.levels[j].second);
+      src = dst = &s.levels[j].first;
+      count = s.levels[j].second;
+    }
+    // Down the levels: each level's blocks combined with their scanned carries, the top first.
+    for (std::size_t j = s.levels.size() - 1; j-- > 0;) {
+      const std::size_t below = j == 0 ? s.elements : s.levels[j - 1].second;
+      cl::Kernel& ka = *k.add;
+      ka.setArg(0, j == 0 ? out : s.levels[j - 1].first);
+      ka.setArg(1, static_cast<cl_uint>(below));
+      ka.setArg(2, s.levels[j].first);
+      ka.setArg(3, static_cast<cl_uint>(k.per_item));
+      launch(ka, s.levels[j].second);
+    }
+    cl::Event ev;
+    queue.enqueueReadBuffer(s.levels.back().first, CL_FALSE, 0, t.size, s.total.data(), nullptr, run.event_of(ev));
+    run.track(ps, ev, path, false);
+  }
+
+  // At the barrier (one thread, every queue finished): each partition's carry from the totals
+  // of the non-empty partitions before it in unit order.
+  static void give_carries(RunState& run, const ScanNode& n) {
+    const ElementType& t = n.input().type;
+    std::vector<PartState*> order;
+    for (auto& ps : run.parts) order.push_back(&ps);
+    std::sort(order.begin(), order.end(), [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
+    const bool builtin = n.op.op != Reducer::Op::custom;
+    const auto identity = builtin ? identity_of(n.op.op, t) : n.op.identity;
+    std::vector<unsigned char> before;  // built-in: the fold so far; custom: the totals so far
+    cl_uint count = 0;
+    for (PartState* ps : order) {
+      ScanState& s = ps->state<ScanState>(n);
+      s.carries.clear();
+      s.carry_count = 0;
+      if (s.elements == 0) continue;
+      // The host folds built-in operators itself (one value, skipped when it is the identity);
+      // a user's function is OpenCL C, so the partition's device folds the totals before it.
+      if (count > 0 && (!builtin || before != identity)) {
+        s.carries = before;
+        s.carry_count = builtin ? 1 : count;
+      }
+      if (builtin)
+        before = count == 0 ? s.total : combine_builtin(n.op.op, {before, s.total}, t).bytes;
+      else
+        before.insert(before.end(), s.total.begin(), s.total.end());
+      ++count;
+    }
+  }
+
+  // Pass 2: the slice combined with its carry.
+  static void add_carry(RunState& run, const ScanNode& n, PartState& ps) {
+    ScanState& s = ps.state<ScanState>(n);
+    if (s.carry_count == 0) return;
+    const std::string* path = &run.path(n);
+    cl::CommandQueue& queue = ps.worker->queue();
+    cl::Event written;
+    queue.enqueueWriteBuffer(s.carry_buffer, CL_FALSE, 0, s.carries.size(), s.carries.data(), nullptr,
+                             run.event_of(written));
+    run.track(ps, written, path, false);
+    cl::Kernel& kc = *s.k.carry;
+    kc.setArg(0, ps.slices.at(&n.output()));
+    kc.setArg(1, static_cast<cl_uint>(s.elements));
+    kc.setArg(2, s.carry_buffer);
+    kc.setArg(3, s.carry_count);
+    kc.setArg(4, static_cast<cl_uint>(s.k.per_item));
+    cl::Event ev;
+    queue.enqueueNDRangeKernel(kc, cl::NullRange, cl::NDRange(groups(s.elements, s.k.block()) * s.k.local),
+                               cl::NDRange(s.k.local), nullptr, run.event_of(ev));
+    run.track(ps, ev, path, true);
+  }
+};
+
+}  // namespace
+
+const NodeRunner& scan_runner() {
+  static const ScanRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail
