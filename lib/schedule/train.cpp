@@ -43,6 +43,13 @@ TrainingOptions screen_options(TrainingOptions base, std::size_t executions) {
   return base;
 }
 
+std::size_t execution_budget(const TrainingOptions& o) {
+  // A derived plan's check and the balancer's level 2 keep their callers' budgets, exhaustive
+  // mode the user's.
+  const bool own = o.strategy == Strategy::model && !o.exhaustive && !o.screen_only && !o.fixed_platform;
+  return own ? std::min(o.max_executions, kModelExecutions) : o.max_executions;
+}
+
 std::vector<std::vector<std::size_t>> device_groups(const std::vector<DeviceInfo>& devices) {
   std::set<DeviceKind> kinds;
   for (const auto& d : devices) kinds.insert(d.kind);
@@ -129,10 +136,7 @@ class Search {
 
   TrainingResult run(const std::optional<Config>& start) {
     const auto t0 = std::chrono::steady_clock::now();
-    // The model strategy's training fits kModelExecutions; a derived plan's check and the
-    // balancer's level 2 keep their callers' budgets, exhaustive mode the user's.
-    if (o_.strategy == Strategy::model && !o_.exhaustive && !o_.screen_only && !o_.fixed_platform)
-      o_.max_executions = std::min(o_.max_executions, kModelExecutions);
+    o_.max_executions = execution_budget(o_);
     Config base;
     base.shares = even_shares();
     base.fission = "none";
@@ -215,6 +219,7 @@ class Search {
     r.executions = executions_;
     r.points = points_;
     r.strategy = std::string(to_string(o_.strategy));
+    r.quality = o_.strategy == Strategy::model ? 1 : std::max(1u, o_.quality);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
@@ -621,21 +626,25 @@ class Search {
           return &*it;
       return nullptr;
     };
-    if (!all_working()) {
+    // Whether some device lacks a model here (no point at its setting), or has one point only
+    // and no model at another setting to borrow the shape of.
+    auto lacking = [&](bool one_point) {
+      for (std::size_t d = 0; d < devices_.size(); ++d) {
+        const Line l = fit(d, c);
+        if (l.distinct == 0 || (one_point && l.distinct == 1 && !l.borrowed)) return true;
+      }
+      return false;
+    };
+    // A first plan where every device works, unless the points here (a screened plan, the
+    // devices alone) already give each device a model.
+    if (lacking(false) || (devices_.size() > 1 && lacking(true) && !all_working())) {
       if (std::any_of(c.shares.begin(), c.shares.end(), [](double x) { return x <= 0; })) c.shares = even_shares();
       point(c, 1);
     }
-    if (devices_.size() > 1 && executions_ < until) {
-      bool second = false;
-      for (std::size_t d = 0; d < devices_.size(); ++d) {
-        const Line l = fit(d, c);
-        second |= l.distinct == 0 || (l.distinct == 1 && !l.borrowed);
-      }
-      if (second) {
-        Config skew = c;
-        skew.shares = skewed(*all_working());
-        point(skew, 1);
-      }
+    if (devices_.size() > 1 && executions_ < until && lacking(true)) {
+      Config skew = c;
+      skew.shares = skewed(*all_working());
+      point(skew, 1);
     }
     while (devices_.size() > 1 && executions_ < until) {
       std::vector<Line> lines;

@@ -66,6 +66,7 @@ struct TrainingResult {
   std::size_t executions = 0;     // runs of the tree, each fission's untimed first run included
   double seconds = 0;             // wall time of the whole training
   std::string strategy;
+  unsigned quality = 0;           // executions per measured point (the model strategy: 1)
   std::vector<TrainingPoint> points;  // every measured point, in order
 };
 
@@ -73,6 +74,10 @@ struct TrainingResult {
 // the tree, or TrainingOptions::max_executions when that is smaller. Not in exhaustive mode,
 // which runs the model at every fission x overlap combination within max_executions.
 inline constexpr std::size_t kModelExecutions = 10;
+
+// The runs a training with `options` may take: max_executions, within kModelExecutions for the
+// model strategy's own training.
+std::size_t execution_budget(const TrainingOptions& options);
 
 // One line per measured point: "[config i/n] shares ... -> t ms (best so far ...)".
 using Progress = std::function<void(const std::string&)>;
