@@ -212,7 +212,9 @@ class Search {
       r.time_ms = ranked.front().second;
     } else {
       const TrainingPoint* b = &best_point();
-      if (model_plan_ && points_[*model_plan_].time_ms <= b->time_ms * (1 + model_margin_)) b = &points_[*model_plan_];
+      // (In exhaustive mode the model ran at every combination: the fastest measured plan wins.)
+      if (model_plan_ && !o_.exhaustive && points_[*model_plan_].time_ms <= b->time_ms * (1 + model_margin_))
+        b = &points_[*model_plan_];
       r.best = b->config;
       r.time_ms = b->time_ms;
     }

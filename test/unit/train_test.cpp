@@ -350,3 +350,28 @@ TEST(TrainModel, KeepsASmallerBudget) {
   EXPECT_GT(r.best.shares[0], 0.0) << r.best.str();  // the model's split, not the first plan
   EXPECT_LT(r.best.shares[0], 0.5) << r.best.str();
 }
+
+TEST(TrainModel, ServesTheBalancersLevel2AndExhaustiveMode) {
+  auto devs = cpu_gpu();
+  // Level 2: the start's fission and overlap only, the caller's budget (each device alone first).
+  Model m{{1.0, 0.3}, {0.5, 60.0}};
+  m.noise = 0;
+  Config start;
+  start.shares = {0.6, 0.4};
+  start.overlap = 3;
+  auto r = train(devs, std::ref(m), level2_options(model_options(), 16), {}, start);
+  EXPECT_LE(r.executions, 16u);
+  for (const auto& p : r.points) EXPECT_EQ(p.config.overlap, 3u) << p.config.str();
+  const auto split = analytic_split({1.0 * m.n, 0.3 * m.n}, {0.5, 60.0 * m.overlap_b.at(2)});
+  EXPECT_NEAR(r.best.shares[0], split[0], 0.05) << r.best.str();
+  // Exhaustive: the model at every fission x overlap combination, within the user's budget.
+  Model all{{1.0, 0.3}, {0.5, 2.0}};
+  auto o = model_options();
+  o.exhaustive = true;
+  o.max_executions = 1000;
+  r = train(devs, std::ref(all), o);
+  std::set<std::pair<std::string, unsigned>> seen;
+  for (const auto& p : r.points) seen.emplace(p.config.fission, p.config.overlap);
+  EXPECT_EQ(seen.size(), 2u * 4u);
+  EXPECT_GT(r.executions, kModelExecutions);
+}
