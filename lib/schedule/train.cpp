@@ -176,7 +176,7 @@ class Search {
         // balancer refines the distribution).
         o_.quality = 1;
         const TrainingPoint first = point(base);
-        const Config leader = screen_platform(first, overlaps_, fissions_);
+        const Config leader = screen_platform(first);
         const TrainingPoint at = leader == base ? first : point(leader);
         if (!balanced(at)) {
           Config c = at.config;
@@ -198,7 +198,7 @@ class Search {
         // Distribution first, on the base platform configuration.
         Config best = strategy(base);
         // Then one dimension at a time at that distribution.
-        const Config leader = screen_platform(best_point(), overlaps_, fissions_);
+        const Config leader = screen_platform(best_point());
         if (leader.fission != best.fission || leader.overlap != best.overlap) strategy(leader);
         singles(best_point().config);
       }
@@ -221,7 +221,7 @@ class Search {
     r.executions = executions_;
     r.points = points_;
     r.strategy = std::string(to_string(o_.strategy));
-    r.quality = o_.strategy == Strategy::model ? 1 : std::max(1u, o_.quality);
+    r.quality = o_.strategy == Strategy::model && !o_.screen_only ? 2 : std::max(1u, o_.quality);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
@@ -274,6 +274,11 @@ class Search {
   const TrainingPoint& point(const Config& c, unsigned quality = 0) {
     if (quality == 0) quality = std::max(1u, o_.quality);
     bool warm = warmed_.insert(c.fission).second;
+    // The model strategy runs every plan twice and the faster run counts: a plan's first run may
+    // allocate its device buffers (the pool matches exact sizes), build a new fission's programs
+    // or, on PoCL, kernels for its sizes, and the faster of two also halves interference.
+    const bool fastest = o_.strategy == Strategy::model && !o_.screen_only;
+    if (fastest) quality = 2, warm = false;
     if (!points_.empty() && executions_ + quality + (warm ? 1 : 0) > o_.max_executions) throw Budget{};
     if (warm) {
       measure_(c);
@@ -287,8 +292,11 @@ class Search {
       times.push_back(m.time_ms);
       for (std::size_t d = 0; d < devices_.size(); ++d) dev[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
     }
-    TrainingPoint p{c, median(times), {}};
-    for (auto& v : dev) p.device_ms.push_back(median(v));
+    auto summary = [&](const std::vector<double>& v) {
+      return fastest ? *std::min_element(v.begin(), v.end()) : median(v);
+    };
+    TrainingPoint p{c, summary(times), {}};
+    for (auto& v : dev) p.device_ms.push_back(summary(v));
     points_.push_back(p);
     std::ostringstream line;
     line << std::fixed << std::setprecision(3) << "[" << executions_ << " executions] fission=" << c.fission
@@ -298,12 +306,10 @@ class Search {
     return points_.back();
   }
 
-  // The given overlap levels, then fissions, one at a time at `from`'s distribution (one run
-  // each). At fixed shares a faster device just waits for the other, so combinations are ranked
-  // by the time they would take once rebalanced (1 / the sum of the groups' rates). Returns the
-  // leader.
-  Config screen_platform(const TrainingPoint& from, const std::vector<unsigned>& overlaps,
-                         const std::vector<std::string>& fissions) {
+  // Overlap levels, then fissions, one at a time at `from`'s distribution (one run each). At
+  // fixed shares a faster device just waits for the other, so combinations are ranked by the time
+  // they would take once rebalanced (1 / the sum of the groups' rates). Returns the leader.
+  Config screen_platform(const TrainingPoint& from) {
     const Config at = from.config;
     Config leader = at;
     double leader_time = balanced_time(from);
@@ -317,13 +323,13 @@ class Search {
     // A dimension matters only where its devices have work.
     bool gpu_work = false, cpu_work = false;
     for (const auto& d : devices_) (d.discrete ? gpu_work : cpu_work) |= at.shares[d.index] > 0;
-    for (auto ov : overlaps)
+    for (auto ov : overlaps_)
       if (gpu_work && ov != at.overlap) {
         Config c = at;
         c.overlap = ov;
         screen(c);
       }
-    for (const auto& f : fissions)
+    for (const auto& f : fissions_)
       if (cpu_work && f != leader.fission) {
         Config c = leader;
         c.fission = f;
@@ -456,9 +462,9 @@ class Search {
   // Per device a linear model of its time in its share of the work, t = a * share + b (the
   // paper's t = a * n + b with n = share * N), fitted by least squares to the device times of a
   // few measured plans; the split that makes the modelled devices finish together; one device
-  // alone where the models say that is faster. One run a point: the fit over several shares is
-  // the averaging that the median of `quality` runs does for the searches, and it keeps the
-  // whole training within kModelExecutions.
+  // alone where the models say that is faster. Each plan runs twice and the faster run counts
+  // (see point()), whatever `quality` says: the fit over several shares does the averaging that
+  // the median of `quality` runs does for the searches, and kModelExecutions affords no more.
 
   struct Line {
     double a = 0, b = 0;       // ms per whole input, ms
@@ -616,9 +622,9 @@ class Search {
 
   // The model at `c`'s fission and overlap: a first plan (c's shares), a second one skewed so
   // that every device has two shares, then predictions measured until one confirms (the devices
-  // finish within the precision of each other, no slower than predicted) or stops moving (less
-  // than a quarter of the precision step from a measured plan), or `until` executions are spent.
-  // Returns the fastest plan measured at this configuration.
+  // finish within the precision of each other, no slower than predicted) or stops moving (a
+  // measured plan is modelled within a quarter of the precision of it), or `until` executions
+  // are spent. Sets model_plan_; returns the fastest plan measured at this configuration.
   Config model(Config c, std::size_t until) {
     auto here = [&](const Config& x) { return x.fission == c.fission && x.overlap == c.overlap; };
     auto all_working = [&]() -> const TrainingPoint* {  // the last plan here that gave every device work
@@ -643,12 +649,13 @@ class Search {
       if (std::any_of(c.shares.begin(), c.shares.end(), [](double x) { return x <= 0; })) c.shares = even_shares();
       point(c, 1);
     }
-    if (devices_.size() > 1 && executions_ < until && lacking(true)) {
+    // A new plan costs two runs (see point()).
+    if (devices_.size() > 1 && executions_ + 2 <= until && lacking(true)) {
       Config skew = c;
       skew.shares = skewed(*all_working());
       point(skew, 1);
     }
-    while (devices_.size() > 1 && executions_ < until) {
+    while (devices_.size() > 1 && executions_ + 2 <= until) {
       std::vector<Line> lines;
       for (std::size_t d = 0; d < devices_.size(); ++d) lines.push_back(fit(d, c));
       const Prediction p = predict(lines);
@@ -696,53 +703,73 @@ class Search {
     return best->config;
   }
 
-  // The model strategy's training: the model at the base configuration; then the other overlap
-  // levels and fissions screened at its split, as many as kModelExecutions leaves room for (the
-  // full screening — three overlap levels, and up to five fissions at two runs each, a fission's
-  // first run building its programs — does not fit beside the model's runs): the deepest and the
-  // shallowest overlap level and one fission first, then more while runs are left, one run kept
-  // for the leader. The leader's split is predicted by the models (the screened device's borrowed
-  // and rescaled) and confirmed.
+  // The model strategy's training: two plans at the base configuration (even, skewed) give every
+  // device a model; the other overlap levels and fissions are run at the split those models
+  // predict, as many as the runs allow beside a last prediction — the deepest overlap level, one
+  // fission, the shallowest level, then the rest. The full screening (three overlap levels, up to
+  // five fissions) does not fit beside the model, every plan costing two runs (see point()). Each
+  // screened run gives the device it changes a model at that level (borrowed, rescaled), and the
+  // other devices a point near their predicted share; the configuration whose models predict
+  // the fastest split leads, and its prediction is run with the runs left.
   void model_training(const Config& base) {
+    const std::size_t budget = o_.max_executions;
     std::vector<unsigned> overlaps;  // the deepest, the shallowest, then the rest
-    if (std::any_of(devices_.begin(), devices_.end(), [](const DeviceInfo& d) { return d.discrete; }))
-      for (std::size_t i = 0; i < overlaps_.size(); ++i) {
-        const unsigned ov = i == 0 ? overlaps_.back() : i == 1 ? overlaps_.front() : overlaps_[overlaps_.size() - i];
-        if (ov != base.overlap && std::find(overlaps.begin(), overlaps.end(), ov) == overlaps.end())
-          overlaps.push_back(ov);
-      }
+    for (std::size_t i = 0; i < overlaps_.size(); ++i) {
+      const unsigned ov = i == 0 ? overlaps_.back() : i == 1 ? overlaps_.front() : overlaps_[overlaps_.size() - i];
+      if (ov != base.overlap && std::find(overlaps.begin(), overlaps.end(), ov) == overlaps.end())
+        overlaps.push_back(ov);
+    }
     std::vector<std::string> fissions;
     for (const auto& f : fissions_)
       if (f != base.fission) fissions.push_back(f);
-    // Runs the screening wants: two overlap levels, one fission and the leader's confirmation.
-    std::size_t reserve = std::min<std::size_t>(2, overlaps.size()) + (fissions.empty() ? 0 : 2);
-    if (reserve) ++reserve;
-    // The model needs four runs at least: the fission's first, two plans, one prediction.
-    const std::size_t budget = o_.max_executions;
-    model(base, std::max(std::min<std::size_t>(budget, 4), budget - std::min(budget, reserve)));
-    const TrainingPoint from = model_plan_ ? points_[*model_plan_] : best_point();
+    const bool screening = devices_.size() > 1 && !(overlaps.empty() && fissions.empty());
+    model(base, screening ? std::min<std::size_t>(budget, 4) : budget);
+    if (!screening) return;
+    auto predicted = [&](const Config& c) {
+      std::vector<Line> lines;
+      for (std::size_t d = 0; d < devices_.size(); ++d) lines.push_back(fit(d, c));
+      return predict(lines);
+    };
+    Config at = base;
+    {
+      std::vector<Line> lines;
+      for (std::size_t d = 0; d < devices_.size(); ++d) lines.push_back(fit(d, base));
+      const Prediction p = predict(lines);
+      note(describe(lines, p, base));
+      at.shares = p.shares;
+    }
+    if (at.shares.empty()) return;
     bool gpu_work = false, cpu_work = false;
-    for (const auto& d : devices_) (d.discrete ? gpu_work : cpu_work) |= from.config.shares[d.index] > 0;
+    for (const auto& d : devices_) (d.discrete ? gpu_work : cpu_work) |= at.shares[d.index] > 0;
     if (!gpu_work) overlaps.clear();
     if (!cpu_work) fissions.clear();
-    std::size_t left = o_.max_executions - std::min(o_.max_executions, executions_ + 1);
-    auto cost = [&](const std::string& f) -> std::size_t { return warmed_.count(f) ? 1 : 2; };
-    const std::size_t keep = fissions.empty() ? 0 : cost(fissions.front());
-    overlaps.resize(std::min(overlaps.size(), left - std::min(left, keep)));
-    left -= overlaps.size();
-    std::vector<std::string> screened;
-    for (const auto& f : fissions)
-      if (cost(f) <= left) screened.push_back(f), left -= cost(f);
-    if (!overlaps.empty() || !screened.empty()) {
+    std::size_t levels = (budget - std::min(budget, executions_ + 2)) / 2;
+    std::vector<Config> screened;
+    std::size_t o = 0, f = 0;
+    while (levels > 0 && o + f < overlaps.size() + fissions.size()) {
+      Config c = at;
+      // Interleaved: overlap, fission, overlap, then the rest of each.
+      if (f < fissions.size() && (o == overlaps.size() || (o == 1 && f == 0)))
+        c.fission = fissions[f++];
+      else
+        c.overlap = overlaps[o++];
+      screened.push_back(c);
+      --levels;
+    }
+    if (!screened.empty()) {
       std::ostringstream line;
-      line << "model: screening at the model's split";
-      for (auto ov : overlaps) line << " overlap=" << ov;
-      for (const auto& f : screened) line << " fission=" << f;
-      line << " (what the budget of " << o_.max_executions << " executions leaves room for)";
+      line << "model: screening at the predicted split " << shares_str(at.shares) << ":";
+      for (const auto& c : screened)
+        line << (c.overlap != at.overlap ? " overlap=" + std::to_string(c.overlap) : " fission=" + c.fission);
+      line << " (what the budget of " << budget << " executions leaves room for)";
       note(line.str());
     }
-    const Config leader = screen_platform(from, overlaps, screened);
-    model(leader, o_.max_executions);
+    for (const auto& c : screened) point(c);
+    Config leader = base;
+    double leader_ms = predicted(base).ms;
+    for (const auto& c : screened)
+      if (const double ms = predicted(c).ms; ms < leader_ms) leader = c, leader_ms = ms;
+    model(leader, budget);
   }
 
   const std::vector<DeviceInfo>& devices_;
@@ -755,8 +782,8 @@ class Search {
   std::set<std::string> warmed_;
   bool duel_ = false;  // the result is the configuration with the best mean (a derived plan's check)
   // The model strategy's plan (an index into points_): the result unless a measured plan beat it
-  // by more than model_margin_. One run a point: the fastest single run is often only the
-  // luckiest, while the model's plan rests on the fit over every point.
+  // by more than model_margin_. With a run or two a point the fastest plan measured is often only
+  // the luckiest, while the model's plan rests on the fit over every point.
   std::optional<std::size_t> model_plan_;
   double model_margin_ = 0;  // a fraction of its time: the precision, or twice the fits' scatter
   std::vector<TrainingPoint> points_;

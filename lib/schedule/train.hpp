@@ -66,11 +66,11 @@ struct TrainingResult {
   std::size_t executions = 0;     // runs of the tree, each fission's untimed first run included
   double seconds = 0;             // wall time of the whole training
   std::string strategy;
-  unsigned quality = 0;           // executions per measured point (the model strategy: 1)
+  unsigned quality = 0;           // executions per measured point (the model strategy: 2, the faster counts)
   std::vector<TrainingPoint> points;  // every measured point, in order
 };
 
-// The model strategy's whole training (fission warm-ups included) takes at most this many runs of
+// The model strategy's whole training (every run counted) takes at most this many runs of
 // the tree, or TrainingOptions::max_executions when that is smaller. Not in exhaustive mode,
 // which runs the model at every fission x overlap combination within max_executions.
 inline constexpr std::size_t kModelExecutions = 10;
