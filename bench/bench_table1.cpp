@@ -1,6 +1,7 @@
 // bench/bench_table1.cpp — the spec's Table 1 and Figs. 2-3: for each sample of the registry at
-// three sizes, the GPU-only and CPU-only baselines, Sinew trained with each strategy (its plan,
-// level of parallelism, shares and training cost), the oracle (a sweep of static CPU/GPU splits
+// three sizes, the GPU-only and CPU-only baselines, Sinew trained with each strategy (by default
+// even_split, cpu_assisted and model; its plan, level of parallelism, shares, training executions
+// and % of the oracle), the oracle (a sweep of static CPU/GPU splits
 // at every GPU overlap level) and Sinew's plan derived from the other sizes' knowledge; the
 // speedups of CPU+GPU over GPU-only as bar charts.
 //
@@ -445,7 +446,8 @@ std::string Table1::report() {
      << pct(step_)
      << " at each overlap level. Trained: a fresh knowledge base per size and strategy (training budget "
      << (max_executions_ ? std::to_string(max_executions_) : "40")
-     << " executions); the timed runs reuse the stored plan with the online balancer off.\n\n### Table 1: baselines "
+     << " executions, the model strategy at most 10 of them); the timed runs reuse the stored plan with the online "
+        "balancer off.\n\n### Table 1: baselines "
         "and trained plans\n\nGPU-only: every GPU at its fastest overlap level; CPU-only: every CPU device, no "
         "fission. Parallelism: partitions at once (CPU sub-devices + GPU queues).\n\n"
      << t1.str() << "\n### Speedups: " << fig
@@ -505,9 +507,11 @@ int main(int argc, char** argv) {
       "16384,32768,65536; saxpy 1M,10M,50M; segmentation 1Mi,8Mi,60Mi (voxels)")(
       "strategies",
       po::value<Names>()
-          ->default_value(Names{{"even_split", "cpu_assisted"}}, "even_split,cpu_assisted")
+          ->default_value(Names{{"even_split", "cpu_assisted", "model"}}, "even_split,cpu_assisted,model")
           ->value_name("a,b"),
-      "training strategies (the first one's knowledge bases feed the derivation)")(
+      "training strategies, each reported with its plan, its training executions and its % of the oracle: "
+      "even_split, cpu_assisted (the searches), model (SkePU's linear time models, at most 10 executions). The "
+      "first one's knowledge bases feed the derivation")(
       "overlaps", po::value<Counts>()->value_name("a,b"),
       "GPU overlap levels (default: the GPU's, 1..4; --quick the first two)")(
       "step", po::value<double>()->default_value(0.05, "0.05")->value_name("X"),
@@ -515,7 +519,8 @@ int main(int argc, char** argv) {
       "prune", po::value<double>()->default_value(3)->value_name("X"),
       "the oracle skips the rest of an overlap level once a point is slower than X times the best so far and slower "
       "than the point before")("max-executions", po::value<unsigned>()->default_value(0)->value_name("N"),
-                                      "training budget per strategy (0: the library's, 40; --quick 12)")(
+                                      "training budget per strategy (0: the library's, 40; --quick 12); the model "
+                                      "strategy stays within 10 of it")(
       "no-oracle", po::bool_switch(), "skip the sweep of static splits")("no-derived", po::bool_switch(),
                                                                          "skip the derived plans");
   Bench b({"bench_table1", "Table 1 and Figs. 2-3 — CPU+GPU against GPU-only, Sinew's plans against the oracle",

@@ -803,7 +803,8 @@ int cmd_train(const Args& args) {
       "size", po::value(&size)->value_name("N"),
       "problem size (default: the sample's standard size); filter_pipeline also takes WIDTHxHEIGHT")(
       "strategy", po::value(&strategy)->value_name("NAME"),
-      ("even_split (50/50) or cpu_assisted (default: $SINEW_STRATEGY, else " +
+      ("even_split (50/50), cpu_assisted or model (SkePU's linear time models, at most 10 executions) "
+       "(default: $SINEW_STRATEGY, else " +
        std::string(sinew::to_string(*defaults.strategy)) + ")").c_str())(
       "precision", po::value(&precision)->value_name("P"),
       ("device times within this fraction are balanced (default: $SINEW_PRECISION, else " + default_precision.str() +

@@ -29,6 +29,8 @@ namespace sinew {
 enum class Strategy {
   even_split,    // "50/50": move work between device groups until their times agree
   cpu_assisted,  // "CPU-assisted GPU": add work to the CPU while the total time falls
+  model,         // SkePU's tuning: a linear time model per device, fitted from a few runs, and its
+                 // closed-form split (or one device alone); at most 10 executions to a plan
 };
 // How a plan is derived for an input the knowledge base has not seen.
 enum class Interpolation {

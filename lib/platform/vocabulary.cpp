@@ -22,8 +22,8 @@ template <class E>
 struct Names;
 template <>
 struct Names<Strategy> {
-  static constexpr std::pair<Strategy, std::string_view> all[] = {{Strategy::even_split, "even_split"},
-                                                                  {Strategy::cpu_assisted, "cpu_assisted"}};
+  static constexpr std::pair<Strategy, std::string_view> all[] = {
+      {Strategy::even_split, "even_split"}, {Strategy::cpu_assisted, "cpu_assisted"}, {Strategy::model, "model"}};
 };
 template <>
 struct Names<Interpolation> {

@@ -191,7 +191,7 @@ Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bind
   const std::string& label = p.label;
   info("training '" + label + "' (" + std::to_string(p.analysis.units) + " units, strategy " +
        std::string(to_string(settings_.training.strategy)) + ", at most " +
-       std::to_string(settings_.training.max_executions) + " executions)");
+       std::to_string(execution_budget(settings_.training)) + " executions)");
   TrainingResult result = search(p, bindings, settings_.training, start, key, "training");
   {
     std::ostringstream line;
@@ -208,7 +208,7 @@ Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bind
   e.time_ms = result.time_ms;
   e.provenance = Provenance::trained;
   e.precision = settings_.training.precision;
-  e.quality = settings_.training.quality;
+  e.quality = result.quality;
   e.strategy = result.strategy;
   safely([&] { plan.entry = kb_.store_entry(e); });
   return plan;

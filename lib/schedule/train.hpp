@@ -2,7 +2,9 @@
 //
 // The spec's training process: for CPU fission x GPU overlap configurations, search the work
 // distribution with one of two strategies and keep the fastest; single devices are candidates
-// too, so hybrid never loses. Everything here works on a `Measure` function (run the tree with a
+// too, so hybrid never loses. A third strategy, `model` (SkePU's tuning), measures instead of
+// searching: a linear time model per device from a few runs, the split it predicts, within
+// kModelExecutions runs. Everything here works on a `Measure` function (run the tree with a
 // Config, return the times), so it is tested against synthetic device models (time = a*n + b,
 // noise, load steps) as well as used on real runs.
 #pragma once
@@ -61,11 +63,21 @@ struct TrainingPoint {
 struct TrainingResult {
   Config best;
   double time_ms = 0;
-  std::size_t executions = 0;     // runs of the tree, warm-up excluded
+  std::size_t executions = 0;     // runs of the tree, each fission's untimed first run included
   double seconds = 0;             // wall time of the whole training
   std::string strategy;
+  unsigned quality = 0;           // executions per measured point (the model strategy: 2, the faster counts)
   std::vector<TrainingPoint> points;  // every measured point, in order
 };
+
+// The model strategy's whole training (every run counted) takes at most this many runs of
+// the tree, or TrainingOptions::max_executions when that is smaller. Not in exhaustive mode,
+// which runs the model at every fission x overlap combination within max_executions.
+inline constexpr std::size_t kModelExecutions = 10;
+
+// The runs a training with `options` may take: max_executions, within kModelExecutions for the
+// model strategy's own training.
+std::size_t execution_budget(const TrainingOptions& options);
 
 // One line per measured point: "[config i/n] shares ... -> t ms (best so far ...)".
 using Progress = std::function<void(const std::string&)>;

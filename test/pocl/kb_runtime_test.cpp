@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -69,6 +70,35 @@ TEST(KbRuntime, ASecondRuntimeOnTheSameFileNeverTrains) {
   EXPECT_EQ(entry->provenance, Provenance::trained);
   EXPECT_EQ(entry->executions, 2);                               // used by both runs
   EXPECT_GE(store->runs(first.kb_entry).size(), first.training_executions);  // every measurement kept
+}
+
+TEST(KbRuntime, TheModelStrategyTrainsWithinTenExecutionsAndIsStoredByName) {
+  TempKb kb;
+  RuntimeOptions o = with_kb(kb.path);
+  o.training.strategy = Strategy::model;
+  std::vector<std::string> lines;
+  std::mutex mutex;  // the logger may be called from the runtime's threads
+  o.quiet = false;
+  o.log = [&](LogLevel, const std::string& line) {
+    std::lock_guard lock(mutex);
+    lines.push_back(line);
+  };
+  Report r;
+  {
+    Runtime rt(o);
+    Holder h;
+    Case c = make_case("nested_three_deep", 3000, h);
+    r = c.report = rt.run(c.tree, c.bindings).get();
+    EXPECT_EQ(c.check(), "");
+  }
+  EXPECT_EQ(r.provenance, Provenance::trained);
+  EXPECT_GT(r.training_executions, 0u);
+  EXPECT_LE(r.training_executions, 10u);  // the model strategy's budget, every run counted
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("predicts") != l.npos; }));
+  auto entry = KnowledgeBase::open(kb.path)->entry(r.kb_entry);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->strategy, "model");
+  EXPECT_EQ(entry->config, r.config);
 }
 
 TEST(KbRuntime, UnseenInputsAreDerivedOrTrainedByPolicy) {

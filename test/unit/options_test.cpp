@@ -41,6 +41,7 @@ TEST(Options, EveryVariableReadsAGoodValue) {
   EXPECT_EQ(*read("SINEW_UNSEEN", "train").unseen, UnseenPolicy::train);
   EXPECT_EQ(*read("SINEW_INTERPOLATOR", "inverse_distance").interpolation, Interpolation::inverse_distance);
   EXPECT_EQ(*read("SINEW_STRATEGY", "cpu_assisted").training.strategy, Strategy::cpu_assisted);
+  EXPECT_EQ(*read("SINEW_STRATEGY", "model").training.strategy, Strategy::model);
   EXPECT_EQ(*read("SINEW_PRECISION", "0.1").training.precision, 0.1);
   EXPECT_EQ(*read("SINEW_QUALITY", "5").training.quality, 5u);
   EXPECT_EQ(*read("SINEW_EXHAUSTIVE", "yes").training.exhaustive, true);

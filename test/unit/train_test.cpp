@@ -215,3 +215,163 @@ TEST(Rebalance, OneStepIsExactForProportionalTimes) {
   EXPECT_NEAR(half[0], 0.5 + 0.5 * (1.0 / 3 - 0.5), 1e-12);
   EXPECT_EQ(rebalance(devs, {1.0, 0.0}, {3.0, 0.0}), (std::vector<double>{1.0, 0.0}));  // idle stays idle
 }
+
+// ----- The model strategy (SkePU's tuning) ------------------------------------------------------
+
+namespace {
+
+// The split where devices with t_i = a_i * share + b_i (share of the whole input) finish
+// together, over every device (the test picks devices that all take part): T = (1 + sum b/a) /
+// sum 1/a, share_i = (T - b_i) / a_i.
+std::vector<double> analytic_split(const std::vector<double>& a, const std::vector<double>& b) {
+  double inverse = 0, fixed = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) inverse += 1 / a[i], fixed += b[i] / a[i];
+  const double t = (1 + fixed) / inverse;
+  std::vector<double> s;
+  for (std::size_t i = 0; i < a.size(); ++i) s.push_back((t - b[i]) / a[i]);
+  return s;
+}
+
+TrainingOptions model_options() {
+  TrainingOptions o;
+  o.strategy = Strategy::model;
+  return o;
+}
+
+}  // namespace
+
+TEST(TrainModel, ConvergesToTheAnalyticSplitOnACpuAndAGpu) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 60.0}};
+  m.overlap_b = {1.0, 0.9, 0.8, 0.3};  // overlap 4 pays most
+  m.noise = 0;
+  std::vector<std::string> lines;
+  const auto o = model_options();
+  auto r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_EQ(r.strategy, "model");
+  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_EQ(r.executions, m.calls);  // every run counts, the fission's first included
+  // At the overlap it chose (the GPU's fixed cost scales with it): 1.0 N s + 0.5 = 0.3 N (1 - s) + b.
+  const double gpu_b = 60.0 * m.overlap_b.at(r.best.overlap - 1);
+  const auto split = analytic_split({1.0 * m.n, 0.3 * m.n}, {0.5, gpu_b});
+  EXPECT_NEAR(r.best.shares[0], split[0], o.precision) << r.best.str();
+  EXPECT_LE(r.time_ms, m.optimum(r.best.fission, r.best.overlap) * (1 + o.precision)) << r.best.str();
+  // The deepest overlap level pays most here, and the budget left room to screen it.
+  std::string log;
+  for (const auto& l : lines) log += l + "\n";
+  EXPECT_EQ(r.best.overlap, 4u) << r.best.str() << "\n" << log;
+  // Progress: the measured points and the models' predictions.
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("predicts") != l.npos; }));
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("executions]") != l.npos; }));
+}
+
+TEST(TrainModel, ConvergesToTheAnalyticSplitOnThreeDevices) {
+  std::vector<DeviceInfo> devs(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    devs[i].index = i;
+    devs[i].kind_index = i;
+    devs[i].kind = DeviceKind::gpu;
+    devs[i].discrete = true;
+    devs[i].overlap_levels = {1};
+  }
+  const std::vector<double> a = {100, 250, 60}, b = {2, 0.5, 8};  // ms per whole input, ms
+  std::size_t calls = 0;
+  auto measure = [&](const Config& c) {
+    ++calls;
+    Measurement m;
+    for (std::size_t d = 0; d < 3; ++d) m.device_ms.push_back(c.shares[d] > 0 ? a[d] * c.shares[d] + b[d] : 0);
+    m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
+    return m;
+  };
+  const auto o = model_options();
+  auto r = train(devs, measure, o);
+  const auto split = analytic_split(a, b);
+  for (std::size_t d = 0; d < 3; ++d) EXPECT_NEAR(r.best.shares[d], split[d], o.precision) << r.best.str();
+  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_EQ(r.executions, calls);
+  EXPECT_NEAR(r.time_ms, a[0] * split[0] + b[0], 0.01 * r.time_ms);
+}
+
+TEST(TrainModel, FallsBackToOneDeviceWhenHybridLoses) {
+  auto devs = cpu_gpu();
+  // The GPU 50x faster per unit, the CPU with a fixed cost above the GPU's whole run: any CPU
+  // share costs more than it saves, so the GPU alone.
+  Model fast_gpu{{50.0, 1.0}, {2000.0, 1.0}};
+  fast_gpu.noise = 0;
+  auto r = train(devs, std::ref(fast_gpu), model_options());
+  EXPECT_EQ(r.best.shares[0], 0.0) << r.best.str();
+  EXPECT_EQ(r.best.shares[1], 1.0) << r.best.str();
+  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_EQ(r.executions, fast_gpu.calls);
+  // And a GPU whose transfers cost more than the whole CPU run: the CPU alone.
+  Model slow_gpu{{0.01, 0.001}, {0.1, 500.0}};
+  slow_gpu.noise = 0;
+  r = train(devs, std::ref(slow_gpu), model_options());
+  EXPECT_EQ(r.best.shares[1], 0.0) << r.best.str();
+  EXPECT_LE(r.executions, kModelExecutions);
+}
+
+TEST(TrainModel, LandsNearTheOptimumWithTenPercentNoise) {
+  auto devs = cpu_gpu();
+  // Three machines (the last with a CPU 20x slower per unit: its best share is small and steep),
+  // 20 seeds each, every device time off by up to +-10% in every run: the plan chosen, timed
+  // without noise, against the best split at its platform configuration. One run a point, so
+  // the worst seed may miss by the noise; the typical one lands within a few percent.
+  const std::vector<std::pair<std::vector<double>, std::vector<double>>> machines = {
+      {{1.0, 0.3}, {0.5, 2.0}}, {{0.4, 0.3}, {5.0, 60.0}}, {{2.0, 0.1}, {1.0, 30.0}}};
+  for (const auto& [a, b] : machines) {
+    std::vector<double> ratios;
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+      Model m{a, b};
+      m.noise = 0.10;
+      m.rng.seed(seed);
+      std::string log;
+      auto r = train(devs, std::ref(m), model_options(), [&](const std::string& l) { log += l + "\n"; });
+      EXPECT_LE(r.executions, kModelExecutions);
+      Model clean{a, b};
+      clean.noise = 0;
+      ratios.push_back(clean(r.best).time_ms / clean.optimum(r.best.fission, r.best.overlap));
+      EXPECT_LE(ratios.back(), 1.10) << "a " << a[0] << "," << a[1] << " seed " << seed << ": " << r.best.str() << "\n"
+                                     << log;
+    }
+    std::sort(ratios.begin(), ratios.end());
+    EXPECT_LE(ratios[ratios.size() / 2], 1.03) << "a " << a[0] << "," << a[1];
+  }
+}
+
+TEST(TrainModel, KeepsASmallerBudget) {
+  auto devs = cpu_gpu();
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  auto o = model_options();
+  o.max_executions = 5;
+  auto r = train(devs, std::ref(m), o);
+  EXPECT_LE(r.executions, 5u);
+  EXPECT_EQ(r.executions, m.calls);
+  EXPECT_GT(r.best.shares[0], 0.0) << r.best.str();  // the model's split, not the first plan
+  EXPECT_LT(r.best.shares[0], 0.5) << r.best.str();
+}
+
+TEST(TrainModel, ServesTheBalancersLevel2AndExhaustiveMode) {
+  auto devs = cpu_gpu();
+  // Level 2: the start's fission and overlap only, the caller's budget (each device alone first).
+  Model m{{1.0, 0.3}, {0.5, 60.0}};
+  m.noise = 0;
+  Config start;
+  start.shares = {0.6, 0.4};
+  start.overlap = 3;
+  auto r = train(devs, std::ref(m), level2_options(model_options(), 16), {}, start);
+  EXPECT_LE(r.executions, 16u);
+  for (const auto& p : r.points) EXPECT_EQ(p.config.overlap, 3u) << p.config.str();
+  const auto split = analytic_split({1.0 * m.n, 0.3 * m.n}, {0.5, 60.0 * m.overlap_b.at(2)});
+  EXPECT_NEAR(r.best.shares[0], split[0], 0.05) << r.best.str();
+  // Exhaustive: the model at every fission x overlap combination, within the user's budget.
+  Model all{{1.0, 0.3}, {0.5, 2.0}};
+  auto o = model_options();
+  o.exhaustive = true;
+  o.max_executions = 1000;
+  r = train(devs, std::ref(all), o);
+  std::set<std::pair<std::string, unsigned>> seen;
+  for (const auto& p : r.points) seen.emplace(p.config.fission, p.config.overlap);
+  EXPECT_EQ(seen.size(), 2u * 4u);
+  EXPECT_GT(r.executions, kModelExecutions);
+}
