@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace sinew::samples::reference {
 
@@ -52,6 +53,16 @@ void saxpy(float a, std::span<const cl_float> x, std::span<cl_float> y);
 // ----- segmentation.cl -----------------------------------------------------------------------
 
 void segmentation(std::span<const cl_uchar> in, std::span<cl_uchar> out, cl_uchar lo, cl_uchar hi);
+
+// ----- heat.cl / sobel.cl ---------------------------------------------------------------------
+
+// `iterations` Jacobi sweeps of heat_sweep over the n x n grid u (every edge held at `wall`), in
+// double precision; residuals gets each sweep's max |unew - u|.
+void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alpha, double wall,
+          std::vector<double>& residuals);
+// blur -> sobel -> threshold of sobel.cl over the side x side image `in`: the edge image (0 or
+// 255 per pixel); returns the number of edge pixels.
+std::size_t sobel(std::span<const cl_uchar> in, std::span<cl_uchar> edges, std::size_t side, unsigned threshold);
 
 // ----- FFT -----------------------------------------------------------------------------------
 

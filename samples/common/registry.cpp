@@ -81,10 +81,12 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
+      {"heat", [] { return std::make_unique<Heat>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},
       {"segmentation", [] { return std::make_unique<Segmentation>(); }},
+      {"sobel", [] { return std::make_unique<Sobel>(); }},
   };
   return entries;
 }
