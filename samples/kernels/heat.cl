@@ -30,8 +30,8 @@ __kernel void heat_sweep(__global const float* u, __global float* unew, __global
   scratch[lid] = change;
   barrier(CLK_LOCAL_MEM_FENCE);
   // A tree over the group (its size is a power of two: see samples/common/heat.cpp).
-  for (uint half = width / 2; half > 0; half /= 2) {
-    if (lid < half) scratch[lid] = fmax(scratch[lid], scratch[lid + half]);
+  for (uint step = width / 2; step > 0; step /= 2) {
+    if (lid < step) scratch[lid] = fmax(scratch[lid], scratch[lid + step]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0) rowdiff[y] = scratch[0];

@@ -31,7 +31,7 @@ __kernel void sobel(__global const uchar* in, __global uchar* magnitude, uint wi
   const __global uchar* down = c + width;
   const int gx = (AT(up, 1) + 2 * AT(c, 1) + AT(down, 1)) - (AT(up, -1) + 2 * AT(c, -1) + AT(down, -1));
   const int gy = (AT(down, -1) + 2 * AT(down, 0) + AT(down, 1)) - (AT(up, -1) + 2 * AT(up, 0) + AT(up, 1));
-  magnitude[(size_t)y * width + x] = (uchar)min(abs(gx) + abs(gy), 255);
+  magnitude[(size_t)y * width + x] = (uchar)min(abs(gx) + abs(gy), 255u);  // abs gives a uint
 }
 
 // edges = 255 where magnitude >= threshold, else 0; counts[y] = the edge pixels of row y (one
