@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -363,6 +364,113 @@ class Histogram final : public SampleBase {
   Result<Bins> total_;
   Bins got_{};
   std::optional<Bins> expected_;
+};
+
+
+// ---------------------------------------------------------------------------------------------
+// Heat (issue 17): `iterations` Jacobi sweeps of the 2D heat equation on a side x side float grid
+// whose edges are held at the fixed temperature `wall`, in a Loop that also stops once the
+// largest change of a sweep falls below `tolerance`. Unit = one grid row. The sweep reads u with
+// sinew::halo(u, 1, 1, wall) (Boundary::constant: the rows beyond the top and bottom edges are
+// the wall), writes unew and a per-row max |unew - u| that a map_reduce reduces with
+// reduce::max; copy(unew, u) closes the iteration, so between devices only the halo rows move.
+// Checked against a double-precision reference run for as many iterations as the devices ran:
+// max |u - ref| / max |u0| <= 8 * FLT_EPSILON * (iterations + 1) (Jacobi with alpha <= 1/4 does
+// not amplify errors, so each sweep adds at most a few roundings of the largest temperature).
+struct HeatParams {
+  std::size_t side = 1024;     // grid side, cells
+  std::size_t iterations = 0;  // most sweeps; 0: the size's own (default_iterations)
+  float alpha = 0.2f;          // diffusion number dt*k/dx^2, in (0, 1/4] for stability
+  float wall = 0.0f;           // the edges' fixed temperature
+  float tolerance = 1e-4f;     // stop once max |unew - u| < tolerance (0: never early)
+  std::uint32_t seed = 5;
+};
+
+class Heat final : public SampleBase {
+ public:
+  explicit Heat(HeatParams p = {}) : params(p) {}
+  HeatParams params;
+
+  std::string name() const override { return "heat"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "grid side: N for N x N cells"; }
+  Sizes sizes() const override { return {64, 1024, 2048}; }
+  // The sweeps a size runs unless params.iterations says otherwise: 100 up to 64, 200 up to
+  // 1024, 500 beyond (2048 x 2048 for 500 iterations is the benchmark of issue 17).
+  static std::size_t default_iterations(std::size_t side);
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * u_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  const std::vector<cl_float>& output() const { return u_; }
+  // Of the last run: the sweeps it made and the last sweep's max |unew - u|.
+  std::size_t iterations_run() const { return *iterations_run_; }
+  float residual() const { return residual_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> u_v_, unew_v_, rowdiff_v_;
+  Result<cl_float> residual_r_;
+  std::vector<cl_float> u0_, u_;
+  std::size_t max_iterations_ = 0;
+  // Counted by the loop predicate, which runs once after every sweep; shared with the tree.
+  std::shared_ptr<std::size_t> iterations_run_ = std::make_shared<std::size_t>(0);
+  cl_float residual_ = 0;
+  std::size_t checked_iterations_ = 0;  // the iterations `expected_` is for
+  std::optional<std::vector<double>> expected_;
+  std::vector<double> expected_residuals_;  // max |unew - u| of each reference sweep
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sobel (issue 17): an 8-bit grey image through blur (3x3 binomial) -> Sobel (|gx| + |gy|) ->
+// threshold, a Pipeline whose last stage is a map_reduce counting the edge pixels
+// (reduce::sum of per-row counts). Unit = one image row. Blur and Sobel read with
+// sinew::halo(v, 1, 1, Boundary::clamp); the blurred image is a channel the blur writes on each
+// device, so the Sobel stage gets its halo rows from the neighbouring partitions. Integer kernels:
+// the edge image and the count are bit-exact.
+struct SobelParams {
+  std::size_t side = 1024;   // width and height, pixels
+  cl_uint threshold = 96;    // an edge: |gx| + |gy| >= threshold (of 0..255, saturated)
+  std::uint32_t seed = 9;
+};
+
+class Sobel final : public SampleBase {
+ public:
+  explicit Sobel(SobelParams p = {}) : params(p) {}
+  SobelParams params;
+
+  std::string name() const override { return "sobel"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "image side: N for N x N pixels"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * in_.size(); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  const std::vector<cl_uchar>& edges() const { return edges_; }
+  cl_uint edge_count() const { return count_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_uchar> in_v_, blurred_v_, magnitude_v_, edges_v_;
+  Vector<cl_uint> counts_v_;
+  Result<cl_uint> count_r_;
+  std::vector<cl_uchar> in_, edges_;
+  cl_uint count_ = 0;
+  std::optional<std::vector<cl_uchar>> expected_;
+  std::size_t expected_count_ = 0;
 };
 
 }  // namespace sinew::samples

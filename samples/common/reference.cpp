@@ -183,3 +183,68 @@ void fft(std::span<cl_float2> data, std::size_t length, bool inverse) {
 }
 
 }  // namespace sinew::samples::reference
+
+namespace sinew::samples::reference {
+
+// ----- heat.cl / sobel.cl ----------------------------------------------------------------------
+
+void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alpha, double wall,
+          std::vector<double>& residuals) {
+  std::vector<double> next(u.size());
+  residuals.clear();
+  auto at = [&](std::ptrdiff_t x, std::ptrdiff_t y) {
+    const auto s = static_cast<std::ptrdiff_t>(n);
+    return x < 0 || y < 0 || x >= s || y >= s ? wall : u[static_cast<std::size_t>(y) * n + static_cast<std::size_t>(x)];
+  };
+  for (std::size_t it = 0; it < iterations; ++it) {
+    double change = 0;
+    for (std::size_t y = 0; y < n; ++y)
+      for (std::size_t x = 0; x < n; ++x) {
+        const auto sx = static_cast<std::ptrdiff_t>(x), sy = static_cast<std::ptrdiff_t>(y);
+        const double here = u[y * n + x];
+        const double v = here + alpha * (at(sx, sy - 1) + at(sx, sy + 1) + at(sx - 1, sy) + at(sx + 1, sy) - 4 * here);
+        next[y * n + x] = v;
+        change = std::max(change, std::fabs(v - here));
+      }
+    std::copy(next.begin(), next.end(), u.begin());
+    residuals.push_back(change);
+  }
+}
+
+namespace {
+// The 3x3 neighbourhood of sobel.cl: rows and columns clamped to the image.
+struct Clamped {
+  std::span<const cl_uchar> image;
+  std::ptrdiff_t side;
+  int operator()(std::ptrdiff_t x, std::ptrdiff_t y) const {
+    x = std::clamp<std::ptrdiff_t>(x, 0, side - 1);
+    y = std::clamp<std::ptrdiff_t>(y, 0, side - 1);
+    return image[static_cast<std::size_t>(y * side + x)];
+  }
+};
+}  // namespace
+
+std::size_t sobel(std::span<const cl_uchar> in, std::span<cl_uchar> edges, std::size_t side, unsigned threshold) {
+  const auto s = static_cast<std::ptrdiff_t>(side);
+  std::vector<cl_uchar> blurred(in.size());
+  const Clamped a{in, s};
+  for (std::ptrdiff_t y = 0; y < s; ++y)
+    for (std::ptrdiff_t x = 0; x < s; ++x) {
+      const int sum = a(x - 1, y - 1) + 2 * a(x, y - 1) + a(x + 1, y - 1) + 2 * a(x - 1, y) + 4 * a(x, y) +
+                      2 * a(x + 1, y) + a(x - 1, y + 1) + 2 * a(x, y + 1) + a(x + 1, y + 1);
+      blurred[static_cast<std::size_t>(y * s + x)] = static_cast<cl_uchar>((sum + 8) / 16);
+    }
+  const Clamped b{blurred, s};
+  std::size_t count = 0;
+  for (std::ptrdiff_t y = 0; y < s; ++y)
+    for (std::ptrdiff_t x = 0; x < s; ++x) {
+      const int gx = (b(x + 1, y - 1) + 2 * b(x + 1, y) + b(x + 1, y + 1)) - (b(x - 1, y - 1) + 2 * b(x - 1, y) + b(x - 1, y + 1));
+      const int gy = (b(x - 1, y + 1) + 2 * b(x, y + 1) + b(x + 1, y + 1)) - (b(x - 1, y - 1) + 2 * b(x, y - 1) + b(x + 1, y - 1));
+      const bool edge = std::min(std::abs(gx) + std::abs(gy), 255) >= static_cast<int>(threshold);
+      edges[static_cast<std::size_t>(y * s + x)] = edge ? 255 : 0;
+      count += edge;
+    }
+  return count;
+}
+
+}  // namespace sinew::samples::reference

@@ -60,6 +60,16 @@ void prefix_sum(std::span<const cl_float> in, bool exclusive, std::vector<double
 
 void segmentation(std::span<const cl_uchar> in, std::span<cl_uchar> out, cl_uchar lo, cl_uchar hi);
 
+// ----- heat.cl / sobel.cl ---------------------------------------------------------------------
+
+// `iterations` Jacobi sweeps of heat_sweep over the n x n grid u (every edge held at `wall`), in
+// double precision; residuals gets each sweep's max |unew - u|.
+void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alpha, double wall,
+          std::vector<double>& residuals);
+// blur -> sobel -> threshold of sobel.cl over the side x side image `in`: the edge image (0 or
+// 255 per pixel); returns the number of edge pixels.
+std::size_t sobel(std::span<const cl_uchar> in, std::span<cl_uchar> edges, std::size_t side, unsigned threshold);
+
 // ----- FFT -----------------------------------------------------------------------------------
 
 // In-place forward (sign -1) or inverse (sign +1, scaled by 1/length) complex FFT of each

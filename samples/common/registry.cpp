@@ -81,12 +81,14 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
+      {"heat", [] { return std::make_unique<Heat>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
       {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},
       {"segmentation", [] { return std::make_unique<Segmentation>(); }},
+      {"sobel", [] { return std::make_unique<Sobel>(); }},
   };
   return entries;
 }

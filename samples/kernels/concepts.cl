@@ -37,3 +37,11 @@ __kernel void argmax_pairs(__global const float* x, __global float2* pairs, uint
   uint i = (uint)get_global_id(0);
   if (i < count) pairs[i] = (float2)(x[i], (float)(first + i));
 }
+
+// 05_halo: a 3-point stencil, y = (x[i-1] + 2 x[i] + x[i+1]) / 4 in integers. x is read with
+// sinew::halo(x, 1, 1, ...): the pointer is one element ahead of the slice, so the slice's
+// element i is x[i + 1] and its neighbours x[i] and x[i + 2] are always there.
+__kernel void smooth3(__global const int* x, __global int* y, uint count) {
+  uint i = (uint)get_global_id(0);
+  if (i < count) y[i] = (x[i] + 2 * x[i + 1] + x[i + 2]) / 4;
+}

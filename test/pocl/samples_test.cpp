@@ -293,3 +293,61 @@ TEST(HistogramShapes, OddShapesAndUnevenSplitsMatchTheReference) {
     }
   }
 }
+
+// ----- the stencil samples (heat, sobel): halos ------------------------------------------------
+// Split half and half over two devices, zero-copy and with device 1 driven as a discrete GPU
+// (explicit transfers: a halo row that fails to arrive gives wrong cells, not a lucky read of
+// host memory), each must match its reference, and each halo exchange must move the rows next
+// to the one partition boundary only: one row each way.
+
+namespace {
+struct StencilCase {
+  const char* name;
+  std::size_t row_bytes_per_cell;
+};
+const StencilCase kStencils[] = {{"heat", sizeof(cl_float)}, {"sobel", sizeof(cl_uchar)}};
+}  // namespace
+
+TEST(StencilSamples, SplitOverTwoDevicesMovesOnlyBoundaryRows) {
+  for (const char* discrete : {"", "cpu:1"}) {
+    Runtime rt(RuntimeOptions{.discrete = std::string(discrete)});
+    if (rt.devices().size() < 2) GTEST_SKIP() << "needs two devices (POCL_DEVICES=\"pthread pthread\")";
+    for (const auto& sc : kStencils) {
+      auto s = samples::find(sc.name);
+      ASSERT_TRUE(s);
+      s->prepare(s->sizes().small);
+      Config cfg;
+      cfg.shares.assign(rt.devices().size(), 0.0);
+      cfg.shares[0] = cfg.shares[1] = 0.5;
+      Report r = s->run(rt, RunOptions{.config = cfg});
+      samples::Check c = s->check();
+      EXPECT_TRUE(c.ok) << sc.name << " split 50/50, discrete '" << discrete << "': " << c.message;
+      const std::uint64_t row = s->size() * sc.row_bytes_per_cell;
+      ASSERT_FALSE(r.exchanges.empty()) << sc.name << ": a written vector read with a halo on two partitions";
+      for (const auto& e : r.exchanges) {
+        EXPECT_LE(e.bytes, 2 * row) << sc.name << ": exchange of " << e.vector << " before " << e.reader
+                                    << " in iteration " << e.iteration;
+        EXPECT_GT(e.bytes, 0u) << sc.name << ": exchange of " << e.vector;
+      }
+    }
+  }
+}
+
+TEST(StencilSamples, HeatStopsAtItsTolerance) {
+  Runtime rt;
+  samples::Heat heat(samples::HeatParams{.tolerance = 0.5f});
+  heat.prepare(heat.sizes().small);
+  heat.run(rt, RunOptions{.device = 0});
+  samples::Check c = heat.check();
+  EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_GT(heat.iterations_run(), 1u);
+  EXPECT_LT(heat.iterations_run(), samples::Heat::default_iterations(heat.size()));
+  EXPECT_LT(heat.residual(), 0.5f);
+
+  samples::Heat never(samples::HeatParams{.iterations = 7, .tolerance = 0});  // 0: runs every sweep
+  never.prepare(never.sizes().small);
+  never.run(rt, RunOptions{.device = 0});
+  c = never.check();
+  EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_EQ(never.iterations_run(), 7u);
+}
