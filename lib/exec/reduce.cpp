@@ -74,14 +74,20 @@ std::vector<unsigned char> identity_of(Reducer::Op op, const ElementType& t) {
   });
 }
 
-std::string reduce_source(const Reducer& r, const ElementType& t) {
+std::string operator_prelude(Reducer::Op op, const std::string& source, const std::string& function,
+                             const ElementType& t) {
   std::string src;
   if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-  if (r.op == Reducer::Op::custom) src += r.source + "\n#define SINEW_OP(a, b) " + r.function + "((a), (b))\n";
+  if (op == Reducer::Op::custom) src += source + "\n#define SINEW_OP(a, b) " + function + "((a), (b))\n";
   // On vectors, `<` yields a lane mask and `?:` selects lane by lane: one definition for all.
-  if (r.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
-  if (r.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
-  if (r.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
+  if (op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
+  if (op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
+  if (op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
+  return src;
+}
+
+std::string reduce_source(const Reducer& r, const ElementType& t) {
+  std::string src = operator_prelude(r.op, r.source, r.function, t);
   src += "#define SINEW_T " + reduction_type_name(r) + "\n";
   // The host reads and writes elements as the C++ type's bytes: a struct that the source lays out
   // otherwise fails to compile here, naming the mismatch, rather than reducing garbage.

@@ -12,6 +12,10 @@ namespace sinew::detail {
 // The name of the compile-time check, in the reduction kernels, that the OpenCL C element type
 // has the C++ type's size: a build log that names it means the two differ.
 inline constexpr const char* kSizeCheck = "sinew_element_size_differs_from_cpp_sizeof";
+// What the library's reduction and scan kernels start with: SINEW_OP for the operator (the user's
+// function after its source), fp64 enabled for doubles.
+std::string operator_prelude(Reducer::Op op, const std::string& source, const std::string& function,
+                             const ElementType& t);
 // kernels/reduce.cl with SINEW_T and SINEW_OP defined for this reducer and element type.
 std::string reduce_source(const Reducer& r, const ElementType& t);
 // The neutral element of a built-in reduction (sum: 0, min: +inf/max, max: -inf/lowest).

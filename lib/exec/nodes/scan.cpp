@@ -46,18 +46,10 @@ struct ScanState final : NodeState {
   cl::Buffer carry_buffer;
 };
 
-// What comes before kernels/scan.cl: the element type and the operator. (reduce_source() builds
-// the same prelude for reduce.cl; one function for both belongs in exec/reduce.cpp.)
+// kernels/scan.cl with SINEW_T and SINEW_OP defined, as reductions define them.
 std::string scan_source(const ScanOp& op, const ElementType& t) {
-  std::string src;
-  if (t.scalar == ScalarKind::f64) src += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-  if (op.op == Reducer::Op::custom) src += op.source + "\n#define SINEW_OP(a, b) " + op.function + "((a), (b))\n";
-  if (op.op == Reducer::Op::sum) src += "#define SINEW_OP(a, b) ((a) + (b))\n";
-  if (op.op == Reducer::Op::min) src += "#define SINEW_OP(a, b) ((b) < (a) ? (b) : (a))\n";
-  if (op.op == Reducer::Op::max) src += "#define SINEW_OP(a, b) ((b) > (a) ? (b) : (a))\n";
-  src += "#define SINEW_T " + t.name + "\n";
-  src += embedded_kernels().at("scan.cl");
-  return src;
+  return operator_prelude(op.op, op.source, op.function, t) + "#define SINEW_T " + t.name + "\n" +
+         embedded_kernels().at("scan.cl");
 }
 
 std::size_t floor_pow2(std::size_t x) {

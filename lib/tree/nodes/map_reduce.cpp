@@ -8,7 +8,6 @@
 
 namespace sinew {
 namespace detail {
-namespace {
 const char* op_name(Reducer::Op op) {
   switch (op) {
     case Reducer::Op::sum: return "sum";
@@ -18,6 +17,8 @@ const char* op_name(Reducer::Op op) {
   }
   return "?";
 }
+
+namespace {
 
 // How messages name an element type: "float4", or "a struct of 256 bytes".
 std::string spelled(const ElementType& t) {

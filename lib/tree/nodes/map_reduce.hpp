@@ -6,6 +6,9 @@
 
 namespace sinew::detail {
 
+// An operator as dumps and messages spell it ("sum", ...); reductions and scans share it.
+const char* op_name(Reducer::Op op);
+
 // The OpenCL C name of the reduced element type: the vector's own for OpenCL types; for a struct,
 // the reducer's type_name, else the type of its function's first parameter ("" when neither).
 std::string reduction_type_name(const Reducer& r);

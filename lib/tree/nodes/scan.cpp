@@ -4,6 +4,7 @@
 #include "platform/hash.hpp"
 #include "tree/analysis.hpp"
 #include "tree/nodes/kernel.hpp"
+#include "tree/nodes/map_reduce.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -11,16 +12,6 @@
 namespace sinew {
 namespace detail {
 namespace {
-// The operators' spellings in dumps (map_reduce's reducers spell them the same way).
-const char* op_name(Reducer::Op op) {
-  switch (op) {
-    case Reducer::Op::sum: return "sum";
-    case Reducer::Op::min: return "min";
-    case Reducer::Op::max: return "max";
-    case Reducer::Op::custom: return "custom";
-  }
-  return "?";
-}
 const char* kind_name(ScanKind k) { return k == ScanKind::inclusive ? "inclusive" : "exclusive"; }
 }  // namespace
 
