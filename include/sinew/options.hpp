@@ -136,6 +136,13 @@ struct RuntimeOptions {
   // Profile every run's queues (device times per partition and kernel in the Report), unless a
   // run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.
   std::optional<bool> profile;
+  // Checks that kernels read nothing beyond their slices and declared halos: on discrete devices
+  // (GPUs, or a CPU driven like one with `discrete`), each slice and halo buffer is surrounded by
+  // poison bytes, and each run (not training runs) is made twice, first on scratch copies of what
+  // it writes with one poison and then on the bound data with another; results that differ are an
+  // error naming the vector and the element. Costs a second run and memory: for tests and
+  // debugging. $SINEW_POISON_CHECK; default false.
+  std::optional<bool> poison_check;
   // Write a Chrome trace of every run to this file ("-N" appended when it exists); a trace
   // profiles the run. $SINEW_TRACE; default none ("").
   std::optional<std::string> trace;

@@ -112,6 +112,7 @@ struct Environment {
   // by default: it cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs
   // none of it.
   bool profile = false;
+  bool poison_check = false;  // RuntimeOptions::poison_check: user runs go through measure_checked
   std::string trace;  // RuntimeOptions::trace: a Chrome trace of every run goes there ("": none)
   Logger log;         // warnings (a trace that could not be written)
   // True when [p, p + bytes) lies in memory from Runtime::pinned: DMA reads it directly.

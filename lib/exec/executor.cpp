@@ -8,9 +8,10 @@
 namespace sinew::detail {
 
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
-               const Decomposition& dec, bool profile) {
+               const Decomposition& dec, bool profile, std::uint8_t poison) {
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
   RunState run(env, root, an, bindings, dec, profile);
+  run.poison = poison;
   prepare(run);
   run.prepared_ms = run.now_ms();
   drive(run);

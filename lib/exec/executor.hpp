@@ -14,13 +14,16 @@
 
 #include <sinew/report.hpp>
 
+#include <cstdint>
+
 namespace sinew::detail {
 
 // Builds every program and kernel the run needs and checks the device limits (work-group size,
 // allocation size, memory) — all before any data moves. Then runs the tree over `bindings` (of
 // the shapes `an` was made for), and returns the report; with `profile`, on profiling queues,
-// with every partition's and kernel's device times.
+// with every partition's and kernel's device times. `poison` (0: none) surrounds the slices and
+// halo buffers of discrete devices with that byte (RuntimeOptions::poison_check).
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
-               const Decomposition& dec, bool profile = false);
+               const Decomposition& dec, bool profile = false, std::uint8_t poison = 0);
 
 }  // namespace sinew::detail

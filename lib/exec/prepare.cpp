@@ -39,6 +39,20 @@ cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes
   return b;
 }
 
+cl::Buffer RunState::partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes) {
+  Worker& w = *ps.worker;
+  if (!poison || w.zero_copy) return device_buffer(w.context, bytes, w.info());
+  // Guards of a few units (a stencil reads a unit or two beyond), at least 64 KB, aligned so the
+  // sub-buffer's origin is legal.
+  const std::size_t align = std::max<std::size_t>(1, w.cl_device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+  const std::size_t guard = (std::max<std::size_t>(65536, 4 * unit_bytes) + align - 1) / align * align;
+  cl::Buffer parent = device_buffer(w.context, bytes + 2 * guard, w.info());
+  w.queue().enqueueFillBuffer(parent, poison, 0, bytes + 2 * guard);
+  ps.guarded.push_back(parent);
+  cl_buffer_region region{guard, std::max<std::size_t>(bytes, 1)};
+  return parent.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
+}
+
 void RunState::keep_error() {
   std::lock_guard lock(error_mutex_);
   if (!error_) error_ = std::current_exception();
@@ -91,7 +105,7 @@ void allocate(RunState& run) {
         cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
         ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
       } else {
-        ps.slices[u.vector.get()] = run.device_buffer(w.context, bytes, w.info());
+        ps.slices[u.vector.get()] = run.partition_buffer(ps, bytes, u.vector->unit * u.vector->type.size);
       }
     }
   }

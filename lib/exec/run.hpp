@@ -15,6 +15,7 @@
 #include <sinew/report.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
@@ -55,6 +56,7 @@ struct PartState {
   std::unordered_map<const NodeImpl*, std::unique_ptr<NodeState>> nodes;
   std::vector<TimedEvent> events;
   std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
+  std::vector<cl::Buffer> guarded;  // poison check: the buffers its slices and halos lie inside
 
   template <class S>
   S& state(const NodeImpl& n) {
@@ -108,6 +110,9 @@ class RunState {
   const std::vector<Binding>& bindings;
   const Decomposition& dec;
   const bool profile;
+  // The poison check (RuntimeOptions::poison_check): this byte fills the guard regions around
+  // every slice and halo buffer on discrete devices, and halo units nobody writes; 0: off.
+  std::uint8_t poison = 0;
 
   std::vector<Worker> workers;
   std::vector<PartState> parts;
@@ -159,6 +164,10 @@ class RunState {
 
   // A device buffer from the runtime's pool, returned to it when the request ends.
   cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info);
+  // A partition's own device buffer (a slice, a halo buffer): from the pool, or, with the poison
+  // check on, a sub-buffer in the middle of a pooled one whose guards hold the poison byte, so a
+  // kernel reading past its ends reads poison. `unit_bytes` sizes the guards.
+  cl::Buffer partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes);
 
   // The first error of any worker; the others' are dropped.
   void keep_error();

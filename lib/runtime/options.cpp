@@ -96,6 +96,10 @@ const std::vector<Variable>& variables() {
       {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", kFlag, "0",
         "map and unmap a CPU device's zero-copy results even where its buffers are the host memory itself"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.map_zero_copy = parse::flag(t, n); }},
+      {{"SINEW_POISON_CHECK", "poison_check", kFlag, "0",
+        "run each run twice with poison around every slice and halo on discrete devices; results that differ "
+        "(a kernel read outside its slice and halo) are an error"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.poison_check = parse::flag(t, n); }},
       {{"SINEW_PROFILE", "profile", kFlag, "0", "profile every run's queues (device times in the report)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.profile = parse::flag(t, n); }},
       {{"SINEW_TRACE", "trace", "a file path", "none",
@@ -178,6 +182,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   fill(o.wait, f.wait);
   fill(o.map_zero_copy, f.map_zero_copy);
   fill(o.profile, f.profile);
+  fill(o.poison_check, f.poison_check);
   fill(o.trace, f.trace);
   fill(o.cache_dir, f.cache_dir);
   fill(o.disk_cache, f.disk_cache);
@@ -213,6 +218,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   if (!o.wait) o.wait = WaitMode::automatic;
   if (!o.map_zero_copy) o.map_zero_copy = false;
   if (!o.profile) o.profile = false;
+  if (!o.poison_check) o.poison_check = false;
   if (!o.trace) o.trace = "";
   if (!o.cache_dir || o.cache_dir->empty()) o.cache_dir = home_based("XDG_CACHE_HOME", ".cache") + "/sinew";
   if (!o.disk_cache) o.disk_cache = true;

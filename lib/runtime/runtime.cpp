@@ -48,6 +48,7 @@ class RuntimeImpl {
     env_.transfer = *options_.transfer;
     env_.wait = *options_.wait;
     env_.profile = *options_.profile;
+    env_.poison_check = *options_.poison_check;
     env_.trace = *options_.trace;
     env_.log = options_.log;
     progress_ = !*options_.quiet;
@@ -161,7 +162,8 @@ class RuntimeImpl {
           run_provenance = Provenance::balanced;
         }
       }
-      Report rep = measure(env_, p, *bound, run_config, profile);
+      Report rep = env_.poison_check ? measure_checked(env_, p, *bound, run_config, profile)
+                                     : measure(env_, p, *bound, run_config, profile);
       rep.provenance = run_provenance;
       if (planned) {
         rep.kb_entry = plan.entry;

@@ -3,6 +3,7 @@
 #include "schedule/prepared.hpp"
 
 #include "exec/executor.hpp"
+#include "platform/error.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -46,10 +47,10 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
 }
 
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
-               bool profile) {
+               bool profile, std::uint8_t poison) {
   const auto dec = p.decomposition(config, env.infos);
   const auto t0 = std::chrono::steady_clock::now();
-  Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile);
+  Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile, poison);
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rep.tree = p.label;
   return rep;
@@ -62,38 +63,57 @@ std::vector<double> partition_times(const Report& r) {
   return out;
 }
 
+namespace {
+
+// Scratch copies of what a tree writes (inputs it only reads are shared): bindings of the same
+// shapes as the caller's, so the prepared tree's analysis serves them as it is. A copy of pinned
+// data is pinned too: GPUs read pageable memory 4-7x slower, and a training on pageable copies of
+// pinned data found plans for the wrong machine.
+struct ScratchCopies {
+  std::vector<Binding> bindings;
+  std::vector<std::vector<unsigned char>> copies;
+  std::vector<std::shared_ptr<PinnedBlock>> pinned_copies;
+  struct Copied {
+    std::size_t binding;
+    void* copy;
+    const void* original;
+    std::size_t bytes;
+  };
+  std::vector<Copied> copied;
+
+  ScratchCopies(Environment& env, const PreparedTree& p, const std::vector<Binding>& original) : bindings(original) {
+    copies.reserve(bindings.size());
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+      Binding& b = bindings[i];
+      const bool written = b.result || (b.vector && p.analysis.use(b.vector.get()).written);
+      if (!written) continue;
+      const std::size_t bytes = b.elements * b.type.size;
+      void* copy = nullptr;
+      if (b.vector && env.allocate_pinned && env.is_pinned && env.is_pinned(b.data, bytes)) {
+        pinned_copies.push_back(env.allocate_pinned(bytes));
+        copy = pinned_copies.back()->data;
+      } else {
+        copy = copies.emplace_back(bytes).data();
+      }
+      copied.push_back({i, copy, b.data, bytes});
+      b.data = copy;
+    }
+  }
+  // Each copy as the original is now.
+  void restore() {
+    for (const auto& c : copied) std::memcpy(c.copy, c.original, c.bytes);
+  }
+};
+
+}  // namespace
+
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
-  // Scratch copies of what the tree writes; inputs it only reads are shared. A copy of pinned
-  // data is pinned too: GPUs read pageable memory 4-7x slower, and a training on pageable copies
-  // of pinned data found plans for the wrong machine. The copies have the bindings' shapes, so
-  // the prepared tree's analysis serves them as it is.
-  std::vector<Binding> scratch = bindings;
-  std::vector<std::vector<unsigned char>> copies;
-  std::vector<std::shared_ptr<PinnedBlock>> pinned_copies;
-  copies.reserve(bindings.size());
-  std::vector<std::pair<void*, const void*>> restore;  // scratch <- original, before every run
-  std::vector<std::size_t> sizes;
-  for (auto& b : scratch) {
-    const bool written = b.result || (b.vector && p.analysis.use(b.vector.get()).written);
-    if (!written) continue;
-    const std::size_t bytes = b.elements * b.type.size;
-    void* copy = nullptr;
-    if (b.vector && env.allocate_pinned && env.is_pinned && env.is_pinned(b.data, bytes)) {
-      pinned_copies.push_back(env.allocate_pinned(bytes));
-      copy = pinned_copies.back()->data;
-    } else {
-      copies.emplace_back(bytes);
-      copy = copies.back().data();
-    }
-    restore.emplace_back(copy, b.data);
-    sizes.push_back(bytes);
-    b.data = copy;
-  }
+  ScratchCopies scratch(env, p, bindings);
   Measure measured = [&](const Config& c) {
-    for (std::size_t i = 0; i < restore.size(); ++i) std::memcpy(restore[i].first, restore[i].second, sizes[i]);
-    const Report r = measure(env, p, scratch, c);
+    scratch.restore();
+    const Report r = measure(env, p, scratch.bindings, c);
     if (record) {
       KbRun run;
       run.features = p.features;
@@ -105,6 +125,48 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     return Measurement{r.wall_ms, r.device_ms};
   };
   return train(env.infos, measured, options, progress, start);
+}
+
+Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
+                       const Config& config, bool profile) {
+  // Two poisons whose bytes differ in every bit: a float, int or char read from a guard differs.
+  constexpr std::uint8_t kFirst = 0x5A, kSecond = 0xA5;
+  ScratchCopies scratch(env, p, bindings);
+  scratch.restore();
+  const Report first = measure(env, p, scratch.bindings, config, profile, kFirst);
+  Report rep = measure(env, p, bindings, config, profile, kSecond);
+  auto fail = [&](const std::string& what, const std::string& argument) {
+    throw_error(errc::invalid_tree,
+                what + " differs between two runs of the same plan whose slices and halos were surrounded by "
+                       "different poison bytes: a kernel reads outside its slice and its declared halo (correct "
+                       "on a CPU that reads the host memory in place, wrong on a GPU)",
+                {.node = p.label, .argument = argument,
+                 .fix = "read neighbouring units through sinew::halo(v, before, after) (or the whole vector "
+                        "through sinew::whole(v)), index a slice only from 0 to count(v), and write every "
+                        "element of an out() slice"});
+  };
+  for (const auto& c : scratch.copied) {
+    const Binding& b = bindings[c.binding];
+    if (!b.vector || std::memcmp(c.copy, b.data, c.bytes) == 0) continue;
+    const auto* x = static_cast<const unsigned char*>(c.copy);
+    const auto* y = static_cast<const unsigned char*>(b.data);
+    std::size_t at = 0;
+    while (x[at] == y[at]) ++at;
+    const std::size_t element = at / b.type.size, unit = element / b.vector->unit;
+    std::string where = "element " + std::to_string(element) + " of vector '" + b.vector->name + "' (unit " +
+                        std::to_string(unit);
+    for (const auto& part : rep.partitions)
+      if (unit >= part.first && unit < part.first + part.units)
+        where += ", partition " + std::to_string(part.index) + " on " + part.device_name + ", units [" +
+                 std::to_string(part.first) + ", " + std::to_string(part.first + part.units) + ")";
+    fail(where + ")", "vector '" + b.vector->name + "'");
+  }
+  for (const auto& [name, value] : rep.results) {
+    auto other = first.results.find(name);
+    if (other == first.results.end() || other->second.bytes != value.bytes)
+      fail("result '" + name + "'", "result '" + name + "'");
+  }
+  return rep;
 }
 
 }  // namespace sinew::detail

@@ -22,6 +22,7 @@
 #include <sinew/report.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -60,9 +61,18 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes);
 
-// Runs the prepared tree once over `bindings` (of its shapes) with `config`.
+// Runs the prepared tree once over `bindings` (of its shapes) with `config`; `poison`: see
+// execute().
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
-               bool profile = false);
+               bool profile = false, std::uint8_t poison = 0);
+
+// measure() under the poison check (RuntimeOptions::poison_check): once on scratch copies of what
+// the tree writes, then on `bindings`, with different poison around the discrete devices' slices
+// and halos; a written vector or a result that differs is a sinew::Error naming it (and the
+// element and partition), since some kernel read outside its slice and halo. The second run's
+// report.
+Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
+                       const Config& config, bool profile);
 
 // Runs the training search for the prepared tree on scratch copies of every bound vector it
 // writes (so the caller's data is untouched; a copy of pinned data is pinned too), each

@@ -223,3 +223,86 @@ TEST(HaloErrors, DumpAndSignatureShowTheHalo) {
   EXPECT_NE(stencil(halo(I, 1, 1), O).signature(), stencil(halo(I, 1, 2), O).signature());
   EXPECT_NE(stencil(halo(I, 1, 1), O).signature(), stencil(halo(I, 1, 1, Boundary::clamp), O).signature());
 }
+
+// ----- the poison check ------------------------------------------------------------------------
+
+namespace {
+// The stencil over rows of 4 ints with in() (`wrong`) or with a halo; on the last device driven
+// like a GPU, in two partitions at least (two overlap queues).
+struct PoisonRun {
+  std::vector<int> img, result, want;
+  Report report;
+};
+PoisonRun run_stencil(bool poison_check, bool wrong) {
+  const std::size_t count = Runtime().devices().size(), width = 4, rows = 37;
+  RuntimeOptions o;
+  o.discrete = std::to_string(count - 1);
+  o.poison_check = poison_check;
+  Runtime rt(o);
+  PoisonRun r;
+  r.img.resize(rows * width);
+  for (std::size_t i = 0; i < r.img.size(); ++i) r.img[i] = static_cast<int>(i % 23) - 11;
+  r.result.assign(r.img.size(), 0);
+  auto I = sinew::vector<cl_int>().unit(width).name("img");
+  auto O = sinew::vector<cl_int>().unit(width).name("out");
+  auto k = wrong ? kernel_source(kTestKernels, "stencil_past_slice", "t.cl").args(in(I), out(O), scalar(cl_uint(width)), offset(O), size(O))
+                 : kernel_source(kTestKernels, "stencil_edges", "t.cl").args(halo(I, 1, 1), out(O), scalar(cl_uint(width)), offset(O), size(O));
+  Config c;
+  c.shares.assign(count, 1.0 / static_cast<double>(count));
+  c.overlap = 2;
+  r.report = rt.run(k.dims(2), {{I, r.img}, {O, r.result}}, RunOptions{.config = c}).get();
+  r.want.resize(r.img.size());
+  for (std::size_t y = 0; y < rows; ++y)
+    for (std::size_t x = 0; x < width; ++x) {
+      int s = 2 * r.img[y * width + x];
+      if (y > 0) s += r.img[(y - 1) * width + x];
+      if (y + 1 < rows) s += 3 * r.img[(y + 1) * width + x];
+      r.want[y * width + x] = s;
+    }
+  return r;
+}
+}  // namespace
+
+// The mistake of the issue: reading the rows around the slice through in(). On a discrete device
+// it reads whatever lies past its buffer; the poison check makes that an error naming the vector.
+TEST(PoisonCheck, CatchesAKernelReadingPastItsSlice) {
+  try {
+    (void)run_stencil(true, true);
+    FAIL() << "the poison check let a kernel read past its slice";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_tree));
+    EXPECT_EQ(e.argument(), "vector 'out'");
+    EXPECT_NE(std::string(e.what()).find("poison"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("partition"), std::string::npos) << e.what();
+    EXPECT_NE(e.context().fix.find("sinew::halo"), std::string::npos) << e.context().fix;
+  }
+  // Without the check the same run gives wrong rows at the partitions' boundaries, silently.
+  const PoisonRun quiet = run_stencil(false, true);
+  EXPECT_NE(quiet.result, quiet.want);
+}
+
+TEST(PoisonCheck, AcceptsTheSameStencilWithAHalo) {
+  const PoisonRun r = run_stencil(true, false);
+  EXPECT_EQ(compare_int(r.result, r.want), "");
+}
+
+// Every halo case of the shared trees (exchanges in pipelines and loops, every boundary) passes
+// the check on a discrete device and gives the reference result.
+TEST(PoisonCheck, HaloTreesPass) {
+  const std::size_t count = Runtime().devices().size();
+  RuntimeOptions o;
+  o.discrete = std::to_string(count - 1);
+  o.poison_check = true;
+  Runtime rt(o);
+  for (const char* name : {"halo_clamp", "halo_none", "halo_pipeline_zero", "halo_loop_constant"}) {
+    for (unsigned overlap : {1u, 3u}) {
+      Holder h;
+      Case c = make_case(name, 9, h);
+      Config cfg;
+      cfg.shares.assign(count, 1.0 / static_cast<double>(count));
+      cfg.overlap = overlap;
+      c.report = rt.run(c.tree, c.bindings, RunOptions{.config = cfg}).get();
+      EXPECT_EQ(c.check(), "") << name << " overlap " << overlap;
+    }
+  }
+}

@@ -49,6 +49,17 @@ __kernel void stencil_edges(__global const int* in, __global int* out, uint widt
   if (row + 1 < rows) s += 3 * c[width];
   out[y * width + x] = s;
 }
+// The same stencil written with in(): the mistake of reading the rows beyond the slice. Right
+// where the slice is the host memory itself (zero-copy CPU devices), wrong on a GPU.
+__kernel void stencil_past_slice(__global const int* in, __global int* out, uint width, uint off, uint total) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  uint row = off / width + (uint)y, rows = total / width;
+  const __global int* c = in + y * width + x;
+  int s = 2 * c[0];
+  if (row > 0) s += c[-(int)width];
+  if (row + 1 < rows) s += 3 * c[width];
+  out[y * width + x] = s;
+}
 )CL";
 
 // What stencil_rows computes over `rows` rows of `width` ints, beyond the edges as `boundary`
