@@ -228,6 +228,39 @@ Rounds head_to_head(const Job& a, const Job& b, unsigned rounds,
   return r;
 }
 
+Interleaved interleave(const std::vector<Job>& jobs, unsigned rounds,
+                       const std::function<void(unsigned, const std::vector<double>&)>& each) {
+  Interleaved r;
+  r.ms.resize(jobs.size());
+  // Round 0 (i == 0) warms every job up, checked and untimed.
+  for (unsigned i = 0; i <= rounds; ++i) {
+    std::vector<double> round;
+    for (const Job& j : jobs) {
+      try {
+        if (j.reset) j.reset();
+        const auto t0 = std::chrono::steady_clock::now();
+        j.run();
+        round.push_back(ms_since(t0));
+        if (const std::string c = j.check ? j.check() : "OK"; c != "OK")
+          r.check = c.rfind("ERROR", 0) == 0 ? c : "MISMATCH: " + c;
+      } catch (const std::exception& e) {
+        r.check = std::string("ERROR: ") + e.what();
+      }
+      if (r.check != "OK") return r;
+    }
+    if (i == 0) continue;
+    for (std::size_t k = 0; k < jobs.size(); ++k) r.ms[k].push_back(round[k]);
+    if (each) each(i - 1, round);
+  }
+  return r;
+}
+
+Stats ratios(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> q;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) q.push_back(a[i] / b[i]);
+  return summarize(q);
+}
+
 // ----- CSV -----------------------------------------------------------------------------------
 
 Csv::Csv(fs::path path, std::vector<std::string> columns, bool resume)

@@ -98,6 +98,17 @@ struct Rounds {
 };
 Rounds head_to_head(const Job& a, const Job& b, unsigned rounds,
                     const std::function<void(unsigned round, double a_ms, double b_ms)>& each = {});
+// Several jobs in turn: one untimed round of all of them, then per round one timed run of each, in
+// order, each checked. For jobs whose runs take seconds (no untimed run before each, unlike
+// head_to_head). ms[j][round]; check names the first failure, which ends the rounds.
+struct Interleaved {
+  std::vector<std::vector<double>> ms;
+  std::string check = "OK";
+};
+Interleaved interleave(const std::vector<Job>& jobs, unsigned rounds,
+                       const std::function<void(unsigned round, const std::vector<double>& ms)>& each = {});
+// Per round a[i] / b[i], summarised: median, min, max, IQR (NaN when empty).
+Stats ratios(const std::vector<double>& a, const std::vector<double>& b);
 
 // ----- CSV -----------------------------------------------------------------------------------
 

@@ -8,9 +8,12 @@
 #include <CL/opencl.hpp>
 
 #include "common/kernels.hpp"
+#include "common/reference.hpp"
 #include "handwritten.hpp"
 #include "sinew_side.hpp"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -385,6 +388,162 @@ std::unique_ptr<Workload> filters(Env& env, sinew::samples::FilterPipeline& s, c
   // By whole lines, on both devices.
   return std::make_unique<Split>(env, s, o, std::vector<Array>{{b.at(0).data, 4, false}}, w * s.height(), w, w,
                                  [p, w](Side& d) { return std::make_unique<FilterKernels>(d, p, w); });
+}
+
+// ----- the heat loop --------------------------------------------------------------------------
+
+namespace {
+
+// The convergence test's reduction: the largest of the n per-row changes heat_sweep wrote, by one
+// work-group (n is a grid side: a few thousand floats).
+const char* kRowMax = R"CL(
+__kernel void row_max(__global const float* rowdiff, __global float* out, uint n, __local float* scratch) {
+  const uint lid = (uint)get_local_id(0), width = (uint)get_local_size(0);
+  float m = 0.0f;  // changes are >= 0
+  for (uint i = lid; i < n; i += width) m = fmax(m, rowdiff[i]);
+  scratch[lid] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint step = width / 2; step > 0; step /= 2) {
+    if (lid < step) scratch[lid] = fmax(scratch[lid], scratch[lid + step]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) out[0] = scratch[0];
+}
+)CL";
+
+// One device's buffers and kernels for the loop, made once (set-up).
+struct HeatDevice {
+  Side* side = nullptr;
+  cl::Buffer grid[2], slice[2], unew, rowdiff, residual;  // slice[i]: grid[i]'s rows 1..n
+  cl::Kernel sweep, rowmax;
+  std::size_t group = 1, reduce_group = 1;
+  bool swap = false;
+};
+
+}  // namespace
+
+struct HeatLoop::Impl {
+  Env::Impl& env;
+  sinew::samples::Heat& s;
+  std::size_t n = 0, iterations = 0;
+  float alpha = 0, wall = 0, tolerance = 0;
+  std::vector<float> u0;
+  std::unique_ptr<HeatDevice> dev[2];  // [0] CPU, [1] GPU
+  // The last run's result, and the reference (computed on the first check).
+  std::size_t ran = 0;
+  float residual = 0;
+  std::vector<double> expected, expected_residuals;
+  float* user = nullptr;  // the sample's grid (its bindings' u)
+
+  Impl(Env& e, sinew::samples::Heat& h) : env(e.impl()), s(h) {
+    n = h.params.side;
+    iterations = h.params.iterations ? h.params.iterations : sinew::samples::Heat::default_iterations(n);
+    alpha = h.params.alpha, wall = h.params.wall, tolerance = h.params.tolerance;
+    auto b = h.bindings();  // restores the grid to the initial one
+    const auto* u = static_cast<const float*>(b.at(0).data);
+    u0.assign(u, u + n * n);
+  }
+
+  HeatDevice& device(bool gpu) {
+    auto& d = dev[gpu];
+    if (d) return *d;
+    d = std::make_unique<HeatDevice>();
+    Side& side = gpu ? env.gpu : env.need_cpu();
+    d->side = &side;
+    const std::size_t row = n * sizeof(float), bytes = (n + 2) * row;
+    // The sample's work-group: a power of two dividing n, at most 128 (heat.cl's tree reduction).
+    while (d->group < 128 && n % (2 * d->group) == 0) d->group *= 2;
+    cl::CommandQueue& q = side.queue(0);
+    for (auto& g : d->grid) {
+      g = cl::Buffer(side.context, CL_MEM_READ_WRITE, bytes);
+      q.enqueueFillBuffer(g, wall, 0, bytes);  // the wall rows 0 and n + 1 stay as they are
+    }
+    const auto align_bits = side.device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>();
+    d->swap = (row * 8) % align_bits == 0;
+    if (d->swap)
+      for (int i = 0; i < 2; ++i) {
+        cl_buffer_region r{row, n * row};
+        d->slice[i] = d->grid[i].createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r);
+      }
+    d->unew = cl::Buffer(side.context, CL_MEM_READ_WRITE, n * row);
+    d->rowdiff = cl::Buffer(side.context, CL_MEM_READ_WRITE, row);
+    d->residual = cl::Buffer(side.context, CL_MEM_READ_WRITE, sizeof(float));
+    d->sweep = side.kernel("heat.cl", "heat_sweep");
+    d->sweep.setArg(2, d->rowdiff), d->sweep.setArg(3, cl::Local(d->group * sizeof(float)));
+    d->sweep.setArg(4, static_cast<cl_uint>(n)), d->sweep.setArg(5, alpha), d->sweep.setArg(6, wall);
+    cl::Program p(side.context, std::string(kRowMax));
+    p.build({side.device}, "");
+    d->rowmax = cl::Kernel(p, "row_max");
+    std::size_t limit = std::min<std::size_t>(256, d->rowmax.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(side.device));
+    while (d->reduce_group * 2 <= limit) d->reduce_group *= 2;
+    d->rowmax.setArg(0, d->rowdiff), d->rowmax.setArg(1, d->residual), d->rowmax.setArg(2, static_cast<cl_uint>(n));
+    d->rowmax.setArg(3, cl::Local(d->reduce_group * sizeof(float)));
+    q.finish();
+    return *d;
+  }
+
+  void run(HeatDevice& d, bool swap) {
+    cl::CommandQueue& q = d.side->queue(0);
+    const std::size_t row = n * sizeof(float);
+    q.enqueueWriteBuffer(d.grid[0], CL_FALSE, row, n * row, user);
+    int cur = 0;
+    ran = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      d.sweep.setArg(0, d.grid[cur]);
+      d.sweep.setArg(1, swap ? d.slice[1 - cur] : d.unew);
+      q.enqueueNDRangeKernel(d.sweep, cl::NullRange, cl::NDRange(d.group, n), cl::NDRange(d.group, 1));
+      q.enqueueNDRangeKernel(d.rowmax, cl::NullRange, cl::NDRange(d.reduce_group), cl::NDRange(d.reduce_group));
+      if (swap)
+        cur = 1 - cur;
+      else
+        q.enqueueCopyBuffer(d.unew, d.grid[0], 0, row, n * row);
+      q.enqueueReadBuffer(d.residual, CL_TRUE, 0, sizeof(float), &residual);
+      ++ran;
+      if (residual < tolerance) break;
+    }
+    q.enqueueReadBuffer(d.grid[cur], CL_TRUE, row, n * row, user);
+  }
+
+  std::string check() {
+    if (expected.empty() || expected_residuals.size() != ran) {
+      expected.assign(u0.begin(), u0.end());
+      expected_residuals.clear();
+      sinew::samples::reference::heat(expected, n, ran, alpha, wall, expected_residuals);
+    }
+    double scale = std::fabs(wall);
+    for (float v : u0) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    if (scale == 0) scale = 1;
+    const double tol = 8 * FLT_EPSILON * static_cast<double>(ran + 1);
+    if (ran == 0) return "no sweep ran";
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const double err = std::fabs(user[i] - expected[i]) / scale;
+      if (!(err <= tol))
+        return "cell (" + std::to_string(i % n) + ", " + std::to_string(i / n) + "): got " + std::to_string(user[i]) +
+               ", expected " + std::to_string(expected[i]) + " after " + std::to_string(ran) + " sweeps";
+    }
+    if (!(std::fabs(residual - expected_residuals.back()) / scale <= tol))
+      return "the last sweep's max change is " + std::to_string(residual) + ", expected " +
+             std::to_string(expected_residuals.back());
+    if (ran < iterations && !(residual < tolerance)) return "stopped early without converging";
+    return "OK";
+  }
+};
+
+HeatLoop::HeatLoop(Env& env, sinew::samples::Heat& s) : impl_(std::make_shared<Impl>(env, s)) {}
+HeatLoop::~HeatLoop() = default;
+
+bool HeatLoop::can_swap(bool gpu) { return impl_->device(gpu).swap; }
+
+Job HeatLoop::job(bool gpu, bool swap) {
+  HeatDevice& d = impl_->device(gpu);  // set-up, untimed
+  if (swap && !d.swap) throw std::runtime_error("heat: a grid row is not a multiple of the base address alignment");
+  auto m = impl_;
+  return {[m] { m->user = static_cast<float*>(m->s.bindings().at(0).data); },
+          [m, &d, swap] {
+            m->run(d, swap);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
 }
 
 std::vector<DeviceDesc> list_devices() {

@@ -64,6 +64,26 @@ class Workload {
 std::unique_ptr<Workload> saxpy(Env& env, sinew::samples::Saxpy& s, const Options& o);
 std::unique_ptr<Workload> filters(Env& env, sinew::samples::FilterPipeline& s, const Options& o);
 
+// The heat sample's loop (heat.cl's heat_sweep) on one device, as a careful programmer writes it:
+// the grid uploaded once into a buffer with a wall row above and below (the sample's
+// Boundary::constant), then per iteration one sweep, one row-max kernel (one work-group), one
+// blocking read of the 4-byte convergence value and the test against the tolerance, and either a
+// device copy unew -> u (as Sinew's copy(unew, u) does) or a pointer swap between two such
+// buffers (the sweep writing into the other's rows; needs a row of floats to be a multiple of the
+// device's base address alignment, see can_swap); the grid read back at the end. Checked against
+// the sample's double-precision reference (computed once), with the sample's tolerance.
+class HeatLoop {
+ public:
+  HeatLoop(Env& env, sinew::samples::Heat& s);
+  ~HeatLoop();
+  bool can_swap(bool gpu);
+  Job job(bool gpu, bool swap);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
 // Every OpenCL device of every platform, in discovery order.
 struct DeviceDesc {
   std::string platform, name;
