@@ -61,7 +61,7 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
       }
     } else {
       // One slot per queue, or — streaming — chunks dealt to the queues (see Streaming).
-      std::size_t chunks = config.overlap, tail = 0;
+      std::size_t chunks = streaming.one_queue ? 1 : config.overlap, tail = 0;
       if (streaming.streamable && streaming.bytes_per_unit) {
         const std::size_t bytes = units[d] * streaming.bytes_per_unit;
         const std::size_t chunk =

@@ -3,6 +3,8 @@
 
 #include "platform/error.hpp"
 
+#include <algorithm>
+
 namespace sinew::detail {
 
 cl::Kernel& QueueSlot::kernel(const cl::Program& program, const std::string& entry) {
@@ -12,6 +14,34 @@ cl::Kernel& QueueSlot::kernel(const cl::Program& program, const std::string& ent
   return it->second;
 }
 
+unsigned char* QueueSlot::host_value(const cl::Context& context, std::size_t bytes) {
+  constexpr std::size_t kChunk = 4096, kAlign = 64;
+  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+  while (host_chunk_ < host_values_.size() && host_offset_ + bytes > host_values_[host_chunk_].bytes) {
+    ++host_chunk_;
+    host_offset_ = 0;
+  }
+  if (host_chunk_ == host_values_.size()) {
+    HostValues c;
+    c.bytes = std::max(kChunk, bytes);
+    c.buffer = cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, c.bytes);
+    c.data = static_cast<unsigned char*>(queue.enqueueMapBuffer(c.buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, c.bytes));
+    host_values_.push_back(c);
+    host_offset_ = 0;
+  }
+  unsigned char* p = host_values_[host_chunk_].data + host_offset_;
+  host_offset_ += bytes;
+  return p;
+}
+
+QueueSlot::~QueueSlot() {
+  try {
+    for (auto& c : host_values_) queue.enqueueUnmapMemObject(c.buffer, c.data);
+    if (!host_values_.empty()) queue.finish();
+  } catch (...) {
+  }
+}
+
 std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const cl::Device& device, bool profile) {
   {
     std::lock_guard lock(mutex_);
@@ -19,6 +49,7 @@ std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const 
     if (!list.empty()) {
       auto slot = std::move(list.back());
       list.pop_back();
+      slot->reset_host_values();
       return slot;
     }
   }

@@ -44,6 +44,27 @@ struct QueueSlot {
   };
   using LeafKey = std::tuple<const void*, std::string, std::string>;  // source, entry, build options
   std::map<LeafKey, Leaf> leaves;
+
+  // Pinned host memory for the small values a request reads back (a reduction's partition value,
+  // each loop iteration): a non-blocking read into pageable memory completed ~35 us late on the
+  // H100 (the driver finishes it on a thread of its own) and held back the queue's next command.
+  // Mapped once for the slot's life; what a request took is given back when it acquires the slot
+  // again. Not for a host-unified device (reads there are a memcpy).
+  unsigned char* host_value(const cl::Context& context, std::size_t bytes);
+  void reset_host_values() { host_chunk_ = host_offset_ = 0; }
+  QueueSlot() = default;
+  QueueSlot(const QueueSlot&) = delete;
+  QueueSlot& operator=(const QueueSlot&) = delete;
+  ~QueueSlot();
+
+ private:
+  struct HostValues {
+    cl::Buffer buffer;
+    unsigned char* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::vector<HostValues> host_values_;       // chunks, handed out in order
+  std::size_t host_chunk_ = 0, host_offset_ = 0;  // where this request's next value goes
 };
 
 class QueuePool {

@@ -39,7 +39,7 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->analysis = analyze(p->root(), bindings);
   p->granule = granularity(p->root(), p->analysis, devices);
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
-                  .chunk_bytes = chunk_bytes};
+                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos};
   p->signature = tree.signature();
   p->label = tree.label();
   p->features = input_features(p->root(), p->analysis, pinned_fraction);

@@ -189,7 +189,10 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
                std::to_string(u.units) + " units of " + std::to_string(u.vector->unit) + " elements)",
            "read at most " + std::to_string(u.units) + " units on each side, or give the vector more units");
     if (u.read_whole && u.written) an.streamable = false;
-    if (u.exchanged()) an.streamable = false;  // partitions meet to exchange halo units
+    if (u.exchanged()) {  // partitions meet to exchange halo units
+      an.streamable = false;
+      an.exchanges_halos = true;
+    }
     if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
   }
   visit(root, [&](const NodeImpl& n) {

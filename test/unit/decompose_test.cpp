@@ -222,3 +222,20 @@ TEST(Decompose, StreamableSharesAreCutIntoChunksDealtToTheQueues) {
   expect_cover(small, 100);
   for (const auto& p : small.parts) EXPECT_GE(p.units, 1u);
 }
+
+// A tree that exchanges halo units as it runs keeps a GPU's share in one partition on one queue:
+// more queues would only add exchanges and barriers.
+TEST(Decompose, TreesExchangingHalosUseOneQueuePerDiscreteDevice) {
+  Config c;
+  c.shares = {0.25, 0.75};
+  c.overlap = 4;
+  const std::vector<DeviceInfo> devices{cpu(0), gpu(1)};
+  const Decomposition queues = decompose(1000, 1, c, devices);
+  EXPECT_EQ(queues.parts.size(), 5u);
+  const Decomposition one = decompose(1000, 1, c, devices, Streaming{.one_queue = true});
+  ASSERT_EQ(one.parts.size(), 2u);
+  EXPECT_EQ(one.parts[1].device, 1u);
+  EXPECT_EQ(one.parts[1].queue, 0u);
+  EXPECT_EQ(one.parts[1].units, 750u);
+  expect_cover(one, 1000);
+}

@@ -17,8 +17,10 @@ class LoopRunner final : public NodeRunner {
       if (n.times && i >= n.times) break;
       interpret(run, w, group, n.body(), {i, step.loop_depth + 1});
       if (!n.has_predicate()) continue;
-      // The iteration barrier: the host evaluates the predicate over this iteration's results.
-      w.queue().finish();
+      // The iteration barrier: the host evaluates the predicate over this iteration's results,
+      // once they are read back; the rest of the iteration (a copy) goes on meanwhile, so the next
+      // iteration's first kernel follows it on the device without waiting for the host.
+      for (const NodeImpl* r : w.pending) runner_of(*r).wait_values(run, w, *r);
       run.barrier->arrive_and_wait([&] {
         for (const NodeImpl* r : w.pending) runner_of(*r).combine(run, *r);
         run.loop_done = evaluate(run, n, i);

@@ -18,7 +18,9 @@ struct ReduceState final : NodeState {
   cl::Buffer partials;  // one value per work-group of the first pass
   cl::Buffer result;    // the partition's value
   cl::Buffer identity;  // the operator's neutral element (one per device, shared by its partitions)
-  std::vector<unsigned char> host;
+  std::vector<unsigned char> pageable;
+  unsigned char* host = nullptr;  // the value read back: pinned on discrete devices, else `pageable`
+  cl::Event read;                 // its read, which a loop's predicate waits for
   std::size_t local = 1, groups = 1;
 };
 
@@ -100,7 +102,12 @@ class MapReduceRunner final : public NodeRunner {
       rs->groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs->local - 1) / rs->local));
       rs->partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs->groups * t.size);
       rs->result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
-      rs->host.resize(t.size);
+      if (w.zero_copy) {
+        rs->pageable.resize(t.size);
+        rs->host = rs->pageable.data();
+      } else {
+        rs->host = w.slot->host_value(w.context, t.size);
+      }
       ps->nodes[&n] = std::move(rs);
     }
   }
@@ -112,12 +119,19 @@ class MapReduceRunner final : public NodeRunner {
     w.pending.insert(&n);
   }
 
+  void wait_values(RunState&, Worker& w, const NodeImpl& node) const override {
+    for (PartState* p : w.parts) p->state<ReduceState>(node).read.wait();
+  }
+
   void combine(RunState& run, const NodeImpl& node) const override {
     const auto& n = static_cast<const MapReduceNode&>(node);
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
     std::vector<std::vector<unsigned char>> values;
-    for (auto& ps : run.parts) values.push_back(ps.state<ReduceState>(n).host);
+    for (auto& ps : run.parts) {
+      const unsigned char* host = ps.state<ReduceState>(n).host;
+      values.emplace_back(host, host + t.size);
+    }
     Value v;
     if (r.op != Reducer::Op::custom) {
       v = combine_builtin(r.op, values, t);
@@ -155,9 +169,8 @@ class MapReduceRunner final : public NodeRunner {
       };
       pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
       pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
-      cl::Event ev;
-      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host.data(), nullptr, run.event_of(ev));
-      run.track(ps, ev, &path, false);
+      ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host, nullptr, &rs.read);
+      run.track(ps, rs.read, &path, false);
     });
   }
 };

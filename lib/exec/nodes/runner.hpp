@@ -34,6 +34,14 @@ class NodeRunner {
   }
   // Enqueues the node's work for `group` on the worker's queue (from the worker's thread).
   virtual void run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const = 0;
+  // Waits until what combine() reads of the worker's partitions is on the host (for a loop's
+  // predicate: the queue may go on with the rest of the iteration meanwhile). By default, until
+  // the worker's queue has finished.
+  virtual void wait_values(RunState& run, Worker& w, const NodeImpl& n) const {
+    (void)run;
+    (void)n;
+    w.queue().finish();
+  }
   // Once every partition's queue has finished what `run` enqueued (at a loop's barrier or after
   // the workers joined), for nodes that run() put in Worker::pending: combines the partitions'
   // values on the host.
