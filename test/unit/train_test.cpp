@@ -256,10 +256,16 @@ TEST(TrainModel, ConvergesToTheAnalyticSplitOnACpuAndAGpu) {
   const auto split = analytic_split({1.0 * m.n, 0.3 * m.n}, {0.5, gpu_b});
   EXPECT_NEAR(r.best.shares[0], split[0], o.precision) << r.best.str();
   EXPECT_LE(r.time_ms, m.optimum(r.best.fission, r.best.overlap) * (1 + o.precision)) << r.best.str();
-  // The deepest overlap level pays most here, and the budget left room to screen it.
+  // Each device alone was measured too (the runs kept for them), and lost here.
   std::string log;
   for (const auto& l : lines) log += l + "\n";
-  EXPECT_EQ(r.best.overlap, 4u) << r.best.str() << "\n" << log;
+  auto measured_alone = [&](std::size_t d) {
+    return std::any_of(r.points.begin(), r.points.end(), [&](const TrainingPoint& p) { return p.config.shares[d] == 1.0; });
+  };
+  EXPECT_TRUE(measured_alone(0)) << log;
+  EXPECT_TRUE(measured_alone(1)) << log;
+  EXPECT_GT(r.best.shares[0], 0.0) << r.best.str();
+  EXPECT_GT(r.best.shares[1], 0.0) << r.best.str();
   // Progress: the measured points and the models' predictions.
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("predicts") != l.npos; }));
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("executions]") != l.npos; }));
@@ -335,7 +341,9 @@ TEST(TrainModel, LandsNearTheOptimumWithTenPercentNoise) {
                                      << log;
     }
     std::sort(ratios.begin(), ratios.end());
-    EXPECT_LE(ratios[ratios.size() / 2], 1.03) << "a " << a[0] << "," << a[1];
+    // (Within 3% when the fit had all ten runs; six are left to it now that each device alone is
+    // measured with the other four.)
+    EXPECT_LE(ratios[ratios.size() / 2], 1.05) << "a " << a[0] << "," << a[1];
   }
 }
 
