@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace sinew::detail {
 namespace {
@@ -38,6 +39,18 @@ T lane(const unsigned char* element, unsigned i) {
   return v;
 }
 
+// a + b as the device computes it: integers wrap (in their unsigned type, since a signed
+// overflow is undefined in C++), floats round.
+template <class T>
+T sum_wrapping(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+
 }  // namespace
 
 // One code path for scalars and vectors: a scalar is a vector of one lane, each lane combined as
@@ -50,7 +63,7 @@ Value combine_builtin(Reducer::Op op, const std::vector<std::vector<unsigned cha
       for (unsigned i = 0; i < t.lanes; ++i) {
         const T acc = lane<T>(out.bytes.data(), i), v = lane<T>(parts[p].data(), i);
         T r;
-        if (op == Reducer::Op::sum) r = static_cast<T>(acc + v);
+        if (op == Reducer::Op::sum) r = sum_wrapping(acc, v);
         else if (op == Reducer::Op::min) r = v < acc ? v : acc;
         else r = v > acc ? v : acc;
         std::memcpy(out.bytes.data() + i * sizeof(T), &r, sizeof(T));
