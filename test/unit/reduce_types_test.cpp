@@ -5,6 +5,8 @@
 #include "tree/analysis.hpp"
 #include "tree/source_text.hpp"
 
+#include "unit/expect_error.hpp"
+
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +15,8 @@
 #include <cstring>
 
 using namespace sinew;
+using sinew::testing::expect_error;
+using sinew::testing::Expect;
 using detail::first_param_type;
 using detail::opencl_type_layout;
 
@@ -107,22 +111,6 @@ TEST(ReduceTypes, CombinesPartitionsLaneByLane) {
 
 // --- errors before device work -----------------------------------------------------------------
 
-struct Expect {
-  std::string node, argument, message;
-};
-
-template <class F>
-void expect_error(F&& f, const Expect& e) {
-  try {
-    f();
-    FAIL() << "no error for: " << e.message;
-  } catch (const Error& err) {
-    EXPECT_NE(err.node().find(e.node), std::string::npos) << err.what();
-    EXPECT_NE(err.argument().find(e.argument), std::string::npos) << err.what();
-    EXPECT_NE(std::string(err.what()).find(e.message), std::string::npos) << err.what();
-    EXPECT_FALSE(err.context().fix.empty()) << err.what();
-  }
-}
 
 void analyze(const Node& t, const std::vector<Binding>& b = {}) { detail::analyze(*t.impl(), b); }
 

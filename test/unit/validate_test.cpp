@@ -2,11 +2,15 @@
 // These cases need no device: they exercise the analysis every run goes through first.
 #include "tree/analysis.hpp"
 
+#include "unit/expect_error.hpp"
+
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
 
 using namespace sinew;
+using sinew::testing::expect_error;
+using sinew::testing::Expect;
 
 namespace {
 const char* kSrc = R"(
@@ -16,24 +20,6 @@ __kernel void nb(__global const float4* all, __global float4* mine, uint off, fl
 __kernel void loc(__global float* v, __local float* tmp) {}
 )";
 
-struct Expect {
-  std::string node, argument, message;
-};
-
-// Runs f, expecting a sinew::Error whose node, argument and message contain the given texts
-// and that proposes a fix.
-template <class F>
-void expect_error(F&& f, const Expect& e) {
-  try {
-    f();
-    FAIL() << "no error for: " << e.message;
-  } catch (const Error& err) {
-    EXPECT_NE(err.node().find(e.node), std::string::npos) << err.what();
-    EXPECT_NE(err.argument().find(e.argument), std::string::npos) << err.what();
-    EXPECT_NE(std::string(err.what()).find(e.message), std::string::npos) << err.what();
-    EXPECT_FALSE(err.context().fix.empty()) << err.what();
-  }
-}
 
 void analyze(const Node& t, const std::vector<Binding>& b) { detail::analyze(*t.impl(), b); }
 
