@@ -84,11 +84,10 @@ void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
   }
   cl::Buffer& halo = ps.halos[v] = run.partition_buffer(ps, static_cast<std::size_t>(hi - lo) * ub, ub);
   // The slice inside it, where the device allows a sub-buffer there (its origin must be a
-  // multiple of the base address alignment, in bits; and a poisoned halo buffer is a sub-buffer
-  // already, which cannot have its own).
+  // multiple of the base address alignment; and a poisoned halo buffer is a sub-buffer already,
+  // which cannot have its own).
   const std::size_t origin = u.halo_before * ub;
-  const auto align = w.cl_device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8;
-  if (u.slice_used() && !run.host_slice(w, u) && align && origin % align == 0 && ps.part->units &&
+  if (u.slice_used() && !run.host_slice(w, u) && origin % w.base_alignment() == 0 && ps.part->units &&
       (!run.poison || w.zero_copy)) {
     cl_buffer_region region{origin, ps.part->units * ub};
     ps.slices[v] = halo.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);

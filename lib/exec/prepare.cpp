@@ -44,7 +44,7 @@ cl::Buffer RunState::partition_buffer(PartState& ps, std::size_t bytes, std::siz
   if (!poison || w.zero_copy) return device_buffer(w.context, bytes, w.info());
   // Guards of a few units (a stencil reads a unit or two beyond), at least 64 KB, aligned so the
   // sub-buffer's origin is legal.
-  const std::size_t align = std::max<std::size_t>(1, w.cl_device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+  const std::size_t align = w.base_alignment();
   const std::size_t guard = (std::max<std::size_t>(65536, 4 * unit_bytes) + align - 1) / align * align;
   cl::Buffer parent = device_buffer(w.context, bytes + 2 * guard, w.info());
   w.queue().enqueueFillBuffer(parent, poison, 0, bytes + 2 * guard);

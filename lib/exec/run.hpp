@@ -14,6 +14,7 @@
 
 #include <sinew/report.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -84,6 +85,10 @@ struct Worker {
   double host_end_ms = 0;              // when its queue had finished everything
   bool drained = false;                // its queue finished without an error
   cl::CommandQueue& queue() { return slot->queue; }
+  // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (at least 1): a sub-buffer's origin must be a multiple.
+  std::size_t base_alignment() const {
+    return std::max<std::size_t>(1, cl_device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+  }
   const DeviceInfo& info() const { return device->info(); }
 };
 
