@@ -1,6 +1,7 @@
 // platform/config.cpp — printing, parsing and checking plans (Config).
 #include "platform/error.hpp"
 #include "platform/items.hpp"
+#include "platform/plan_items.hpp"
 #include "platform/settings.hpp"
 
 #include <sinew/config.hpp>
@@ -12,6 +13,29 @@
 #include <sstream>
 
 namespace sinew {
+
+namespace detail {
+
+const std::vector<PlanItem>& plan_items() {
+  // One row per item (plan_items.hpp); none yet beyond shares, fission and overlap.
+  static const std::vector<PlanItem> kItems = {};
+  return kItems;
+}
+
+const PlanItem* find_plan_item(const std::string& name) {
+  for (const auto& item : plan_items())
+    if (name == item.name) return &item;
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> plan_item_values(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : plan_items())
+    if (auto v = item.get(c)) out.emplace_back(item.name, *v);
+  return out;
+}
+
+}  // namespace detail
 
 Config Config::single(std::size_t device, std::size_t device_count) {
   Config c;
@@ -66,7 +90,9 @@ std::string Config::str() const {
   std::ostringstream s;
   s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
   for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
-  s << "]}";
+  s << "]";
+  for (const auto& [name, value] : detail::plan_item_values(*this)) s << ", " << name << "=" << value;
+  s << "}";
   return s.str();
 }
 
@@ -103,6 +129,10 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
       } catch (const Error&) {
         bad(item, "overlap is not a whole number from 1 to 16");
       }
+      continue;
+    }
+    if (const auto* plan_item = detail::find_plan_item(key)) {
+      if (auto accepts = plan_item->set(c, value); !accepts.empty()) bad(item, key + " takes " + accepts);
       continue;
     }
     double v = 0;
