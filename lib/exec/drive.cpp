@@ -45,6 +45,13 @@ void work(RunState& run, Worker& w) {
       for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
     } else {
       for (PartState* p : w.parts) upload(run, *p);
+      // Halo units of a vector the tree writes come from the host once, before the first
+      // exchange: every worker's must have arrived before any worker's results go back there (a
+      // one-iteration loop meets no exchange barrier before its download).
+      if (run.an.exchanges_halos && run.workers.size() > 1) {
+        w.queue().finish();
+        run.barrier->arrive_and_wait();
+      }
       interpret(run, w, w.parts, run.root, {});
       for (PartState* p : w.parts) download(run, *p);
     }

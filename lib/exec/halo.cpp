@@ -110,7 +110,7 @@ void upload_halo(RunState& run, PartState& ps, const VectorUse& u) {
                                  : run.host_of(u) + static_cast<std::size_t>(p.src) * ub;
     to_device(run, ps, halo, p.dst * ub, from, p.units * ub, &upload_path);
   }
-  ps.halo_filled.insert(v);
+  ps.halo_filled.insert(halo.get());
 }
 
 void exchange_halo(RunState& run, const VectorState* v, const std::string& reader, std::size_t iteration) {
@@ -137,7 +137,7 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
       const auto [lo, hi] = extent(*ps, u);
       const auto first = static_cast<std::ptrdiff_t>(ps->part->first);
       const auto end = first + static_cast<std::ptrdiff_t>(ps->part->units);
-      const bool filled = !ps->halo_filled.insert(v).second;
+      const bool filled = !ps->halo_filled.insert(halo.get()).second;
       std::vector<Piece> pieces;
       pieces_of(pieces, u, lo, first, 0);
       pieces_of(pieces, u, end, hi, u.halo_before + ps->part->units);

@@ -91,14 +91,38 @@ void check_memory(RunState& run) {
                   {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
 }
 
+// A loop copy that may swap buffers (Analysis::swap_copies): where the destination's slice lives
+// in its halo buffer, the source's slice is made the same place in a twin of that buffer, so the
+// two swap whole (unless the source's slice must be the user's memory: then this partition
+// copies).
+void allocate_swap(RunState& run, PartState& ps, const NodeImpl& copy) {
+  const VectorState* src = copy.args[0].vector.get();
+  const VectorState* dst = copy.args[1].vector.get();
+  auto& swap = ps.swaps[&copy];
+  if (!ps.halo_holds_slice.count(dst)) {
+    swap.allowed = true;  // slices alone swap
+    return;
+  }
+  const VectorUse& s = run.an.use(src);
+  const VectorUse& d = run.an.use(dst);
+  if (run.host_slice(*ps.worker, s)) return;
+  const std::size_t ub = d.vector->unit * d.vector->type.size;
+  swap.twin = run.partition_buffer(ps, (ps.part->units + d.halo_before + d.halo_after) * ub, ub);
+  cl_buffer_region region{d.halo_before * ub, ps.part->units * ub};
+  ps.slices[src] = swap.twin.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
+  swap.allowed = true;
+}
+
 // Slices per partition, replicas per context. On a host-unified device a bound vector's slice
 // is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
 void allocate(RunState& run) {
   for (auto& ps : run.parts) {
     Worker& w = *ps.worker;
+    for (const auto& u : run.an.vectors)
+      if (u.partitioned && u.read_halo) allocate_halo(run, ps, u);  // may make the slice part of the halo buffer
+    for (const NodeImpl* copy : run.an.swap_copies) allocate_swap(run, ps, *copy);
     for (const auto& u : run.an.vectors) {
       if (!u.partitioned) continue;
-      if (u.read_halo) allocate_halo(run, ps, u);  // may make the slice part of the halo buffer
       if (ps.slices.count(u.vector.get()) || !u.slice_used()) continue;
       const std::size_t bytes = run.slice_bytes(ps, u);
       if (run.host_slice(w, u)) {

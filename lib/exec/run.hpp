@@ -52,8 +52,19 @@ struct PartState {
   // Vectors read with a halo: the slice with its halo units around it (exec/halo.hpp); which of
   // them hold the slice itself (the slice is a sub-buffer of it), and which are the host memory.
   std::map<const VectorState*, cl::Buffer> halos;
-  // (and which have their constant boundary written: it never changes).
-  std::set<const VectorState*> halo_holds_slice, halo_in_place, halo_filled;
+  std::set<const VectorState*> halo_holds_slice, halo_in_place;
+  // The halo buffers whose constant boundary is written (it never changes), by buffer: a loop
+  // copy that swaps (below) brings a second one.
+  std::set<cl_mem> halo_filled;
+  // The loop copies that swap buffers instead (Analysis::swap_copies), as they stand on this
+  // partition: whether they may here, the twin of the destination's halo buffer that holds the
+  // source's slice (when the destination's slice lives in its halo buffer), whether the two
+  // vectors' buffers are swapped now, and whether a swap replaced a copy since the loop began.
+  struct Swap {
+    bool allowed = false, swapped = false, used = false;
+    cl::Buffer twin;
+  };
+  std::map<const NodeImpl*, Swap> swaps;
   std::unordered_map<const NodeImpl*, std::unique_ptr<NodeState>> nodes;
   std::vector<TimedEvent> events;
   std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait

@@ -198,6 +198,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   visit(root, [&](const NodeImpl& n) {
     if (n.joins_partitions()) an.streamable = false;
   });
+  an.swap_copies = swap_copies(root, an);
 
   return an;
 }

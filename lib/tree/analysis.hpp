@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,9 @@ struct Analysis {
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
+  // The copy(src, dst) leaves that end a loop's body and may swap src's and dst's buffers instead
+  // of copying (swap_copies).
+  std::set<const NodeImpl*> swap_copies;
   std::size_t bytes_per_unit = 0;                    // over every partitioned vector
   // Every node's path ("pipeline/1:kernel 'x'"), for messages and traces; shared by the copies
   // of an analysis.
@@ -65,6 +69,11 @@ struct Analysis {
 };
 
 Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings);
+
+// The copies of `root`'s loops that may be swaps (tree/swap.cpp): the last stage of a loop's
+// pipeline, copy(src, dst), where each iteration overwrites src (an `out` slice of an earlier
+// leaf) before anything reads it, and src is read neither whole nor with a halo.
+std::set<const NodeImpl*> swap_copies(const NodeImpl& root, const Analysis& an);
 
 // The tree's input features for the knowledge base, in one place: each bound vector's size
 // ("<name>.size" for a named vector, "v<k>.size" for an unnamed one, k its position in the tree,

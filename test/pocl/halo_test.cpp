@@ -74,6 +74,79 @@ TEST(Halo, ExchangesMoveOnlyTheHaloRowsEachIteration) {
   }
 }
 
+// The copy that ends the loop's body swaps the two vectors' buffers instead (Analysis::
+// swap_copies), for odd and even iteration counts, with the slice inside the halo buffer (32 ints
+// a row) and outside (5 ints). With `out` a vector of the device's own (unbound, as in the heat
+// sample) the copy runs once per partition, at the loop's end. Bound, `out` must end as copies
+// would leave it, the last sweep's values (on a zero-copy device its slice is the user's memory:
+// with the slice inside the halo buffer there, the copy stays a copy).
+TEST(Halo, LoopCopySwapsBuffersAndKeepsCopySemantics) {
+  Runtime rt;
+  for (bool bound : {false, true})
+    for (std::size_t width : {32u, 5u})
+      for (std::size_t iterations : {1u, 2u, 3u, 4u}) {
+        const std::size_t rows = 24;
+        std::vector<int> img(rows * width), result(rows * width, 0);
+        for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>((i * 31) % 17) - 8;
+        auto want = img;
+        for (std::size_t it = 0; it < iterations; ++it)
+          want = stencil_reference(want, width, 1, 1, Boundary::constant, 5);
+        auto I = sinew::vector<cl_int>().unit(width).name("img");
+        auto O = sinew::vector<cl_int>().unit(width).name("out");
+        auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
+                         .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
+                               scalar(cl_uint(1)))
+                         .dims(2);
+        auto tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
+        std::vector<Binding> bindings{{I, img}};
+        if (bound) bindings.emplace_back(O, result);
+        const Report r = rt.run(tree, bindings, RunOptions{.config = even(rt), .profile = true}).get();
+        const std::string where = std::string(bound ? "bound" : "unbound") + " out, width " + std::to_string(width) +
+                                  ", " + std::to_string(iterations) + " iterations";
+        EXPECT_EQ(compare_int(img, want), "") << where;
+        if (bound) EXPECT_EQ(compare_int(result, want), "") << where;
+        std::size_t copies = 0;
+        for (const auto& k : r.kernels) {
+          if (k.node.find("copy") == std::string::npos) continue;
+          ++copies;
+          if (!bound)
+            EXPECT_EQ(k.launches, 1u) << where << ": " << k.node;
+          else
+            EXPECT_TRUE(k.launches == 1 || k.launches == iterations) << where << ": " << k.launches;
+        }
+        EXPECT_EQ(copies, r.partitions.size()) << where;
+      }
+}
+
+// A copy that cannot swap keeps copying every iteration: here the source is read before the
+// sweep overwrites it (its old values feed the sweep), so the copy's destination must hold them.
+TEST(Halo, LoopCopyWhoseSourceIsReadFirstStillCopies) {
+  Runtime rt;
+  const std::size_t n = 1000, iterations = 3;
+  std::vector<int> a(n), b(n, 1);
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<int>(i % 13);
+  auto A = sinew::vector<cl_int>().name("a");
+  auto B = sinew::vector<cl_int>().name("b");
+  // a += b (b read first), then b = a * 2 (b overwritten), then copy(b, a).
+  const char* add_into = "__kernel void add_into(__global int* a, __global const int* b) {\n"
+                         "  a[get_global_id(0)] += b[get_global_id(0)];\n}\n";
+  auto tree = loop(pipeline(kernel_source(add_into, "add_into", "add_into.cl").args(inout(A), in(B)),
+                            kernel_source(kTestKernels, "mul2", "t.cl").args(in(A), out(B)), copy(B, A)))
+                  .times(iterations);
+  std::vector<int> wa = a, wb = b;
+  for (std::size_t it = 0; it < iterations; ++it)
+    for (std::size_t i = 0; i < n; ++i) {
+      wa[i] += wb[i];
+      wb[i] = wa[i] * 2;
+      wa[i] = wb[i];
+    }
+  const Report r = rt.run(tree, {{A, a}, {B, b}}, RunOptions{.config = even(rt), .profile = true}).get();
+  EXPECT_EQ(compare_int(a, wa), "");
+  EXPECT_EQ(compare_int(b, wb), "");
+  for (const auto& k : r.kernels)
+    if (k.node.find("copy") != std::string::npos) EXPECT_EQ(k.launches, iterations) << k.node;
+}
+
 // The last device driven like a GPU: its partitions live in a context of their own, so their
 // halo rows go through the host; the results stay right on every overlap level.
 TEST(Halo, DiscreteDeviceExchangesThroughTheHost) {

@@ -31,6 +31,7 @@ class LoopRunner final : public NodeRunner {
         break;
       }
     }
+    visit(n.body(), [&](const NodeImpl& c) { runner_of(c).loop_ended(run, w, group, c); });
     // Counted once: by the first worker, for its first partition (streaming runs loops per partition).
     if (step.loop_depth == 0 && &w == &run.workers.front() && group.front() == w.parts.front()) run.iterations += i;
   }

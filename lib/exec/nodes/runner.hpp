@@ -49,6 +49,15 @@ class NodeRunner {
     (void)run;
     (void)n;
   }
+  // When a loop whose body holds `n` has run its last iteration for `group` (on the worker's
+  // thread): what an iteration left for the loop's end (a copy that swapped buffers restores
+  // copy semantics).
+  virtual void loop_ended(RunState& run, Worker& w, const Group& group, const NodeImpl& n) const {
+    (void)run;
+    (void)w;
+    (void)group;
+    (void)n;
+  }
 };
 
 // A leaf: for each partition of the group, its work on the partition's queue. The replicas the
