@@ -10,11 +10,10 @@ namespace {
 enum class First { none, written, other };
 
 // How the leaves of `n`, in the order they run, first meet `v`: a leaf writing its slice (out)
-// without reading it, anything else (a read, a halo, a whole read, a reduction's or a range's
-// vector, a nested loop that may run no iteration), or not at all.
+// without reading it, anything else (a read, a halo, a whole read, a reduction's vector, a nested
+// loop that may run no iteration), or not at all. (A kernel's range_of(v) only sizes its NDRange.)
 First first_use(const NodeImpl& n, const VectorState* v) {
   if (n.extra_vector() == v) return First::other;
-  if (auto range = n.range(); range && range.get() == v) return First::other;
   if (n.is_leaf()) {
     bool writes = false, other = false;
     for (const auto& a : n.args) {

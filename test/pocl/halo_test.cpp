@@ -96,6 +96,7 @@ TEST(Halo, LoopCopySwapsBuffersAndKeepsCopySemantics) {
         auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
                          .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
                                scalar(cl_uint(1)))
+                         .range_of(O)  // sizes the NDRange: not a read of O
                          .dims(2);
         auto tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
         std::vector<Binding> bindings{{I, img}};

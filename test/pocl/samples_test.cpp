@@ -346,8 +346,16 @@ TEST(StencilSamples, HeatStopsAtItsTolerance) {
 
   samples::Heat never(samples::HeatParams{.iterations = 7, .tolerance = 0});  // 0: runs every sweep
   never.prepare(never.sizes().small);
-  never.run(rt, RunOptions{.device = 0});
+  const Report r = never.run(rt, RunOptions{.device = 0, .profile = true});
   c = never.check();
   EXPECT_TRUE(c.ok) << c.message;
   EXPECT_EQ(never.iterations_run(), 7u);
+  // Its copy(unew, u) swaps buffers each sweep: the copy runs once, at the loop's end.
+  bool copy_seen = false;
+  for (const auto& k : r.kernels)
+    if (k.node.find("copy") != std::string::npos) {
+      EXPECT_EQ(k.launches, 1u) << k.node;
+      copy_seen = true;
+    }
+  EXPECT_TRUE(copy_seen) << r.str();
 }
