@@ -1,5 +1,6 @@
 // exec/nodes/map_reduce.cpp — running map_reduce: the body, then the reduction kernel twice per
-// partition (work-groups, then one group) and the partition's value read back; once every
+// partition (work-groups, then one group; once, by one group, for a small slice) and the
+// partition's value read back; once every
 // partition's queue has finished, the values combined on the host (built-in operators) or with
 // the user's function on the first partition's device.
 #include "exec/nodes/runner.hpp"
@@ -12,6 +13,9 @@
 
 namespace sinew::detail {
 namespace {
+
+// A slice of at most this many elements per work-item of one group is reduced in one pass.
+constexpr std::size_t kOnePassPerItem = 32;
 
 struct ReduceState final : NodeState {
   cl::Kernel* kernel = nullptr;
@@ -99,7 +103,11 @@ class MapReduceRunner final : public NodeRunner {
       rs->local = local;
       rs->identity = identity_buffer;
       const std::size_t n_elems = ps->part->units * r.input->unit;
-      rs->groups = std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs->local - 1) / rs->local));
+      // A small slice (a heat loop's per-row changes) takes one pass of one group: a second
+      // launch per iteration would cost more than the group's longer fold.
+      rs->groups = n_elems <= rs->local * kOnePassPerItem
+                       ? 1
+                       : std::max<std::size_t>(1, std::min<std::size_t>(64, (n_elems + rs->local - 1) / rs->local));
       rs->partials = cl::Buffer(w.context, CL_MEM_READ_WRITE, rs->groups * t.size);
       rs->result = cl::Buffer(w.context, CL_MEM_READ_WRITE, t.size);
       if (w.zero_copy) {
@@ -167,8 +175,13 @@ class MapReduceRunner final : public NodeRunner {
         enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, run.event_of(ev));
         run.track(ps, ev, &path, true);
       };
-      pass(ps.slices.at(r.input.get()), static_cast<cl_uint>(ps.part->units * r.input->unit), rs.partials, rs.groups);
-      pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+      const auto count = static_cast<cl_uint>(ps.part->units * r.input->unit);
+      if (rs.groups == 1) {
+        pass(ps.slices.at(r.input.get()), count, rs.result, 1);
+      } else {
+        pass(ps.slices.at(r.input.get()), count, rs.partials, rs.groups);
+        pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
+      }
       ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host, nullptr, &rs.read);
       run.track(ps, rs.read, &path, false);
     });
