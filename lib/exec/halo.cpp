@@ -111,6 +111,14 @@ void upload_halo(RunState& run, PartState& ps, const VectorUse& u) {
     to_device(run, ps, halo, p.dst * ub, from, p.units * ub, &upload_path);
   }
   ps.halo_filled.insert(halo.get());
+  // The twin a swapping loop copy brings (PartState::Swap) gets the constant boundary now too.
+  for (auto& [copy, swap] : ps.swaps) {
+    if (!swap.twin() || copy->args[1].vector.get() != v) continue;
+    for (const Piece& p : pieces)
+      if (p.src < 0)
+        to_device(run, ps, swap.twin, p.dst * ub, run.halo_fill.at(v).data(), p.units * ub, &upload_path);
+    ps.halo_filled.insert(swap.twin.get());
+  }
 }
 
 void exchange_halo(RunState& run, const VectorState* v, const std::string& reader, std::size_t iteration) {
