@@ -43,6 +43,12 @@ void Config::check(std::size_t device_count, const std::string& where) const {
     bad("overlap " + std::to_string(overlap) + " is outside " + std::to_string(overlaps.min) + ".." +
             std::to_string(overlaps.max),
         "use an overlap level such as 1..4");
+  if (crossover && *crossover > kMaxCrossover)
+    bad("crossover level " + std::to_string(*crossover) + " is beyond " + std::to_string(kMaxCrossover),
+        "use a crossover level from 0 (every level on one device) to the tree's levels");
+  if (upper && *upper >= device_count)
+    bad("upper device " + std::to_string(*upper) + " is not one of the " + std::to_string(device_count) + " devices",
+        "name a device of Runtime::devices() by its index or id");
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");
@@ -66,7 +72,10 @@ std::string Config::str() const {
   std::ostringstream s;
   s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
   for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
-  s << "]}";
+  s << "]";
+  if (crossover) s << ", crossover=" << *crossover;
+  if (upper) s << ", upper=" << *upper;
+  s << "}";
   return s.str();
 }
 
@@ -103,6 +112,27 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
       } catch (const Error&) {
         bad(item, "overlap is not a whole number from 1 to 16");
       }
+      continue;
+    }
+    if (key == "crossover") {
+      try {
+        std::size_t used = 0;
+        const unsigned long level = std::stoul(value, &used);
+        if (used != value.size() || value.empty() || value[0] == '-' || level > kMaxCrossover)
+          throw std::invalid_argument(value);
+        c.crossover = static_cast<unsigned>(level);
+      } catch (const std::exception&) {
+        bad(item, "the crossover is not a level from 0 to " + std::to_string(kMaxCrossover));
+      }
+      continue;
+    }
+    if (key == "upper") {
+      // A device id or index, or a kind: its first device.
+      std::string v = value;
+      std::transform(v.begin(), v.end(), v.begin(), ::tolower);
+      for (const auto& d : devices)
+        if (!c.upper && (d.id() == v || std::to_string(d.index) == v || to_string(d.kind) == v)) c.upper = d.index;
+      if (!c.upper) bad(item, "no device '" + value + "' in this runtime");
       continue;
     }
     double v = 0;

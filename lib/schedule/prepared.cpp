@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace sinew::detail {
 
@@ -16,12 +17,15 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  Key key{config.shares, config.fission, config.overlap};
+  Key key{config.shares, config.fission, config.overlap, config.crossover, config.upper};
   if (keepable) {
     std::lock_guard lock(mutex_);
     if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
   }
-  auto d = std::make_shared<Decomposition>(decompose(analysis.units, granule, config, devices, streaming));
+  // What the plan's own items ask of the partitions (a divide-and-conquer crossover).
+  std::size_t g = granule;
+  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
+  auto d = std::make_shared<Decomposition>(decompose(analysis.units, g, config, devices, streaming));
   d->explained = d->explain(devices);
   if (!keepable) return d;
   std::lock_guard lock(mutex_);
