@@ -47,7 +47,7 @@ struct Config {
   // Divide-and-conquer trees (sinew::divide_and_conquer): the levels below `crossover` run split
   // over the devices by the shares, the levels from it up on runtime device `upper` (unset: the
   // device with the largest share). Unset crossover: 0, every level on `upper`. Other trees
-  // ignore both. Items crossover=3 and upper=cpu:0 (a device id, index or kind) in parse().
+  // ignore both. Items crossover=3 and upper=1 (a runtime device index) in parse().
   std::optional<unsigned> crossover;
   std::optional<std::size_t> upper;
 
@@ -73,7 +73,7 @@ struct Config {
   //   cpu=0.6 / gpu=0.4 / accelerator=x  the share of a device kind, split evenly among its devices
   //   cpu:0=0.3 / gpu:1=0.2 / 2=0.1       the share of one device (id or runtime index)
   //   fission=L2 / overlap=3              the platforms' configuration
-  //   crossover=3 / upper=cpu             divide and conquer: the crossover level, its device
+  //   crossover=3 / upper=1               divide and conquer: the crossover level, its device
   // Kinds or devices not named share what is left evenly (a kind gets it when no device of it is
   // named); when every device is named, the shares may be ratios ("0=3,1=1" is 0.75 and 0.25).
   // Throws sinew::Error(errc::invalid_argument) naming the bad item; the result's shares add up

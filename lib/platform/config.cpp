@@ -1,6 +1,7 @@
 // platform/config.cpp — printing, parsing and checking plans (Config).
 #include "platform/error.hpp"
 #include "platform/items.hpp"
+#include "platform/plan_items.hpp"
 #include "platform/settings.hpp"
 
 #include <sinew/config.hpp>
@@ -12,6 +13,55 @@
 #include <sstream>
 
 namespace sinew {
+
+namespace detail {
+namespace {
+// A plan item's whole number (digits only).
+std::optional<unsigned long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  return std::stoul(text);
+}
+}  // namespace
+
+const std::vector<PlanItem>& plan_items() {
+  // One row per item (plan_items.hpp).
+  static const std::vector<PlanItem> kItems = {
+      // Divide and conquer (sinew::divide_and_conquer): the levels below it run split by the
+      // shares, the levels from it up on the `upper` device.
+      {"crossover",
+       [](const Config& c) { return c.crossover ? std::optional<std::string>(std::to_string(*c.crossover)) : std::nullopt; },
+       [](Config& c, const std::string& text) -> std::string {
+         const auto level = whole_number(text);
+         if (!level || *level > kMaxCrossover) return "a level from 0 to " + std::to_string(kMaxCrossover);
+         c.crossover = static_cast<unsigned>(*level);
+         return "";
+       }},
+      {"upper",
+       [](const Config& c) { return c.upper ? std::optional<std::string>(std::to_string(*c.upper)) : std::nullopt; },
+       [](Config& c, const std::string& text) -> std::string {
+         const auto device = whole_number(text);
+         if (!device) return "a runtime device index (0, 1, ...)";
+         c.upper = static_cast<std::size_t>(*device);
+         return "";
+       }},
+  };
+  return kItems;
+}
+
+const PlanItem* find_plan_item(const std::string& name) {
+  for (const auto& item : plan_items())
+    if (name == item.name) return &item;
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> plan_item_values(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : plan_items())
+    if (auto v = item.get(c)) out.emplace_back(item.name, *v);
+  return out;
+}
+
+}  // namespace detail
 
 Config Config::single(std::size_t device, std::size_t device_count) {
   Config c;
@@ -48,7 +98,7 @@ void Config::check(std::size_t device_count, const std::string& where) const {
         "use a crossover level from 0 (every level on one device) to the tree's levels");
   if (upper && *upper >= device_count)
     bad("upper device " + std::to_string(*upper) + " is not one of the " + std::to_string(device_count) + " devices",
-        "name a device of Runtime::devices() by its index or id");
+        "name a device by its index in Runtime::devices()");
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");
@@ -73,8 +123,7 @@ std::string Config::str() const {
   s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
   for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
   s << "]";
-  if (crossover) s << ", crossover=" << *crossover;
-  if (upper) s << ", upper=" << *upper;
+  for (const auto& [name, value] : detail::plan_item_values(*this)) s << ", " << name << "=" << value;
   s << "}";
   return s.str();
 }
@@ -114,25 +163,8 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
       }
       continue;
     }
-    if (key == "crossover") {
-      try {
-        std::size_t used = 0;
-        const unsigned long level = std::stoul(value, &used);
-        if (used != value.size() || value.empty() || value[0] == '-' || level > kMaxCrossover)
-          throw std::invalid_argument(value);
-        c.crossover = static_cast<unsigned>(level);
-      } catch (const std::exception&) {
-        bad(item, "the crossover is not a level from 0 to " + std::to_string(kMaxCrossover));
-      }
-      continue;
-    }
-    if (key == "upper") {
-      // A device id or index, or a kind: its first device.
-      std::string v = value;
-      std::transform(v.begin(), v.end(), v.begin(), ::tolower);
-      for (const auto& d : devices)
-        if (!c.upper && (d.id() == v || std::to_string(d.index) == v || to_string(d.kind) == v)) c.upper = d.index;
-      if (!c.upper) bad(item, "no device '" + value + "' in this runtime");
+    if (const auto* plan_item = detail::find_plan_item(key)) {
+      if (auto accepts = plan_item->set(c, value); !accepts.empty()) bad(item, key + " takes " + accepts);
       continue;
     }
     double v = 0;

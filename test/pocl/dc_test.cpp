@@ -233,8 +233,8 @@ __kernel void l(__global uint* d, float n, uint leaf) {}
                {"divide_and_conquer", "leaf_size", "local scratch"});
   // Plan items a plan may not hold.
   expect_error([&] { (void)Config::parse("crossover=41", runtime(false).devices()); },
-               {"", "config item 'crossover=41'", "not a level from 0 to 40"});
+               {"", "config item 'crossover=41'", "crossover takes a level from 0 to 40"});
   expect_error([&] { (void)Config::parse("upper=7", runtime(false).devices()); },
-               {"", "config item 'upper=7'", "no device '7'"});
+               {"", "plan 'upper=7'", "upper device 7 is not one of the"});
   EXPECT_EQ(data, before);
 }

@@ -131,6 +131,23 @@ TEST(KbStore, OneCurrentEntryPerKeyAndFeatures) {
   EXPECT_FALSE(kb->add_executions(12345));
 }
 
+TEST(KbStore, DivideAndConquerPlanItemsAreStored) {
+  TempDir dir;
+  auto kb = open_file(dir);
+  auto k = key();
+  KbFeatures f = {{"n", 1 << 24}};
+  auto c = config({0.0, 1.0});
+  c.crossover = 7;
+  c.upper = 0;
+  auto id = kb->store_entry(entry(k, f, c, 5.0));
+  auto found = kb->find(k, f);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->id, id);
+  EXPECT_EQ(found->config, c);
+  EXPECT_EQ(found->config.crossover, 7u);
+  EXPECT_EQ(found->config.upper, 0u);
+}
+
 TEST(KbStore, DerivedEntryKeepsItsSource) {
   auto kb = KnowledgeBase::memory();
   auto k = key();
@@ -472,6 +489,12 @@ TEST(KbStore, ImportRejectsMalformedDocumentsAndChangesNothing) {
   EXPECT_NE(with("\"shares\": [0, 1]", "\"shares\": [0.25, 0.25, 0.5]").find("3 shares for 2 devices"),
             std::string::npos);
   EXPECT_NE(with("\"label\": \"", "\"label\": \"\xff").find("UTF-8"), std::string::npos);
+  // Plan items (platform/plan_items.hpp) this version does not know are refused, not dropped.
+  EXPECT_NE(with("\"overlap\": 3", "\"overlap\": 3, \"plan\": {\"warp_speed\": \"9\"}")
+                .find("plan item 'warp_speed' is unknown"),
+            std::string::npos);
+  EXPECT_NE(with("\"overlap\": 3", "\"overlap\": 3, \"plan\": [1]").find("plan is not a JSON object"),
+            std::string::npos);
   EXPECT_EQ(count(), before);
 }
 
