@@ -24,8 +24,9 @@ std::optional<unsigned long> whole_number(const std::string& text) {
 }  // namespace
 
 const std::vector<PlanItem>& plan_items() {
-  // One row per item (plan_items.hpp).
-  static const std::vector<PlanItem> kItems = {
+  // One row per item (plan_items.hpp). Never destroyed: a static Runtime's knowledge-base writer
+  // stores plans (through these rows) while the process's statics are destroyed.
+  static const auto* const kItems = new std::vector<PlanItem>{
       // Divide and conquer (sinew::divide_and_conquer): the levels below it run split by the
       // shares, the levels from it up on the `upper` device.
       {"crossover",
@@ -45,7 +46,7 @@ const std::vector<PlanItem>& plan_items() {
          return "";
        }},
   };
-  return kItems;
+  return *kItems;
 }
 
 const PlanItem* find_plan_item(const std::string& name) {

@@ -4,6 +4,7 @@
 
 #include "exec/executor.hpp"
 #include "platform/error.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -126,8 +127,25 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.partition_ms = partition_times(r);
       record(run);
     }
-    return Measurement{r.wall_ms, r.device_ms};
+    Measurement m{r.wall_ms, r.device_ms, {}};
+    for (const LevelReport& l : r.levels) {
+      if (m.level_ms.size() <= l.level) m.level_ms.resize(l.level + 1);
+      m.level_ms[l.level] += l.ms;
+    }
+    return m;
   };
+  // A divide-and-conquer tree trains its crossover (the deepest node's levels, if several).
+  std::vector<std::size_t> dc_subproblems;
+  visit(p.root(), [&](const NodeImpl& n) {
+    if (const auto* dc = dynamic_cast<const DivideAndConquerNode*>(&n)) {
+      const std::size_t elements = p.analysis.use(&dc->vector()).elements, levels = dc->levels(elements);
+      if (levels <= dc_subproblems.size()) return;
+      dc_subproblems.clear();
+      for (std::size_t l = 0; l < levels; ++l)
+        dc_subproblems.push_back((elements + dc->subproblem(l) - 1) / dc->subproblem(l));
+    }
+  });
+  if (!dc_subproblems.empty()) return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress);
   return train(env.infos, measured, options, progress, start);
 }
 

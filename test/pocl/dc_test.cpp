@@ -238,3 +238,26 @@ __kernel void l(__global uint* d, float n, uint leaf) {}
                {"", "plan 'upper=7'", "upper device 7 is not one of the"});
   EXPECT_EQ(data, before);
 }
+
+// With no plan the knowledge base (in memory for tests) trains one: the crossover sweep over
+// these devices; the plan it keeps names a crossover and sorts like every other.
+TEST(DivideAndConquer, TrainedPlanNamesACrossoverAndSorts) {
+  auto data = keys_of<cl_uint>(1 << 15, 9);
+  std::vector<cl_uint> want = data;
+  std::sort(want.begin(), want.end());
+  auto v = sinew::vector<cl_uint>().name("keys");
+  Report r = runtime(false).run(mergesort(v, 2, 256), {{v, data}}).get();
+  EXPECT_EQ(r.provenance, Provenance::trained) << r.str();
+  EXPECT_TRUE(r.config.crossover.has_value()) << r.str();
+  EXPECT_TRUE(r.config.upper.has_value()) << r.str();
+  EXPECT_GE(r.training_executions, device_count()) << r.str();
+  EXPECT_EQ(data, want);
+  // The stored plan is used as it is the next time.
+  data = keys_of<cl_uint>(1 << 15, 10);
+  want = data;
+  std::sort(want.begin(), want.end());
+  Report again = runtime(false).run(mergesort(v, 2, 256), {{v, data}}).get();
+  EXPECT_EQ(again.provenance, Provenance::knowledge_base) << again.str();
+  EXPECT_EQ(again.config, r.config);
+  EXPECT_EQ(data, want);
+}
