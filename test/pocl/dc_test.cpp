@@ -125,31 +125,40 @@ TEST(DivideAndConquer, SmallAndDegenerateInputs) {
 
 TEST(DivideAndConquer, ReportListsEveryLevel) {
   const std::size_t n = 4096 * 3, leaf = 256;
-  auto data = keys_of<cl_uint>(n);
-  auto v = sinew::vector<cl_uint>().name("keys");
-  const std::string plan = shares().back() + ",crossover=2,upper=0";
-  Report r = runtime(false).run(mergesort(v, 2, leaf), {{v, data}}, {.plan = plan}).get();
-  ASSERT_EQ(r.levels.size(), levels(n, 2, leaf)) << r.str();
-  std::size_t split_devices = 0;
-  for (double s : r.config.shares) split_devices += s > 0;
-  for (std::size_t l = 0; l < r.levels.size(); ++l) {
-    const auto& level = r.levels[l];
-    EXPECT_EQ(level.level, l);
-    EXPECT_EQ(level.subproblem, std::min(leaf << l, n));
-    EXPECT_GE(level.ms, 0);
-    if (l < 2) {
-      EXPECT_EQ(level.devices.size(), split_devices) << r.str();
-    } else {
-      EXPECT_EQ(level.devices, std::vector<std::size_t>{0}) << r.str();
+  for (const bool discrete : {false, true}) {
+    auto data = keys_of<cl_uint>(n);
+    auto v = sinew::vector<cl_uint>().name("keys");
+    const std::string plan = shares().back() + ",crossover=2,upper=0";
+    Report r = runtime(discrete).run(mergesort(v, 2, leaf), {{v, data}}, {.plan = plan}).get();
+    EXPECT_TRUE(std::is_sorted(data.begin(), data.end()));
+    ASSERT_EQ(r.levels.size(), levels(n, 2, leaf)) << r.str();
+    std::vector<std::size_t> split_devices;
+    std::uint64_t elsewhere = 0;  // keys of parts not in the crossover device's (host) memory
+    for (const auto& p : r.partitions) {
+      if (p.units == 0) continue;
+      if (std::find(split_devices.begin(), split_devices.end(), p.device) == split_devices.end())
+        split_devices.push_back(p.device);
+      if (discrete && p.device == device_count() - 1) elsewhere += p.units * sizeof(cl_uint);
     }
-    // The gather before the crossover level and the scatter after the top one (unless all of it
-    // already was on device 0).
-    if (split_devices > 1 || r.config.shares[0] < 1) {
-      if (l == 2) EXPECT_GE(level.bytes, 2 * n * sizeof(cl_uint)) << r.str();
+    std::sort(split_devices.begin(), split_devices.end());
+    const bool crossing = split_devices != std::vector<std::size_t>{0};
+    for (std::size_t l = 0; l < r.levels.size(); ++l) {
+      const auto& level = r.levels[l];
+      EXPECT_EQ(level.level, l);
+      EXPECT_EQ(level.subproblem, std::min(leaf << l, n));
+      EXPECT_EQ(level.subproblems, (n + (leaf << l) - 1) / (leaf << l));
+      EXPECT_GE(level.ms, 0);
+      EXPECT_EQ(level.devices, l < 2 || !crossing ? split_devices : std::vector<std::size_t>{0}) << r.str();
+      // The crossover device (a zero-copy CPU) works in the user's memory: every part comes from
+      // its scratch buffer there before level 2 (one combine level since the leaves), and only
+      // the discrete device's part goes back after the top level.
+      std::uint64_t want = 0;
+      if (crossing && l == 2) want += n * sizeof(cl_uint);
+      if (crossing && l + 1 == r.levels.size()) want += elsewhere;
+      EXPECT_EQ(level.bytes, want) << "level " << l << "\n" << r.str();
     }
+    EXPECT_NE(r.str().find("level 0"), std::string::npos) << r.str();
   }
-  EXPECT_NE(r.str().find("level 0"), std::string::npos) << r.str();
-  EXPECT_TRUE(std::is_sorted(data.begin(), data.end()));
 }
 
 // A second divide-and-conquer computation: each subproblem's maximum at its first element. The

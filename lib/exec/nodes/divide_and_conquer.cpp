@@ -98,7 +98,11 @@ struct DcUpper {
   cl::Device cl_device;
   std::unique_ptr<QueueSlot> slot;
   DcKernels k;
-  std::vector<unsigned char> host;  // the gathered vector
+  // The gathered vector: the user's memory itself when the crossover device works in host memory
+  // and the vector is bound (then the parts already there stay in place), else a staging copy.
+  unsigned char* host = nullptr;
+  std::unique_ptr<unsigned char[]> staging;
+  bool in_user_memory = false;
   cl::Buffer a, b;
   bool a_is_host = false;  // `a` is `host` itself (a CPU device that aliases host memory)
   ~DcUpper() {
@@ -226,11 +230,18 @@ class DivideAndConquerRunner final : public NodeRunner {
       upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
       upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
       const std::size_t bytes = run.dec.total_units * tsize;
-      upper->host.resize(bytes);
-      // A CPU that works in host memory itself sorts the gathered vector where it lies.
+      // A CPU that works in host memory itself runs the upper levels where the vector lies.
       upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
+      const VectorUse& use = run.an.use(&n.vector());
+      upper->in_user_memory = upper->a_is_host && use.bound();
+      if (upper->in_user_memory) {
+        upper->host = reinterpret_cast<unsigned char*>(run.host_of(use));
+      } else {
+        upper->staging.reset(new unsigned char[bytes]);  // no zero fill: every byte is gathered
+        upper->host = upper->staging.get();
+      }
       upper->a = upper->a_is_host
-                     ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host.data())
+                     ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host)
                      : run.device_buffer(d.context(), bytes, d.info());
       upper->b = run.device_buffer(d.context(), bytes, d.info());
     }
@@ -299,14 +310,26 @@ class DivideAndConquerRunner final : public NodeRunner {
     const std::size_t bytes = elements * tsize;
     cl::CommandQueue& queue = u.slot->queue;
     double start = run.now_ms();
+    // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
+    // the upper levels run there too.
+    const VectorUse& use = run.an.use(&n.vector());
+    auto in_place = [&](const PartState* ps, bool in_scratch) {
+      return u.in_user_memory && !in_scratch && run.host_slice(*ps->worker, use) &&
+             ps->worker->info().host_pointer_aliased;
+    };
+    std::uint64_t moved = 0;
     // Gather: each part from wherever its last level left it.
     for (PartState* ps : order) {
       DcState& s = ps->state<DcState>(n);
+      if (in_place(ps, s.in_scratch)) continue;
       const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
-      ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host.data() + ps->part->first * tsize);
+      ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
+      moved += s.elements * tsize;
     }
-    if (!u.a_is_host) queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host.data());
-    std::uint64_t moved = 2 * bytes;  // to the host, then to the crossover device (or into its memory)
+    if (!u.a_is_host) {
+      queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
+      moved += bytes;
+    }
     bool in_b = false;
     for (std::size_t level = plan.split; level < plan.levels; ++level) {
       enqueue_level(run, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
@@ -318,14 +341,16 @@ class DivideAndConquerRunner final : public NodeRunner {
           if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
           queue.finish();
         } else {
-          queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host.data());
+          queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host);
+          moved += bytes;
         }
         for (PartState* ps : order) {
           DcState& s = ps->state<DcState>(n);
+          if (in_place(ps, false)) continue;
           ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, s.elements * tsize,
-                                                 u.host.data() + ps->part->first * tsize);
+                                                 u.host + ps->part->first * tsize);
+          moved += s.elements * tsize;
         }
-        moved += 2 * bytes;
         record(run, n, level, u.device, run.now_ms() - start, moved);
       } else {
         record(run, n, level, u.device, end - start, moved);
