@@ -145,7 +145,8 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
         dc_subproblems.push_back((elements + dc->subproblem(l) - 1) / dc->subproblem(l));
     }
   });
-  if (!dc_subproblems.empty()) return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress);
+  if (!dc_subproblems.empty())
+    return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
   return train(env.infos, measured, options, progress, start);
 }
 

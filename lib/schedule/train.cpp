@@ -892,7 +892,7 @@ Config DcModel::best() const {
 
 TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, const Measure& measure,
                                         const TrainingOptions& options, const std::vector<std::size_t>& subproblems,
-                                        const Progress& progress, Config* analytic) {
+                                        const Progress& progress, Config* analytic, const std::optional<Config>& start) {
   const std::size_t levels = subproblems.size();
   if (devices.empty()) throw_error(errc::no_device, "training needs at least one device");
   const auto t0 = std::chrono::steady_clock::now();
@@ -946,9 +946,15 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
     const Config best = model.best();
     if (analytic) *analytic = best;
     point(best);
+    if (start && start->shares.size() == devices.size()) {
+      Config from = *start;
+      from.crossover = static_cast<unsigned>(std::min<std::size_t>(from.crossover.value_or(0), levels));
+      if (!from.upper || *from.upper >= devices.size()) from.upper = best.upper;
+      point(from);
+    }
     // The crossover levels on the model's upper device, then the shares below the best.
     const std::size_t upper = best.upper.value_or(0);
-    if (devices.size() > 1) {
+    if (devices.size() > 1 && !options.screen_only && !options.fixed_platform) {
       for (std::size_t c = 1; c < levels; ++c) point(model.plan(c, upper));
       Config fastest = std::min_element(r.points.begin(), r.points.end(), [](const auto& a, const auto& b) {
                          return a.time_ms < b.time_ms;

@@ -133,9 +133,12 @@ struct DcModel {
 // runs), the model's best plan, then every crossover level on the model's upper device with the
 // model's shares, then the shares below the best measured level moved by a quarter each way; the
 // fastest measured plan wins. TrainingResult::strategy is "dc_model"; `analytic` is set to the
-// model's plan.
+// model's plan. A derived plan's check and the balancer's level 2 (screen_only, fixed_platform)
+// skip the sweep: the model's runs, its plan for this size and `start` (the plan of the nearest
+// size, its crossover within this size's levels) are measured, and the faster kept.
 TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, const Measure& measure,
                                         const TrainingOptions& options, const std::vector<std::size_t>& subproblems,
-                                        const Progress& progress = {}, Config* analytic = nullptr);
+                                        const Progress& progress = {}, Config* analytic = nullptr,
+                                        const std::optional<Config>& start = {});
 
 }  // namespace sinew::detail

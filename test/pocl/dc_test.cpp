@@ -277,4 +277,13 @@ TEST(DivideAndConquer, TrainedPlanNamesACrossoverAndSorts) {
     EXPECT_EQ(later.execution, 0u) << later.str();
     EXPECT_TRUE(std::is_sorted(data.begin(), data.end()));
   }
+  // An unseen size: derived from the stored one (the model's runs, its plan and the stored plan
+  // measured) or trained, by the knowledge base's policy; either way a crossover, and sorted.
+  data = keys_of<cl_uint>((1 << 14) + 5, 30);
+  want = data;
+  std::sort(want.begin(), want.end());
+  Report other = runtime(false).run(mergesort(v, 2, 256), {{v, data}}).get();
+  EXPECT_TRUE(other.provenance == Provenance::derived || other.provenance == Provenance::trained) << other.str();
+  EXPECT_TRUE(other.config.crossover.has_value()) << other.str();
+  EXPECT_EQ(data, want);
 }

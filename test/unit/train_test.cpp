@@ -496,3 +496,18 @@ TEST(TrainDivideAndConquer, OneDeviceTrainsToItself) {
   EXPECT_EQ(r.best.shares, std::vector<double>{1.0});
   EXPECT_EQ(r.best.upper, 0u);
 }
+
+TEST(TrainDivideAndConquer, ADerivedPlansCheckMeasuresTheModelAndTheNearestPlanOnly) {
+  DcMachine machine;
+  TrainingOptions o = screen_options(TrainingOptions{}, 16);
+  o.quality = 1;
+  Config nearest = Config::single(1, 2);
+  nearest.crossover = 30;  // beyond this size's levels: clamped
+  Config analytic;
+  auto r = train_divide_and_conquer(cpu_gpu(), std::ref(machine), o, machine.subproblems(), {}, &analytic, nearest);
+  // Two model runs, the model's plan, the nearest plan (and one untimed first run).
+  EXPECT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.executions, 5u);
+  EXPECT_EQ(r.points.back().config.crossover, machine.levels);
+  EXPECT_EQ(r.best, analytic);  // the model's plan beats the GPU alone on this machine
+}
