@@ -31,6 +31,10 @@ enum class Provenance {
 std::string_view to_string(Provenance p) noexcept;
 std::optional<Provenance> provenance_from_string(std::string_view text) noexcept;
 
+// The highest divide-and-conquer crossover level a plan may name (2^40 elements in leaves of
+// one, fan-out 2).
+inline constexpr unsigned kMaxCrossover = 40;
+
 // Shares must add up to 1 within this.
 inline constexpr double kShareTolerance = 1e-6;
 
@@ -40,6 +44,12 @@ struct Config {
   std::vector<double> shares;
   std::string fission = "none";  // CPU fission configuration name (see `sinew devices`)
   unsigned overlap = 1;          // GPU queues (partitions) per GPU, 1..16
+  // Divide-and-conquer trees (sinew::divide_and_conquer): the levels below `crossover` run split
+  // over the devices by the shares, the levels from it up on runtime device `upper` (unset: the
+  // device with the largest share). Unset crossover: 0, every level on `upper`. Other trees
+  // ignore both. Items crossover=3 and upper=1 (a runtime device index) in parse().
+  std::optional<unsigned> crossover;
+  std::optional<std::size_t> upper;
 
   std::string str() const;
   // The summed share of each device kind ("cpu", "gpu", ...), for reports.
@@ -63,6 +73,7 @@ struct Config {
   //   cpu=0.6 / gpu=0.4 / accelerator=x  the share of a device kind, split evenly among its devices
   //   cpu:0=0.3 / gpu:1=0.2 / 2=0.1       the share of one device (id or runtime index)
   //   fission=L2 / overlap=3              the platforms' configuration
+  //   crossover=3 / upper=1               divide and conquer: the crossover level, its device
   // Kinds or devices not named share what is left evenly (a kind gets it when no device of it is
   // named); when every device is named, the shares may be ratios ("0=3,1=1" is 0.75 and 0.25).
   // Throws sinew::Error(errc::invalid_argument) naming the bad item; the result's shares add up

@@ -43,6 +43,19 @@ struct HaloExchange {
   std::uint64_t boundary_bytes = 0;  // written beyond the vector's edges (clamp, zero, constant)
 };
 
+// One level of a divide-and-conquer node (sinew::divide_and_conquer): where it ran, how long
+// (host time from enqueueing it to its queue's end, the slowest device's) and the bytes moved
+// for it between the host and the devices (gathering to the crossover device, scattering back).
+struct LevelReport {
+  std::string node;                  // tree node path
+  std::size_t level = 0;             // 0: the leaves
+  std::size_t subproblem = 0;        // elements of each subproblem it leaves solved
+  std::size_t subproblems = 0;       // how many
+  std::vector<std::size_t> devices;  // runtime device indices
+  double ms = 0;
+  std::uint64_t bytes = 0;
+};
+
 struct PartitionReport {
   std::size_t index = 0;
   std::size_t device = 0;   // runtime device index
@@ -75,6 +88,7 @@ struct Report {
   // since (a loop exchanges once per iteration). None on one partition beyond boundary copies.
   std::vector<HaloExchange> exchanges;
   std::string decomposition;             // which units ran where (Decomposition::explain)
+  std::vector<LevelReport> levels;       // divide-and-conquer levels, by node and level
   // Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
   // and what training cost when this request trained.
   std::int64_t kb_entry = 0;

@@ -407,6 +407,45 @@ Node scan(const VectorRef& v, ScanOp op, ScanKind kind = ScanKind::inclusive);
 // The same from `in` into `out` (same element type and unit); `in` is left unchanged.
 Node scan(const VectorRef& in, const VectorRef& out, ScanOp op, ScanKind kind = ScanKind::inclusive);
 
+// ---------------------------------------------------------------------------------------------
+// Divide and conquer (the HPU skeleton): a problem of n elements cut into leaves of `leaf_size`
+// elements, each solved by `leaf`, then solved neighbouring subproblems merged `fanout` at a time
+// by `combine`, level after level, until one subproblem holds every element: mergesort, a
+// k-way reduction tree, ...
+
+struct DivideAndConquerSettings {
+  std::size_t fanout = 2;        // subproblems each combine merges (k >= 2)
+  std::size_t leaf_size = 4096;  // elements of a leaf subproblem (>= 1)
+};
+
+// Runs breadth-first, in place on `v` (unit 1; element type T, defined for both kernels' sources
+// as the macro SINEW_T): level 0 solves the leaves, level l >= 1 merges runs of
+// leaf_size * fanout^(l-1) elements into runs of leaf_size * fanout^l, until a run holds all n
+// elements (levels: 1 + ceil(log_fanout(ceil(n / leaf_size)))). The last leaf and the last run of
+// a level may be shorter: a leaf size need not divide n. The kernels are given as sinew::kernel
+// or sinew::kernel_source without arguments (the skeleton passes them); build options apply.
+//
+//   __kernel void leaf(__global T* data, uint n, uint leaf_size [, __local T* scratch])
+//     One work-group per leaf: leaf get_group_id(0) is data[g * leaf_size ..
+//     min((g + 1) * leaf_size, n)), solved in place; get_local_size(0) is a power of two of at
+//     most 256 chosen per device. `data` is this device's part of v (whole subproblems), n its
+//     elements. With the fourth parameter, `scratch` holds leaf_size elements of local memory.
+//   __kernel void combine(__global const T* src, __global T* dst, uint n, uint run, uint fanout)
+//     One work-item per element (get_global_id(0) < n; the range is rounded up to whole
+//     work-groups, so items at n and beyond must return): src holds solved runs of `run` elements
+//     (the last may be shorter), every `fanout` neighbouring runs (the last group may have fewer)
+//     become one solved run of fanout * run elements in dst, every element of which the kernel
+//     must write. (A parallel k-way merge: each item ranks its element of one run in the other
+//     runs of its group by binary search; mergesort.cl in samples/kernels.)
+//
+// Where levels run is the plan's (Config::crossover, Config::upper): the levels below the
+// crossover run split over the devices by the plan's shares, each device's part aligned to whole
+// subproblems of those levels and resident on it between them; the levels from the crossover up
+// run on the one device `upper`, the data gathered to it once. Report::levels lists each level's
+// devices, time and bytes moved.
+Node divide_and_conquer(const VectorRef& v, const Kernel& leaf, const Kernel& combine,
+                        DivideAndConquerSettings settings = {});
+
 // Library leaves, partitioned like kernels.
 namespace blas {
 // y = alpha*x + y (single precision), element-wise over the partition.

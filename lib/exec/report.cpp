@@ -29,6 +29,10 @@ Report build_report(RunState& run) {
   rep.profiled = run.profile;
   rep.results = run.results;
   rep.exchanges = run.exchanges;
+  {
+    std::lock_guard lock(run.levels_mutex);
+    rep.levels = run.levels;
+  }
   rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
   rep.device_ms.assign(run.env.infos.size(), 0.0);
   double begin = std::numeric_limits<double>::max();
@@ -156,6 +160,14 @@ std::string Report::str() const {
     }
     s << "  halo exchanges: " << exchanges.size() << ", " << bytes << " bytes between partitions (" << host
       << " through the host), " << boundary << " bytes of boundary\n";
+  }
+  for (const auto& l : levels) {
+    s << "  " << l.node << " level " << l.level << ": " << l.subproblems << " x " << l.subproblem
+      << " elements on device" << (l.devices.size() > 1 ? "s" : "");
+    for (std::size_t i = 0; i < l.devices.size(); ++i) s << (i ? ", " : " ") << l.devices[i];
+    s << ", " << l.ms << " ms";
+    if (l.bytes) s << ", " << l.bytes << " bytes moved";
+    s << "\n";
   }
   for (const auto& [name, v] : results) {
     s << "  result " << name << " = ";

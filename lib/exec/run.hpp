@@ -149,6 +149,9 @@ class RunState {
   std::map<const VectorState*, std::vector<unsigned char>> halo_fill;
   std::vector<HaloExchange> exchanges;
   std::map<std::string, std::string> labels;  // stable strings for TimedEvent::path
+  // Divide-and-conquer levels as they finish (workers add theirs under the mutex).
+  std::mutex levels_mutex;
+  std::vector<LevelReport> levels;
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -15,11 +15,38 @@
 namespace sinew {
 
 namespace detail {
+namespace {
+// A plan item's whole number (digits only).
+std::optional<unsigned long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  return std::stoul(text);
+}
+}  // namespace
 
 const std::vector<PlanItem>& plan_items() {
-  // One row per item (plan_items.hpp); none yet beyond shares, fission and overlap.
-  static const std::vector<PlanItem> kItems = {};
-  return kItems;
+  // One row per item (plan_items.hpp). Never destroyed: a static Runtime's knowledge-base writer
+  // stores plans (through these rows) while the process's statics are destroyed.
+  static const auto* const kItems = new std::vector<PlanItem>{
+      // Divide and conquer (sinew::divide_and_conquer): the levels below it run split by the
+      // shares, the levels from it up on the `upper` device.
+      {"crossover",
+       [](const Config& c) { return c.crossover ? std::optional<std::string>(std::to_string(*c.crossover)) : std::nullopt; },
+       [](Config& c, const std::string& text) -> std::string {
+         const auto level = whole_number(text);
+         if (!level || *level > kMaxCrossover) return "a level from 0 to " + std::to_string(kMaxCrossover);
+         c.crossover = static_cast<unsigned>(*level);
+         return "";
+       }},
+      {"upper",
+       [](const Config& c) { return c.upper ? std::optional<std::string>(std::to_string(*c.upper)) : std::nullopt; },
+       [](Config& c, const std::string& text) -> std::string {
+         const auto device = whole_number(text);
+         if (!device) return "a runtime device index (0, 1, ...)";
+         c.upper = static_cast<std::size_t>(*device);
+         return "";
+       }},
+  };
+  return *kItems;
 }
 
 const PlanItem* find_plan_item(const std::string& name) {
@@ -67,6 +94,12 @@ void Config::check(std::size_t device_count, const std::string& where) const {
     bad("overlap " + std::to_string(overlap) + " is outside " + std::to_string(overlaps.min) + ".." +
             std::to_string(overlaps.max),
         "use an overlap level such as 1..4");
+  if (crossover && *crossover > kMaxCrossover)
+    bad("crossover level " + std::to_string(*crossover) + " is beyond " + std::to_string(kMaxCrossover),
+        "use a crossover level from 0 (every level on one device) to the tree's levels");
+  if (upper && *upper >= device_count)
+    bad("upper device " + std::to_string(*upper) + " is not one of the " + std::to_string(device_count) + " devices",
+        "name a device by its index in Runtime::devices()");
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");

@@ -134,9 +134,10 @@ class RuntimeImpl {
     if (!planned) prepared->decomposition(config, env_.infos);
     const bool force = options.train || *options_.force_training;
     const bool balance = options.balance.value_or(planned && *balancer_.enabled);
+    const bool balance_asked = options.balance.value_or(false);
     const bool profile = profiles(options.profile);
 
-    return [this, prepared, bound, provenance, planned, force, balance, profile, config]() mutable {
+    return [this, prepared, bound, provenance, planned, force, balance, balance_asked, profile, config]() mutable {
       const PreparedTree& p = *prepared;
       Plan plan;
       if (planned) plan = planner().plan(p, *bound, force);
@@ -144,7 +145,10 @@ class RuntimeImpl {
       Provenance& run_provenance = planned ? plan.provenance : provenance;
       // A watched plan runs with the balancer's current distribution.
       std::shared_ptr<Watched> watch;
-      if (balance) {
+      // A divide-and-conquer plan's devices do not finish together by design (the crossover device
+      // runs the upper levels alone), so the balancer, which evens finish times, watches one only
+      // when asked to.
+      if (balance && (balance_asked || !run_config.crossover)) {
         const Config start = run_config;
         watch = watched(p, start, planned);
         Config now;

@@ -4,10 +4,12 @@
 
 #include "exec/executor.hpp"
 #include "platform/error.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace sinew::detail {
 
@@ -16,12 +18,15 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  Key key{config.shares, config.fission, config.overlap};
+  Key key{config.shares, config.fission, config.overlap, config.crossover, config.upper};
   if (keepable) {
     std::lock_guard lock(mutex_);
     if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
   }
-  auto d = std::make_shared<Decomposition>(decompose(analysis.units, granule, config, devices, streaming));
+  // What the plan's own items ask of the partitions (a divide-and-conquer crossover).
+  std::size_t g = granule;
+  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
+  auto d = std::make_shared<Decomposition>(decompose(analysis.units, g, config, devices, streaming));
   d->explained = d->explain(devices);
   if (!keepable) return d;
   std::lock_guard lock(mutex_);
@@ -122,8 +127,26 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.partition_ms = partition_times(r);
       record(run);
     }
-    return Measurement{r.wall_ms, r.device_ms};
+    Measurement m{r.wall_ms, r.device_ms, {}};
+    for (const LevelReport& l : r.levels) {
+      if (m.level_ms.size() <= l.level) m.level_ms.resize(l.level + 1);
+      m.level_ms[l.level] += l.ms;
+    }
+    return m;
   };
+  // A divide-and-conquer tree trains its crossover (the deepest node's levels, if several).
+  std::vector<std::size_t> dc_subproblems;
+  visit(p.root(), [&](const NodeImpl& n) {
+    if (const auto* dc = dynamic_cast<const DivideAndConquerNode*>(&n)) {
+      const std::size_t elements = p.analysis.use(&dc->vector()).elements, levels = dc->levels(elements);
+      if (levels <= dc_subproblems.size()) return;
+      dc_subproblems.clear();
+      for (std::size_t l = 0; l < levels; ++l)
+        dc_subproblems.push_back((elements + dc->subproblem(l) - 1) / dc->subproblem(l));
+    }
+  });
+  if (!dc_subproblems.empty())
+    return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
   return train(env.infos, measured, options, progress, start);
 }
 

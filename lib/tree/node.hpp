@@ -9,6 +9,7 @@
 // device. Adding a kind: docs/ARCHITECTURE.md, "Adding a skeleton".
 #pragma once
 
+#include <sinew/config.hpp>
 #include <sinew/device.hpp>
 #include <sinew/error.hpp>
 #include <sinew/tree.hpp>
@@ -104,6 +105,12 @@ class NodeImpl {
   virtual void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const {
     (void)rules;
     (void)devices;
+  }
+  // Units every partition must be a multiple of under `plan`, beyond the granule (a
+  // divide-and-conquer node's split levels need whole subproblems on each device).
+  virtual std::size_t plan_granule(const Config& plan) const {
+    (void)plan;
+    return 1;
   }
   // The partitions must meet while the node runs (a loop's predicate reads every partition):
   // a tree with such a node cannot stream its partitions one by one.

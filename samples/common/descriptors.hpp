@@ -269,6 +269,82 @@ class PrefixSum final : public SampleBase {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Mergesort (sinew::divide_and_conquer, the HPU paper's example): keys sorted in place, leaves
+// by a bitonic network in local memory, levels by a parallel k-way merge (kernels/mergesort.cl).
+// Check: equal to std::sort of the same keys, element for element. `key`: "uint" or "float".
+struct MergesortParams {
+  std::size_t elements = 1 << 20;
+  std::string key = "uint";
+  std::size_t fanout = 2;
+  std::size_t leaf_size = 1024;  // a power of two (the bitonic leaf); 1024 keys fit any local memory
+  std::uint32_t seed = 5;
+};
+
+class Mergesort final : public SampleBase {
+ public:
+  explicit Mergesort(MergesortParams p = {}) : params(p) {}
+  MergesortParams params;
+
+  std::string name() const override { return params.key == "float" ? "mergesort_float" : "mergesort"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "keys"; }
+  Sizes sizes() const override { return {100003, 1 << 20, std::size_t{1} << 28}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * keys_.size() * 4; }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t elements_for(std::size_t size) const;
+
+  Vector<cl_uint> uint_v_;
+  Vector<cl_float> float_v_;
+  std::vector<cl_uint> keys_, original_;  // float keys are kept as their bits
+};
+
+// Maximum subarray sum (Bentley's problem; CLRS's divide-and-conquer example) of n floats: every
+// element a summary (sum, best prefix, best suffix, best) of one element, joined k at a time; the
+// answer is the first element's best. Its combine is one join per subproblem, where mergesort's
+// merges every element: the opposite end of the crossover model. Check: Kadane's algorithm in
+// double, relative error <= 1e-4 of the sum of |x|.
+struct MaxSubarrayParams {
+  std::size_t elements = 1 << 20;
+  std::size_t fanout = 4;
+  std::size_t leaf_size = 256;
+  std::uint32_t seed = 11;
+};
+
+class MaxSubarray final : public SampleBase {
+ public:
+  explicit MaxSubarray(MaxSubarrayParams p = {}) : params(p) {}
+  MaxSubarrayParams params;
+
+  std::string name() const override { return "max_subarray"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "elements"; }
+  Sizes sizes() const override { return {100003, 1 << 20, std::size_t{1} << 26}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return summaries_.size() * sizeof(cl_float4); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t elements_for(std::size_t size) const;
+
+  Vector<cl_float4> v_;
+  std::vector<cl_float> x_;
+  std::vector<cl_float4> summaries_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Segmentation (paper §4): a 3D grey image (width x height x depth uchar voxels) classified by
 // two thresholds into 0 / 128 / 255, a Map. Unit = one z-slice (width*height voxels), kernel
 // range dims(3, width). Integer kernel: bit-exact. `size` counts voxels (= bytes); the plane is

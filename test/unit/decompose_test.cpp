@@ -114,6 +114,27 @@ TEST(Decompose, BadConfigsAreRejectedWithTheirReason) {
   }
 }
 
+TEST(ConfigParse, DivideAndConquerCrossoverAndUpperDevice) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  auto c = Config::parse("gpu=1,crossover=5,upper=0", devs);
+  EXPECT_EQ(c.crossover, 5u);
+  EXPECT_EQ(c.upper, 0u);
+  EXPECT_NE(c.str().find("crossover=5, upper=0"), std::string::npos) << c.str();
+  EXPECT_FALSE(Config::parse("gpu=1", devs).crossover.has_value());  // unset: neither printed nor stored
+  EXPECT_EQ(Config::parse("gpu=1", devs).str().find("crossover"), std::string::npos);
+  for (const char* bad : {"crossover=41", "crossover=-1", "crossover=x", "upper=gpu", "upper=2"}) {
+    try {
+      Config::parse(bad, devs);
+      FAIL() << bad;
+    } catch (const sinew::Error& e) {
+      EXPECT_TRUE(e.argument().find("config item") != std::string::npos || e.argument().find("plan") != std::string::npos)
+          << bad << ": " << e.what();
+    }
+  }
+  c.upper = 2;
+  EXPECT_THROW(c.check(devs), sinew::Error);
+}
+
 TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
   std::vector<DeviceInfo> devs{cpu(0), gpu(1), gpu(2)};
   devs[2].kind_index = 1;

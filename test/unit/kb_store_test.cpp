@@ -131,6 +131,23 @@ TEST(KbStore, OneCurrentEntryPerKeyAndFeatures) {
   EXPECT_FALSE(kb->add_executions(12345));
 }
 
+TEST(KbStore, DivideAndConquerPlanItemsAreStored) {
+  TempDir dir;
+  auto kb = open_file(dir);
+  auto k = key();
+  KbFeatures f = {{"n", 1 << 24}};
+  auto c = config({0.0, 1.0});
+  c.crossover = 7;
+  c.upper = 0;
+  auto id = kb->store_entry(entry(k, f, c, 5.0));
+  auto found = kb->find(k, f);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->id, id);
+  EXPECT_EQ(found->config, c);
+  EXPECT_EQ(found->config.crossover, 7u);
+  EXPECT_EQ(found->config.upper, 0u);
+}
+
 TEST(KbStore, DerivedEntryKeepsItsSource) {
   auto kb = KnowledgeBase::memory();
   auto k = key();

@@ -383,3 +383,131 @@ TEST(TrainModel, ServesTheBalancersLevel2AndExhaustiveMode) {
   EXPECT_EQ(seen.size(), 2u * 4u);
   EXPECT_GT(r.executions, kModelExecutions);
 }
+
+namespace {
+
+// A synthetic divide-and-conquer machine in the HPU paper's terms: a level of m subproblems costs
+// each device `per_element` per element of its part, stretched by sat / m where the level has
+// fewer than `sat` subproblems to run at once (m < sat: cores idle); moving the vector to a
+// device and back costs `transfer` per element. The CPU saturates with few subproblems, the GPU
+// (10x faster per element) only with many, and crossing costs the GPU.
+struct DcMachine {
+  std::size_t n = std::size_t{1} << 24, leaf = 256, levels = 17;  // 1 + log2(n / leaf)
+  std::vector<double> per_element = {2e-6, 2e-7};  // ms
+  std::vector<double> sat = {16, 16384};
+  std::vector<double> transfer = {0, 4e-7};
+  std::size_t calls = 0;
+
+  std::vector<std::size_t> subproblems() const {
+    std::vector<std::size_t> s;
+    for (std::size_t l = 0; l < levels; ++l) s.push_back(n / (leaf << l));
+    return s;
+  }
+  double level(std::size_t d, std::size_t l, double elements) const {
+    const double m = static_cast<double>(n / (leaf << l));
+    return per_element[d] * elements * std::max(1.0, sat[d] / std::max(m, 1.0));
+  }
+  Measurement operator()(const Config& c) {
+    ++calls;
+    const std::size_t cross = std::min<std::size_t>(c.crossover.value_or(0), levels), u = c.upper.value_or(0);
+    std::size_t active = 0;
+    for (double s : c.shares) active += s > 0;
+    Measurement m;
+    m.level_ms.assign(levels, 0.0);
+    m.device_ms.assign(c.shares.size(), 0.0);
+    if (active == 1 && c.shares[u] > 0) {  // one device all the way
+      m.time_ms = transfer[u] * static_cast<double>(n);
+      for (std::size_t l = 0; l < levels; ++l) m.time_ms += m.level_ms[l] = level(u, l, static_cast<double>(n));
+      m.device_ms[u] = m.time_ms;
+      return m;
+    }
+    double split = 0, moved = transfer[u] * static_cast<double>(n);
+    for (std::size_t d = 0; d < c.shares.size(); ++d) {
+      if (c.shares[d] <= 0) continue;
+      const double part = c.shares[d] * static_cast<double>(n);
+      double t = transfer[d] * part;
+      moved += transfer[d] * part;
+      for (std::size_t l = 0; l < cross; ++l) {
+        const double tl = level(d, l, part);
+        t += tl;
+        m.level_ms[l] = std::max(m.level_ms[l], tl);
+      }
+      split = std::max(split, t);
+      m.device_ms[d] = t;
+    }
+    m.time_ms = split + (cross < levels ? moved : 0);
+    for (std::size_t l = cross; l < levels; ++l) m.time_ms += m.level_ms[l] = level(u, l, static_cast<double>(n));
+    return m;
+  }
+};
+
+}  // namespace
+
+TEST(TrainDivideAndConquer, PicksTheAnalyticCrossoverOnASyntheticMachine) {
+  DcMachine machine;
+  TrainingOptions o;
+  o.quality = 1;
+  o.max_executions = 64;
+  Config analytic;
+  auto r = train_divide_and_conquer(cpu_gpu(), std::ref(machine), o, machine.subproblems(), {}, &analytic);
+  EXPECT_EQ(r.strategy, "dc_model");
+  EXPECT_LE(r.executions, o.max_executions);
+  ASSERT_TRUE(analytic.crossover && analytic.upper);
+  // The model's plan is the hybrid one: the GPU's share below a crossover inside the tree, the
+  // top levels (few subproblems: the GPU idles) on the CPU.
+  EXPECT_GT(*analytic.crossover, 0u);
+  EXPECT_LT(*analytic.crossover, machine.levels);
+  EXPECT_EQ(*analytic.upper, 0u);
+  EXPECT_GT(analytic.shares[1], 0.5);
+  // Training measured every crossover level and kept the fastest, which is the analytic level.
+  ASSERT_TRUE(r.best.crossover.has_value());
+  EXPECT_EQ(*r.best.crossover, *analytic.crossover);
+  std::size_t best_level = 0;
+  double best_time = 1e300;
+  for (std::size_t c = 1; c < machine.levels; ++c) {
+    DcModel shares_of;  // the swept plans' shares, recomputed from the machine directly
+    shares_of.level_ms.assign(2, std::vector<double>(machine.levels));
+    shares_of.subproblems = machine.subproblems();
+    shares_of.transfer_ms = {0, machine.transfer[1] * static_cast<double>(machine.n)};
+    for (std::size_t d = 0; d < 2; ++d)
+      for (std::size_t l = 0; l < machine.levels; ++l)
+        shares_of.level_ms[d][l] = machine.level(d, l, static_cast<double>(machine.n));
+    const double t = machine(shares_of.plan(c, 0)).time_ms;
+    if (t < best_time) best_time = t, best_level = c;
+  }
+  EXPECT_EQ(*r.best.crossover, best_level);
+  EXPECT_LE(r.time_ms, best_time * (1 + 1e-9));
+  // Better than either device alone.
+  for (std::size_t d = 0; d < 2; ++d) {
+    DcModel one;
+    one.level_ms.assign(2, std::vector<double>(machine.levels));
+    EXPECT_LT(r.time_ms, machine(one.single(d)).time_ms) << d;
+  }
+}
+
+TEST(TrainDivideAndConquer, OneDeviceTrainsToItself) {
+  DcMachine machine;
+  auto devices = cpu_gpu();
+  devices.resize(1);
+  machine.per_element.resize(1);
+  TrainingOptions o;
+  o.quality = 1;
+  auto r = train_divide_and_conquer(devices, std::ref(machine), o, machine.subproblems());
+  EXPECT_EQ(r.best.shares, std::vector<double>{1.0});
+  EXPECT_EQ(r.best.upper, 0u);
+}
+
+TEST(TrainDivideAndConquer, ADerivedPlansCheckMeasuresTheModelAndTheNearestPlanOnly) {
+  DcMachine machine;
+  TrainingOptions o = screen_options(TrainingOptions{}, 16);
+  o.quality = 1;
+  Config nearest = Config::single(1, 2);
+  nearest.crossover = 30;  // beyond this size's levels: clamped
+  Config analytic;
+  auto r = train_divide_and_conquer(cpu_gpu(), std::ref(machine), o, machine.subproblems(), {}, &analytic, nearest);
+  // Two model runs, the model's plan, the nearest plan (and one untimed first run).
+  EXPECT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.executions, 5u);
+  EXPECT_EQ(r.points.back().config.crossover, machine.levels);
+  EXPECT_EQ(r.best, analytic);  // the model's plan beats the GPU alone on this machine
+}

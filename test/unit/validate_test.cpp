@@ -182,6 +182,35 @@ TEST(BadInput, LibraryLeavesCheckTheirShapes) {
   expect_error([&] { analyze(fft(f, FftDirection::forward), {{f, hf}}); }, {"fft", "unit", "cannot transform length 17"});
 }
 
+TEST(BadInput, DivideAndConquerChecksItsSettingsVectorAndKernels) {
+  const char* src = R"CL(
+__kernel void leaf(__global SINEW_T* d, uint n, uint leaf) {}
+__kernel void merge(__global const SINEW_T* s, __global SINEW_T* d, uint n, uint run, uint k) {}
+__kernel void three(__global uint* d, uint n, uint leaf) {}
+)CL";
+  auto leaf = [&] { return kernel_source(src, "leaf", "dc.cl"); };
+  auto merge = [&] { return kernel_source(src, "merge", "dc.cl"); };
+  auto v = sinew::vector<cl_uint>().name("v");
+  std::vector<cl_uint> hv(64);
+  expect_error([&] { analyze(divide_and_conquer(v, leaf(), merge(), {.fanout = 0}), {{v, hv}}); },
+               {"divide_and_conquer", "fanout", "fan-out of 0"});
+  expect_error([&] { analyze(divide_and_conquer(v, leaf(), merge(), {.leaf_size = 0}), {{v, hv}}); },
+               {"divide_and_conquer", "leaf_size", "a leaf of 0 elements"});
+  auto u = sinew::vector<cl_uint>().unit(2).name("u");
+  expect_error([&] { analyze(divide_and_conquer(u, leaf(), merge()), {{u, hv}}); },
+               {"divide_and_conquer", "vector 'u'", "units of 2"});
+  struct Pair { cl_int a, b; };
+  auto ps = sinew::vector<Pair>().name("pairs");
+  std::vector<Pair> hp(64);
+  expect_error([&] { analyze(divide_and_conquer(ps, leaf(), merge()), {{ps, hp}}); },
+               {"divide_and_conquer", "vector 'pairs'", "opaque"});
+  expect_error([&] { analyze(divide_and_conquer(v, leaf(), kernel_source(src, "three", "dc.cl")), {{v, hv}}); },
+               {"combine", "parameters", "has 3 parameters, not the skeleton's 5"});
+  expect_error([&] { analyze(divide_and_conquer(v, merge(), merge()), {{v, hv}}); },
+               {"leaf", "parameters", "has 5 parameters, not the skeleton's 3 or 4"});
+  EXPECT_NO_THROW(analyze(divide_and_conquer(v, leaf(), merge(), {.fanout = 3, .leaf_size = 7}), {{v, hv}}));
+}
+
 TEST(BadInput, ScanChecksItsOperatorAndVectors) {
   const char* ops = "int pick(int a, int b) { return a > b ? a : b; }";
   auto v = sinew::vector<cl_int>().name("v");

@@ -4,6 +4,7 @@
 #include "platform/error.hpp"
 #include "tree/nodes/blas.hpp"
 #include "tree/nodes/copy.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 #include "tree/nodes/fft.hpp"
 #include "tree/nodes/kernel.hpp"
 #include "tree/nodes/loop.hpp"
@@ -27,6 +28,7 @@ const NodeRunner& sequence_runner();
 const NodeRunner& loop_runner();
 const NodeRunner& map_reduce_runner();
 const NodeRunner& scan_runner();
+const NodeRunner& divide_and_conquer_runner();
 
 const NodeRunner& runner_of(const NodeImpl& n) {
   static const std::unordered_map<std::type_index, const NodeRunner*> runners = {
@@ -40,6 +42,7 @@ const NodeRunner& runner_of(const NodeImpl& n) {
       {typeid(LoopNode), &loop_runner()},
       {typeid(MapReduceNode), &map_reduce_runner()},
       {typeid(ScanNode), &scan_runner()},
+      {typeid(DivideAndConquerNode), &divide_and_conquer_runner()},
   };
   auto it = runners.find(typeid(n));
   if (it == runners.end())

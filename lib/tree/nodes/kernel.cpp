@@ -177,6 +177,10 @@ void KernelNode::fail_argument_count(std::size_t parameters, const std::string& 
                .fix = "give .args(...) one argument per kernel parameter, in order"});
 }
 
+void KernelNode::check_parameter(const std::string& path, std::size_t i, const Arg& a) const {
+  if (params && i < params->size()) detail::check_param(*this, path, i, a, (*params)[i]);
+}
+
 std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }
 
 std::vector<std::size_t> KernelNode::global_range(std::size_t unit, std::size_t units) const {

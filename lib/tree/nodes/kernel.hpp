@@ -57,6 +57,10 @@ class KernelNode final : public NodeImpl {
 
   // Throws the error for a kernel of `parameters` parameters (parsed from its source before any
   // device work, or counted by the driver on `device`) given another number of arguments.
+  // Checks parameter i of the parsed signature (if parsed) against the argument `a` meant for it:
+  // for skeletons that pass a kernel's arguments themselves (sinew::divide_and_conquer).
+  void check_parameter(const std::string& path, std::size_t i, const Arg& a) const;
+
   [[noreturn]] void fail_argument_count(std::size_t parameters, const std::string& path,
                                         const std::string& device = "") const;
 };

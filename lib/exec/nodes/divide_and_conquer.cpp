@@ -1,0 +1,371 @@
+// exec/nodes/divide_and_conquer.cpp — running the divide-and-conquer leaf breadth-first:
+//   1. the levels below the plan's crossover run on every partition alone (the decomposition
+//      aligned each partition to whole subproblems of the highest of them: plan_granule), the
+//      data ping-ponging between the partition's slice and one scratch buffer of its size;
+//   2. if levels remain and the data is not already all on the crossover device, every worker
+//      meets at a barrier and the last to arrive gathers the partitions' parts (in unit order)
+//      on the host, runs the remaining levels on the crossover device (`upper`, a queue of its
+//      own, so the device need not hold a partition), and scatters the result back into the
+//      partitions' slices;
+//   3. a partition whose result ended in its scratch buffer copies it into its slice.
+// Each level is host-timed on its devices (Report::levels): the queues finish after every level,
+// one wait per level, which a level's millions of elements dwarf.
+#include "exec/nodes/runner.hpp"
+#include "platform/error.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sinew::detail {
+namespace {
+
+constexpr std::size_t kMaxLocal = 256;
+
+std::size_t floor_pow2(std::size_t x) {
+  std::size_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+struct DcKernels {
+  cl::Kernel* leaf = nullptr;
+  cl::Kernel* combine = nullptr;
+  std::size_t leaf_local = 1;     // work-items per leaf (a power of two)
+  std::size_t combine_local = 1;  // work-group size of the combine range
+  bool scratch = false;           // the leaf kernel takes __local scratch of a leaf
+};
+
+// The two kernels on one queue's device, built with SINEW_T defined as the element type; their
+// parameter counts and the leaf's local memory checked against the device (before data moves).
+DcKernels dc_kernels(RunState& run, const cl::Context& context, QueueSlot& slot, const DeviceInfo& info,
+                     const cl::Device& device, const DivideAndConquerNode& n) {
+  const std::string& path = run.path(n);
+  const ElementType& t = n.vector().type;
+  DcKernels k;
+  auto build = [&](const KernelNode& kn) -> cl::Kernel& {
+    ErrorContext where{.node = path, .device = info.name, .kernel_file = kn.source->origin};
+    auto program = run.env.programs->get(context, context.getInfo<CL_CONTEXT_DEVICES>(),
+                                         {kn.source->text, kn.source->origin},
+                                         kn.build_options + " -DSINEW_T=" + t.name, where);
+    try {
+      return slot.kernel(program, kn.entry);
+    } catch (const cl::Error&) {
+      where.api_call = "clCreateKernel";
+      where.fix = "check the entry name '" + kn.entry + "' against the __kernel functions of " + kn.source->origin;
+      throw_error(errc::invalid_argument, "no kernel '" + kn.entry + "' in " + kn.source->origin, where);
+    }
+  };
+  k.leaf = &build(*n.leaf);
+  k.combine = &build(*n.combine);
+  // The counts the parser could not see (a kernel made by a macro) are the driver's.
+  const auto leaf_params = k.leaf->getInfo<CL_KERNEL_NUM_ARGS>();
+  const auto combine_params = k.combine->getInfo<CL_KERNEL_NUM_ARGS>();
+  if (leaf_params != 3 && leaf_params != 4)
+    throw_error(errc::invalid_argument,
+                "the leaf kernel '" + n.leaf->entry + "' has " + std::to_string(leaf_params) + " parameters, not 3 or 4",
+                {.node = path, .argument = "leaf", .device = info.name,
+                 .fix = "declare it as __kernel void leaf(__global T* data, uint n, uint leaf_size [, __local T* scratch])"});
+  if (combine_params != 5)
+    throw_error(errc::invalid_argument,
+                "the combine kernel '" + n.combine->entry + "' has " + std::to_string(combine_params) +
+                    " parameters, not 5",
+                {.node = path, .argument = "combine", .device = info.name,
+                 .fix = "declare it as __kernel void combine(__global const T* src, __global T* dst, uint n, uint run, "
+                        "uint fanout)"});
+  k.scratch = leaf_params == 4;
+  if (k.scratch && n.settings.leaf_size * t.size > info.local_memory / 2)
+    throw_error(errc::invalid_argument,
+                "a leaf of " + std::to_string(n.settings.leaf_size) + " " + t.name + " elements needs " +
+                    std::to_string(n.settings.leaf_size * t.size) + " bytes of local scratch; device '" + info.name +
+                    "' has " + std::to_string(info.local_memory) + " bytes of local memory (half kept for the compiler)",
+                {.node = path, .argument = "leaf_size", .device = info.name,
+                 .fix = "use a smaller leaf size, or a leaf kernel without the __local scratch parameter"});
+  auto local_of = [&](cl::Kernel& kernel) {
+    return floor_pow2(std::min({kMaxLocal, info.max_work_group_size,
+                                kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device)}));
+  };
+  k.leaf_local = local_of(*k.leaf);
+  k.combine_local = local_of(*k.combine);
+  return k;
+}
+
+// The crossover device's own queue, kernels, and the two buffers the upper levels ping-pong
+// between; made once per request, by the first worker's preparation.
+struct DcUpper {
+  std::size_t device = 0;
+  QueuePool* pool = nullptr;
+  cl::Device cl_device;
+  std::unique_ptr<QueueSlot> slot;
+  DcKernels k;
+  // The gathered vector: the user's memory itself when the crossover device works in host memory
+  // and the vector is bound (then the parts already there stay in place), else a staging copy.
+  unsigned char* host = nullptr;
+  std::unique_ptr<unsigned char[]> staging;
+  bool in_user_memory = false;
+  cl::Buffer a, b;
+  bool a_is_host = false;  // `a` is `host` itself (a CPU device that aliases host memory)
+  ~DcUpper() {
+    if (slot) pool->release(cl_device, std::move(slot));
+  }
+};
+
+struct DcState final : NodeState {
+  DcKernels k;
+  std::size_t elements = 0;
+  cl::Buffer scratch;
+  bool in_scratch = false;
+  std::shared_ptr<DcUpper> upper;  // shared by every partition; null when no level runs there
+};
+
+// Where the levels run for this request.
+struct DcPlan {
+  std::size_t levels = 0;
+  std::size_t split = 0;   // levels run on the partitions
+  bool gather = false;     // the levels from `split` up run on the crossover device
+  std::size_t upper = 0;   // the crossover device
+};
+
+DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
+  const Config& c = run.dec.config;
+  DcPlan p;
+  const std::size_t elements = run.dec.total_units;  // unit 1
+  p.levels = n.levels(elements);
+  p.upper = c.upper.value_or(static_cast<std::size_t>(
+      std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin()));
+  // Partitions hold whole subproblems of the levels below the crossover (plan_granule); a level a
+  // partition does not align with (the remainder of a ragged split) is the crossover device's.
+  p.split = DivideAndConquerNode::crossover(c, p.levels);
+  std::size_t nonempty = 0, device = 0;
+  for (const auto& part : run.dec.parts) {
+    if (part.units == 0) continue;
+    ++nonempty;
+    device = part.device;
+    while (p.split > 0 && part.first % n.subproblem(p.split - 1) != 0) --p.split;
+  }
+  if (nonempty <= 1 && (nonempty == 0 || device == p.upper)) {
+    p.split = p.levels;  // already where the upper levels run: they stay there
+    p.upper = device;
+  }
+  if (nonempty > 1 && p.split >= p.levels) p.split = p.levels - 1;  // the top level is one subproblem
+  p.gather = p.split < p.levels && elements > 0;
+  return p;
+}
+
+// Records a level's time and bytes on `device`, merged with the other workers' records of it.
+void record(RunState& run, const DivideAndConquerNode& n, std::size_t level, std::size_t device, double ms,
+            std::uint64_t bytes) {
+  const std::size_t elements = run.dec.total_units;
+  const std::string& path = run.path(n);
+  std::lock_guard lock(run.levels_mutex);
+  auto it = std::find_if(run.levels.begin(), run.levels.end(),
+                         [&](const LevelReport& l) { return l.node == path && l.level == level; });
+  if (it == run.levels.end()) {
+    LevelReport l;
+    l.node = path;
+    l.level = level;
+    l.subproblem = std::min(n.subproblem(level), elements);
+    l.subproblems = (elements + n.subproblem(level) - 1) / n.subproblem(level);
+    run.levels.push_back(std::move(l));
+    it = run.levels.end() - 1;
+  }
+  if (std::find(it->devices.begin(), it->devices.end(), device) == it->devices.end()) it->devices.push_back(device);
+  std::sort(it->devices.begin(), it->devices.end());
+  it->ms = std::max(it->ms, ms);  // the slowest device's time
+  it->bytes += bytes;
+}
+
+// Enqueues one level over `elements` elements in `data` (solved in place for the leaves, merged
+// into `other` for a combine: `in_other` flips).
+void enqueue_level(RunState& run, PartState& track, cl::CommandQueue& queue, const DcKernels& k,
+                   const DivideAndConquerNode& n, std::size_t level, std::size_t elements, cl::Buffer& data,
+                   cl::Buffer& other, bool& in_other) {
+  const std::string* path = &run.path(n);
+  const ElementType& t = n.vector().type;
+  cl::Buffer& cur = in_other ? other : data;
+  cl::Buffer& next = in_other ? data : other;
+  cl::Event ev;
+  if (level == 0) {
+    const std::size_t leaf = n.settings.leaf_size;
+    cl::Kernel& kl = *k.leaf;
+    kl.setArg(0, cur);
+    kl.setArg(1, static_cast<cl_uint>(elements));
+    kl.setArg(2, static_cast<cl_uint>(leaf));
+    if (k.scratch) kl.setArg(3, cl::Local(leaf * t.size));
+    const std::size_t leaves = (elements + leaf - 1) / leaf;
+    queue.enqueueNDRangeKernel(kl, cl::NullRange, cl::NDRange(leaves * k.leaf_local), cl::NDRange(k.leaf_local),
+                               nullptr, run.event_of(ev));
+  } else {
+    cl::Kernel& kc = *k.combine;
+    kc.setArg(0, cur);
+    kc.setArg(1, next);
+    kc.setArg(2, static_cast<cl_uint>(elements));
+    kc.setArg(3, static_cast<cl_uint>(n.subproblem(level - 1)));
+    kc.setArg(4, static_cast<cl_uint>(n.settings.fanout));
+    const std::size_t local = k.combine_local;
+    queue.enqueueNDRangeKernel(kc, cl::NullRange, cl::NDRange((elements + local - 1) / local * local),
+                               cl::NDRange(local), nullptr, run.event_of(ev));
+    in_other = !in_other;
+  }
+  run.track(track, ev, path, true);
+}
+
+class DivideAndConquerRunner final : public NodeRunner {
+ public:
+  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+    const auto& n = static_cast<const DivideAndConquerNode&>(node);
+    const std::size_t tsize = n.vector().type.size;
+    const DcPlan plan = plan_of(run, n);
+    const DcKernels k = dc_kernels(run, w.context, *w.slot, w.info(), w.cl_device, n);
+    // The crossover device's state, made by the first worker to prepare and shared by all.
+    std::shared_ptr<DcUpper> upper;
+    for (auto& ps : run.parts)
+      if (auto it = ps.nodes.find(&n); it != ps.nodes.end()) upper = static_cast<DcState&>(*it->second).upper;
+    if (plan.gather && !upper) {
+      upper = std::make_shared<DcUpper>();
+      Device& d = *run.env.devices.at(plan.upper);
+      upper->device = plan.upper;
+      upper->pool = run.env.queues;
+      upper->cl_device = d.device();
+      upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
+      upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
+      const std::size_t bytes = run.dec.total_units * tsize;
+      // A CPU that works in host memory itself runs the upper levels where the vector lies.
+      upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
+      const VectorUse& use = run.an.use(&n.vector());
+      upper->in_user_memory = upper->a_is_host && use.bound();
+      if (upper->in_user_memory) {
+        upper->host = reinterpret_cast<unsigned char*>(run.host_of(use));
+      } else {
+        upper->staging.reset(new unsigned char[bytes]);  // no zero fill: every byte is gathered
+        upper->host = upper->staging.get();
+      }
+      upper->a = upper->a_is_host
+                     ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host)
+                     : run.device_buffer(d.context(), bytes, d.info());
+      upper->b = run.device_buffer(d.context(), bytes, d.info());
+    }
+    for (PartState* ps : w.parts) {
+      auto s = std::make_unique<DcState>();
+      s->k = k;
+      s->elements = ps->part->units;
+      s->upper = upper;
+      // Scratch only where a combine level runs on the partition.
+      if (s->elements > 0 && std::min(plan.split, plan.levels) > 1)
+        s->scratch = run.device_buffer(w.context, s->elements * tsize, w.info());
+      ps->nodes[&n] = std::move(s);
+    }
+  }
+
+  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
+    const auto& n = static_cast<const DivideAndConquerNode&>(node);
+    const std::string& path = run.path(n);
+    auto where = [&] { return ErrorContext{.node = path, .device = w.info().name}; };
+    sync_read_replicas(run, w, n);
+    const DcPlan plan = plan_of(run, n);
+    for (PartState* p : group) p->state<DcState>(n).in_scratch = false;
+    for (std::size_t level = 0; level < plan.split; ++level) {
+      const double start = run.now_ms();
+      bool any = false;
+      for (PartState* p : group) {
+        DcState& s = p->state<DcState>(n);
+        if (s.elements == 0) continue;
+        any = true;
+        cl_call(where, [&] {
+          enqueue_level(run, *p, w.queue(), s.k, n, level, s.elements, p->slices.at(&n.vector()), s.scratch,
+                        s.in_scratch);
+        });
+      }
+      if (!any) break;
+      cl_call(where, [&] { w.queue().finish(); });
+      record(run, n, level, w.runtime_index, run.now_ms() - start, 0);
+    }
+    if (plan.gather) {
+      cl_call(where, [&] { w.queue().finish(); });
+      run.barrier->arrive_and_wait([&] { cl_call(where, [&] { upper_levels(run, n, plan); }); });
+    } else {
+      for (PartState* p : group) {
+        DcState& s = p->state<DcState>(n);
+        if (!s.in_scratch || s.elements == 0) continue;
+        cl_call(where, [&] {
+          w.queue().enqueueCopyBuffer(s.scratch, p->slices.at(&n.vector()), 0, 0,
+                                      s.elements * n.vector().type.size);
+        });
+      }
+    }
+    note_written_slices(run, w, n);
+  }
+
+ private:
+  // At the barrier (one thread, every queue finished): the partitions' parts gathered on the
+  // crossover device, the remaining levels there, the result scattered back into the slices.
+  static void upper_levels(RunState& run, const DivideAndConquerNode& n, const DcPlan& plan) {
+    std::vector<PartState*> order;
+    for (auto& ps : run.parts)
+      if (ps.part->units > 0) order.push_back(&ps);
+    std::sort(order.begin(), order.end(), [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
+    DcUpper& u = *order.front()->state<DcState>(n).upper;
+    const std::size_t tsize = n.vector().type.size;
+    const std::size_t elements = run.dec.total_units;
+    const std::size_t bytes = elements * tsize;
+    cl::CommandQueue& queue = u.slot->queue;
+    double start = run.now_ms();
+    // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
+    // the upper levels run there too.
+    const VectorUse& use = run.an.use(&n.vector());
+    auto in_place = [&](const PartState* ps, bool in_scratch) {
+      return u.in_user_memory && !in_scratch && run.host_slice(*ps->worker, use) &&
+             ps->worker->info().host_pointer_aliased;
+    };
+    std::uint64_t moved = 0;
+    // Gather: each part from wherever its last level left it.
+    for (PartState* ps : order) {
+      DcState& s = ps->state<DcState>(n);
+      if (in_place(ps, s.in_scratch)) continue;
+      const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
+      ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
+      moved += s.elements * tsize;
+    }
+    if (!u.a_is_host) {
+      queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
+      moved += bytes;
+    }
+    bool in_b = false;
+    for (std::size_t level = plan.split; level < plan.levels; ++level) {
+      enqueue_level(run, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
+      queue.finish();
+      const double end = run.now_ms();
+      if (level + 1 == plan.levels) {
+        // Scatter: the result into every partition's slice.
+        if (u.a_is_host) {
+          if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
+          queue.finish();
+        } else {
+          queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host);
+          moved += bytes;
+        }
+        for (PartState* ps : order) {
+          DcState& s = ps->state<DcState>(n);
+          if (in_place(ps, false)) continue;
+          ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, s.elements * tsize,
+                                                 u.host + ps->part->first * tsize);
+          moved += s.elements * tsize;
+        }
+        record(run, n, level, u.device, run.now_ms() - start, moved);
+      } else {
+        record(run, n, level, u.device, end - start, moved);
+      }
+      moved = 0;
+      start = run.now_ms();
+    }
+  }
+};
+
+}  // namespace
+
+const NodeRunner& divide_and_conquer_runner() {
+  static const DivideAndConquerRunner runner;
+  return runner;
+}
+
+}  // namespace sinew::detail

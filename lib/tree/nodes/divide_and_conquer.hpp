@@ -1,0 +1,46 @@
+// tree/nodes/divide_and_conquer.hpp — the divide-and-conquer leaf (the HPU skeleton): a user's
+// leaf kernel solves subproblems of `leaf_size` elements, a combine kernel merges `fanout`
+// neighbouring solved subproblems at a time, breadth-first, level after level, in place on one
+// vector. Which levels run split over the devices and which on one device is the plan's
+// (Config::crossover, Config::upper).
+#pragma once
+
+#include "tree/node.hpp"
+#include "tree/nodes/kernel.hpp"
+
+#include <sinew/config.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace sinew::detail {
+
+class DivideAndConquerNode final : public NodeImpl {
+ public:
+  std::string_view kind() const override { return "divide_and_conquer"; }
+  bool is_leaf() const override { return true; }
+  std::string short_label() const override;
+  void dump_settings(std::ostream& s) const override;
+  void sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const override;
+  void check_structure(const std::string& path, StructureFacts& facts) const override;
+  void check_shapes(const Analysis& an, const std::string& path) const override;
+  void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
+  std::size_t plan_granule(const Config& plan) const override;
+  // The upper levels gather every partition's subproblems on one device.
+  bool joins_partitions() const override { return true; }
+
+  // args: {inout(v)}.
+  const VectorState& vector() const { return *args.front().vector; }
+
+  // Levels for n elements: the leaf level and the combine levels up to one subproblem.
+  std::size_t levels(std::size_t n) const;
+  // Elements of one subproblem at `level` (leaf_size * fanout^level), saturating.
+  std::size_t subproblem(std::size_t level) const;
+  // The plan's crossover level, at most `levels`.
+  static std::size_t crossover(const Config& plan, std::size_t levels);
+
+  std::shared_ptr<const KernelNode> leaf, combine;
+  DivideAndConquerSettings settings;
+};
+
+}  // namespace sinew::detail
