@@ -9,13 +9,13 @@ SINEW_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 export DEBIAN_FRONTEND=noninteractive
 
-# Everything Sinew needs to build, test and run on PoCL.
+# Everything Sinew needs to build, test and run on PoCL (libtbb-dev: the benchmarks' std::sort(par)).
 SINEW_PACKAGES=(
   cmake g++ ninja-build pkg-config
   ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
   libclblast-dev libclfft-dev libsqlite3-dev
   libboost-dev libboost-program-options-dev libhwloc-dev
-  libgtest-dev libbenchmark-dev sqlite3
+  libgtest-dev libbenchmark-dev sqlite3 libtbb-dev
 )
 
 sinew_log() { printf '==> %s\n' "$*" >&2; }
