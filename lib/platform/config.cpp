@@ -13,6 +13,14 @@
 
 namespace sinew {
 
+std::string_view to_string(Schedule s) noexcept { return s == Schedule::dynamic ? "dynamic" : "static"; }
+
+std::optional<Schedule> schedule_from_string(std::string_view text) noexcept {
+  if (text == "static") return Schedule::static_;
+  if (text == "dynamic") return Schedule::dynamic;
+  return std::nullopt;
+}
+
 Config Config::single(std::size_t device, std::size_t device_count) {
   Config c;
   c.shares.assign(device_count, 0.0);
@@ -46,6 +54,9 @@ void Config::check(std::size_t device_count, const std::string& where) const {
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");
+  if (min_chunk && schedule != Schedule::dynamic)
+    bad("min_chunk " + std::to_string(min_chunk) + " is given with the static schedule, which has no chunks to size",
+        "add schedule=dynamic, or leave min_chunk out");
 }
 
 void Config::check(const std::vector<DeviceInfo>& devices, const std::string& where) const {
@@ -66,7 +77,11 @@ std::string Config::str() const {
   std::ostringstream s;
   s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
   for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
-  s << "]}";
+  s << "]";
+  // Only a dynamic plan says its schedule: static plans print as they always have (stored
+  // plans, logs and tests compare these strings).
+  if (schedule == Schedule::dynamic) s << ", schedule=dynamic, min_chunk=" << min_chunk;
+  s << "}";
   return s.str();
 }
 
@@ -80,7 +95,8 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   auto bad = [&](const std::string& item, const std::string& why) {
     detail::throw_error(errc::invalid_argument, "plan '" + spec + "': " + why,
                         {.argument = "config item '" + item + "'",
-                         .fix = "write items like cpu=0.6, gpu:0=0.4, 1=0.2, fission=L2, overlap=3 (see `sinew devices`)"});
+                         .fix = "write items like cpu=0.6, gpu:0=0.4, 1=0.2, fission=L2, overlap=3, schedule=dynamic, "
+                                "min_chunk=4096 (see `sinew devices`)"});
   };
   Config c;
   std::vector<double> share(devices.size(), 0.0);
@@ -102,6 +118,23 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
         c.overlap = static_cast<unsigned>(detail::rule::overlap.read(value, "overlap"));
       } catch (const Error&) {
         bad(item, "overlap is not a whole number from 1 to 16");
+      }
+      continue;
+    }
+    if (key == "schedule") {
+      auto sc = schedule_from_string(value);
+      if (!sc) bad(item, "the schedule is 'static' or 'dynamic'");
+      c.schedule = *sc;
+      continue;
+    }
+    if (key == "min_chunk") {
+      try {
+        std::size_t used = 0;
+        const unsigned long long v = std::stoull(value, &used);
+        if (used != value.size() || value.find('-') != std::string::npos) throw std::invalid_argument(value);
+        c.min_chunk = static_cast<std::size_t>(v);
+      } catch (const std::exception&) {
+        bad(item, "min_chunk is not a whole number of units");
       }
       continue;
     }

@@ -49,7 +49,8 @@ struct PreparedTree {
   std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;
 
  private:
-  using Key = std::tuple<std::vector<double>, std::string, unsigned>;  // shares, fission, overlap
+  // shares, fission, overlap, schedule, min_chunk
+  using Key = std::tuple<std::vector<double>, std::string, unsigned, Schedule, std::size_t>;
   mutable std::mutex mutex_;
   mutable std::map<Key, std::shared_ptr<const Decomposition>> decompositions_;
 };

@@ -54,6 +54,11 @@ struct Analysis {
   // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
+  // What keeps the tree from streaming (and from a dynamic schedule), for the error that refuses
+  // one: the node's path, the argument, why, and the fix. Empty when streamable.
+  struct Joined {
+    std::string node, argument, why, fix;
+  } joined;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
   std::size_t bytes_per_unit = 0;                    // over every partitioned vector
   // Every node's path ("pipeline/1:kernel 'x'"), for messages and traces; shared by the copies
