@@ -4,8 +4,8 @@
 //      rounds; and a CPU+GPU split with the bytes its halo exchanges move per iteration;
 //   2. the Sobel pipeline and the heat loop: Sinew's trained plan against the oracle static split
 //      (a sweep of CPU shares) and the best single device, the data pageable and pinned;
-//   3. the scan of 100M floats (prefix_sum): CPU+GPU splits against each device alone (Sinew on
-//      both sides: there is no hand-written scan yet).
+//   3. the scan of 100M floats (prefix_sum): CPU+GPU splits against each device alone and against
+//      a hand-written OpenCL scan with the same kernels on each device (hw::Scan).
 // The knowledge base is in memory: every plan here is trained by this run.
 #include "handwritten/handwritten.hpp"
 #include "sinew_side.hpp"
@@ -83,8 +83,9 @@ int main(int argc, char** argv) {
       "scan-shares",
       po::value<Shares>()->default_value(Shares{{0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 1}}, "0,0.05,0.1,0.2,0.3,0.4,0.5,1")
           ->value_name("a,b"),
-      "CPU shares of the scan splits (--quick 0,0.3,1)")("no-handwritten", po::bool_switch(),
-                                                        "part heat without the hand-written side");
+      "CPU shares of the scan splits (--quick 0,0.3,1)")(
+      "scan-rounds", po::value<unsigned>()->default_value(7)->value_name("N"), "interleaved rounds, scan (--quick 2)")(
+      "no-handwritten", po::bool_switch(), "parts heat and scan without the hand-written side");
   Bench b({"bench_stencil", "halos and scan (issue 17): heat, Sobel, prefix sum",
            "The heat loop against hand-written OpenCL on each device, the trained plan of the Sobel pipeline and\nthe "
            "heat loop against the oracle static split and the best single device (data pageable and pinned),\nand the "
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   const auto plan_shares = with_ends(b.option("plan-shares", Shares{{0, 0.5, 1}}).v);
   const std::size_t scan_elements = b.option<std::size_t>("scan-elements", 100003);
   const auto scan_shares = with_ends(b.option("scan-shares", Shares{{0, 0.3, 1}}).v);
+  const unsigned scan_rounds = b.option<unsigned>("scan-rounds", 2);
   if (heat_iterations == 0 || plan_iterations == 0) b.fail("--heat-iterations", "at least one sweep");
 
   try {
@@ -120,7 +122,8 @@ int main(int argc, char** argv) {
     const Roles roles = Roles::of(*rt);
     const Roles::Pair p = roles.pair();
     std::unique_ptr<hw::Env> env =
-        wants(parts, "heat") && !b.vm["no-handwritten"].as<bool>() ? std::make_unique<hw::Env>() : nullptr;
+        (wants(parts, "heat") || wants(parts, "scan")) && !b.vm["no-handwritten"].as<bool>() ? std::make_unique<hw::Env>()
+                                                                                        : nullptr;
     b.csv(measurement_columns());
     bool failed = false;
     std::ostringstream md;
@@ -308,33 +311,49 @@ int main(int argc, char** argv) {
     if (wants(parts, "scan") && !b.stop()) {
       sinew::samples::PrefixSum scan;
       scan.prepare(scan_elements);
-      Table t({"plan", "median ms", "IQR ms", "GB/s", "vs best single device", "check"});
-      struct Point {
-        double share;
-        Stats m;
-      };
-      std::vector<Point> pts;
+      std::unique_ptr<hw::Scan> hand = env ? std::make_unique<hw::Scan>(*env, scan) : nullptr;
+      // Sinew at each share, then the hand-written scan on each device, one run each per round.
+      std::vector<std::string> names;
+      std::vector<Job> jobs;
       for (double share : p.two ? scan_shares : std::vector<double>{p.has_gpu ? 0.0 : 1.0}) {
-        if (b.stop()) break;
         const auto o = share <= 0 ? on_device(p.gpu) : share >= 1 ? on_device(p.cpu) : with_config(make_plan(roles, share));
-        pts.push_back({share, Bench::stats(b.measure(kv({"case", "prefix_sum", "size", std::to_string(scan_elements),
-                                                         "impl", "sinew", "variant", "scan", "cpu_share", num(share)}),
-                                                     sinew_job(*rt, scan, o), b.timing()))});
-        failed = failed || !pts.back().m.ok();
+        names.push_back(share <= 0 ? "gpu alone" : share >= 1 ? "cpu alone" : "cpu " + pct(share));
+        jobs.push_back(sinew_job(*rt, scan, o));
       }
-      double single = kNaN;
-      for (const auto& x : pts)
-        if ((x.share <= 0 || x.share >= 1) && x.m.ok() && !(x.m.median_ms >= single)) single = x.m.median_ms;
-      for (const auto& x : pts)
-        t.add({x.share <= 0 ? "gpu alone" : x.share >= 1 ? "cpu alone" : "cpu " + pct(x.share),
-               fmt("%.3f", x.m.median_ms), fmt("%.3f", x.m.iqr_ms),
-               x.m.ok() ? fmt("%.2f", 8.0 * double(scan_elements) / x.m.median_ms / 1e6) : "-",
-               x.m.ok() ? fmt("%.3f", single / x.m.median_ms) : "-", x.m.check});
+      const std::size_t sinew_points = jobs.size();
+      if (hand && p.has_gpu) names.push_back("hand-written, gpu"), jobs.push_back(hand->job(true));
+      if (hand && p.has_cpu && env->has_cpu()) names.push_back("hand-written, cpu"), jobs.push_back(hand->job(false));
+      b.progress("scan: " + std::to_string(jobs.size()) + " variants, " + std::to_string(scan_rounds) + " rounds");
+      const Interleaved r = interleave(jobs, scan_rounds, [&](unsigned i, const std::vector<double>& ms) {
+        for (std::size_t k = 0; k < ms.size(); ++k)
+          b.csv().append(kv({"case", "prefix_sum", "size", std::to_string(scan_elements), "impl",
+                             k < sinew_points ? "sinew" : "handwritten", "variant",
+                             names[k] + " round " + std::to_string(i), "median_ms", num(ms[k]), "check", "OK"}));
+      });
+      failed = failed || r.check != "OK";
+      // The best single device and the best hand-written time, per round medians.
+      auto med = [&](std::size_t k) { return k < r.ms.size() && !r.ms[k].empty() ? median(r.ms[k]) : kNaN; };
+      std::size_t single = SIZE_MAX, hand_best = SIZE_MAX;
+      for (std::size_t k = 0; k < jobs.size(); ++k) {
+        const bool one_device = k >= sinew_points ? false : names[k].ends_with("alone");
+        std::size_t& best = k < sinew_points ? single : hand_best;
+        if ((k >= sinew_points || one_device) && (best == SIZE_MAX || med(k) < med(best))) best = k;
+      }
+      Table t({"variant", "rounds", "median ms", "GB/s", "vs best single device", "vs best hand-written", "check"});
+      auto rat = [&](std::size_t base, std::size_t k) {
+        return base == SIZE_MAX || r.ms[k].empty() ? std::string("-") : spread(ratios(r.ms[base], r.ms[k]));
+      };
+      for (std::size_t k = 0; k < jobs.size(); ++k)
+        t.add({names[k], std::to_string(r.ms[k].size()), fmt("%.3f", med(k)),
+               fmt("%.2f", 8.0 * double(scan_elements) / med(k) / 1e6), rat(single, k), rat(hand_best, k), r.check});
       md << "### Scan (prefix_sum), " << count_label(scan_elements)
-         << " floats, inclusive sum, data pageable\n\nCPU+GPU splits against each device alone, all Sinew "
-            "(sinew::scan: each partition scans its slice, the carries meet on the host, a second pass adds them). "
-            "There is no hand-written OpenCL scan yet: the comparison is with Sinew on one device. GB/s counts x "
-            "read and y written; \"vs best single device\" above 1: the split is faster.\n\n"
+         << " floats, inclusive sum, data pageable\n\nSinew's CPU+GPU splits and each device alone "
+            "(sinew::scan: each partition scans its slice, the carries meet on the host, a second pass adds them), "
+            "and a hand-written OpenCL scan with the same kernels on each device (`bench/handwritten`, hw::Scan: "
+            "kernels/scan.cl's blocks and adds level by level; the GPU reads and writes the pageable arrays with one "
+            "write and one read, the CPU works on them in place). Per round each variant runs once, in turn, after "
+            "one untimed round. GB/s counts x read and y written. The ratio columns are per round, the best one's "
+            "time / this one's (above 1: this one is faster): median (min–max, IQR).\n\n"
          << t.str() << "\n";
     }
     return b.finish(b.header(rt.get()) + md.str(), failed);  // the header says when it finished

@@ -1,4 +1,4 @@
--- Sinew knowledge base, schema version 5 (PRAGMA user_version), application_id "SINW" (PRAGMA
+-- Sinew knowledge base, schema version 6 (PRAGMA user_version), application_id "SINW" (PRAGMA
 -- application_id = 1397313111: what identifies a file as one). A new file is created from this
 -- text; an older file is brought here by migrations/NNN_*.sql, some followed by a C++ step that
 -- rewrites rows (lib/kb/migrate.cpp; a unit test checks that both paths give the same tables,
@@ -32,6 +32,7 @@ CREATE TABLE entries (
   created     TEXT NOT NULL,
   updated     TEXT NOT NULL,
   strategy    TEXT NOT NULL DEFAULT '',  -- see KbEntry::strategy (include/sinew/kb.hpp)
+  plan        TEXT NOT NULL DEFAULT '{}',  -- JSON object: plan items beyond the split (migrations/006)
   UNIQUE (tree, devices, library, feature_key)
 );
 CREATE INDEX entries_by_tree ON entries (tree);
@@ -50,7 +51,8 @@ CREATE TABLE runs (
   time_ms     REAL NOT NULL,
   purpose     TEXT NOT NULL CHECK (purpose IN ('training', 'balancing', 'execution')),
   created     TEXT NOT NULL,
-  partition_ms TEXT NOT NULL DEFAULT '[]'  -- JSON array of per-partition busy times
+  partition_ms TEXT NOT NULL DEFAULT '[]',  -- JSON array of per-partition busy times
+  plan        TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX runs_by_key ON runs (tree, devices, library, feature_key);
 
@@ -70,7 +72,9 @@ CREATE TABLE events (
   partition_ms TEXT NOT NULL,
   deviation    REAL NOT NULL,
   lbt          REAL NOT NULL,
-  created      TEXT NOT NULL
+  created      TEXT NOT NULL,
+  plan_before  TEXT NOT NULL DEFAULT '{}',
+  plan_after   TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX events_by_entry ON events (entry);
 
@@ -83,4 +87,4 @@ CREATE TABLE trees (
 );
 
 PRAGMA application_id = 1397313111;
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;

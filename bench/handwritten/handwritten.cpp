@@ -22,6 +22,12 @@
 
 namespace bench::hw {
 
+namespace detail {
+// The library's kernels the baselines run as they are (kernels/scan.cl), embedded by
+// bench/CMakeLists.txt.
+const std::map<std::string, const char*>& library_kernels();
+}  // namespace detail
+
 namespace {
 
 constexpr std::size_t kRange = 64;  // global ranges are rounded up to this (the kernels check count)
@@ -544,6 +550,129 @@ Job HeatLoop::job(bool gpu, bool swap) {
             return kNaN;
           },
           [m] { return m->check(); }};
+}
+
+// ----- the scan -------------------------------------------------------------------------------
+
+namespace {
+
+// One device's scan kernels and its buffers for the blocks' totals of every level, made once.
+struct ScanDevice {
+  Side* side = nullptr;
+  cl::Kernel blocks, add;
+  std::size_t local = 1, per_item = 8;
+  std::size_t block() const { return local * per_item; }
+  std::vector<std::pair<cl::Buffer, std::size_t>> levels;  // level j's totals: buffer, count
+  cl::Buffer x, y;                                           // the GPU's copies of the arrays
+};
+
+std::size_t scan_groups(std::size_t n, std::size_t block) { return (n + block - 1) / block; }
+
+}  // namespace
+
+struct Scan::Impl {
+  Env::Impl& env;
+  sinew::samples::PrefixSum& s;
+  std::unique_ptr<ScanDevice> dev[2];  // [0] CPU, [1] GPU
+
+  Impl(Env& e, sinew::samples::PrefixSum& p) : env(e.impl()), s(p) {}
+
+  ScanDevice& device(bool gpu) {
+    auto& d = dev[gpu];
+    if (d) return *d;
+    d = std::make_unique<ScanDevice>();
+    Side& side = gpu ? env.gpu : env.need_cpu();
+    d->side = &side;
+    // kernels/scan.cl as sinew::scan builds it for a float sum: the element type and the operator
+    // defined in front.
+    const std::string source = "#define SINEW_OP(a, b) ((a) + (b))\n#define SINEW_T float\n" +
+                               std::string(detail::library_kernels().at("scan.cl"));
+    cl::Program p(side.context, source);
+    try {
+      p.build({side.device}, "");
+    } catch (const cl::Error&) {
+      throw std::runtime_error("building scan.cl failed:\n" + p.getBuildInfo<CL_PROGRAM_BUILD_LOG>(side.device));
+    }
+    d->blocks = cl::Kernel(p, "sinew_scan_blocks");
+    d->add = cl::Kernel(p, "sinew_scan_add");
+    std::size_t local = std::min<std::size_t>(256, side.device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>());
+    for (cl::Kernel* k : {&d->blocks, &d->add})
+      local = std::min(local, k->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(side.device));
+    while (d->local * 2 <= local) d->local *= 2;
+    const std::size_t budget = side.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>() / 2;
+    while (d->per_item > 1 && (d->block() + d->local) * sizeof(float) > budget) d->per_item /= 2;
+    const std::size_t n = s.params.elements;
+    for (std::size_t count = n; ;) {  // until one block holds a level's totals
+      const std::size_t totals = scan_groups(count, d->block());
+      d->levels.emplace_back(cl::Buffer(side.context, CL_MEM_READ_WRITE, totals * sizeof(float)), totals);
+      if (totals <= 1) break;
+      count = totals;
+    }
+    if (gpu) {
+      d->x = cl::Buffer(side.context, CL_MEM_READ_ONLY, n * sizeof(float));
+      d->y = cl::Buffer(side.context, CL_MEM_READ_WRITE, n * sizeof(float));
+    }
+    return *d;
+  }
+
+  // What lib/exec/nodes/scan.cpp enqueues for one partition holding everything.
+  void enqueue(ScanDevice& d, cl::CommandQueue& q, const cl::Buffer& x, const cl::Buffer& y, std::size_t n) {
+    const float identity = 0.0f;
+    const cl::Buffer* src = &x;
+    const cl::Buffer* dst = &y;
+    std::size_t count = n;
+    for (std::size_t j = 0; j < d.levels.size(); ++j) {
+      d.blocks.setArg(0, *src), d.blocks.setArg(1, *dst), d.blocks.setArg(2, static_cast<cl_uint>(count));
+      d.blocks.setArg(3, d.levels[j].first), d.blocks.setArg(4, cl::Local(d.block() * sizeof(float)));
+      d.blocks.setArg(5, cl::Local(d.local * sizeof(float))), d.blocks.setArg(6, identity);
+      d.blocks.setArg(7, static_cast<cl_uint>(d.per_item));
+      d.blocks.setArg(8, static_cast<cl_uint>(j == 0 ? s.params.exclusive : 1));
+      q.enqueueNDRangeKernel(d.blocks, cl::NullRange, cl::NDRange(d.levels[j].second * d.local), cl::NDRange(d.local));
+      src = dst = &d.levels[j].first;
+      count = d.levels[j].second;
+    }
+    for (std::size_t j = d.levels.size() - 1; j-- > 0;) {
+      d.add.setArg(0, j == 0 ? y : d.levels[j - 1].first);
+      d.add.setArg(1, static_cast<cl_uint>(j == 0 ? n : d.levels[j - 1].second));
+      d.add.setArg(2, d.levels[j].first), d.add.setArg(3, static_cast<cl_uint>(d.per_item));
+      q.enqueueNDRangeKernel(d.add, cl::NullRange, cl::NDRange(d.levels[j].second * d.local), cl::NDRange(d.local));
+    }
+  }
+
+  void run(ScanDevice& d, bool gpu) {
+    auto b = s.bindings();
+    const std::size_t n = s.params.elements, bytes = n * sizeof(float);
+    cl::CommandQueue& q = d.side->queue(0);
+    if (gpu) {
+      q.enqueueWriteBuffer(d.x, CL_FALSE, 0, bytes, b.at(0).data);
+      enqueue(d, q, d.x, d.y, n);
+      q.enqueueReadBuffer(d.y, CL_TRUE, 0, bytes, b.at(1).data);
+      return;
+    }
+    cl::Buffer x(d.side->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes, b.at(0).data);
+    cl::Buffer y(d.side->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, b.at(1).data);
+    enqueue(d, q, x, y, n);
+    void* mapped = q.enqueueMapBuffer(y, CL_TRUE, CL_MAP_READ, 0, bytes);
+    q.enqueueUnmapMemObject(y, mapped);
+    q.finish();
+  }
+};
+
+Scan::Scan(Env& env, sinew::samples::PrefixSum& s) : impl_(std::make_shared<Impl>(env, s)) {}
+Scan::~Scan() = default;
+
+Job Scan::job(bool gpu) {
+  ScanDevice& d = impl_->device(gpu);  // set-up, untimed
+  auto m = impl_;
+  return {[] {},
+          [m, &d, gpu] {
+            m->run(d, gpu);
+            return kNaN;
+          },
+          [m] {
+            auto c = m->s.check();
+            return c.ok ? std::string("OK") : c.message;
+          }};
 }
 
 std::vector<DeviceDesc> list_devices() {

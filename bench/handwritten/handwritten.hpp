@@ -84,6 +84,24 @@ class HeatLoop {
   std::shared_ptr<Impl> impl_;
 };
 
+// The prefix_sum sample's inclusive (or exclusive) sum on one device with Sinew's own scan kernels
+// (kernels/scan.cl, the same block size rule as lib/exec/nodes/scan.cpp: 8 elements per work-item,
+// at most 256 work-items), as a careful programmer writes it for one device: the blocks scanned,
+// the blocks' totals scanned the same way level by level, added back down. The GPU reads and
+// writes the user's pageable arrays with one enqueueWriteBuffer and one enqueueReadBuffer; the CPU
+// works on them in place (CL_MEM_USE_HOST_PTR buffers made per run, the result mapped). Checked by
+// the sample's own reference.
+class Scan {
+ public:
+  Scan(Env& env, sinew::samples::PrefixSum& s);
+  ~Scan();
+  Job job(bool gpu);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
 // Every OpenCL device of every platform, in discovery order.
 struct DeviceDesc {
   std::string platform, name;

@@ -97,6 +97,7 @@ class Reader {
       invalid("import: " + path_ + "." + name + " is not an integer");
     return std::int64_t(n);
   }
+  const json::Value* find(const char* name) const { return v_.find(name); }
   std::optional<std::int64_t> optional_integer(const char* name) const {
     const json::Value* m = v_.find(name);
     if (!m || m->is_null()) return std::nullopt;
@@ -126,6 +127,8 @@ class Reader {
     if (overlap < 1 || overlap > 1024) invalid("import: " + path_ + "." + name + ".overlap is out of range");
     out.overlap = unsigned(overlap);
     out.shares = c.numbers("shares");
+    if (const json::Value* plan = c.find("plan"))  // exports before schema 6 have none
+      if (auto why = apply_plan(out, *plan); !why.empty()) invalid("import: " + path_ + "." + name + ": " + why);
     return out;
   }
   KbKey key() const { return {text("tree"), text("devices"), text("library")}; }
@@ -386,9 +389,9 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     for (const auto& r : runs) {
       auto s = db.prepare(
           "SELECT 1 FROM runs WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? AND fission = ? AND "
-          "overlap = ? AND shares = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
+          "overlap = ? AND shares = ? AND plan = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
       s.bind_all(r.key.tree, r.key.devices, r.key.library, feature_key(r.features), r.config.fission, r.config.overlap,
-                 numbers_text(r.config.shares), r.time_ms, r.purpose, r.created);
+                 numbers_text(r.config.shares), plan_text(r.config), r.time_ms, r.purpose, r.created);
       if (s.step()) continue;
       impl_->insert_run(r);
       ++counts.runs;

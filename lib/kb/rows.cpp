@@ -5,6 +5,7 @@
 
 #include "kb/check.hpp"
 #include "kb/features.hpp"
+#include "platform/plan_items.hpp"
 
 namespace sinew::detail::kb {
 
@@ -20,7 +21,31 @@ json::Value config_value(const Config& c) {
   v.set("fission", json::Value(c.fission));
   v.set("overlap", json::Value(c.overlap));
   v.set("shares", numbers_value(c.shares));
+  // Only where the plan has items, so that exports of plans of the split alone read as before.
+  if (auto items = detail::plan_item_values(c); !items.empty()) {
+    json::Value plan{json::Value::Object{}};
+    for (const auto& [name, value] : items) plan.set(name, json::Value(value));
+    v.set("plan", std::move(plan));
+  }
   return v;
+}
+
+std::string plan_text(const Config& c) {
+  json::Value plan{json::Value::Object{}};
+  for (const auto& [name, value] : detail::plan_item_values(c)) plan.set(name, json::Value(value));
+  return json::dump(plan);
+}
+
+std::string apply_plan(Config& c, const json::Value& plan) {
+  if (!plan.is_object()) return "plan is not a JSON object";
+  for (const auto& [name, value] : plan.object()) {
+    const auto* item = detail::find_plan_item(name);
+    if (!item) return "plan item '" + name + "' is unknown to this version of Sinew";
+    if (!value.is_string()) return "plan item '" + name + "' is not text";
+    if (auto accepts = item->set(c, value.string()); !accepts.empty())
+      return "plan item '" + name + "' = '" + value.string() + "' (it takes " + accepts + ")";
+  }
+  return "";
 }
 
 namespace {
@@ -56,11 +81,13 @@ std::vector<double> numbers_from(const std::string& text, const char* column) {
   return out;
 }
 
-Config config_from(const Statement& s, int fission, int overlap, int shares) {
+// The columns of one Config: fission, overlap and shares at `first` on, its plan at `plan`.
+Config config_from(const Statement& s, int first, int plan) {
   Config c;
-  c.fission = s.text(fission);
-  c.overlap = unsigned(s.integer(overlap));
-  c.shares = numbers_from(s.text(shares), "shares");
+  c.fission = s.text(first);
+  c.overlap = unsigned(s.integer(first + 1));
+  c.shares = numbers_from(s.text(first + 2), "shares");
+  if (auto why = apply_plan(c, parse_column(s.text(plan), "plan")); !why.empty()) damaged(why);
   return c;
 }
 
@@ -71,7 +98,7 @@ KbEntry entry_from(const Statement& s) {
   e.id = s.integer(0);
   e.key = {s.text(1), s.text(2), s.text(3)};
   e.features = features_from(s.text(4));
-  e.config = config_from(s, 5, 6, 7);
+  e.config = config_from(s, 5, 17);
   e.time_ms = s.real(8);
   e.provenance = stored_provenance(s.text(9)).value_or(Provenance::manual);  // the schema allows no other
   e.source = s.optional_integer(10);
@@ -89,7 +116,7 @@ KbRun run_from(const Statement& s) {
   r.id = s.integer(0);
   r.key = {s.text(1), s.text(2), s.text(3)};
   r.features = features_from(s.text(4));
-  r.config = config_from(s, 5, 6, 7);
+  r.config = config_from(s, 5, 12);
   r.time_ms = s.real(8);
   r.partition_ms = numbers_from(s.text(9), "partition_ms");
   r.purpose = s.text(10);
@@ -103,8 +130,8 @@ KbEvent event_from(const Statement& s) {
   e.entry = s.integer(1);
   e.execution = s.integer(2);
   e.level = int(s.integer(3));
-  e.before = config_from(s, 4, 5, 6);
-  e.after = config_from(s, 7, 8, 9);
+  e.before = config_from(s, 4, 15);
+  e.after = config_from(s, 7, 16);
   e.time_ms = s.real(10);
   e.partition_ms = numbers_from(s.text(11), "partition_ms");
   e.deviation = s.real(12);

@@ -48,7 +48,7 @@ std::vector<KbEvent> KnowledgeBase::Impl::select_events(const std::string& where
 Statement KnowledgeBase::Impl::prepare_insert_run() const {
   return db.prepare(
       "INSERT INTO runs (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
-      "purpose, created, partition_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "purpose, created, partition_ms, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 }
 
 Statement KnowledgeBase::Impl::prepare_add_executions() const {
@@ -71,7 +71,7 @@ std::int64_t KnowledgeBase::Impl::insert_run(Statement& s, const KbRun& r) {
   s.reset();
   s.bind_all(r.key.tree, r.key.devices, r.key.library, features_text(r.features), feature_key(r.features),
              r.config.fission, r.config.overlap, numbers_text(r.config.shares), r.time_ms, r.purpose,
-             r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms));
+             r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms), plan_text(r.config));
   s.run();
   return db.last_insert_id();
 }
@@ -79,11 +79,12 @@ std::int64_t KnowledgeBase::Impl::insert_run(Statement& s, const KbRun& r) {
 std::int64_t KnowledgeBase::Impl::insert_event(const KbEvent& e) {
   auto s = db.prepare(
       "INSERT INTO events (entry, execution, level, fission_before, overlap_before, shares_before, "
-      "fission_after, overlap_after, shares_after, time_ms, partition_ms, deviation, lbt, created) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "fission_after, overlap_after, shares_after, time_ms, partition_ms, deviation, lbt, created, plan_before, "
+      "plan_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.bind_all(e.entry, e.execution, e.level, e.before.fission, e.before.overlap, numbers_text(e.before.shares),
              e.after.fission, e.after.overlap, numbers_text(e.after.shares), e.time_ms,
-             numbers_text(e.partition_ms), e.deviation, e.lbt, e.created.empty() ? utc_now() : e.created);
+             numbers_text(e.partition_ms), e.deviation, e.lbt, e.created.empty() ? utc_now() : e.created,
+             plan_text(e.before), plan_text(e.after));
   s.run();
   return db.last_insert_id();
 }
@@ -91,12 +92,12 @@ std::int64_t KnowledgeBase::Impl::insert_event(const KbEvent& e) {
 std::int64_t KnowledgeBase::Impl::insert_entry(const KbEntry& e, const std::string& created, const std::string& updated) {
   auto s = db.prepare(
       "INSERT INTO entries (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
-      "provenance, source, precision, quality, executions, strategy, created, updated) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "provenance, source, precision, quality, executions, strategy, created, updated, plan) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.bind_all(e.key.tree, e.key.devices, e.key.library, features_text(e.features), feature_key(e.features),
              e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms,
              std::string(to_string(e.provenance)), e.source, e.precision, e.quality, e.executions, e.strategy, created,
-             updated);
+             updated, plan_text(e.config));
   s.run();
   return db.last_insert_id();
 }
@@ -104,9 +105,10 @@ std::int64_t KnowledgeBase::Impl::insert_entry(const KbEntry& e, const std::stri
 void KnowledgeBase::Impl::update_entry(std::int64_t id, const KbEntry& e, const std::string& updated) {
   auto s = db.prepare(
       "UPDATE entries SET features = ?, fission = ?, overlap = ?, shares = ?, time_ms = ?, provenance = ?, "
-      "source = ?, precision = ?, quality = ?, strategy = ?, updated = ? WHERE id = ?");
+      "source = ?, precision = ?, quality = ?, strategy = ?, updated = ?, plan = ? WHERE id = ?");
   s.bind_all(features_text(e.features), e.config.fission, e.config.overlap, numbers_text(e.config.shares), e.time_ms,
-             std::string(to_string(e.provenance)), e.source, e.precision, e.quality, e.strategy, updated, id);
+             std::string(to_string(e.provenance)), e.source, e.precision, e.quality, e.strategy, updated,
+             plan_text(e.config), id);
   s.run();
 }
 

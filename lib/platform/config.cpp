@@ -1,6 +1,7 @@
 // platform/config.cpp — printing, parsing and checking plans (Config).
 #include "platform/error.hpp"
 #include "platform/items.hpp"
+#include "platform/plan_items.hpp"
 #include "platform/settings.hpp"
 
 #include <sinew/config.hpp>
@@ -20,6 +21,59 @@ std::optional<Schedule> schedule_from_string(std::string_view text) noexcept {
   if (text == "dynamic") return Schedule::dynamic;
   return std::nullopt;
 }
+
+namespace detail {
+
+const std::vector<PlanItem>& plan_items() {
+  // One row per item (plan_items.hpp).
+  static const std::vector<PlanItem> kItems = {
+      // The dynamic schedule (Config::schedule): chunks taken while the run goes.
+      {"schedule",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.schedule == Schedule::static_) return std::nullopt;
+         return std::string(to_string(c.schedule));
+       },
+       [](Config& c, const std::string& text) -> std::string {
+         auto s = schedule_from_string(text);
+         if (!s) return "'static' or 'dynamic'";
+         c.schedule = *s;
+         return "";
+       }},
+      {"min_chunk",
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.min_chunk) return std::nullopt;
+         return std::to_string(c.min_chunk);
+       },
+       [](Config& c, const std::string& text) -> std::string {
+         try {
+           std::size_t used = 0;
+           const unsigned long long v = std::stoull(text, &used);
+           if (used == text.size() && text.find('-') == std::string::npos) {
+             c.min_chunk = static_cast<std::size_t>(v);
+             return "";
+           }
+         } catch (const std::exception&) {
+         }
+         return "a whole number of units";
+       }},
+  };
+  return kItems;
+}
+
+const PlanItem* find_plan_item(const std::string& name) {
+  for (const auto& item : plan_items())
+    if (name == item.name) return &item;
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> plan_item_values(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : plan_items())
+    if (auto v = item.get(c)) out.emplace_back(item.name, *v);
+  return out;
+}
+
+}  // namespace detail
 
 Config Config::single(std::size_t device, std::size_t device_count) {
   Config c;
@@ -78,9 +132,7 @@ std::string Config::str() const {
   s << "{fission=" << fission << ", overlap=" << overlap << ", shares=[";
   for (std::size_t i = 0; i < shares.size(); ++i) s << (i ? ", " : "") << std::setprecision(4) << shares[i];
   s << "]";
-  // Only a dynamic plan says its schedule: static plans print as they always have (stored
-  // plans, logs and tests compare these strings).
-  if (schedule == Schedule::dynamic) s << ", schedule=dynamic, min_chunk=" << min_chunk;
+  for (const auto& [name, value] : detail::plan_item_values(*this)) s << ", " << name << "=" << value;
   s << "}";
   return s.str();
 }
@@ -121,21 +173,8 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
       }
       continue;
     }
-    if (key == "schedule") {
-      auto sc = schedule_from_string(value);
-      if (!sc) bad(item, "the schedule is 'static' or 'dynamic'");
-      c.schedule = *sc;
-      continue;
-    }
-    if (key == "min_chunk") {
-      try {
-        std::size_t used = 0;
-        const unsigned long long v = std::stoull(value, &used);
-        if (used != value.size() || value.find('-') != std::string::npos) throw std::invalid_argument(value);
-        c.min_chunk = static_cast<std::size_t>(v);
-      } catch (const std::exception&) {
-        bad(item, "min_chunk is not a whole number of units");
-      }
+    if (const auto* plan_item = detail::find_plan_item(key)) {
+      if (auto accepts = plan_item->set(c, value); !accepts.empty()) bad(item, key + " takes " + accepts);
       continue;
     }
     double v = 0;

@@ -5,6 +5,7 @@
 
 #include <sinew/config.hpp>
 #include <sinew/error.hpp>
+#include <sinew/kb.hpp>
 
 #include <gtest/gtest.h>
 
@@ -47,8 +48,8 @@ TEST(DynamicSchedule, ParsesPrintsAndChecksItsItems) {
   EXPECT_EQ(Config::parse("cpu=1", devices).str().find("schedule"), std::string::npos);
   EXPECT_EQ(schedule_from_string(to_string(Schedule::dynamic)), Schedule::dynamic);
   EXPECT_FALSE(schedule_from_string("guided"));
-  expect_error([&] { Config::parse("schedule=guided", devices); }, {"", "schedule=guided", "'static' or 'dynamic'"});
-  expect_error([&] { Config::parse("schedule=dynamic,min_chunk=-3", devices); }, {"", "min_chunk=-3", "whole number"});
+  expect_error([&] { Config::parse("schedule=guided", devices); }, {"", "schedule=guided", "schedule takes 'static' or 'dynamic'"});
+  expect_error([&] { Config::parse("schedule=dynamic,min_chunk=-3", devices); }, {"", "min_chunk=-3", "min_chunk takes a whole number"});
   expect_error([&] { Config::parse("min_chunk=64", devices); }, {"", "plan 'min_chunk=64'", "static schedule"});
   Config stat = Config::single(0, 2);
   stat.min_chunk = 10;
@@ -103,6 +104,31 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
         if (total <= d.min_units) EXPECT_EQ(chunks, 1u);
         EXPECT_LT(chunks, 80 * d.slots.size()) << chunks;  // guided: shrinking chunks, not one per unit
       }
+}
+
+TEST(DynamicSchedule, StoredAndExportedWithItsItems) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  auto kb = KnowledgeBase::memory();
+  KbEntry e;
+  e.key = {"tree", "cpu; gpu", "lib"};
+  e.features = {{"n", 4096}};
+  e.config = Config::parse("cpu=0.3,schedule=dynamic,min_chunk=512", devices);
+  e.time_ms = 2;
+  const auto id = kb->store_entry(e);
+  EXPECT_EQ(kb->entry(id)->config, e.config);
+  KbRun run;
+  run.key = e.key;
+  run.features = e.features;
+  run.config = e.config;
+  run.time_ms = 2;
+  kb->record_run(run);
+  EXPECT_EQ(kb->runs(id).at(0).config, e.config);
+  // Through an export into another knowledge base.
+  const std::string json = kb->export_json();
+  EXPECT_NE(json.find("\"schedule\": \"dynamic\""), std::string::npos) << json;
+  auto other = KnowledgeBase::memory();
+  other->import_json(json);
+  EXPECT_EQ(other->find(e.key, e.features)->config, e.config);
 }
 
 }  // namespace

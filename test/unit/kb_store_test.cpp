@@ -472,6 +472,12 @@ TEST(KbStore, ImportRejectsMalformedDocumentsAndChangesNothing) {
   EXPECT_NE(with("\"shares\": [0, 1]", "\"shares\": [0.25, 0.25, 0.5]").find("3 shares for 2 devices"),
             std::string::npos);
   EXPECT_NE(with("\"label\": \"", "\"label\": \"\xff").find("UTF-8"), std::string::npos);
+  // Plan items (platform/plan_items.hpp) this version does not know are refused, not dropped.
+  EXPECT_NE(with("\"overlap\": 3", "\"overlap\": 3, \"plan\": {\"warp_speed\": \"9\"}")
+                .find("plan item 'warp_speed' is unknown"),
+            std::string::npos);
+  EXPECT_NE(with("\"overlap\": 3", "\"overlap\": 3, \"plan\": [1]").find("plan is not a JSON object"),
+            std::string::npos);
   EXPECT_EQ(count(), before);
 }
 
