@@ -54,7 +54,7 @@ struct Config {
   // Static shares, or chunks taken as the devices get ready; with `dynamic`, the shares weigh
   // each device's chunk sizes (a trained plan's shares are its devices' relative speeds).
   Schedule schedule = Schedule::static_;
-  std::size_t min_chunk = 0;  // dynamic only: the least units of a chunk (0: one granule)
+  std::size_t min_chunk = 0;  // dynamic only: the least units of a chunk (0: a 64th of a queue's even share)
 
   std::string str() const;
   // The summed share of each device kind ("cpu", "gpu", ...), for reports.

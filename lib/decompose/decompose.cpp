@@ -45,7 +45,6 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
 
   if (dec.is_dynamic()) {
     // Every device with a share takes part, whatever units its share would round to.
-    dec.dynamic.min_units = std::max<std::size_t>(1, (config.min_chunk + granule - 1) / granule) * granule;
     for (std::size_t d = 0; d < devices.size(); ++d) {
       if (config.shares[d] <= 0) continue;
       const auto& info = devices[d];
@@ -71,6 +70,12 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         dec.dynamic.weights.push_back(config.shares[d] / sum * w / within);
       }
     }
+    // min_chunk 0: a 64th of a slot's even share, so the guided tail ends in a few dozen chunks
+    // rather than in single granules (each chunk costs a GPU driver some tens of microseconds).
+    const std::size_t floor_units =
+        config.min_chunk ? config.min_chunk
+                         : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
+    dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
     return dec;
   }
 

@@ -34,8 +34,11 @@ struct Partition {
 struct DynamicChunks {
   std::vector<Partition> slots;  // who takes chunks: device, sub_device, queue (first/units unused)
   std::vector<double> weights;   // per slot: its device's share split over the device's slots
-  std::size_t min_units = 1;     // Config::min_chunk rounded up to whole granules (at least one)
+  // Config::min_chunk rounded up to whole granules (at least one); for min_chunk 0, the units
+  // over kAutoMin * slots.
+  std::size_t min_units = 1;
   static constexpr double kDivisor = 2;
+  static constexpr std::size_t kAutoMin = 64;
   // The units of slot `slot`'s next chunk when `remaining` units are left (at most `remaining`).
   std::size_t next(std::size_t slot, std::size_t remaining, std::size_t granule) const;
 };

@@ -132,7 +132,9 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     }
     return Measurement{r.wall_ms, r.device_ms};
   };
-  return train(env.infos, measured, options, progress, start);
+  TrainingOptions o = options;
+  o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it
+  return train(env.infos, measured, o, progress, start);
 }
 
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,

@@ -1,6 +1,8 @@
 // The dynamic schedule's plan side: Config items (schedule, min_chunk) and their checks, the
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
+#include "schedule/balancer.hpp"
+#include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
 
 #include <sinew/config.hpp>
@@ -9,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <random>
 
 using namespace sinew;
 using namespace sinew::detail;
@@ -63,6 +67,9 @@ TEST(DynamicSchedule, OneSlotPerQueueWeightedByShares) {
   EXPECT_TRUE(dec.parts.empty());
   ASSERT_EQ(dec.dynamic.slots.size(), 5u);  // two CPU sub-devices, three GPU queues
   EXPECT_EQ(dec.dynamic.min_units, 16u);    // rounded up to whole granules
+  EXPECT_EQ(decompose(100000, 8, Config::parse("cpu=0.4,fission=L2,overlap=3,schedule=dynamic", devices), devices)
+                .dynamic.min_units,
+            312u);  // automatic: 100000 / (64 * 5) units, in granules of 8
   EXPECT_DOUBLE_EQ(dec.dynamic.weights[0], 0.4 * 6 / 8);  // sub-devices by their compute units
   EXPECT_DOUBLE_EQ(dec.dynamic.weights[1], 0.4 * 2 / 8);
   for (std::size_t q = 2; q < 5; ++q) {
@@ -104,6 +111,115 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
         if (total <= d.min_units) EXPECT_EQ(chunks, 1u);
         EXPECT_LT(chunks, 80 * d.slots.size()) << chunks;  // guided: shrinking chunks, not one per unit
       }
+}
+
+// A synthetic CPU + GPU machine (the GPU 3x the CPU's speed) running n units whose cost is
+// either even or irregular and shifting: a quarter of the units, a window at a new random place
+// on each run, holds 91% of the work (a Mandelbrot frame panning over the set). A static plan
+// runs each device's contiguous share after a start-up time; a dynamic one simulates the guided
+// chunks of DynamicChunks, each device taking the next when it is free, each chunk costing a
+// fixed overhead.
+struct CostModel {
+  std::vector<DeviceInfo> devices{cpu(0), gpu(1)};
+  std::size_t n = 100000;
+  bool irregular = true;
+  std::vector<double> rate = {1, 3};  // work per ms
+  double start_ms = 1, chunk_ms = 0.05;
+  std::mt19937 rng{11};
+  std::size_t hot = 0;  // the first unit of this run's hot window
+  std::size_t runs = 0, dynamic_runs = 0;
+
+  // The work of units [a, b): 100 in all (100 ms on the CPU alone).
+  double work(std::size_t a, std::size_t b) const {
+    const auto units = static_cast<double>(b - a), all = static_cast<double>(n);
+    if (!irregular) return 100.0 * units / all;
+    const std::size_t lo = std::max(a, hot), hi = std::min(b, hot + n / 4);
+    const double in_hot = hi > lo ? static_cast<double>(hi - lo) : 0.0;
+    return 91.0 * in_hot / (all / 4) + 9.0 * (units - in_hot) / (all * 3 / 4);
+  }
+  Measurement operator()(const Config& c) {
+    ++runs;
+    hot = std::uniform_int_distribution<std::size_t>(0, n - n / 4)(rng);
+    const Decomposition dec = decompose(n, 1, c, devices);
+    Measurement m;
+    m.device_ms.assign(devices.size(), 0.0);
+    if (!dec.is_dynamic()) {
+      for (const auto& p : dec.parts) {
+        double& t = m.device_ms[p.device];
+        t = std::max(t, start_ms) + work(p.first, p.first + p.units) / rate[p.device];
+      }
+    } else {
+      ++dynamic_runs;
+      std::vector<double> free(devices.size(), -1);  // -1: takes no chunks
+      std::vector<std::vector<std::size_t>> slots(devices.size());
+      for (std::size_t s = 0; s < dec.dynamic.slots.size(); ++s) {
+        slots[dec.dynamic.slots[s].device].push_back(s);
+        free[dec.dynamic.slots[s].device] = start_ms;
+      }
+      std::vector<std::size_t> turn(devices.size(), 0);
+      for (std::size_t at = 0; at < n;) {
+        std::size_t d = 0;
+        for (std::size_t e = 0; e < devices.size(); ++e)
+          if (free[e] >= 0 && (free[d] < 0 || free[e] < free[d])) d = e;
+        const std::size_t slot = slots[d][turn[d]++ % slots[d].size()];
+        const std::size_t units = dec.dynamic.next(slot, n - at, dec.granule);
+        free[d] += chunk_ms + work(at, at + units) / rate[d];
+        m.device_ms[d] = free[d];
+        at += units;
+      }
+    }
+    m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
+    return m;
+  }
+};
+
+TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
+  for (bool irregular : {true, false}) {
+    SCOPED_TRACE(irregular ? "irregular, shifting" : "regular");
+    CostModel model;
+    model.irregular = irregular;
+    TrainingOptions options;
+    options.dynamic = true;
+    const TrainingResult r = train(model.devices, std::ref(model), options);
+    EXPECT_GT(model.dynamic_runs, 0u);  // measured beside the static plans
+    std::string points;
+    for (const auto& p : r.points) points += p.config.str() + " " + std::to_string(p.time_ms) + " ms\n";
+    EXPECT_EQ(r.best.schedule, irregular ? Schedule::dynamic : Schedule::static_) << r.best.str() << "\n" << points;
+    // Clearly, not by noise: dynamic is the best static plan's time within 10%, one way or the other.
+    double best_static = 1e300, best_dynamic = 1e300;
+    for (const auto& p : r.points)
+      (p.config.schedule == Schedule::dynamic ? best_dynamic : best_static) =
+          std::min(p.time_ms, p.config.schedule == Schedule::dynamic ? best_dynamic : best_static);
+    if (irregular) EXPECT_LT(best_dynamic, 0.9 * best_static) << points;
+    else EXPECT_GT(best_dynamic, 1.02 * best_static) << points;
+    // Not measured where the tree forbids it (TrainingOptions::dynamic false).
+    CostModel plain;
+    plain.irregular = irregular;
+    EXPECT_EQ(train(plain.devices, std::ref(plain), TrainingOptions{}).best.schedule, Schedule::static_);
+    EXPECT_EQ(plain.dynamic_runs, 0u);
+  }
+}
+
+TEST(DynamicSchedule, TheBalancerLeavesDynamicPlansAlone) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Config dynamic = Config::parse("cpu=0.5,schedule=dynamic", devices);
+  Balancer b(devices, dynamic, BalancerSettings{});
+  bool retrained = false;
+  for (int i = 0; i < 50; ++i) {
+    const BalanceStep step = b.observe({40.0, 10.0}, [&](const Config& c) {
+      retrained = true;
+      return c;
+    });
+    EXPECT_FALSE(step.event) << i;
+    EXPECT_NEAR(step.deviation, 0.75, 1e-9);
+  }
+  EXPECT_FALSE(retrained);
+  EXPECT_EQ(b.config(), dynamic);
+  // The same times under a static plan are rebalanced.
+  Balancer s(devices, Config::parse("cpu=0.5", devices), BalancerSettings{});
+  bool moved = false;
+  for (int i = 0; i < 50 && !moved; ++i) moved = s.observe({40.0, 10.0}, {}).event.has_value();
+  EXPECT_TRUE(moved);
 }
 
 TEST(DynamicSchedule, StoredAndExportedWithItsItems) {
