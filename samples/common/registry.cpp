@@ -83,6 +83,7 @@ const std::vector<Entry>& registry() {
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"heat", [] { return std::make_unique<Heat>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
+      {"mandelbrot", [] { return std::make_unique<Mandelbrot>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
       {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},
