@@ -514,4 +514,40 @@ class Mandelbrot final : public SampleBase {
   std::optional<std::vector<cl_uint>> expected_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Matmul (issue 18, a Tascell workload): C = A * B, n x n single precision, one CLBlast gemm leaf
+// per chunk of rows (A and C partitioned by rows, one row per unit; B whole on every device). With
+// the dynamic schedule each chunk is a block of rows, at least min_chunk of them. Checked against
+// a double-precision product, within 2 n FLT_EPSILON of the sum of |a_ij b_jk| per element.
+struct MatmulParams {
+  std::size_t n = 1024;
+  std::uint32_t seed = 18;
+};
+
+class Matmul final : public SampleBase {
+ public:
+  explicit Matmul(MatmulParams p = {}) : params(p) {}
+  MatmulParams params;
+
+  std::string name() const override { return "matmul"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "matrix side: N for N x N matrices"; }
+  Sizes sizes() const override { return {64, 1024, 2048}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 3 * a_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> a_v_, b_v_, c_v_;
+  std::vector<cl_float> a_, b_, c_;
+  std::optional<std::vector<double>> expected_, magnitude_;
+};
+
 }  // namespace sinew::samples

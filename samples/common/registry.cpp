@@ -84,6 +84,7 @@ const std::vector<Entry>& registry() {
       {"heat", [] { return std::make_unique<Heat>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
       {"mandelbrot", [] { return std::make_unique<Mandelbrot>(); }},
+      {"matmul", [] { return std::make_unique<Matmul>(); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
       {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},

@@ -376,3 +376,18 @@ TEST(MandelbrotDynamic, GuidedChunksMatchTheReference) {
     }
   }
 }
+
+// ----- matmul under the dynamic schedule: blocks of rows through CLBlast's gemm ----------------
+TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
+  Runtime rt;
+  samples::Matmul m;
+  m.prepare(std::size_t{96});
+  for (const char* plan : {"schedule=dynamic,min_chunk=16", "schedule=dynamic"}) {
+    const Report r = m.run(rt, RunOptions{.plan = plan});
+    const samples::Check c = m.check();
+    EXPECT_TRUE(c.ok) << plan << ": " << c.message;
+    std::size_t rows = 0;
+    for (auto u : r.chunk_units) rows += u;
+    EXPECT_EQ(rows, 96u) << plan;
+  }
+}
