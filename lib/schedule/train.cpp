@@ -163,8 +163,12 @@ class Search {
     // runs are kept from the search.
     const bool dynamic = o_.dynamic && !o_.screen_only && !o_.fixed_platform && devices_.size() > 1;
     const std::size_t per_point = o_.strategy == Strategy::model ? 2 : std::max(1u, o_.quality);
+    // (The model strategy's few runs keep room for the dynamic plan alone: its weights then come
+    // from the split the model found, rebalanced.)
     const std::size_t reserved =
-        dynamic ? std::min<std::size_t>(o_.max_executions / 2, per_point * (1 + devices_.size())) : 0;
+        dynamic ? std::min<std::size_t>(o_.max_executions / 2,
+                                        per_point * (o_.strategy == Strategy::model ? 1 : 1 + devices_.size()))
+                : 0;
     o_.max_executions -= reserved;
     try {
       if (o_.exhaustive) {
@@ -491,13 +495,15 @@ class Search {
     }
     // Each device alone where the search did not get to it (its runs were kept for this): a
     // split's device times say little of a device's speed when the cost is irregular.
-    for (std::size_t d = 0; d < devices_.size(); ++d)
-      if (alone[d] == 0) try {
+    // Only where the budget also leaves room for the dynamic plan itself.
+    const std::size_t per_point = o_.strategy == Strategy::model && !o_.screen_only ? 2 : std::max(1u, o_.quality);
+    const auto missing = static_cast<std::size_t>(std::count(alone.begin(), alone.end(), 0.0));
+    if (executions_ + per_point * (missing + 1) <= o_.max_executions)
+      for (std::size_t d = 0; d < devices_.size(); ++d)
+        if (alone[d] == 0) {
           Config one = c;
           one.shares = Config::single(d, devices_.size()).shares;
           alone[d] = point(one).time_ms;
-        } catch (const Budget&) {
-          break;
         }
     if (std::all_of(alone.begin(), alone.end(), [](double t) { return t > 0; })) {
       for (std::size_t d = 0; d < devices_.size(); ++d) c.shares[d] = 1.0 / alone[d];

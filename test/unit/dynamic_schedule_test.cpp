@@ -197,6 +197,14 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
     plain.irregular = irregular;
     EXPECT_EQ(train(plain.devices, std::ref(plain), TrainingOptions{}).best.schedule, Schedule::static_);
     EXPECT_EQ(plain.dynamic_runs, 0u);
+    // The model strategy's ten runs keep room for it too.
+    CostModel few;
+    few.irregular = irregular;
+    TrainingOptions fitted = options;
+    fitted.strategy = Strategy::model;
+    const TrainingResult m = train(few.devices, std::ref(few), fitted);
+    EXPECT_GT(few.dynamic_runs, 0u);
+    EXPECT_LE(m.executions, kModelExecutions);
   }
 }
 
