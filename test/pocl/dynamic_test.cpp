@@ -75,6 +75,7 @@ __kernel void blur_rows(__global const int* in, __global int* out, uint width) {
 }
 // Needs work-groups of 64 that Sinew is not told of: the driver refuses every launch.
 __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void groups_of_64(__global int* v) { v[get_global_id(0)] += 1; }
+__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }
 )CL";
 
 Kernel source(const std::string& entry) { return kernel_source(kKernels, entry, "dynamic_test.cl"); }
@@ -203,6 +204,34 @@ TEST_P(Dynamic, ADeviceErrorDuringTheRunReachesTheFutureAndNothingIsStored) {
     EXPECT_TRUE(store->runs_for_tree(tree.signature()).empty());
   }
   std::filesystem::remove(kb);
+}
+
+TEST_P(Dynamic, AnErrorAfterSomeChunksRanStopsTheRunAndReachesTheFuture) {
+  // A kernel in work-groups of a multiple of 64 (Sinew checks each partition's range, and the
+  // granule does not ask for it) over 300 * 64 units on the first device alone, chunks of at least
+  // 64: 9600 and 4800 units run, the third chunk (2400 units) is refused as its worker takes it.
+  const bool discrete = GetParam();
+  Runtime& rt = runtime(discrete);
+  auto V = sinew::vector<cl_int>().name("v");
+  std::vector<cl_int> v(300 * 64, 1);
+  const Node tree = source("add_one").args(inout(V)).local_multiple(64);
+  auto run = rt.run(tree, {{V, v}}, {.plan = "0=1,schedule=dynamic,min_chunk=64"});
+  try {
+    run.get();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no work-group size that is a multiple of 64"), std::string::npos) << e.what();
+    EXPECT_NE(e.node().find("add_one"), std::string::npos) << e.what();
+  }
+  // On a zero-copy device the chunks before it are in the host memory; nothing after it ran.
+  if (!rt.devices().front().discrete) {
+    EXPECT_EQ(std::count(v.begin(), v.begin() + 14400, 2), 14400);
+    EXPECT_EQ(std::count(v.begin() + 14400, v.end(), 1), 4800);
+  }
+  // The runtime goes on: the same tree with chunks it can run.
+  std::fill(v.begin(), v.end(), 1);
+  rt.run(tree, {{V, v}}, {.plan = "0=1,schedule=dynamic,min_chunk=4800"}).get();
+  EXPECT_EQ(std::count(v.begin(), v.end(), 2), static_cast<std::ptrdiff_t>(v.size()));
 }
 
 TEST_P(Dynamic, TreesWhosePartitionsMeetAreRefusedBeforeDeviceWork) {
