@@ -28,9 +28,10 @@ struct Partition {
 // The dynamic schedule (Config::schedule): no units are placed before the run. Each slot (a
 // GPU's overlap queue, a CPU or one of its sub-devices) takes chunks from one shared cursor as it
 // gets ready (exec/chunks.hpp); the chunk it takes is sized here, guided as in EngineCL's HGuided
-// scheduler: what is left / (kDivisor * slots), scaled by the slot's weight against the mean,
-// rounded up to whole granules, never below min_units; a rest smaller than min_units goes with
-// the chunk before it, so the last chunk is never a sliver (nor a part of a granule).
+// scheduler: what is left / (kDivisor * slots), scaled by the slot's weight against the mean, in
+// whole granules rounded down to their two leading binary digits, never below min_units; a rest smaller
+// than min_units goes with the chunk before it, so the last chunk is never a sliver (nor a part
+// of a granule).
 struct DynamicChunks {
   std::vector<Partition> slots;  // who takes chunks: device, sub_device, queue (first/units unused)
   std::vector<double> weights;   // per slot: its device's share split over the device's slots

@@ -124,7 +124,7 @@ struct CostModel {
   std::size_t n = 100000;
   bool irregular = true;
   std::vector<double> rate = {1, 3};  // work per ms
-  double start_ms = 1, chunk_ms = 0.05;
+  double start_ms = 1, chunk_ms = 0.1;
   std::mt19937 rng{11};
   std::size_t hot = 0;  // the first unit of this run's hot window
   std::size_t runs = 0, dynamic_runs = 0;
