@@ -76,6 +76,10 @@ __kernel void blur_rows(__global const int* in, __global int* out, uint width) {
 // Needs work-groups of 64 that Sinew is not told of: the driver refuses every launch.
 __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void groups_of_64(__global int* v) { v[get_global_id(0)] += 1; }
 __kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }
+__kernel void next_minus(__global const int* all, __global int* mine, uint off, uint n) {
+  uint i = off + (uint)get_global_id(0);
+  mine[get_global_id(0)] = all[(i + 1) % n] - all[i];
+}
 )CL";
 
 Kernel source(const std::string& entry) { return kernel_source(kKernels, entry, "dynamic_test.cl"); }
@@ -154,6 +158,25 @@ TEST_P(Dynamic, PipelineChunksStayOnTheirDevice) {
         }
       EXPECT_EQ(wrong, 0u);
       EXPECT_EQ(chunks_cover(r, rows), "");
+    }
+}
+
+TEST_P(Dynamic, AVectorReadWholeReachesEveryChunk) {
+  // A replica per context, filled once before any chunk runs; each chunk reads it at its offset.
+  const bool discrete = GetParam();
+  for (const auto& plan : plans(discrete))
+    for (std::size_t n : {1u, 1000u, 100003u}) {
+      SCOPED_TRACE(plan + ", " + std::to_string(n) + (discrete ? ", discrete" : ""));
+      auto All = sinew::vector<cl_int>().name("all");
+      auto Mine = sinew::vector<cl_int>().name("mine");
+      std::vector<cl_int> all(n), mine(n, 0);
+      for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<cl_int>((i * 7919) % 1000);
+      const Node tree = source("next_minus").args(whole(All), out(Mine), offset(Mine), size(All));
+      const Report r = runtime(discrete).run(tree, {{All, all}, {Mine, mine}}, {.plan = plan}).get();
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += mine[i] != all[(i + 1) % n] - all[i];
+      EXPECT_EQ(wrong, 0u);
+      EXPECT_EQ(chunks_cover(r, n), "");
     }
 }
 
