@@ -89,6 +89,10 @@ struct Report {
   std::vector<HaloExchange> exchanges;
   std::string decomposition;             // which units ran where (Decomposition::explain)
   std::vector<LevelReport> levels;       // divide-and-conquer levels, by node and level
+  // A dynamic schedule's run (Config::schedule): per runtime device, how many chunks its queues
+  // took and how many units those held (empty for the static schedule). `partitions` lists the
+  // chunks themselves, in the order they were taken.
+  std::vector<std::size_t> chunks, chunk_units;
   // Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
   // and what training cost when this request trained.
   std::int64_t kb_entry = 0;

@@ -4,7 +4,9 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
@@ -41,6 +43,42 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
     given += units[d];
   }
   units[last] = total - given;
+
+  if (dec.is_dynamic()) {
+    // Every device with a share takes part, whatever units its share would round to.
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      if (config.shares[d] <= 0) continue;
+      const auto& info = devices[d];
+      std::vector<std::pair<unsigned, double>> slots;  // (sub-device or queue, weight within the device)
+      const FissionConfig* f = nullptr;
+      for (const auto& c : info.fission_configs)
+        if (c.name == config.fission) f = &c;
+      if (info.discrete) {
+        for (unsigned q = 0; q < config.overlap; ++q) slots.push_back({q, 1});
+      } else if (!f || f->is_none()) {
+        slots.push_back({0, 1});
+      } else {
+        for (unsigned s = 0; s < f->groups.size(); ++s) slots.push_back({s, static_cast<double>(f->groups[s])});
+      }
+      double within = 0;
+      for (const auto& s : slots) within += s.second;
+      for (const auto& [at, w] : slots) {
+        Partition p;
+        p.device = d;
+        (info.discrete ? p.queue : p.sub_device) = at;
+        p.index = dec.dynamic.slots.size();
+        dec.dynamic.slots.push_back(p);
+        dec.dynamic.weights.push_back(config.shares[d] / sum * w / within);
+      }
+    }
+    // min_chunk 0: a 64th of a slot's even share, so the guided tail ends in a few dozen chunks
+    // rather than in single granules (each chunk costs a GPU driver some tens of microseconds).
+    const std::size_t floor_units =
+        config.min_chunk ? config.min_chunk
+                         : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
+    dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
+    return dec;
+  }
 
   for (std::size_t d = 0, first = 0; d < devices.size(); ++d) {
     if (units[d] == 0) continue;
@@ -105,8 +143,37 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
   return dec;
 }
 
+std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::size_t granule) const {
+  const double mean = 1.0 / static_cast<double>(slots.size());  // the weights add up to 1
+  const double guided = static_cast<double>(remaining) / (kDivisor * static_cast<double>(slots.size())) *
+                        (weights.at(slot) / mean);
+  // Whole granules, rounded down to their two leading binary digits (1, 2, 3, 4, 6, 8, 12, ...):
+  // at most a third less than guided, and few distinct chunk sizes from run to run, since PoCL
+  // compiles a kernel for each new size. (Not measured to matter yet: 512² Mandelbrot on two
+  // PoCL devices of a shared machine ran 12-25 ms a run either way, as the load came and went.)
+  std::size_t granules = std::max<std::size_t>(1, static_cast<std::size_t>(guided / static_cast<double>(granule)));
+  if (const int low = std::bit_width(granules) - 2; low > 0) granules &= ~((std::size_t{1} << low) - 1);
+  std::size_t units = std::max(granules * granule, min_units);
+  return units >= remaining || remaining - units < min_units ? remaining : units;
+}
+
 std::string Decomposition::explain(const std::vector<DeviceInfo>& devices) const {
   std::ostringstream s;
+  if (is_dynamic()) {
+    s << "decomposition: " << total_units << " units, granule " << granule << ", dynamic: " << dynamic.slots.size()
+      << " slot(s) take guided chunks (what is left / " << DynamicChunks::kDivisor << " / slots, by weight; at least "
+      << dynamic.min_units << " units) as they get ready, config " << config.str() << "\n";
+    for (std::size_t i = 0; i < dynamic.slots.size(); ++i) {
+      const auto& p = dynamic.slots[i];
+      const auto& d = devices.at(p.device);
+      s << "  slot " << i << " " << d.id() << " (" << d.name << ")";
+      if (!d.discrete && config.fission != "none") s << " sub-device " << p.sub_device;
+      if (d.discrete) s << " queue " << p.queue;
+      s << ": weight " << std::setprecision(3) << dynamic.weights[i] << ", chunks of "
+        << dynamic.next(i, total_units, granule) << " units at the start down to " << dynamic.min_units << "\n";
+    }
+    return s.str();
+  }
   s << "decomposition: " << total_units << " units, granule " << granule << ", " << parts.size()
     << " partition(s), config " << config.str() << "\n";
   for (const auto& p : parts) {

@@ -25,11 +25,32 @@ struct Partition {
   std::size_t units = 0;
 };
 
+// The dynamic schedule (Config::schedule): no units are placed before the run. Each slot (a
+// GPU's overlap queue, a CPU or one of its sub-devices) takes chunks from one shared cursor as it
+// gets ready (exec/chunks.hpp); the chunk it takes is sized here, guided as in EngineCL's HGuided
+// scheduler: what is left / (kDivisor * slots), scaled by the slot's weight against the mean, in
+// whole granules rounded down to their two leading binary digits, never below min_units; a rest smaller
+// than min_units goes with the chunk before it, so the last chunk is never a sliver (nor a part
+// of a granule).
+struct DynamicChunks {
+  std::vector<Partition> slots;  // who takes chunks: device, sub_device, queue (first/units unused)
+  std::vector<double> weights;   // per slot: its device's share split over the device's slots
+  // Config::min_chunk rounded up to whole granules (at least one); for min_chunk 0, the units
+  // over kAutoMin * slots.
+  std::size_t min_units = 1;
+  static constexpr double kDivisor = 2;
+  static constexpr std::size_t kAutoMin = 64;
+  // The units of slot `slot`'s next chunk when `remaining` units are left (at most `remaining`).
+  std::size_t next(std::size_t slot, std::size_t remaining, std::size_t granule) const;
+};
+
 struct Decomposition {
   Config config;
   std::size_t total_units = 0;
   std::size_t granule = 1;
-  std::vector<Partition> parts;
+  std::vector<Partition> parts;  // static schedule; empty for a dynamic one
+  DynamicChunks dynamic;         // the dynamic schedule's slots (config.schedule == dynamic)
+  bool is_dynamic() const { return config.schedule == Schedule::dynamic; }
   // Which units run on which device / sub-device / queue.
   std::string explain(const std::vector<DeviceInfo>& devices) const;
   std::string explained;  // explain()'s text, kept by the runtime's cache (empty: not kept)
@@ -59,7 +80,8 @@ struct Streaming {
   static constexpr std::size_t kTail = 3;  // chunks that shrink (weights 1/2, 1/4, 1/8)
 };
 
-// Splits `total` units by `config` over `devices`. Throws errc::invalid_argument for a config that
+// Splits `total` units by `config` over `devices` (a dynamic plan: lists its slots and their
+// weights; the executor cuts the chunks as the devices take them). Throws errc::invalid_argument for a config that
 // does not fit the devices (Config::check).
 Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
                         const std::vector<DeviceInfo>& devices, const Streaming& streaming = {});

@@ -2,6 +2,7 @@
 // blocking transfer or library call on one device never holds back another, and each queue's end
 // is seen as it comes), or, for a streamed split whose transfers are all direct, one thread that
 // feeds every device and then waits for all of them under the wait policy (exec/wait.hpp).
+#include "exec/chunks.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "exec/transfer.hpp"
@@ -24,6 +25,27 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
   if (flush) w.queue().flush();
 }
 
+// A dynamic schedule's worker: its first chunk (cut before the run), then chunk after chunk from
+// the shared cursor while units are left. One chunk waits queued behind the one running, so the
+// device never idles between them (a discrete device uploads the next while it computes), and
+// the worker takes a chunk only when its device is ready for it: the next is cut once the one
+// before the running chunk has finished.
+void drive_chunks(RunState& run, Worker& w) {
+  cl::Event before;  // the end of the chunk queued before the last one
+  for (std::size_t i = 0;; ++i) {
+    PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
+    if (!p) break;
+    enqueue_streamed(run, w, *p, /*flush=*/false);
+    cl::Event end;
+    cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
+      w.queue().enqueueMarkerWithWaitList(nullptr, &end);
+      w.queue().flush();
+      if (before()) before.wait();
+    });
+    before = end;
+  }
+}
+
 // Waits for a worker's queue and unmaps what download() left mapped; the worker's end. A request
 // without CPU work leaves the host's cores idle: its waits need not nap.
 void finish(RunState& run, Worker& w) {
@@ -41,7 +63,9 @@ void work(RunState& run, Worker& w) {
   try {
     upload_replicas(run, w);
     if (run.has_replicas) run.barrier->arrive_and_wait();  // replicas are shared by a context's queues
-    if (run.an.streamable) {
+    if (run.dec.is_dynamic()) {
+      drive_chunks(run, w);
+    } else if (run.an.streamable) {
       for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
     } else {
       for (PartState* p : w.parts) upload(run, *p);
@@ -72,7 +96,7 @@ void work(RunState& run, Worker& w) {
 // saxpy splits were 12-17% slower than hand-written on the H100 machine). Not for a device whose
 // driver runs commands as they are enqueued (PoCL's "basic"): it would hold the others.
 bool fed_by_one_thread(const RunState& run) {
-  if (!run.an.streamable || run.has_replicas || run.workers.size() < 2 || !all_direct(run)) return false;
+  if (!run.an.streamable || run.dec.is_dynamic() || run.has_replicas || run.workers.size() < 2 || !all_direct(run)) return false;
   bool several = false;
   for (const auto& w : run.workers) {
     if (w.device->runs_at_enqueue()) return false;

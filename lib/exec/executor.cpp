@@ -5,6 +5,8 @@
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 
+#include <set>
+
 namespace sinew::detail {
 
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
@@ -16,7 +18,11 @@ Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const
   run.prepared_ms = run.now_ms();
   drive(run);
   if (run.error()) std::rethrow_exception(run.error());
-  for (const NodeImpl* n : run.workers.front().pending) runner_of(*n).combine(run, *n);
+  // Every worker walked the same tree, so each lists the same reductions; under a dynamic
+  // schedule a worker that took no chunk walked nothing: their union.
+  std::set<const NodeImpl*> pending;
+  for (const auto& w : run.workers) pending.insert(w.pending.begin(), w.pending.end());
+  for (const NodeImpl* n : pending) runner_of(*n).combine(run, *n);
   return report(run, run.now_ms());
 }
 

@@ -1,5 +1,6 @@
 // exec/prepare.cpp — a run's state before any data moves: its workers and their queues, every
 // program and kernel object (through the node runners), the device limits, the buffers.
+#include "exec/chunks.hpp"
 #include "exec/halo.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
@@ -35,6 +36,7 @@ RunState::~RunState() {
 
 cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info) {
   cl::Buffer b = env.buffers->acquire(context, bytes);
+  std::lock_guard lock(pooled_mutex_);
   pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.global_memory / 2)});
   return b;
 }
@@ -116,23 +118,7 @@ void allocate_swap(RunState& run, PartState& ps, const NodeImpl& copy) {
 // Slices per partition, replicas per context. On a host-unified device a bound vector's slice
 // is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
 void allocate(RunState& run) {
-  for (auto& ps : run.parts) {
-    Worker& w = *ps.worker;
-    for (const auto& u : run.an.vectors)
-      if (u.partitioned && u.read_halo) allocate_halo(run, ps, u);  // may make the slice part of the halo buffer
-    for (const NodeImpl* copy : run.an.swap_copies) allocate_swap(run, ps, *copy);
-    for (const auto& u : run.an.vectors) {
-      if (!u.partitioned) continue;
-      if (ps.slices.count(u.vector.get()) || !u.slice_used()) continue;
-      const std::size_t bytes = run.slice_bytes(ps, u);
-      if (run.host_slice(w, u)) {
-        cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
-        ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
-      } else {
-        ps.slices[u.vector.get()] = run.partition_buffer(ps, bytes, u.vector->unit * u.vector->type.size);
-      }
-    }
-  }
+  for (auto& ps : run.parts) allocate_slices(run, ps);
   for (auto& [handle, cs] : run.contexts) {
     for (const auto& u : run.an.vectors) {
       if (!u.read_whole) continue;
@@ -147,10 +133,29 @@ void allocate(RunState& run) {
 
 }  // namespace
 
+void allocate_slices(RunState& run, PartState& ps) {
+  Worker& w = *ps.worker;
+  for (const auto& u : run.an.vectors)
+    if (u.partitioned && u.read_halo) allocate_halo(run, ps, u);  // may make the slice part of the halo buffer
+  for (const NodeImpl* copy : run.an.swap_copies) allocate_swap(run, ps, *copy);
+  for (const auto& u : run.an.vectors) {
+    if (!u.partitioned) continue;
+    if (ps.slices.count(u.vector.get()) || !u.slice_used()) continue;
+    const std::size_t bytes = run.slice_bytes(ps, u);
+    if (run.host_slice(w, u)) {
+      cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
+      ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
+    } else {
+      ps.slices[u.vector.get()] = run.partition_buffer(ps, bytes, u.vector->unit * u.vector->type.size);
+    }
+  }
+}
+
 void prepare(RunState& run) {
   // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
   std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
-  for (const auto& p : run.dec.parts) keys.emplace(p.device, p.sub_device, p.queue);
+  for (const auto& p : run.dec.is_dynamic() ? run.dec.dynamic.slots : run.dec.parts)
+    keys.emplace(p.device, p.sub_device, p.queue);
   run.workers.resize(keys.size());
   std::size_t i = 0;
   for (const auto& key : keys) {
@@ -180,6 +185,16 @@ void prepare(RunState& run) {
       if (w.runtime_index == ps.part->device && w.sub_device == ps.part->sub_device && w.queue_index == ps.part->queue)
         ps.worker = &w;
     ps.worker->parts.push_back(&ps);
+  }
+  // A dynamic schedule: each worker's slot, and its first chunk cut now (in slot order), so that
+  // it is prepared, checked and allocated below like any partition; the rest is taken as it runs.
+  if (run.dec.is_dynamic()) {
+    for (auto& w : run.workers)
+      for (std::size_t s = 0; s < run.dec.dynamic.slots.size(); ++s) {
+        const Partition& p = run.dec.dynamic.slots[s];
+        if (w.runtime_index == p.device && w.sub_device == p.sub_device && w.queue_index == p.queue) w.dynamic_slot = s;
+      }
+    for (auto& w : run.workers) cut_chunk(run, w);
   }
   for (auto& w : run.workers) {
     auto [it, inserted] = run.contexts.try_emplace(w.context(), ContextState{w.context, {}, {}});

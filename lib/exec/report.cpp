@@ -73,6 +73,19 @@ Report build_report(RunState& run) {
     rep.partitions.push_back(pr);
   }
   for (auto& [k, v] : kernels) rep.kernels.push_back(v);
+  if (run.dec.is_dynamic()) {
+    rep.chunks.assign(run.env.infos.size(), 0);
+    rep.chunk_units.assign(run.env.infos.size(), 0);
+    for (const auto& ps : run.parts) {
+      ++rep.chunks.at(ps.part->device);
+      rep.chunk_units.at(ps.part->device) += ps.part->units;
+    }
+    std::ostringstream taken;
+    taken << "  taken:";
+    for (std::size_t d = 0; d < rep.chunks.size(); ++d)
+      if (rep.chunks[d]) taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
+    rep.decomposition += taken.str() + "\n";
+  }
   return rep;
 }
 
@@ -105,6 +118,11 @@ std::vector<TraceRecord> trace_records(RunState& run, double joined_ms, double e
                                        : "sub-device " + std::to_string(w.sub_device);
     const std::string who = info.id() + " " + thread;
     host("enqueue", who, w.host_start_ms, w.host_enqueued_ms);
+    if (run.dec.is_dynamic())  // which chunk this queue took when (an instant on its host row)
+      for (PartState* ps : w.parts)
+        host("take chunk #" + std::to_string(ps->part->index) + ": units [" + std::to_string(ps->part->first) + ", " +
+                 std::to_string(ps->part->first + ps->part->units) + ")",
+             who, ps->taken_ms, ps->taken_ms + 0.001);
     host("wait", who, w.host_enqueued_ms, w.host_end_ms);
     for (PartState* ps : w.parts)
       for (auto& te : ps->events) {
@@ -141,6 +159,8 @@ std::string Report::str() const {
   s << "\n";
   for (std::size_t d = 0; d < device_ms.size(); ++d)
     if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
+  for (std::size_t d = 0; d < chunks.size(); ++d)
+    if (chunks[d]) s << "  device " << d << ": took " << chunks[d] << " chunk(s), " << chunk_units[d] << " units\n";
   for (const auto& p : partitions) {
     s << "  partition " << p.index << " on device " << p.device << " (" << p.device_name << ")"
       << " units [" << p.first << ", " << p.first + p.units << ")";

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -47,6 +48,8 @@ struct Worker;
 // One partition: its slices of the vectors, its runners' state, its profiling events.
 struct PartState {
   const Partition* part = nullptr;
+  Partition chunk;      // a dynamic schedule's chunk: its own partition (`part` points here)
+  double taken_ms = 0;  // when its worker took it (dynamic schedule), in the run
   Worker* worker = nullptr;
   std::map<const VectorState*, cl::Buffer> slices;
   // Vectors read with a halo: the slice with its halo units around it (exec/halo.hpp); which of
@@ -84,6 +87,7 @@ struct Worker {
   cl::Context context;
   cl::Device cl_device;
   unsigned sub_device = 0, queue_index = 0;
+  std::size_t dynamic_slot = 0;  // the dynamic schedule's slot it is (Decomposition::dynamic)
   bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
   std::unique_ptr<QueueSlot> slot;
   std::vector<PartState*> parts;
@@ -131,7 +135,11 @@ class RunState {
   std::uint8_t poison = 0;
 
   std::vector<Worker> workers;
-  std::vector<PartState> parts;
+  // A deque: a dynamic schedule's workers append chunks while others run theirs (references stay).
+  std::deque<PartState> parts;
+  // The dynamic schedule's cursor: units before it are taken (under chunk_mutex).
+  std::mutex chunk_mutex;
+  std::size_t next_unit = 0;
   std::map<cl_context, ContextState> contexts;
   std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -195,6 +203,7 @@ class RunState {
  private:
   std::mutex error_mutex_;
   std::exception_ptr error_;
+  std::mutex pooled_mutex_;  // a dynamic schedule's workers allocate their chunks' buffers at once
   struct Pooled {
     cl::Context context;
     std::size_t bytes;
@@ -208,6 +217,9 @@ class RunState {
 // Builds every program and kernel the run needs and checks the device limits (work-group
 // sizes, allocation sizes, memory), then allocates the buffers — all before any data moves.
 void prepare(RunState& run);
+// A partition's slices (and halo buffers) of the vectors it uses: prepare() makes them for every
+// partition, a dynamic schedule's worker for each chunk it takes while the run goes.
+void allocate_slices(RunState& run, PartState& ps);
 // Runs every worker's partitions (a thread per queue, or one thread feeding every device) and
 // waits for their queues; the first error is kept in the run.
 void drive(RunState& run);

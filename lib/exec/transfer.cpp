@@ -48,7 +48,9 @@ void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t of
 void upload_replicas(RunState& run, Worker& w) {
   static const std::string upload_path = "upload";
   ContextState& cs = run.contexts.at(w.context());
-  if (cs.workers.front() != &w) return;
+  // (Under a dynamic schedule a context whose first worker took no chunk has none at all: the
+  // first chunks are cut in worker order.)
+  if (cs.workers.front() != &w || w.parts.empty()) return;
   cl_call({.api_call = "upload", .device = w.info().name}, [&] {
     bool wrote = false;
     for (const auto& u : run.an.vectors) {

@@ -14,6 +14,14 @@
 
 namespace sinew {
 
+std::string_view to_string(Schedule s) noexcept { return s == Schedule::dynamic ? "dynamic" : "static"; }
+
+std::optional<Schedule> schedule_from_string(std::string_view text) noexcept {
+  if (text == "static") return Schedule::static_;
+  if (text == "dynamic") return Schedule::dynamic;
+  return std::nullopt;
+}
+
 namespace detail {
 namespace {
 // A plan item's whole number (digits only).
@@ -43,6 +51,29 @@ const std::vector<PlanItem>& plan_items() {
          const auto device = whole_number(text);
          if (!device) return "a runtime device index (0, 1, ...)";
          c.upper = static_cast<std::size_t>(*device);
+         return "";
+       }},
+      // The dynamic schedule (Config::schedule): chunks taken while the run goes.
+      {"schedule",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.schedule == Schedule::static_) return std::nullopt;
+         return std::string(to_string(c.schedule));
+       },
+       [](Config& c, const std::string& text) -> std::string {
+         auto s = schedule_from_string(text);
+         if (!s) return "'static' or 'dynamic'";
+         c.schedule = *s;
+         return "";
+       }},
+      {"min_chunk",
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.min_chunk) return std::nullopt;
+         return std::to_string(c.min_chunk);
+       },
+       [](Config& c, const std::string& text) -> std::string {
+         const auto units = whole_number(text);
+         if (!units) return "a whole number of units";
+         c.min_chunk = static_cast<std::size_t>(*units);
          return "";
        }},
   };
@@ -103,6 +134,9 @@ void Config::check(std::size_t device_count, const std::string& where) const {
   static const std::set<std::string> kFissions = {"none", "L1", "L2", "L3", "L4", "numa"};
   if (!kFissions.count(fission))
     bad("'" + fission + "' is no fission configuration", "use none, L1, L2, L3, L4 or numa (see `sinew devices`)");
+  if (min_chunk && schedule != Schedule::dynamic)
+    bad("min_chunk " + std::to_string(min_chunk) + " is given with the static schedule, which has no chunks to size",
+        "add schedule=dynamic, or leave min_chunk out");
 }
 
 void Config::check(const std::vector<DeviceInfo>& devices, const std::string& where) const {
@@ -139,7 +173,8 @@ Config Config::parse(const std::string& spec, const std::vector<DeviceInfo>& dev
   auto bad = [&](const std::string& item, const std::string& why) {
     detail::throw_error(errc::invalid_argument, "plan '" + spec + "': " + why,
                         {.argument = "config item '" + item + "'",
-                         .fix = "write items like cpu=0.6, gpu:0=0.4, 1=0.2, fission=L2, overlap=3 (see `sinew devices`)"});
+                         .fix = "write items like cpu=0.6, gpu:0=0.4, 1=0.2, fission=L2, overlap=3, schedule=dynamic, "
+                                "min_chunk=4096 (see `sinew devices`)"});
   };
   Config c;
   std::vector<double> share(devices.size(), 0.0);

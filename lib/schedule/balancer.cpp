@@ -155,6 +155,12 @@ BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double devia
 BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrain& retrain) {
   BalanceStep step;
   step.execution = ++executions_;
+  // A dynamic plan deals its work out while it runs, so each run balances itself: there is
+  // nothing to move between runs (its devices' times are reported, never judged).
+  if (config_.schedule == Schedule::dynamic) {
+    step.deviation = deviation(config_, device_ms);
+    return step;
+  }
   const double bound = 1.0 - *s_.balanced_within;
   const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
   if (!fresh_) {

@@ -18,7 +18,16 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  Key key{config.shares, config.fission, config.overlap, config.crossover, config.upper};
+  if (config.schedule == Schedule::dynamic && !analysis.streamable) {
+    const auto& j = analysis.joined;
+    throw_error(errc::invalid_argument,
+                "plan " + config.str() + " asks for the dynamic schedule, but the tree's partitions depend on each "
+                "other: '" + j.node + "' " + j.why,
+                {.node = j.node, .argument = j.argument,
+                 .fix = "use schedule=static for this tree (" + j.fix + ")"});
+  }
+  Key key{config.shares, config.fission, config.overlap, config.crossover, config.upper, config.schedule,
+          config.min_chunk};
   if (keepable) {
     std::lock_guard lock(mutex_);
     if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
@@ -147,7 +156,9 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   });
   if (!dc_subproblems.empty())
     return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
-  return train(env.infos, measured, options, progress, start);
+  TrainingOptions o = options;
+  o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it
+  return train(env.infos, measured, o, progress, start);
 }
 
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,

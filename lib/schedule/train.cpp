@@ -159,6 +159,17 @@ class Search {
       }
       normalise(base.shares);
     }
+    // The dynamic schedule's point (dynamic_point()) is measured last, within the budget: its
+    // runs are kept from the search.
+    const bool dynamic = o_.dynamic && !o_.screen_only && !o_.fixed_platform && devices_.size() > 1;
+    const std::size_t per_point = o_.strategy == Strategy::model ? 2 : std::max(1u, o_.quality);
+    // (The model strategy's few runs keep room for the dynamic plan alone: its weights then come
+    // from the split the model found, rebalanced.)
+    const std::size_t reserved =
+        dynamic ? std::min<std::size_t>(o_.max_executions / 2,
+                                        per_point * (o_.strategy == Strategy::model ? 1 : 1 + devices_.size()))
+                : 0;
+    o_.max_executions -= reserved;
     try {
       if (o_.exhaustive) {
         for (const auto& f : fissions_)
@@ -204,6 +215,13 @@ class Search {
       }
     } catch (const Budget&) {
       note("stopped: the budget of " + std::to_string(o_.max_executions) + " executions is spent");
+    }
+    if (dynamic) {
+      o_.max_executions += reserved;
+      try {
+        dynamic_point();
+      } catch (const Budget&) {
+      }
     }
     TrainingResult r;
     if (duel_) {
@@ -455,6 +473,47 @@ class Search {
         point(one);
       }
     }
+  }
+
+  // The dynamic schedule beside the static plans: at the best plan's fission and overlap, each
+  // device taking chunks weighted by its measured speed, from each device alone where both were
+  // measured, else from the fastest split (its shares rebalanced by its device times); even
+  // weights where neither was. Where the work is regular a balanced static split wins (no chunks
+  // to take); where its cost is irregular, or shifts from run to run, chunks taken as the devices
+  // get ready do.
+  void dynamic_point() {
+    Config c = best_point().config;
+    std::optional<TrainingPoint> split;  // a copy: measuring below adds points
+    std::vector<double> alone(devices_.size(), 0.0);  // each device's best time alone
+    for (const auto& p : points_) {
+      if (p.config.schedule != Schedule::static_) continue;
+      const auto active = std::count_if(p.config.shares.begin(), p.config.shares.end(), [](double x) { return x > 0; });
+      if (active > 1 && (!split || p.time_ms < split->time_ms)) split = p;
+      if (active == 1)
+        for (std::size_t d = 0; d < devices_.size(); ++d)
+          if (p.config.shares[d] > 0 && (alone[d] == 0 || p.time_ms < alone[d])) alone[d] = p.time_ms;
+    }
+    // Each device alone where the search did not get to it (its runs were kept for this): a
+    // split's device times say little of a device's speed when the cost is irregular.
+    // Only where the budget also leaves room for the dynamic plan itself.
+    const std::size_t per_point = o_.strategy == Strategy::model && !o_.screen_only ? 2 : std::max(1u, o_.quality);
+    const auto missing = static_cast<std::size_t>(std::count(alone.begin(), alone.end(), 0.0));
+    if (executions_ + per_point * (missing + 1) <= o_.max_executions)
+      for (std::size_t d = 0; d < devices_.size(); ++d)
+        if (alone[d] == 0) {
+          Config one = c;
+          one.shares = Config::single(d, devices_.size()).shares;
+          alone[d] = point(one).time_ms;
+        }
+    if (std::all_of(alone.begin(), alone.end(), [](double t) { return t > 0; })) {
+      for (std::size_t d = 0; d < devices_.size(); ++d) c.shares[d] = 1.0 / alone[d];
+      normalise(c.shares);
+    } else {
+      c.shares = split ? rebalance(devices_, split->config.shares, split->device_ms) : even_shares();
+    }
+    c.schedule = Schedule::dynamic;
+    c.min_chunk = 0;
+    point(c);
   }
 
   // ----- The model strategy: SkePU's tuning ----------------------------------------------------

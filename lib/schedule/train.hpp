@@ -42,6 +42,11 @@ struct TrainingOptions {
   // distribution (one run each), one rebalancing step on the best, each device alone. No
   // distribution search.
   bool screen_only = false;
+  // The tree may run with the dynamic schedule (its partitions are independent): a full training
+  // measures it beside the static plans it found (the best split's platform configuration, its
+  // shares as the chunk weights) and keeps whichever is faster. Not for a derived plan's check nor
+  // the balancer's level 2, which tune a distribution.
+  bool dynamic = false;
 
   // The training part of resolved settings (TrainingSettings::with_defaults()).
   static TrainingOptions from(const TrainingSettings& resolved);

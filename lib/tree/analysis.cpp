@@ -188,15 +188,42 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
            "a halo of " + std::to_string(std::max(u.halo_before, u.halo_after)) + " units is wider than the vector (" +
                std::to_string(u.units) + " units of " + std::to_string(u.vector->unit) + " elements)",
            "read at most " + std::to_string(u.units) + " units on each side, or give the vector more units");
-    if (u.read_whole && u.written) an.streamable = false;
+    // The first node reading `u` as `kind`, for the reason a tree cannot stream.
+    auto reader = [&](Arg::Kind kind) {
+      std::string path;
+      walk(root, [&](const NodeImpl& n, const std::string& p) {
+        for (const auto& a : n.args)
+          if (path.empty() && a.kind == kind && a.vector == u.vector) path = p;
+      });
+      return path;
+    };
+    if (u.read_whole && u.written) {
+      if (an.streamable)
+        an.joined = {reader(Arg::Kind::whole), "vector '" + u.vector->name + "'",
+                     "reads vector '" + u.vector->name + "' whole while the tree writes its slices, so the partitions "
+                     "meet to re-synchronise its replicas",
+                     "read '" + u.vector->name + "' partitioned or with a halo, or write it in another tree"};
+      an.streamable = false;
+    }
     if (u.exchanged()) {  // partitions meet to exchange halo units
+      if (an.streamable)
+        an.joined = {reader(Arg::Kind::halo), "vector '" + u.vector->name + "'",
+                     "reads a halo of vector '" + u.vector->name + "', which the tree writes, so the partitions "
+                     "exchange halo units as it runs",
+                     "read the halo of a vector the tree only reads, e.g. ping-pong between two trees"};
       an.streamable = false;
       an.exchanges_halos = true;
     }
     if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
   }
-  visit(root, [&](const NodeImpl& n) {
-    if (n.joins_partitions()) an.streamable = false;
+  walk(root, [&](const NodeImpl& n, const std::string& path) {
+    if (!n.joins_partitions()) return;
+    if (an.streamable)
+      an.joined = {path, std::string(n.kind()),
+                   "its partitions meet while it runs (a loop's predicate reads every partition's values each "
+                   "iteration; a scan carries each partition's total to the next)",
+                   "run it with the static schedule, or move it to a tree of its own"};
+    an.streamable = false;
   });
   an.swap_copies = swap_copies(root, an);
 

@@ -55,6 +55,11 @@ struct Analysis {
   // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
+  // What keeps the tree from streaming (and from a dynamic schedule), for the error that refuses
+  // one: the node's path, the argument, why, and the fix. Empty when streamable.
+  struct Joined {
+    std::string node, argument, why, fix;
+  } joined;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
   // The copy(src, dst) leaves that end a loop's body and may swap src's and dst's buffers instead
   // of copying (swap_copies).

@@ -549,4 +549,81 @@ class Sobel final : public SampleBase {
   std::size_t expected_count_ = 0;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Mandelbrot (issue 18): escape-time counts of a side x side image over a view whose upper half
+// holds the set, so a row's cost depends on where it is (the lower rows escape at once): the
+// irregular work the dynamic schedule (schedule=dynamic) deals out as the devices get ready. One
+// kernel leaf; unit of partitioning = one image row. Float arithmetic without contraction on both
+// sides: bit-exact.
+struct MandelbrotParams {
+  std::size_t side = 2048;
+  cl_uint max_iter = 512;
+};
+
+class Mandelbrot final : public SampleBase {
+ public:
+  explicit Mandelbrot(MandelbrotParams p = {}) : params(p) {}
+  MandelbrotParams params;
+
+  std::string name() const override { return "mandelbrot"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "image side: N for N x N pixels"; }
+  Sizes sizes() const override { return {64, 2048, 8192}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return out_.size() * sizeof(cl_uint); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  const std::vector<cl_uint>& iterations() const { return out_; }
+  // The view: pixel (x, row) is re0 + step * x + i (im0 + step * row).
+  static constexpr float kRe0 = -2.6f, kIm0 = -1.25f, kSpan = 5.0f;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_uint> out_v_;
+  std::vector<cl_uint> out_;
+  std::optional<std::vector<cl_uint>> expected_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Matmul (issue 18, a Tascell workload): C = A * B, n x n single precision, one CLBlast gemm leaf
+// per chunk of rows (A and C partitioned by rows, one row per unit; B whole on every device). With
+// the dynamic schedule each chunk is a block of rows, at least min_chunk of them. Checked against
+// a double-precision product, within 2 n FLT_EPSILON of the sum of |a_ij b_jk| per element.
+struct MatmulParams {
+  std::size_t n = 1024;
+  std::uint32_t seed = 18;
+};
+
+class Matmul final : public SampleBase {
+ public:
+  explicit Matmul(MatmulParams p = {}) : params(p) {}
+  MatmulParams params;
+
+  std::string name() const override { return "matmul"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "matrix side: N for N x N matrices"; }
+  Sizes sizes() const override { return {64, 1024, 2048}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 3 * a_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> a_v_, b_v_, c_v_;
+  std::vector<cl_float> a_, b_, c_;
+  std::optional<std::vector<double>> expected_, magnitude_;
+};
+
 }  // namespace sinew::samples

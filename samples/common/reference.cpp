@@ -247,4 +247,25 @@ std::size_t sobel(std::span<const cl_uchar> in, std::span<cl_uchar> edges, std::
   return count;
 }
 
+void mandelbrot(std::span<cl_uint> out, std::size_t side, cl_uint max_iter, float re0, float im0, float step) {
+  for (std::size_t row = 0; row < side; ++row)
+    for (std::size_t x = 0; x < side; ++x) {
+      // The same float operations in the same order as the kernel; volatile keeps the compiler
+      // from fusing or reordering them (x86-64's baseline has no FMA, but -march=native does).
+      const float cr = re0 + step * static_cast<float>(x), ci = im0 + step * static_cast<float>(row);
+      volatile float zr = 0.0f, zi = 0.0f;
+      cl_uint n = 0;
+      while (n < max_iter) {
+        const float zr2 = zr * zr, zi2 = zi * zi;
+        if (zr2 + zi2 > 4.0f) break;
+        volatile float twice = 2.0f * zr;
+        const float t = zr2 - zi2 + cr;
+        zi = twice * zi + ci;
+        zr = t;
+        ++n;
+      }
+      out[row * side + x] = n;
+    }
+}
+
 }  // namespace sinew::samples::reference

@@ -70,6 +70,13 @@ void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alp
 // 255 per pixel); returns the number of edge pixels.
 std::size_t sobel(std::span<const cl_uchar> in, std::span<cl_uchar> edges, std::size_t side, unsigned threshold);
 
+// ----- mandelbrot.cl ---------------------------------------------------------------------------
+
+// Escape-time counts (at most max_iter) of the side x side image whose pixel (x, row) is the
+// point re0 + step * x + i (im0 + step * row), in float arithmetic without contraction, as
+// mandelbrot.cl computes them.
+void mandelbrot(std::span<cl_uint> out, std::size_t side, cl_uint max_iter, float re0, float im0, float step);
+
 // ----- FFT -----------------------------------------------------------------------------------
 
 // In-place forward (sign -1) or inverse (sign +1, scaled by 1/length) complex FFT of each

@@ -83,6 +83,8 @@ const std::vector<Entry>& registry() {
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"heat", [] { return std::make_unique<Heat>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
+      {"mandelbrot", [] { return std::make_unique<Mandelbrot>(); }},
+      {"matmul", [] { return std::make_unique<Matmul>(); }},
       {"max_subarray", [] { return std::make_unique<MaxSubarray>(); }},
       {"mergesort", [] { return std::make_unique<Mergesort>(); }},
       {"mergesort_float", [] { return std::make_unique<Mergesort>(MergesortParams{.key = "float"}); }},

@@ -359,3 +359,43 @@ TEST(StencilSamples, HeatStopsAtItsTolerance) {
     }
   EXPECT_TRUE(copy_seen) << r.str();
 }
+
+// ----- mandelbrot under the dynamic schedule (issue 18) -----------------------------------------
+// Irregular rows dealt out as guided chunks: on each device alone and over every device, zero
+// copy and with the last device discrete, the counts equal the reference's and the chunks cover
+// every row once.
+TEST(MandelbrotDynamic, GuidedChunksMatchTheReference) {
+  Runtime zero_copy;
+  Runtime discrete(RuntimeOptions{.discrete = std::to_string(zero_copy.devices().size() - 1)});
+  samples::Mandelbrot m;
+  m.params.max_iter = 200;
+  m.prepare(std::size_t{96});
+  for (Runtime* rt : {&zero_copy, &discrete}) {
+    std::vector<std::string> plans = {"schedule=dynamic", "schedule=dynamic,min_chunk=5"};
+    for (std::size_t d = 0; d < rt->devices().size(); ++d)
+      plans.push_back(std::to_string(d) + "=1,schedule=dynamic");
+    for (const auto& plan : plans) {
+      const Report r = m.run(*rt, RunOptions{.plan = plan});
+      const samples::Check c = m.check();
+      EXPECT_TRUE(c.ok) << plan << ": " << c.message;
+      std::size_t rows = 0;
+      for (auto u : r.chunk_units) rows += u;
+      EXPECT_EQ(rows, 96u) << plan;
+    }
+  }
+}
+
+// ----- matmul under the dynamic schedule: blocks of rows through CLBlast's gemm ----------------
+TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
+  Runtime rt;
+  samples::Matmul m;
+  m.prepare(std::size_t{96});
+  for (const char* plan : {"schedule=dynamic,min_chunk=16", "schedule=dynamic"}) {
+    const Report r = m.run(rt, RunOptions{.plan = plan});
+    const samples::Check c = m.check();
+    EXPECT_TRUE(c.ok) << plan << ": " << c.message;
+    std::size_t rows = 0;
+    for (auto u : r.chunk_units) rows += u;
+    EXPECT_EQ(rows, 96u) << plan;
+  }
+}

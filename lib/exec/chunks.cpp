@@ -1,0 +1,49 @@
+// exec/chunks.cpp — cutting and readying the dynamic schedule's chunks (see chunks.hpp).
+#include "exec/chunks.hpp"
+
+#include "exec/nodes/runner.hpp"
+#include "platform/error.hpp"
+
+#include <utility>
+
+namespace sinew::detail {
+
+PartState* cut_chunk(RunState& run, Worker& w) {
+  if (run.error()) return nullptr;
+  std::lock_guard lock(run.chunk_mutex);
+  const std::size_t total = run.dec.total_units;
+  if (run.next_unit >= total) return nullptr;
+  const std::size_t units = run.dec.dynamic.next(w.dynamic_slot, total - run.next_unit, run.dec.granule);
+  PartState& ps = run.parts.emplace_back();
+  ps.chunk = {run.parts.size() - 1, w.runtime_index, w.sub_device, w.queue_index, run.next_unit, units};
+  ps.part = &ps.chunk;
+  ps.worker = &w;
+  ps.taken_ms = run.now_ms();
+  run.next_unit += units;
+  w.parts.push_back(&ps);
+  return &ps;
+}
+
+PartState* take_chunk(RunState& run, Worker& w) {
+  PartState* ps = cut_chunk(run, w);
+  if (!ps) return nullptr;
+  // The runners make their per-partition state for the worker's partitions: the chunk is,
+  // for that moment, the worker's only one (what they do per worker is found again in the
+  // queue's caches: kernel objects, programs).
+  std::vector<PartState*> taken{ps};
+  std::swap(w.parts, taken);
+  try {
+    visit(run.root, [&](const NodeImpl& n) {
+      cl_call([&] { return ErrorContext{.node = run.path(n), .device = w.info().name}; },
+              [&] { runner_of(n).prepare(run, w, n); });
+    });
+  } catch (...) {
+    std::swap(w.parts, taken);
+    throw;
+  }
+  std::swap(w.parts, taken);
+  cl_call({.api_call = "clCreateBuffer", .device = w.info().name}, [&] { allocate_slices(run, *ps); });
+  return ps;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,22 @@
+// exec/chunks.hpp — the dynamic schedule's chunks (Config::schedule == dynamic): units dealt out
+// from one cursor while the run goes, each chunk a partition of its own that runs the whole tree
+// on the worker that took it (upload, every stage, download: it stays resident on that device),
+// as a streamed partition does.
+//
+// Every unit is in exactly one chunk: the cursor only moves forward, under RunState::chunk_mutex.
+#pragma once
+
+#include "exec/run.hpp"
+
+namespace sinew::detail {
+
+// Cuts `w`'s next chunk from the cursor, sized for its slot (DynamicChunks::next), and appends it
+// to run.parts and w.parts, with neither runner state nor buffers yet. nullptr once every unit is
+// taken, or once a worker has failed (the others stop taking work).
+PartState* cut_chunk(RunState& run, Worker& w);
+
+// The next chunk for `w`, cut and made ready as prepare() makes every partition before a run
+// (its runners' per-partition state, its buffers); nullptr as cut_chunk. From `w`'s thread.
+PartState* take_chunk(RunState& run, Worker& w);
+
+}  // namespace sinew::detail
