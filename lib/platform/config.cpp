@@ -24,10 +24,10 @@ std::optional<Schedule> schedule_from_string(std::string_view text) noexcept {
 
 namespace detail {
 namespace {
-// A plan item's whole number (digits only).
-std::optional<unsigned long> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
-  return std::stoul(text);
+// A plan item's whole number (digits only, at most 18: it fits 64 bits).
+std::optional<unsigned long long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  return std::stoull(text);
 }
 }  // namespace
 
