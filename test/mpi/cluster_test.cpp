@@ -67,6 +67,20 @@ TEST(Cluster, SplitsAMapOverTheRanksWithWholeVectorOffsets) {
   }
 }
 
+TEST(Cluster, OnlyTheRootNeedsData) {
+  const std::size_t n = 999;
+  auto in = sinew::vector<cl_int>().name("in"), out = sinew::vector<cl_int>().name("out");
+  auto k = kernel_source(kIndexed, "indexed").args(sinew::in(in), sinew::out(out), offset(in), count(in), size(in));
+  // The other ranks bind empty vectors: sizes come from the root, each rank's slice is the Cluster's.
+  std::vector<int> x = cluster->is_root() ? ints(n) : std::vector<int>(), y(cluster->is_root() ? n : 0);
+  const auto rep = cluster->run(map(k), {Binding(in, x), Binding(out, y)});
+  std::size_t units = 0;
+  for (const auto& s : rep.shares) units += s.units;
+  EXPECT_EQ(units, n);
+  if (cluster->is_root())
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * 3 + static_cast<int>(i + n)) << i;
+}
+
 TEST(Cluster, UnevenRankSharesAndARankWithoutUnits) {
   const int ranks = cluster->ranks();
   std::vector<std::vector<double>> sets;
