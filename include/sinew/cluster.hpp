@@ -23,10 +23,11 @@
 // waits forever. A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts
 // the other ranks and exits non-zero.
 //
-// Lifetime and threads: one Cluster per process; it initialises MPI when nobody has
-// (MPI_THREAD_FUNNELED: MPI is called from the thread that calls run()) and finalises it when it
-// does so itself. run() is not thread-safe: call it from one thread, the one that made the
-// Cluster.
+// Lifetime and threads: making a Cluster is collective (every rank makes it, in the same order);
+// each has its own communicator (a copy of MPI_COMM_WORLD) and its own Runtime. The first one
+// initialises MPI when nobody has (MPI_THREAD_FUNNELED: MPI is called from the thread that calls
+// run()) and MPI is then finalised at exit (std::atexit), so a program may make one Cluster
+// after another. run() is not thread-safe: call it from one thread, the one that made the Cluster.
 #pragma once
 
 #include <sinew/binding.hpp>

@@ -173,7 +173,6 @@ void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an) 
 }  // namespace
 
 struct Cluster::Impl {
-  bool finalize = false;
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, ranks = 1;
   ClusterOptions options;
@@ -230,11 +229,10 @@ struct Cluster::Impl {
   }
 
   ~Impl() {
-    runtime.reset();  // OpenCL first, MPI last
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    runtime.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalize && !finalized) MPI_Finalize();
+    if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
   }
 
   // Throws on every rank when some rank has a failure (the lowest such rank's).
@@ -298,7 +296,13 @@ Cluster::Cluster(ClusterOptions options) : impl_(std::make_unique<Impl>()) {
     int provided = 0;
     // Only the thread that calls run() talks to MPI; the Runtime's own threads never do.
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    c.finalize = true;
+    // Finalised at exit, not with this Cluster: MPI cannot be initialised twice, and a program may
+    // make one Cluster after another.
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+    });
   }
   // A communicator of our own: a program's own messages on MPI_COMM_WORLD never meet ours.
   MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
