@@ -2,6 +2,7 @@
 // rank). Every rank runs every test, as an SPMD program does; outputs are compared on the root
 // with plain C++ references, combined results on every rank. `--die-on-rank R` is no test: rank R
 // dies before the run's first collective, for die.sh, which checks that mpirun ends the job.
+// `--one-after-another` runs two Clusters in turn, the first destroyed before the second is made.
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
@@ -255,6 +256,21 @@ TEST(Cluster, GathersEveryRanksDevices) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  if (argc == 2 && std::strcmp(argv[1], "--one-after-another") == 0) {
+    // The first Cluster initialises MPI and is gone before the second is made: MPI must still be
+    // there (finalised at exit only).
+    int failures = 0;
+    for (int round = 0; round < 2; ++round) {
+      Cluster one;
+      std::vector<int> x = ints(500), y(500);
+      auto in = sinew::vector<cl_int>(), out = sinew::vector<cl_int>();
+      one.run(map(kernel_source(kIndexed, "indexed").args(sinew::in(in), sinew::out(out), offset(in), count(in), size(in))),
+              {Binding(in, x), Binding(out, y)});
+      if (one.is_root())
+        for (std::size_t i = 0; i < x.size(); ++i) failures += y[i] != x[i] * 3 + static_cast<int>(i + 500);
+    }
+    return failures ? 1 : 0;
+  }
   Cluster c;
   cluster = &c;
   for (int i = 1; i + 1 < argc; ++i)

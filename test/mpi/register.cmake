@@ -10,6 +10,8 @@ target_link_libraries(sinew_cluster_tests PRIVATE sinew::sinew GTest::gtest)
 foreach(np 2 3)
   add_test(NAME mpi.cluster.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_cluster_tests>)
 endforeach()
+add_test(NAME mpi.cluster.one_after_another
+         COMMAND ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:sinew_cluster_tests> --one-after-another)
 # A rank that dies mid-job: mpirun ends every rank and exits non-zero, well before the timeout.
 add_test(NAME mpi.cluster.rank_dies
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/die.sh 60 ${SINEW_MPIRUN} -np 3 $<TARGET_FILE:sinew_cluster_tests>
