@@ -49,7 +49,8 @@ struct ClusterOptions {
   // Each rank's Runtime (its unset settings come from that rank's environment, as usual).
   RuntimeOptions runtime;
   // One share per rank, each in [0, 1], adding up to 1: the fraction of the units each rank
-  // runs. Empty: by each rank's throughput on the tree's previous run in this Cluster; else as
+  // runs. Empty: by each rank's throughput on the tree's previous runs in this Cluster (the
+  // median of its last three, the shares moving half way towards it at each run); else as
   // the root's knowledge base (its RuntimeOptions::kb_path) keeps them from an earlier Cluster,
   // for the tree, its input sizes and the whole cluster's device set (every rank's devices, in
   // rank order); else evenly. The root stores the shares each complete run's throughput suggests
@@ -71,6 +72,10 @@ struct ClusterReport {
   int rank = 0;                  // this process's rank
   int ranks = 1;
   double wall_ms = 0;            // the whole run on this rank: scatter, local run, gather, combine
+  // Its phases on this rank (ms): the checks and the rank split, allocating and scattering the
+  // data, the own run with the agreement after it (waiting for the slowest rank), gathering the
+  // outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
+  double prepare_ms = 0, scatter_ms = 0, run_ms = 0, gather_ms = 0, combine_ms = 0;
   std::vector<RankShare> shares; // per rank, in rank order (the same on every rank)
   std::string shares_from;       // "given", "measured" (this Cluster), "stored" (knowledge base), "even"
   Report local;                  // this rank's own run (empty where the rank had no units)

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <deque>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -177,9 +178,36 @@ struct Cluster::Impl {
   int rank = 0, ranks = 1;
   ClusterOptions options;
   std::unique_ptr<Runtime> runtime;
-  // Units per millisecond of each rank on a tree's last run, by tree signature and unit count:
-  // the next run's rank shares when none are given.
-  std::map<std::string, std::vector<double>> throughput;
+  // By tree signature and unit count: the rank shares for the tree's next run when none are
+  // given, and each rank's last few throughputs (units per ms) they were made from.
+  struct Measured {
+    std::vector<double> next;
+    std::vector<std::deque<double>> speeds;
+  };
+  std::map<std::string, Measured> measured;
+
+  // After a run in which every rank had units: the next shares. Each rank's rate is the median of
+  // its last three runs (one slow run, a burst of another process, sizes nothing), and the shares
+  // move half way from those that ran towards the rates' (a run on a loaded machine swings; a
+  // full step would chase the noise).
+  const std::vector<double>& next_shares(const std::string& key, const std::vector<double>& ran,
+                                         const std::vector<double>& speed) {
+    Measured& m = measured[key];
+    m.speeds.resize(speed.size());
+    std::vector<double> rates;
+    for (std::size_t r = 0; r < speed.size(); ++r) {
+      auto& last = m.speeds[r];
+      last.push_back(speed[r]);
+      if (last.size() > 3) last.pop_front();
+      std::vector<double> sorted(last.begin(), last.end());
+      std::sort(sorted.begin(), sorted.end());
+      rates.push_back(sorted[sorted.size() / 2]);
+    }
+    const auto target = normalised(rates);
+    m.next.clear();
+    for (std::size_t r = 0; r < ran.size(); ++r) m.next.push_back((ran[r] + target[r]) / 2);
+    return m.next;
+  }
   // The root's: the knowledge base that keeps rank shares between Clusters (the rank Runtime's
   // file, opened on the first use), and the whole cluster's device set that keys them.
   std::unique_ptr<KnowledgeBase> kb;
@@ -380,6 +408,12 @@ std::vector<RankDevices> Cluster::devices() {
 ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
   Impl& c = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
+  auto mark = t0;
+  // Milliseconds since the last lap, for ClusterReport's phases.
+  auto lap = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::milli>(now - std::exchange(mark, now)).count();
+  };
   const bool root = c.rank == 0;
   ClusterReport report;
   report.rank = c.rank;
@@ -425,8 +459,8 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     if (!c.options.rank_shares.empty()) {
       shares = c.options.rank_shares;
       from = 1;
-    } else if (auto it = c.throughput.find(key); it != c.throughput.end()) {
-      shares = normalised(it->second);
+    } else if (auto it = c.measured.find(key); it != c.measured.end()) {
+      shares = it->second.next;
       from = 2;
     } else if (auto stored = c.stored_shares(tree.signature(), features)) {
       shares = *stored;
@@ -465,6 +499,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     counts[r] = static_cast<int>(units[r]);
     displs[r] = static_cast<int>(first[r]);
   }
+  report.prepare_ms = lap();
   c.together("allocating the rank's data", [&] {
     buffers.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -502,10 +537,14 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     }
   }
 
+  report.scatter_ms = lap();
+
   // This rank's own run, on its own devices and plan.
   c.together("the run", [&] {
     if (mine) report.local = c.runtime->execute(tree, local, options);
   });
+
+  report.run_ms = lap();
 
   // Outputs to the root.
   for (std::size_t i = 0; i < count; ++i) {
@@ -517,6 +556,8 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     MPI_Gatherv(root ? MPI_IN_PLACE : b.data, counts[c.rank], unit.type, bindings[i].data, counts.data(),
                 displs.data(), unit.type, 0, c.comm);
   }
+
+  report.gather_ms = lap();
 
   // map_reduce results: every rank's value (built-in operators: the identity where a rank had no
   // units) to every rank, combined there by the host rule one process uses across its partitions;
@@ -565,23 +606,25 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
       std::memcpy(bindings[b->second].data, combined.bytes.data(), t.size);
   }
 
+  report.combine_ms = lap();
+
   // Every rank's time and devices, for the report and the next run's shares.
   const auto& d = report.local.device_ms;
   const double busy = d.empty() ? report.local.wall_ms : *std::max_element(d.begin(), d.end());
   const auto gathered = c.allgather(join({std::to_string(busy > 0 ? busy : report.local.wall_ms),
                                           describe_devices(c.runtime->devices())}));
   std::vector<double> speed(c.ranks);
-  bool measured = true;
+  bool every_rank = true;
   for (int q = 0; q < c.ranks; ++q) {
     const auto f = split(gathered[q]);
     const double ms = std::stod(f.at(0));
     report.shares.push_back({q, first[q], units[q], rank_plan.shares[q], ms, f.at(1)});
     speed[q] = units[q] && ms > 0 ? static_cast<double>(units[q]) / ms : 0;
-    measured = measured && speed[q] > 0;
+    every_rank = every_rank && speed[q] > 0;
   }
-  if (measured) {  // a rank without units leaves the last measure in place
-    c.throughput[key] = speed;
-    if (root) c.store_shares(tree, features, rank_plan, normalised(speed), report.shares);
+  if (every_rank) {  // a rank without units leaves the last measure in place
+    const auto& next = c.next_shares(key, rank_plan.shares, speed);
+    if (root) c.store_shares(tree, features, rank_plan, next, report.shares);
   }
   report.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return report;
@@ -590,7 +633,8 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
 std::string ClusterReport::str() const {
   std::ostringstream s;
   s << "cluster: " << ranks << (ranks == 1 ? " rank" : " ranks") << ", shares " << shares_from << ", "
-    << wall_ms << " ms on rank " << rank << "\n";
+    << wall_ms << " ms on rank " << rank << " (checks and split " << prepare_ms << ", scatter " << scatter_ms
+    << ", own run and agreement " << run_ms << ", gather " << gather_ms << ", results " << combine_ms << ")\n";
   for (const auto& r : shares)
     s << "  rank " << r.rank << ": units " << r.first << ".." << r.first + r.units << " (" << r.units
       << ", share " << r.share << "), " << r.ms << " ms, " << r.devices << "\n";
