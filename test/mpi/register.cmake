@@ -27,7 +27,10 @@ if(TARGET saxpy)
     "filter_pipeline.np2|2|$<TARGET_FILE:filter_pipeline> --size 64x40"
     "filter_pipeline.np3|3|$<TARGET_FILE:filter_pipeline> --size 64x41"
     "histogram.np2|2|$<TARGET_FILE:histogram> --size 64"
-    "histogram.np3_uneven|3|$<TARGET_FILE:histogram> --size 64 --rank-shares 0.2,0.5,0.3")
+    "histogram.np3_uneven|3|$<TARGET_FILE:histogram> --size 64 --rank-shares 0.2,0.5,0.3"
+    "saxpy_blas.np2|2|$<TARGET_FILE:saxpy> --mode blas --size 30000"
+    "fft.np3|3|$<TARGET_FILE:fft> --size 4"
+    "segmentation.np3|3|$<TARGET_FILE:segmentation> --size 65536")
   foreach(run IN LISTS _sample_runs)
     string(REPLACE "|" ";" parts "${run}")
     list(GET parts 0 name)
@@ -36,6 +39,12 @@ if(TARGET saxpy)
     separate_arguments(command UNIX_COMMAND "${command}")
     add_test(NAME mpi.samples.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
+  endforeach()
+  # Trees whose partitions meet (a loop predicate with halos, a vector read whole and written, a
+  # scan): refused on every rank before device work, the job ending non-zero.
+  foreach(sample heat nbody prefix_sum)
+    add_test(NAME mpi.samples.${sample}.np2_refused
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/refused.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:${sample}> --mpi)
   endforeach()
   # A discrete (GPU-like) device on every rank: explicit transfers, no zero-copy.
   add_test(NAME mpi.samples.filter_pipeline.np2_discrete
