@@ -146,7 +146,10 @@ void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an) 
   detail::walk(root, [&](const detail::NodeImpl& n, const std::string& path) {
     if (n.joins_partitions())
       throw_error(errc::invalid_tree, "cannot split this tree over ranks: " + why,
-                  {.node = path, .fix = "run it with a Runtime on one process, or drop the loop's predicate"});
+                  {.node = path,
+                   .fix = n.kind() == "loop" ? "run it with a Runtime on one process, or loop a fixed number of times "
+                                               "(times(n) without until splits)"
+                                             : "run it with a Runtime on one process"});
     for (std::size_t i = 0; i < n.args.size(); ++i)
       if (n.args[i].kind == Arg::Kind::halo)
         throw_error(errc::invalid_tree,
