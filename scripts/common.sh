@@ -16,6 +16,7 @@ SINEW_PACKAGES=(
   libclblast-dev libclfft-dev libsqlite3-dev
   libboost-dev libboost-program-options-dev libhwloc-dev
   libgtest-dev libbenchmark-dev sqlite3 libtbb-dev
+  libopenmpi-dev openmpi-bin  # sinew::Cluster (SINEW_MPI) and its tests under mpirun
 )
 
 sinew_log() { printf '==> %s\n' "$*" >&2; }

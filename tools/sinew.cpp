@@ -328,16 +328,48 @@ void print_device_json(Json& j, const sinew::DeviceInfo& d) {
   j.end_object();
 }
 
+// One line per device: id, kind, compute units, memory, name.
+void print_device_summary(std::ostream& out, const std::vector<sinew::DeviceInfo>& infos, const std::string& indent) {
+  std::vector<std::vector<std::string>> summary = {{"id", "kind", "CUs", "memory", "name"}};
+  for (const auto& d : infos)
+    summary.push_back({d.id(), sinew::to_string(d.kind), std::to_string(d.compute_units), gib(d.global_memory), d.name});
+  print_table(out, summary, indent);
+}
+
+// sinew devices --mpi: every rank's devices, gathered to rank 0, which prints them.
+int devices_of_ranks(const std::string& devices) {
+#ifdef SINEW_HAS_MPI
+  sinew::ClusterOptions o;
+  o.runtime = runtime_options(devices);
+  sinew::Cluster cluster(o);
+  const auto all = cluster.devices();
+  if (!cluster.is_root()) return 0;
+  std::cout << all.size() << (all.size() == 1 ? " MPI rank" : " MPI ranks") << ":\n";
+  for (const auto& r : all) {
+    std::cout << "rank " << r.rank << " on " << r.host << ": " << r.devices.size()
+              << (r.devices.size() == 1 ? " device" : " devices") << "\n";
+    print_device_summary(std::cout, r.devices, "  ");
+  }
+  return 0;
+#else
+  (void)devices;
+  std::cerr << "sinew devices: --mpi: this Sinew was built without MPI (configure with SINEW_MPI=ON)\n";
+  return 2;
+#endif
+}
+
 int cmd_devices(const Args& args) {
   std::string devices;
   po::options_description options("sinew devices [options]: the OpenCL devices Sinew uses");
-  options.add_options()("json", "print JSON instead of a table");
+  options.add_options()("json", "print JSON instead of a table")(
+      "mpi", "every MPI rank's devices, printed by rank 0 (mpirun -np N sinew devices --mpi)");
   add_devices_option(options, devices);
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
     return 0;
   }
+  if (p.vm.count("mpi")) return devices_of_ranks(devices);
 
   sinew::Runtime rt(runtime_options(devices));
   const auto& infos = rt.devices();
@@ -349,11 +381,8 @@ int cmd_devices(const Args& args) {
     return 0;
   }
 
-  std::vector<std::vector<std::string>> summary = {{"id", "kind", "CUs", "memory", "name"}};
-  for (const auto& d : infos)
-    summary.push_back({d.id(), sinew::to_string(d.kind), std::to_string(d.compute_units), gib(d.global_memory), d.name});
   std::cout << infos.size() << (infos.size() == 1 ? " device" : " devices") << ":\n";
-  print_table(std::cout, summary, "  ");
+  print_device_summary(std::cout, infos, "  ");
   for (const auto& d : infos) {
     std::cout << '\n';
     print_device(std::cout, d);

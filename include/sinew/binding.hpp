@@ -54,6 +54,12 @@ struct Binding {
   std::size_t elements = 0;
   ElementType type;
   bool read_only = false;
+  // A binding of part of a larger vector (what a Cluster gives each rank): its elements are units
+  // [first_unit, first_unit + elements / unit) of a vector of whole_units units, and offset() and
+  // size() arguments count in that whole, so kernels that use them compute what they would on
+  // the whole. whole_units 0: the binding is the whole vector.
+  std::size_t first_unit = 0;
+  std::size_t whole_units = 0;
 
   template <class T>
   Binding(const Vector<T>& v, std::vector<T>& host) : Binding(v, std::span<T>(host)) {}

@@ -8,3 +8,6 @@
 #include <sinew/tree.hpp>
 #include <sinew/types.hpp>
 #include <sinew/version.hpp>
+#ifdef SINEW_HAS_MPI
+#include <sinew/cluster.hpp>  // built with SINEW_MPI
+#endif

@@ -56,18 +56,19 @@ unsigned read_overlap(const std::string& program, const std::string& text) {
 
 // --shares a,b,...: each a number in [0, 1] (every item, empty ones too), and together a plan
 // Config accepts: adding up to 1.
-std::vector<double> read_shares(const std::string& program, const std::string& text, unsigned overlap) {
+std::vector<double> read_shares(const std::string& program, const std::string& text, unsigned overlap,
+                                const std::string& flag = "--shares") {
   std::vector<double> shares;
   std::size_t from = 0;
   while (true) {
     const std::size_t comma = text.find(',', from);
     const std::string item = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    shares.push_back(checked(program, [&] { return sinew::parse::number(item, "--shares", 0, 1); }));
+    shares.push_back(checked(program, [&] { return sinew::parse::number(item, flag, 0, 1); }));
     if (comma == std::string::npos) break;
     from = comma + 1;
   }
   checked(program, [&] {
-    Config{shares, "none", overlap}.check(devices_for_checks(shares.size()), "--shares = '" + text + "' is refused: plan");
+    Config{shares, "none", overlap}.check(devices_for_checks(shares.size()), flag + " = '" + text + "' is refused: plan");
     return 0;
   });
   return shares;
@@ -92,7 +93,12 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
             << "  --pinned          keep the host data in pinned memory (Runtime::pinned), where the\n"
             << "                    sample supports it\n"
             << "  --profile         profile the device queues: the report lists each partition's and\n"
-            << "                    kernel's device times (RunOptions::profile; costs a little time)\n";
+            << "                    kernel's device times (RunOptions::profile; costs a little time)\n"
+            << "  --mpi             run over every rank of the MPI job (mpirun -np 3 ... --mpi): the units are\n"
+            << "                    split over the ranks, each runs its part as --device/--shares say on its own\n"
+            << "                    devices; rank 0 prints and checks (needs Sinew built with SINEW_MPI)\n"
+            << "  --rank-shares a,b,...  with --mpi: one share per rank, adding up to 1 (default: even, then as\n"
+            << "                    measured)\n";
   for (const auto& f : extra) {
     std::string left = "--" + f.name + (f.is_switch ? "" : " V");
     std::cout << "  " << left << std::string(left.size() < 18 ? 18 - left.size() : 1, ' ') << f.help;
@@ -100,6 +106,135 @@ void print_usage(const std::string& program, const Sample& s, const std::vector<
     std::cout << "\n";
   }
 }
+
+// The run's device or plan as the flags say (--shares, --device), on `rt`'s devices; "where" says
+// it in words. Returns 0, or 2 after printing why the flags do not fit the runtime.
+int choose_plan(const Options& opts, Runtime& rt, RunOptions& ro, std::string& where) {
+  const auto& devices = rt.devices();
+  if (opts.profile) ro.profile = true;  // else as $SINEW_PROFILE says
+  if (!opts.shares.empty()) {
+    if (opts.shares.size() != devices.size()) {
+      std::cerr << "--shares gives " << opts.shares.size() << " shares but the runtime has " << devices.size()
+                << " devices\n";
+      return 2;
+    }
+    ro.config = Config{opts.shares, opts.fission, opts.overlap};
+    where = "plan " + ro.config->str();
+  } else if (opts.device == "all") {
+    where = "all devices (plan chosen by the runtime)";
+  } else {
+    std::size_t index = rt.default_device();
+    if (!opts.device.empty()) {
+      if (std::all_of(opts.device.begin(), opts.device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        index = sinew::parse::count(opts.device, "--device", 0, std::numeric_limits<std::size_t>::max());
+        if (index >= devices.size()) {
+          std::cerr << "--device " << index << ": the runtime has " << devices.size() << " device(s), 0 to "
+                  << devices.size() - 1 << "\n";
+          return 2;
+        }
+      } else {
+        auto chosen = sinew::select_devices(devices, opts.device);
+        if (chosen.size() != 1) {
+          std::cerr << "--device '" << opts.device << "' names " << chosen.size()
+                    << " devices; name one, or use --shares for a plan over several\n";
+          return 2;
+        }
+        index = chosen.front();
+      }
+    }
+    ro.device = index;
+    where = "device " + std::to_string(index) + " (" + devices[index].id() + ": " + devices[index].name + ")";
+  }
+  return 0;
+}
+
+// Compares the last run with the reference and prints the verdict; the exit code (0 OK, 1 mismatch).
+int print_check(Sample& sample, const Options& opts) {
+  if (!opts.check) {
+    std::cout << "result: not checked\n";
+    return 0;
+  }
+  const Check c = sample.check();
+  if (c.ok) {
+    std::cout << "result: OK (max error " << c.max_error << ", tolerance " << c.tolerance << ": " << c.measure
+              << ")\n";
+    return 0;
+  }
+  std::cout << "result: MISMATCH " << c.message << " (max error " << c.max_error << ", tolerance " << c.tolerance
+            << ": " << c.measure << ")\n";
+  return 1;
+}
+
+// "time: best (mean of n runs) (GB/s)".
+void print_time(const Sample& sample, const Options& opts, double best, double total) {
+  const double mean = total / static_cast<double>(opts.repeat);
+  std::printf("time: %.3f ms", best);
+  if (opts.repeat > 1) std::printf(" best, %.3f ms mean of %zu runs", mean, opts.repeat);
+  if (best > 0) std::printf(" (%.2f GB/s of data)", static_cast<double>(sample.bytes()) / (best * 1e6));
+  std::printf("\n");
+}
+
+#ifdef SINEW_HAS_MPI
+// --mpi: the run over every rank of the MPI job (sinew::Cluster). Every rank prepares the sample
+// (the same data: only the root's are read), picks its plan on its own devices and runs; a rank
+// whose set-up fails makes every rank stop (Cluster::agree) rather than leave the others waiting.
+// Rank 0 prints and checks; the other ranks print nothing and return 0, or 2 on an error.
+int run_cluster(Sample& sample, const Options& opts) {
+  const std::string program = opts.program.empty() ? sample.name() : opts.program;
+  std::unique_ptr<Cluster> cluster;
+  try {
+    ClusterOptions co;
+    co.rank_shares = opts.rank_shares;
+    cluster = std::make_unique<Cluster>(std::move(co));
+  } catch (const sinew::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  const bool root = cluster->is_root();
+  try {
+    std::string problem;
+    RunOptions ro;
+    std::string where;
+    if (opts.pinned && !sample.use_pinned_memory(cluster->runtime())) problem = sample.name() + " does not support --pinned";
+    if (problem.empty()) {
+      try {
+        sample.prepare(opts.size.value_or(""));
+      } catch (const std::invalid_argument& e) {
+        problem = (opts.size ? "--size = '" + *opts.size + "': " : "") + std::string(e.what());
+      }
+    }
+    if (problem.empty() && choose_plan(opts, cluster->runtime(), ro, where))
+      problem = "the flags do not fit this rank's devices";
+    cluster->agree(problem, program + " set-up");
+    if (root) {
+      if (opts.dump) std::cout << sample.tree().dump();
+      std::cout << sample.name() << ": " << sample.description() << "\n"
+                << "size " << sample.size_text() << " (" << sample.size_unit() << "), over " << cluster->ranks()
+                << " MPI ranks, rank 0 on " << where << "\n";
+    }
+    ClusterReport last;
+    double best = 0, total = 0;
+    for (std::size_t r = 0; r < opts.repeat; ++r) {
+      last = cluster->run(sample.tree(), sample.bindings(), ro);
+      best = r == 0 ? last.wall_ms : std::min(best, last.wall_ms);
+      total += last.wall_ms;
+    }
+    if (!root) return 0;
+    print_time(sample, opts, best, total);
+    std::cout << last.str();
+    if (last.shares.front().units == 0) {
+      std::cout << "rank 0 ran no units\n";
+    } else {
+      const std::string own = last.local.str();
+      std::cout << "rank 0's own run:\n" << own << (own.empty() || own.back() == '\n' ? "" : "\n");
+    }
+    return print_check(sample, opts);
+  } catch (const std::exception& e) {
+    if (root) std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+#endif
 
 }  // namespace
 
@@ -125,7 +260,7 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
   const std::string program = argc > 0 ? argv[0] : sample.name();
   Options o;
   o.program = program;
-  std::optional<std::string> shares_text;
+  std::optional<std::string> shares_text, rank_shares_text;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -153,6 +288,10 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
       o.pinned = true;
     } else if (name == "profile") {
       o.profile = true;
+    } else if (name == "mpi") {
+      o.mpi = true;
+    } else if (name == "rank-shares") {
+      rank_shares_text = take();
     } else if (name == "size") {
       o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too; run() checks it
     } else if (name == "device") {
@@ -176,6 +315,10 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
     }
   }
   if (shares_text) o.shares = read_shares(program, *shares_text, o.overlap);
+  if (rank_shares_text) {
+    if (!o.mpi) usage_error(program, "--rank-shares needs --mpi");
+    o.rank_shares = read_shares(program, *rank_shares_text, 1, "--rank-shares");
+  }
   return o;
 }
 
@@ -188,6 +331,14 @@ int run(Sample& sample, const Options& opts) {
   } catch (const std::invalid_argument& e) {
     std::cerr << program << ": " << e.what() << " (see --help)\n";
     return 2;
+  }
+  if (opts.mpi) {
+#ifdef SINEW_HAS_MPI
+    return run_cluster(sample, opts);
+#else
+    std::cerr << program << ": --mpi: this Sinew was built without MPI (configure with SINEW_MPI=ON)\n";
+    return 2;
+#endif
   }
   try {
     sinew::Runtime rt;
@@ -203,43 +354,9 @@ int run(Sample& sample, const Options& opts) {
     }
     if (opts.dump) std::cout << sample.tree().dump();
 
-    const auto& devices = rt.devices();
     RunOptions ro;
-    if (opts.profile) ro.profile = true;  // else as $SINEW_PROFILE says
     std::string where;
-    if (!opts.shares.empty()) {
-      if (opts.shares.size() != devices.size()) {
-        std::cerr << "--shares gives " << opts.shares.size() << " shares but the runtime has " << devices.size()
-                  << " devices\n";
-        return 2;
-      }
-      ro.config = Config{opts.shares, opts.fission, opts.overlap};
-      where = "plan " + ro.config->str();
-    } else if (opts.device == "all") {
-      where = "all devices (plan chosen by the runtime)";
-    } else {
-      std::size_t index = rt.default_device();
-      if (!opts.device.empty()) {
-        if (std::all_of(opts.device.begin(), opts.device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          index = sinew::parse::count(opts.device, "--device", 0, std::numeric_limits<std::size_t>::max());
-          if (index >= devices.size()) {
-            std::cerr << "--device " << index << ": the runtime has " << devices.size() << " device(s), 0 to "
-                    << devices.size() - 1 << "\n";
-            return 2;
-          }
-        } else {
-          auto chosen = sinew::select_devices(devices, opts.device);
-          if (chosen.size() != 1) {
-            std::cerr << "--device '" << opts.device << "' names " << chosen.size()
-                      << " devices; name one, or use --shares for a plan over several\n";
-            return 2;
-          }
-          index = chosen.front();
-        }
-      }
-      ro.device = index;
-      where = "device " + std::to_string(index) + " (" + devices[index].id() + ": " + devices[index].name + ")";
-    }
+    if (const int bad = choose_plan(opts, rt, ro, where)) return bad;
 
     std::cout << sample.name() << ": " << sample.description() << "\n"
               << "size " << sample.size_text() << " (" << sample.size_unit() << "), on " << where << "\n";
@@ -251,27 +368,11 @@ int run(Sample& sample, const Options& opts) {
       best = r == 0 ? last.wall_ms : std::min(best, last.wall_ms);
       total += last.wall_ms;
     }
-    const double mean = total / static_cast<double>(opts.repeat);
-    std::printf("time: %.3f ms", best);
-    if (opts.repeat > 1) std::printf(" best, %.3f ms mean of %zu runs", mean, opts.repeat);
-    if (best > 0) std::printf(" (%.2f GB/s of data)", static_cast<double>(sample.bytes()) / (best * 1e6));
-    std::printf("\n");
+    print_time(sample, opts, best, total);
     std::cout << last.str();
     if (!last.str().empty() && last.str().back() != '\n') std::cout << "\n";
 
-    if (!opts.check) {
-      std::cout << "result: not checked\n";
-      return 0;
-    }
-    const Check c = sample.check();
-    if (c.ok) {
-      std::cout << "result: OK (max error " << c.max_error << ", tolerance " << c.tolerance << ": " << c.measure
-                << ")\n";
-      return 0;
-    }
-    std::cout << "result: MISMATCH " << c.message << " (max error " << c.max_error << ", tolerance " << c.tolerance
-              << ": " << c.measure << ")\n";
-    return 1;
+    return print_check(sample, opts);
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";  // what() carries the node, the fix and any build log
     return 2;

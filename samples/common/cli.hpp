@@ -2,8 +2,8 @@
 //
 // Common flags: --size S (a number, or a sample's own form such as WIDTHxHEIGHT), --device
 // i|ID|all, --shares a,b,... [--fission NAME] [--overlap N], --repeat n, --dump, --no-check, --profile,
-// --help. A program adds its own flags (e.g. --steps), reads them with Options::get and sets its
-// descriptor's params before calling run().
+// --mpi [--rank-shares a,b,...], --help. A program adds its own flags (e.g. --steps), reads them
+// with Options::get and sets its descriptor's params before calling run().
 #pragma once
 
 #include "common/sample.hpp"
@@ -37,6 +37,8 @@ struct Options {
   bool check = true;
   bool pinned = false;         // host data in Runtime::pinned memory
   bool profile = false;        // --profile: device times in the report (RunOptions::profile)
+  bool mpi = false;            // --mpi: over every rank of the MPI job (sinew::Cluster)
+  std::vector<double> rank_shares;  // --rank-shares: one share per rank (ClusterOptions::rank_shares)
   std::map<std::string, std::string> values;  // the program's own flags, by name
 
   bool has(const std::string& name) const { return values.count(name) != 0; }

@@ -19,6 +19,18 @@ cl::NDRange nd(const std::vector<std::size_t>& v) {
   return v.size() == 1 ? cl::NDRange(v[0]) : v.size() == 2 ? cl::NDRange(v[0], v[1]) : cl::NDRange(v[0], v[1], v[2]);
 }
 
+// Where the request's units lie in a larger vector (Binding::first_unit, whole_units: a Cluster
+// rank's share): the first binding that says so. Every partitioned vector of a tree shares one
+// unit count, so one window serves them all, unbound channels included.
+struct Window {
+  std::size_t first_unit = 0, whole_units = 0;
+};
+Window window(const RunState& run) {
+  for (const Binding& b : run.bindings)
+    if (b.whole_units) return {b.first_unit, b.whole_units};
+  return {};
+}
+
 class KernelRunner final : public LeafRunner {
  public:
   void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
@@ -68,9 +80,16 @@ class KernelRunner final : public LeafRunner {
         case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
         case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
         case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
-        case Arg::Kind::offset: k.setArg(i, static_cast<cl_uint>(ps.part->first * v->unit)); break;
+        case Arg::Kind::offset:
+          k.setArg(i, static_cast<cl_uint>((window(run).first_unit + ps.part->first) * v->unit));
+          break;
         case Arg::Kind::count: k.setArg(i, static_cast<cl_uint>(ps.part->units * v->unit)); break;
-        case Arg::Kind::size: k.setArg(i, static_cast<cl_uint>(run.an.use(v).elements)); break;
+        case Arg::Kind::size: {
+          const Window w = window(run);
+          const auto& u = run.an.use(v);
+          k.setArg(i, static_cast<cl_uint>(w.whole_units && u.partitioned ? w.whole_units * v->unit : u.elements));
+          break;
+        }
       }
     }
     const auto g = n.global_range(n.range()->unit, ps.part->units);

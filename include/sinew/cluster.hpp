@@ -1,0 +1,127 @@
+// sinew/cluster.hpp — running a tree over several processes (MPI ranks), each driving its own
+// devices with an ordinary Runtime. Present when Sinew was built with SINEW_MPI (SINEW_HAS_MPI is
+// then defined for programs that use sinew::sinew).
+//
+// SPMD, as MPI programs are written: every rank makes a Cluster and calls run() with the same
+// tree and the same bindings, in the same order. The tree's units are split over the ranks first
+// (ClusterOptions::rank_shares; else by each rank's measured throughput: this Cluster's last run
+// of the tree, or the knowledge base's; else evenly), in whole granules; the root rank's host data is scattered (each
+// rank gets its slice of every vector the tree reads, and a copy of every vector it reads
+// whole), each rank runs the tree on its slice with its own Runtime (its own plan, knowledge base
+// and training), what the tree writes is gathered back to the root, and map_reduce results are
+// combined across ranks and given to every rank. Only the root's bound data are read and
+// written; on the other ranks a binding gives nothing but the vector and its type (its data may
+// be empty: sizes come from the root).
+//
+// Trees whose partitions meet while they run cannot be split over ranks yet: a vector read whole
+// and written (the NBody loop), halo exchanges, loop predicates and scans. Neither can a vector
+// read with a halo. run() refuses them with a sinew::Error naming the node or vector, on every
+// rank, before any device work.
+//
+// Failures: an error on one rank (a bad tree, a kernel that fails to build, an OpenCL error)
+// makes run() throw sinew::Error on every rank, naming the failing rank and its message; no rank
+// waits forever. A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts
+// the other ranks and exits non-zero.
+//
+// Lifetime and threads: making a Cluster is collective (every rank makes it, in the same order);
+// each has its own communicator (a copy of MPI_COMM_WORLD) and its own Runtime. The first one
+// initialises MPI when nobody has (MPI_THREAD_FUNNELED: MPI is called from the thread that calls
+// run()) and MPI is then finalised at exit (std::atexit), so a program may make one Cluster
+// after another. run() is not thread-safe: call it from one thread, the one that made the Cluster.
+#pragma once
+
+#include <sinew/binding.hpp>
+#include <sinew/device.hpp>
+#include <sinew/options.hpp>
+#include <sinew/report.hpp>
+#include <sinew/runtime.hpp>
+#include <sinew/tree.hpp>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+struct ClusterOptions {
+  // Each rank's Runtime (its unset settings come from that rank's environment, as usual).
+  RuntimeOptions runtime;
+  // One share per rank, each in [0, 1], adding up to 1: the fraction of the units each rank
+  // runs. Empty: by each rank's throughput on the tree's previous runs in this Cluster (the
+  // median of its last three, the shares moving half way towards it at each run); else as
+  // the root's knowledge base (its RuntimeOptions::kb_path) keeps them from an earlier Cluster,
+  // for the tree, its input sizes and the whole cluster's device set (every rank's devices, in
+  // rank order); else evenly. The root stores the shares each complete run's throughput suggests
+  // (tree "cluster:<signature>", provenance balanced); a failed run stores nothing.
+  std::vector<double> rank_shares;
+};
+
+// One rank's part of a cluster run.
+struct RankShare {
+  int rank = 0;
+  std::size_t first = 0;    // first unit
+  std::size_t units = 0;
+  double share = 0;         // the share it was given
+  double ms = 0;            // its run's host time (0 without units)
+  std::string devices;      // its devices, "cpu:0 (name), gpu:0 (name)"
+};
+
+struct ClusterReport {
+  int rank = 0;                  // this process's rank
+  int ranks = 1;
+  double wall_ms = 0;            // the whole run on this rank: scatter, local run, gather, combine
+  // Its phases on this rank (ms): the checks and the rank split, allocating and scattering the
+  // data, the own run with the agreement after it (waiting for the slowest rank), gathering the
+  // outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
+  double prepare_ms = 0, scatter_ms = 0, run_ms = 0, gather_ms = 0, combine_ms = 0;
+  std::vector<RankShare> shares; // per rank, in rank order (the same on every rank)
+  std::string shares_from;       // "given", "measured" (this Cluster), "stored" (knowledge base), "even"
+  Report local;                  // this rank's own run (empty where the rank had no units)
+  std::map<std::string, Value> results;  // map_reduce outputs combined over every rank, by name
+
+  template <class T>
+  T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
+  std::string str() const;
+};
+
+// One rank's devices (Cluster::devices).
+struct RankDevices {
+  int rank = 0;
+  std::string host;                 // MPI_Get_processor_name
+  std::vector<DeviceInfo> devices;  // its Runtime's, with the fields `sinew devices` summarises
+};
+
+class Cluster {
+ public:
+  // Initialises MPI when needed and makes this rank's Runtime; throws sinew::Error for a bad
+  // setting (on this rank alone: nothing collective has happened yet).
+  Cluster();
+  explicit Cluster(ClusterOptions options);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int rank() const;
+  int ranks() const;
+  bool is_root() const { return rank() == 0; }
+  Runtime& runtime();
+
+  // Collective: every rank calls it with the same tree and bindings (see the banner). Returns when
+  // the root has every output; throws sinew::Error on every rank when one failed.
+  ClusterReport run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
+
+  // Collective: every rank's devices, gathered to every rank (in rank order).
+  std::vector<RankDevices> devices();
+
+  // Collective: throws sinew::Error on every rank when `error` is non-empty on some rank (the
+  // first such rank's message, naming it). Programs use it to fail together, like run() does.
+  void agree(const std::string& error, const std::string& what = "run");
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sinew

@@ -1,0 +1,57 @@
+# MPI tests (sinew::Cluster, the samples' --mpi): mpirun over 2 and 3 ranks on one host, a PoCL
+# device per rank, sizes kept tiny (CI has 2 cores). Label `mpi`. Included from test/CMakeLists.txt
+# when SINEW_MPI is ON, so sinew_test()'s environment (SINEW_TEST_ENV) is the one defined there.
+set(SINEW_MPIRUN ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
+set(SINEW_MPI_ENV ${SINEW_TEST_ENV} "POCL_DEVICES=pthread")
+
+# The Cluster's own suite: every rank runs every test (SPMD); the root checks outputs.
+add_executable(sinew_cluster_tests mpi/cluster_test.cpp)
+target_link_libraries(sinew_cluster_tests PRIVATE sinew::sinew GTest::gtest)
+foreach(np 2 3)
+  add_test(NAME mpi.cluster.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_cluster_tests>)
+endforeach()
+add_test(NAME mpi.cluster.one_after_another
+         COMMAND ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:sinew_cluster_tests> --one-after-another)
+# A rank that dies mid-job: mpirun ends every rank and exits non-zero, well before the timeout.
+add_test(NAME mpi.cluster.rank_dies
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/die.sh 60 ${SINEW_MPIRUN} -np 3 $<TARGET_FILE:sinew_cluster_tests>
+                 --die-on-rank 1)
+
+# Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
+if(TARGET saxpy)
+  set(_sample_runs
+    "saxpy.np2|2|$<TARGET_FILE:saxpy> --size 20000"
+    "saxpy.np3|3|$<TARGET_FILE:saxpy> --size 20001"
+    "saxpy.np3_uneven|3|$<TARGET_FILE:saxpy> --size 20001 --rank-shares 0.6,0.1,0.3"
+    "saxpy.np2_root_idle|2|$<TARGET_FILE:saxpy> --size 5000 --rank-shares 0,1"
+    "filter_pipeline.np2|2|$<TARGET_FILE:filter_pipeline> --size 64x40"
+    "filter_pipeline.np3|3|$<TARGET_FILE:filter_pipeline> --size 64x41"
+    "histogram.np2|2|$<TARGET_FILE:histogram> --size 64"
+    "histogram.np3_uneven|3|$<TARGET_FILE:histogram> --size 64 --rank-shares 0.2,0.5,0.3"
+    "saxpy_blas.np2|2|$<TARGET_FILE:saxpy> --mode blas --size 30000"
+    "fft.np3|3|$<TARGET_FILE:fft> --size 4"
+    "segmentation.np3|3|$<TARGET_FILE:segmentation> --size 65536")
+  foreach(run IN LISTS _sample_runs)
+    string(REPLACE "|" ";" parts "${run}")
+    list(GET parts 0 name)
+    list(GET parts 1 np)
+    list(GET parts 2 command)
+    separate_arguments(command UNIX_COMMAND "${command}")
+    add_test(NAME mpi.samples.${name}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
+  endforeach()
+  # Trees whose partitions meet (a loop predicate with halos, a vector read whole and written, a
+  # scan): refused on every rank before device work, the job ending non-zero.
+  foreach(sample heat nbody prefix_sum)
+    add_test(NAME mpi.samples.${sample}.np2_refused
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/refused.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:${sample}> --mpi)
+  endforeach()
+  # A discrete (GPU-like) device on every rank: explicit transfers, no zero-copy.
+  add_test(NAME mpi.samples.filter_pipeline.np2_discrete
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
+                   $<TARGET_FILE:filter_pipeline> --size 64x40 --mpi --rank-shares 0.3,0.7)
+endif()
+
+get_property(_mpi_tests DIRECTORY PROPERTY TESTS)
+list(FILTER _mpi_tests INCLUDE REGEX "^mpi\\.")
+set_tests_properties(${_mpi_tests} PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${SINEW_MPI_ENV}")
