@@ -46,7 +46,10 @@ int main(int argc, char** argv) {
                     po::value<Counts>()->default_value(Counts{{16u << 20, 64u << 20, 256u << 20}}, "16Mi,64Mi,256Mi")
                         ->value_name("a,b"),
                     "keys per run (--quick 1Mi)")("fanout", po::value<std::size_t>()->default_value(2), "merge fan-out")(
-      "leaf", po::value<std::size_t>()->default_value(1024), "keys per leaf (a power of two)");
+      "leaf", po::value<std::size_t>()->default_value(1024), "keys per leaf (a power of two)")(
+      "sweep-top", po::value<std::size_t>()->default_value(0)->value_name("N"),
+      "sweep only the N highest crossover levels (0: every level; a crossover whose upper levels run on a much "
+      "slower CPU takes long at 256Mi)");
   Bench b({"bench_dc", "divide and conquer (issue 19): mergesort across CPU and GPU",
            "Mergesort of uint keys: the trained plan against each device alone, every crossover level, std::sort\nand "
            "std::sort(std::execution::par). Without a GPU run it with POCL_DEVICES=\"pthread pthread\".",
@@ -100,20 +103,6 @@ int main(int argc, char** argv) {
         row(name, "device " + std::to_string(device), m, trained);
         if (m.ok() && !(m.median_ms >= best_single)) best_single = m.median_ms;
       }
-      // Every crossover level: the trained shares below it, the CPU above it.
-      std::size_t levels = 1;
-      for (std::size_t sub = s.params.leaf_size; sub < n; sub *= s.params.fanout) ++levels;
-      double best_cross = kNaN;
-      std::size_t best_level = 0;
-      for (std::size_t c = 1; c < levels && p.two; ++c) {
-        if (b.stop()) break;
-        sinew::Config cfg = tp.last.config;
-        cfg.crossover = static_cast<unsigned>(c);
-        cfg.upper = p.cpu;
-        const Stats m = measured("crossover " + std::to_string(c), with_config(cfg));
-        row("crossover " + std::to_string(c), cfg.str(), m, trained);
-        if (m.ok() && !(m.median_ms >= best_cross)) best_cross = m.median_ms, best_level = c;
-      }
       std::vector<cl_uint> keys;
       for (const bool par : {false, true}) {
         if (b.stop()) break;
@@ -122,6 +111,21 @@ int main(int argc, char** argv) {
                                                    "variant", name}),
                                                std_sort_job(s, keys, par), b.timing()));
         row(name, "host", m, trained);
+      }
+      // Every crossover level: the trained shares below it, the CPU above it.
+      std::size_t levels = 1;
+      for (std::size_t sub = s.params.leaf_size; sub < n; sub *= s.params.fanout) ++levels;
+      double best_cross = kNaN;
+      std::size_t best_level = 0;
+      const std::size_t top = b.vm["sweep-top"].as<std::size_t>();
+      for (std::size_t c = top && top < levels ? levels - top : 1; c < levels && p.two; ++c) {
+        if (b.stop()) break;
+        sinew::Config cfg = tp.last.config;
+        cfg.crossover = static_cast<unsigned>(c);
+        cfg.upper = p.cpu;
+        const Stats m = measured("crossover " + std::to_string(c), with_config(cfg));
+        row("crossover " + std::to_string(c), cfg.str(), m, trained);
+        if (m.ok() && !(m.median_ms >= best_cross)) best_cross = m.median_ms, best_level = c;
       }
       const unsigned trained_level = tp.last.config.crossover.value_or(0);
       gaps.add({size, std::to_string(trained_level), p.two ? std::to_string(best_level) : "-",
