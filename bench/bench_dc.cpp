@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
       const Planned tp = time_planned(*rt, s, /*train=*/true, b.timing());
       const double trained = tp.m.median_ms;
       row("trained", tp.last.config.str(), tp.m, trained);
+      b.progress("mergesort " + size + ": trained " + tp.last.config.str() + " " + fmt("%.3f", trained) + " ms (" +
+                 std::to_string(tp.first.training_executions) + " training runs)");
       auto measured = [&](const std::string& variant, const sinew::RunOptions& o) {
         return Bench::stats(b.measure(kv({"case", "mergesort", "size", std::to_string(n), "impl", "sinew", "variant",
                                           variant}),
