@@ -36,12 +36,16 @@ struct DynamicChunks {
   std::vector<Partition> slots;  // who takes chunks: device, sub_device, queue (first/units unused)
   std::vector<double> weights;   // per slot: its device's share split over the device's slots
   // Config::min_chunk rounded up to whole granules (at least one); for min_chunk 0, the units
-  // over kAutoMin * slots.
+  // over kAutoMin * slots. The heaviest slot's least chunk; a lighter slot's is in proportion to
+  // its weight (at least a granule).
   std::size_t min_units = 1;
   static constexpr double kDivisor = 2;
   static constexpr std::size_t kAutoMin = 64;
   // The units of slot `slot`'s next chunk when `remaining` units are left (at most `remaining`).
   std::size_t next(std::size_t slot, std::size_t remaining, std::size_t granule) const;
+  // The least slot `slot` takes while more is left: min_units scaled by its weight against the
+  // heaviest slot's, in whole granules, at least one.
+  std::size_t least(std::size_t slot, std::size_t granule) const;
 };
 
 struct Decomposition {

@@ -98,17 +98,18 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
           const std::size_t units = d.next(s, total - taken, dec.granule);
           ASSERT_GT(units, 0u);
           ASSERT_LE(units, total - taken);
-          if (units != total - taken) {  // all but the last: whole granules, at least min_units
+          if (units != total - taken) {  // all but the last: whole granules, at least the slot's least
             EXPECT_EQ(units % dec.granule, 0u);
-            EXPECT_GE(units, d.min_units);
-            EXPECT_GE(total - taken - units, d.min_units);  // no sliver left behind
+            EXPECT_GE(units, d.least(s, dec.granule));
+            EXPECT_LE(d.least(s, dec.granule), std::max(d.min_units, dec.granule));
+            EXPECT_GE(total - taken - units, d.least(s, dec.granule));  // no sliver left behind
           }
           EXPECT_LE(units, last[s] == SIZE_MAX ? units : std::max(last[s], d.min_units) * 2);
           last[s] = units;
           taken += units;
         }
         EXPECT_EQ(taken, total);
-        if (total <= d.min_units) EXPECT_EQ(chunks, 1u);
+        if (total <= d.least(0, dec.granule)) EXPECT_EQ(chunks, 1u);
         EXPECT_LT(chunks, 80 * d.slots.size()) << chunks;  // guided: shrinking chunks, not one per unit
       }
 }
