@@ -8,6 +8,8 @@
 
 #include <sinew/sinew.hpp>
 
+#include "pocl/suite_runtime.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,16 +24,8 @@ using sinew::testing::expect_error;
 
 namespace {
 
-std::size_t device_count() {
-  static const std::size_t count = Runtime().devices().size();
-  return count;
-}
-
-Runtime& runtime(bool discrete) {
-  static Runtime zero_copy;
-  static Runtime emulated(RuntimeOptions{.discrete = std::to_string(device_count() - 1)});
-  return discrete ? emulated : zero_copy;
-}
+using sinew::testing::device_count;
+using sinew::testing::runtime;
 
 // Dynamic plans (Config::parse) for the suite's devices: equal weights, uneven ones, a device
 // left out, a min_chunk, one chunk for all; discrete runs also give the last device three queues,

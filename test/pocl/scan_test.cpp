@@ -6,6 +6,8 @@
 // within a tolerance proportional to the magnitude of what was summed.
 #include <sinew/sinew.hpp>
 
+#include "pocl/suite_runtime.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,17 +22,8 @@ using namespace sinew;
 
 namespace {
 
-std::size_t device_count() {
-  static const std::size_t count = Runtime().devices().size();
-  return count;
-}
-
-// One runtime per mode for the whole suite: programs are built once per context.
-Runtime& runtime(bool discrete) {
-  static Runtime zero_copy;
-  static Runtime emulated(RuntimeOptions{.discrete = std::to_string(device_count() - 1)});
-  return discrete ? emulated : zero_copy;
-}
+using sinew::testing::device_count;
+using sinew::testing::runtime;
 
 // Config::parse plans for the suite's devices: each device alone, uneven splits, a device with
 // share 0, ratios; discrete runs also give the last device several queues (partitions).
