@@ -53,7 +53,8 @@ sinew_ensure_packages() {
 }
 
 # sinew_configure_build DIR [extra cmake args...]: configures (Release, Ninja) when DIR has no
-# build yet or extra args are given, then builds everything with all cores.
+# build yet or extra args are given, then builds everything with all cores (only the target
+# $SINEW_BUILD_TARGET when that is set).
 sinew_configure_build() {
   local dir="$1"
   shift
@@ -65,7 +66,7 @@ sinew_configure_build() {
   sinew_log "configuring $dir"
   cmake -S "$SINEW_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
   sinew_log "building $dir with $JOBS jobs"
-  cmake --build "$dir" --parallel "$JOBS"
+  cmake --build "$dir" --parallel "$JOBS" ${SINEW_BUILD_TARGET:+--target "$SINEW_BUILD_TARGET"}
 }
 
 # Run directly instead of sourced: say how it is meant to be used.
