@@ -108,6 +108,11 @@ std::vector<double> rebalance(const std::vector<DeviceInfo>& devices, const std:
 // Divide-and-conquer trees (sinew::divide_and_conquer): the plan is a crossover level, the device
 // of the levels from it up, and the shares of the levels below it.
 
+// Shared by the trainers (train.cpp, train_dc.cpp): the median of a point's runs (0 when none),
+// and shares as "[0.250 0.750]" for progress lines.
+double median(std::vector<double> v);
+std::string shares_str(const std::vector<double>& s);
+
 // The HPU paper's model (Section V), measured: each device's time for each level with every
 // element on it (one run per device), and the cost of moving the vector to it and back (that
 // run's time beyond its levels). A level split by shares takes each device its share of its
