@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
     Table t({"keys", "variant", "plan", "median ms", "IQR ms", "trained / this", "check"});
     Table gaps({"keys", "trained crossover", "best swept crossover", "levels apart", "best single / trained",
                 "best crossover / trained"});
+    Table model({"keys", "model's plan", "predicted ms", "measured ms", "best swept plan", "best swept ms",
+                 "levels apart", "model / best swept"});
     for (const std::size_t n : sizes) {
       if (b.stop()) break;
       sinew::samples::Mergesort s;
@@ -98,12 +100,21 @@ int main(int argc, char** argv) {
                                           variant}),
                                       sinew_job(*rt, s, o), b.timing()));
       };
-      double best_single = kNaN;
+      // Every crossover level counts from the leaves; a device alone runs every level: `levels`.
+      std::size_t levels = 1;
+      for (std::size_t sub = s.params.leaf_size; sub < n; sub *= s.params.fanout) ++levels;
+      double best_single = kNaN, best_swept = kNaN;
+      std::size_t best_swept_level = levels;
+      std::string best_swept_plan = "-";
+      auto swept = [&](const Stats& m, std::size_t level, const std::string& plan) {
+        if (m.ok() && !(m.median_ms >= best_swept)) best_swept = m.median_ms, best_swept_level = level, best_swept_plan = plan;
+      };
       for (const auto& [name, has, device] : {std::tuple{"gpu alone", p.has_gpu, p.gpu}, {"cpu alone", p.has_cpu, p.cpu}}) {
         if (!has || b.stop()) continue;
         const Stats m = measured(name, on_device(device));
         row(name, "device " + std::to_string(device), m, trained);
         if (m.ok() && !(m.median_ms >= best_single)) best_single = m.median_ms;
+        swept(m, levels, name);
       }
       std::vector<cl_uint> keys;
       for (const bool par : {false, true}) {
@@ -115,8 +126,6 @@ int main(int argc, char** argv) {
         row(name, "host", m, trained);
       }
       // Every crossover level: the trained shares below it, the CPU above it.
-      std::size_t levels = 1;
-      for (std::size_t sub = s.params.leaf_size; sub < n; sub *= s.params.fanout) ++levels;
       double best_cross = kNaN;
       std::size_t best_level = 0;
       const std::size_t top = b.vm["sweep-top"].as<std::size_t>();
@@ -128,6 +137,18 @@ int main(int argc, char** argv) {
         const Stats m = measured("crossover " + std::to_string(c), with_config(cfg));
         row("crossover " + std::to_string(c), cfg.str(), m, trained);
         if (m.ok() && !(m.median_ms >= best_cross)) best_cross = m.median_ms, best_level = c;
+        swept(m, c, "crossover " + std::to_string(c));
+      }
+      // The HPU model's own plan (chosen from each device's measured level times before training's
+      // search), timed like the others unless it is the trained plan.
+      if (const auto& mc = tp.first.model_choice; mc && !b.stop()) {
+        const Stats m = mc->config == tp.last.config ? tp.m : measured("model's plan", with_config(mc->config));
+        if (!(mc->config == tp.last.config)) row("model's plan", mc->config.str(), m, trained);
+        const std::size_t level = std::min<std::size_t>(mc->config.crossover.value_or(0), levels);
+        model.add({size, mc->config.str(), fmt("%.3f", mc->predicted_ms), fmt("%.3f", m.median_ms), best_swept_plan,
+                   fmt("%.3f", best_swept),
+                   std::to_string(std::abs(static_cast<long>(level) - static_cast<long>(best_swept_level))),
+                   fmt("%.3f", m.median_ms / best_swept)});
       }
       const unsigned trained_level = tp.last.config.crossover.value_or(0);
       gaps.add({size, std::to_string(trained_level), p.two ? std::to_string(best_level) : "-",
@@ -141,7 +162,10 @@ int main(int argc, char** argv) {
        << t.str() << "\n### The trained plan against the best single device and the swept crossover\n\n"
        << "Goals: best single / trained >= 0.98 and best crossover / trained >= 0.95 (times: above 1, the trained "
           "plan is faster).\n\n"
-       << gaps.str() << "\n";
+       << gaps.str() << "\n### The HPU model's plan against the best swept plan\n\nThe plan the model chose from "
+          "each device's measured level times (its predicted time, then its time measured here) against the fastest "
+          "of each device alone and every crossover level (a device alone runs every level: it counts as the top level).\n\n"
+       << model.str() << "\n";
     return b.finish(b.header(rt.get()) + md.str(), failed);
   } catch (const std::exception& e) {
     std::cerr << b.d.name << ": " << e.what() << "\n";

@@ -56,6 +56,15 @@ struct LevelReport {
   std::uint64_t bytes = 0;
 };
 
+// Training with a model (the divide-and-conquer trainer, from the HPU paper): the plan the model
+// chose from the measured devices before the search around it, the time it predicted for that plan
+// and the time measured for it. Training keeps the fastest measured plan, which may differ.
+struct ModelChoice {
+  Config config;
+  double predicted_ms = 0;
+  double measured_ms = 0;
+};
+
 struct PartitionReport {
   std::size_t index = 0;
   std::size_t device = 0;   // runtime device index
@@ -99,6 +108,7 @@ struct Report {
   std::int64_t derived_from = 0;
   std::size_t training_executions = 0;
   double training_seconds = 0;
+  std::optional<ModelChoice> model_choice;  // when this request trained with a model
   // The online balancer, for runs it watched (see BalancerSettings): this run's number among the
   // runs of its tree and input in this runtime (0: not watched), the deviation between its
   // active devices' times, lbt after it, and the rebalance it triggered (applied from the next

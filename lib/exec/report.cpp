@@ -157,6 +157,9 @@ std::string Report::str() const {
   s << ": " << wall_ms << " ms wall, config " << config.str() << " (" << to_string(provenance) << ")";
   if (iterations) s << ", " << iterations << " loop iteration(s)";
   s << "\n";
+  if (model_choice)
+    s << "  training's model chose " << model_choice->config.str() << ": predicted " << model_choice->predicted_ms
+      << " ms, measured " << model_choice->measured_ms << " ms\n";
   for (std::size_t d = 0; d < device_ms.size(); ++d)
     if (device_ms[d] > 0) s << "  device " << d << ": " << device_ms[d] << " ms to finish\n";
   for (std::size_t d = 0; d < chunks.size(); ++d)

@@ -174,6 +174,7 @@ class RuntimeImpl {
         rep.derived_from = plan.derived_from;
         rep.training_executions = plan.training_executions;
         rep.training_seconds = plan.training_seconds;
+        rep.model_choice = plan.model_choice;
         planner().executed(plan, p, rep);
       }
       if (watch) observe(*watch, p, *bound, planned ? &plan : nullptr, rep);

@@ -200,7 +200,7 @@ Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bind
     info(line.str());
   }
 
-  Plan plan{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds};
+  Plan plan{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds, result.model_choice};
   KbEntry e;
   e.key = key;
   e.features = p.features;

@@ -77,6 +77,7 @@ struct Plan {
   std::int64_t derived_from = 0;
   std::size_t training_executions = 0;
   double training_seconds = 0;
+  std::optional<ModelChoice> model_choice;
 };
 
 class Planner {

@@ -12,6 +12,7 @@
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
 #include <sinew/options.hpp>
+#include <sinew/report.hpp>
 
 #include <functional>
 #include <optional>
@@ -74,6 +75,7 @@ struct TrainingResult {
   std::string strategy;
   unsigned quality = 0;           // executions per measured point (the model strategy: 2, the faster counts)
   std::vector<TrainingPoint> points;  // every measured point, in order
+  std::optional<ModelChoice> model_choice;  // a model's own plan, where the strategy has one
 };
 
 // The model strategy's whole training (every run counted) takes at most this many runs of

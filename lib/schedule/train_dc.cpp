@@ -138,7 +138,7 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
     }
     const Config best = model.best();
     if (analytic) *analytic = best;
-    point(best);
+    r.model_choice = ModelChoice{best, model.predict(best), point(best).time_ms};
     if (start && start->shares.size() == devices.size()) {
       Config from = *start;
       from.crossover = static_cast<unsigned>(std::min<std::size_t>(from.crossover.value_or(0), levels));

@@ -68,7 +68,9 @@ std::vector<double> read_shares(const std::string& program, const std::string& t
     from = comma + 1;
   }
   checked(program, [&] {
-    Config{shares, "none", overlap}.check(devices_for_checks(shares.size()), flag + " = '" + text + "' is refused: plan");
+    Config c;
+    c.shares = shares, c.fission = "none", c.overlap = overlap;
+    c.check(devices_for_checks(shares.size()), flag + " = '" + text + "' is refused: plan");
     return 0;
   });
   return shares;
@@ -118,7 +120,8 @@ int choose_plan(const Options& opts, Runtime& rt, RunOptions& ro, std::string& w
                 << " devices\n";
       return 2;
     }
-    ro.config = Config{opts.shares, opts.fission, opts.overlap};
+    ro.config.emplace();
+    ro.config->shares = opts.shares, ro.config->fission = opts.fission, ro.config->overlap = opts.overlap;
     where = "plan " + ro.config->str();
   } else if (opts.device == "all") {
     where = "all devices (plan chosen by the runtime)";
