@@ -253,6 +253,11 @@ TEST(DivideAndConquer, TrainedPlanNamesACrossoverAndSorts) {
   EXPECT_TRUE(r.config.crossover.has_value()) << r.str();
   EXPECT_TRUE(r.config.upper.has_value()) << r.str();
   EXPECT_GE(r.training_executions, device_count()) << r.str();
+  // The HPU model's own choice, with its prediction and measured time, reaches the report.
+  ASSERT_TRUE(r.model_choice.has_value()) << r.str();
+  EXPECT_TRUE(r.model_choice->config.crossover.has_value()) << r.str();
+  EXPECT_GT(r.model_choice->measured_ms, 0.0) << r.str();
+  EXPECT_NE(r.str().find("training's model chose"), std::string::npos) << r.str();
   EXPECT_EQ(data, want);
   // The stored plan is used as it is the next time.
   data = keys_of<cl_uint>(1 << 15, 10);

@@ -459,6 +459,13 @@ TEST(TrainDivideAndConquer, PicksTheAnalyticCrossoverOnASyntheticMachine) {
   EXPECT_LT(*analytic.crossover, machine.levels);
   EXPECT_EQ(*analytic.upper, 0u);
   EXPECT_GT(analytic.shares[1], 0.5);
+  // The model's choice reaches the caller with its prediction and its own measured point.
+  ASSERT_TRUE(r.model_choice.has_value());
+  EXPECT_EQ(r.model_choice->config, analytic);
+  EXPECT_GT(r.model_choice->predicted_ms, 0.0);
+  const auto measured = std::find_if(r.points.begin(), r.points.end(), [&](const auto& p) { return p.config == analytic; });
+  ASSERT_NE(measured, r.points.end());
+  EXPECT_DOUBLE_EQ(r.model_choice->measured_ms, measured->time_ms);
   // Training measured every crossover level and kept the fastest, which is the analytic level.
   ASSERT_TRUE(r.best.crossover.has_value());
   EXPECT_EQ(*r.best.crossover, *analytic.crossover);
