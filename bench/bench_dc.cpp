@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
       "leaf", po::value<std::size_t>()->default_value(1024), "keys per leaf (a power of two)")(
       "sweep-top", po::value<std::size_t>()->default_value(0)->value_name("N"),
       "sweep only the N highest crossover levels (0: every level; a crossover whose upper levels run on a much "
-      "slower CPU takes long at 256Mi)");
+      "slower CPU takes long at 256Mi)")("no-std", po::bool_switch(), "skip std::sort and std::sort(par) (half a minute "
+                                                                     "a run at 256Mi)");
   Bench b({"bench_dc", "divide and conquer (issue 19): mergesort across CPU and GPU",
            "Mergesort of uint keys: the trained plan against each device alone, every crossover level, std::sort\nand "
            "std::sort(std::execution::par). Without a GPU run it with POCL_DEVICES=\"pthread pthread\".",
@@ -131,7 +132,7 @@ int main(int argc, char** argv) {
       }
       std::vector<cl_uint> keys;
       for (const bool par : {false, true}) {
-        if (b.stop()) break;
+        if (b.stop() || b.vm["no-std"].as<bool>()) break;
         const char* name = par ? "std::sort(par)" : "std::sort";
         const Stats m = Bench::stats(b.measure(kv({"case", "mergesort", "size", std::to_string(n), "impl", "std",
                                                    "variant", name}),
