@@ -304,6 +304,7 @@ class Mergesort final : public SampleBase {
   Vector<cl_uint> uint_v_;
   Vector<cl_float> float_v_;
   std::vector<cl_uint> keys_, original_;  // float keys are kept as their bits
+  std::vector<cl_uint> sorted_;           // std::sort's order of original_, made by the first compare()
 };
 
 // Maximum subarray sum (Bentley's problem; CLRS's divide-and-conquer example) of n floats: every

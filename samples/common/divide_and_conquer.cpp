@@ -56,6 +56,7 @@ void Mergesort::prepare(std::size_t size) {
   }
   tree_.name(name());
   original_.resize(n);
+  sorted_.clear();
   reference::Random rng(params.seed);
   for (auto& k : original_) {
     if (floats) {
@@ -80,19 +81,28 @@ std::vector<Binding> Mergesort::bindings() {
 Check Mergesort::compare() {
   Check c;
   c.measure = "keys that differ from std::sort's";
+  // The reference is sorted once: a benchmark compares after many runs of the same keys.
+  if (sorted_.size() != original_.size()) {
+    sorted_ = original_;
+    if (params.key == "float") {
+      std::vector<cl_float> f(sorted_.size());
+      std::memcpy(f.data(), sorted_.data(), f.size() * sizeof(cl_float));
+      std::sort(f.begin(), f.end());
+      std::memcpy(sorted_.data(), f.data(), f.size() * sizeof(cl_float));
+    } else {
+      std::sort(sorted_.begin(), sorted_.end());
+    }
+  }
   std::size_t bad = 0, first = keys_.size();
-  auto check = [&](auto* got, auto want) {
-    std::sort(want.begin(), want.end());
-    for (std::size_t i = 0; i < want.size(); ++i)
+  auto check = [&](const auto* got, const auto* want) {
+    for (std::size_t i = 0; i < sorted_.size(); ++i)
       if (!(got[i] == want[i]) && bad++ == 0) first = i;
   };
-  if (params.key == "float") {
-    std::vector<cl_float> want(original_.size());
-    std::memcpy(want.data(), original_.data(), want.size() * sizeof(cl_float));
-    check(reinterpret_cast<const cl_float*>(keys_.data()), std::move(want));
-  } else {
-    check(keys_.data(), original_);
-  }
+  // Floats compare as floats (-0 and +0 are equal keys; std::sort may order them either way).
+  if (params.key == "float")
+    check(reinterpret_cast<const cl_float*>(keys_.data()), reinterpret_cast<const cl_float*>(sorted_.data()));
+  else
+    check(keys_.data(), sorted_.data());
   c.max_error = static_cast<double>(bad);
   c.ok = bad == 0;
   std::ostringstream s;
