@@ -27,12 +27,14 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
 }
 
 // A dynamic schedule's worker: its first chunk (cut before the run), then chunk after chunk from
-// the shared cursor while the stop rule lets it (DynamicChunks::take). Two chunks in flight: the
-// next is enqueued before the host waits for the one before it, so the device never idles
-// between them (a discrete device uploads and computes the next while the host copies the
-// results of the one before out of the pinned ring: a blocking staged download held the worker
-// until its chunk had finished, and the queue then idled until the next was enqueued). A chunk
-// counts as done (its rate, its buffers back to the pool) once its results are in host memory.
+// the shared cursor while the stop rule lets it (DynamicChunks::take). Once its first chunk has
+// ended, two chunks in flight: the next is enqueued before the host waits for the one before it,
+// so the device never idles between them (a discrete device uploads and computes the next while
+// the host copies the results of the one before out of the pinned ring; a blocking staged
+// download held the worker until its chunk had finished, and the queue idled until the next was
+// enqueued). Before that the slot's speed is a guess from the plan's weights: a slow device given
+// a second chunk on a wrong guess would hold the run back twice as long. A chunk counts as done
+// (its rate, its buffers back to the pool) once its results are in host memory.
 void drive_chunks(RunState& run, Worker& w) {
   struct InFlight {
     PartState* part = nullptr;
@@ -48,6 +50,7 @@ void drive_chunks(RunState& run, Worker& w) {
     chunk_done(run, w, *f.part);
     flight.pop_front();
   };
+  bool measured = false;  // a chunk of this worker has ended
   try {
     w.chunks_from_ms = run.now_ms();
     for (std::size_t i = 0;; ++i) {
@@ -62,7 +65,10 @@ void drive_chunks(RunState& run, Worker& w) {
         w.queue().enqueueMarkerWithWaitList(nullptr, &f.end);
         w.queue().flush();
       });
-      if (flight.size() == 2) complete();
+      if (flight.size() == 2 || !measured) {
+        complete();
+        measured = true;
+      }
     }
     while (!flight.empty()) complete();
   } catch (...) {
