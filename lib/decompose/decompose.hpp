@@ -63,9 +63,11 @@ struct DynamicChunks {
   // taking chunks would finish everything left and what they hold (a CPU 200x slower than the
   // GPU, given the least chunk of Mandelbrot's costly rows, ended long after the GPU had done all
   // the rest). Otherwise its guided chunk (next) is cut down so that it ends no later than the
-  // others would finish the rest; the last slot taking chunks never stops.
+  // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
+  // that); the last slot taking chunks never stops.
   std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
                    const std::vector<Progress>& progress) const;
+  static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
   // The rates take() predicts with, in units per ms (or relative to the weights alone).
   std::vector<double> rates(const std::vector<Progress>& progress) const;
 };
