@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -162,7 +163,11 @@ struct Simulated {
   std::vector<std::size_t> units;
   std::vector<std::size_t> chunks;
 };
-Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granule, const std::vector<double>& rate) {
+// `cost`: what each unit costs (default 1), rates being cost per ms.
+Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granule, const std::vector<double>& rate,
+                   const std::function<double(std::size_t)>& cost = {}) {
+  std::vector<double> prefix(total + 1, 0);
+  for (std::size_t u = 0; u < total; ++u) prefix[u + 1] = prefix[u] + (cost ? cost(u) : 1.0);
   const std::size_t n = d.slots.size();
   Simulated out;
   out.units.assign(n, 0);
@@ -196,7 +201,7 @@ Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granul
     out.units[s] += units;
     ++out.chunks[s];
     p[s].held += units;
-    queue_end[s] = std::max(queue_end[s], now) + static_cast<double>(units) / rate[s];
+    queue_end[s] = std::max(queue_end[s], now) + (prefix[at] - prefix[at - units]) / rate[s];
     flight[s].push_back({queue_end[s], units});
     // Two in flight once the first has ended: the slot takes its next chunk once the one before
     // its last has ended.
@@ -240,6 +245,29 @@ TEST(DynamicSchedule, AFarFasterSlotIsNeverHeldBackByASlowOne) {
       decompose(total, 1, Config::parse("cpu=0.2,gpu=0.8,overlap=4,schedule=dynamic", devices), devices);
   const Simulated blind = simulate(even.dynamic, total, 1, {1, 50, 50, 50, 50});
   EXPECT_EQ(blind.chunks[0], 1u);
+  // Costs as Mandelbrot's rows: cheap above the set (cut first, where the CPU measures itself),
+  // 3.4x the mean through it, cheap below. The CPU must not end after the GPU alone would.
+  auto rows = [&](std::size_t u) { return u < total / 20 ? 0.3 : u < total / 2 ? 1.8 : 0.3; };
+  const Decomposition alone = decompose(total, 1, Config::parse("cpu=0,gpu=1,overlap=4,schedule=dynamic", devices), devices);
+  const double gpu_skewed = simulate(alone.dynamic, total, 1, {1, 50, 50, 50, 50}, rows).makespan_ms;
+  const Simulated skewed = simulate(dec.dynamic, total, 1, {1, 50, 50, 50, 50}, rows);
+  EXPECT_LE(skewed.makespan_ms, gpu_skewed * 1.02) << "CPU took " << skewed.units[0] << " units in " << skewed.chunks[0] << " chunks";
+}
+
+TEST(DynamicSchedule, TheStopRuleTrustsTheSlowerRateAndMarginsASlowSlot) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec =
+      decompose(1u << 20, 1, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic,min_chunk=1", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  std::vector<DynamicChunks::Progress> p(2);
+  p[1].done = 12800, p[1].busy_ms = 64;  // the GPU: 200 units per ms
+  p[0].done = 192, p[0].busy_ms = 64;    // the CPU measured 3 on cheap units; its weight says 1
+  // Balanced at its weight's rate: (1 * 20000) / 201 = 99 units, a quarter of that for a slot
+  // under an eighth of the others' speed.
+  EXPECT_EQ(d.take(0, 20000, 1, p), 24u);
+  // Measured slower than its weight says: the measure.
+  p[0].done = 32;
+  EXPECT_EQ(d.take(0, 20000, 1, p), 12u);  // 0.5 * 20000 / 200.5 / 4
 }
 
 // A synthetic CPU + GPU machine (the GPU 3x the CPU's speed) running n units whose cost is
