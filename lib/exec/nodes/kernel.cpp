@@ -14,31 +14,29 @@ namespace {
 struct KernelState final : NodeState {
   cl::Kernel* kernel = nullptr;
   std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
-  std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its first dimension's (chunk_local)
+  std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
 };
 
 // The work-group size of a dynamic schedule's chunk on a CPU device, for a kernel that leaves it
 // to the driver. PoCL compiles a kernel's work-group function again for each work-group size it
 // meets, and left to itself it picks a divisor of the range: chunks of many sizes made many
 // (a 600² Mandelbrot run of two CPU devices, 5 compiles; PoCL's cache held sizes 128x1 to 128x31).
-// Here the work-group spans the first dimension only: the largest divisor of its range (the
-// largest power of two dividing it for a 1D range, whose length is the chunk's) at most `limit`,
-// and small enough for four work-groups per compute unit: a few sizes at most, powers of two
-// apart, whatever the chunks.
+// Here the work-group spans the first dimension only. A 2D or 3D range's first dimension is the
+// same in every chunk (the chunks cut the last): its largest divisor at most `limit`, one size
+// per kernel. A 1D range's length is the chunk's: the largest power of two dividing it, at most
+// `limit` and small enough for four work-groups per compute unit, a few sizes powers of two
+// apart (0, the driver's choice after the split below, where that is under 8 work-items: the
+// last chunk takes the odd rest).
 std::size_t chunk_local(const std::vector<std::size_t>& g, std::size_t limit, unsigned compute_units) {
-  std::size_t items = 1;
-  for (std::size_t e : g) items *= e;
-  const std::size_t cap = std::bit_floor(std::max<std::size_t>(
-      1, std::min(limit, items / (4 * std::max<std::size_t>(1, compute_units)))));
-  if (g.size() == 1) {
-    // The lowest set bit; 0 (the driver's choice, after the split below) where that is too few
-    // work-items for a group (the last chunk takes the odd rest).
-    const std::size_t l = std::min(cap, g[0] & (~g[0] + 1));
-    return l >= std::min<std::size_t>(cap, 8) ? l : 0;
+  if (g.size() > 1) {
+    for (std::size_t l = std::min(limit, g[0]); l > 1; --l)
+      if (g[0] % l == 0) return l;
+    return 1;
   }
-  for (std::size_t l = std::min(cap, g[0]); l > 1; --l)
-    if (g[0] % l == 0) return l;
-  return 1;
+  const std::size_t cap =
+      std::bit_floor(std::max<std::size_t>(1, std::min(limit, g[0] / (4 * std::max<std::size_t>(1, compute_units)))));
+  const std::size_t l = std::min(cap, g[0] & (~g[0] + 1));  // the lowest set bit
+  return l >= std::min<std::size_t>(cap, 8) ? l : 0;
 }
 
 cl::NDRange nd(const std::vector<std::size_t>& v) {
