@@ -17,10 +17,11 @@ struct KernelState final : NodeState {
   std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
 };
 
-// The work-group size of a dynamic schedule's chunk on a CPU device, for a kernel that leaves it
-// to the driver. PoCL compiles a kernel's work-group function again for each work-group size it
-// meets, and left to itself it picks a divisor of the range: chunks of many sizes made many
-// (a 600² Mandelbrot run of two CPU devices, 5 compiles; PoCL's cache held sizes 128x1 to 128x31).
+// The work-group size of a dynamic schedule's chunk on a CPU device (one driven as a discrete
+// stand-in too), for a kernel that leaves it to the driver. PoCL compiles a kernel's work-group
+// function again for each work-group size it meets, and left to itself it picks a divisor of the
+// range: chunks of many sizes made many (a 600² Mandelbrot run of two CPU devices, 5 compiles;
+// PoCL's cache held sizes 128x1 to 128x31).
 // Here the work-group spans the first dimension only. A 2D or 3D range's first dimension is the
 // same in every chunk (the chunks cut the last): its largest divisor at most `limit`, one size
 // per kernel. A 1D range's length is the chunk's: the largest power of two dividing it, at most
@@ -86,7 +87,7 @@ class KernelRunner final : public LeafRunner {
                       {.node = path, .argument = "local_multiple", .device = w.info().name,
                        .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
       }
-      if (run.dec.is_dynamic() && !w.info().discrete && n.local_size.empty() && !n.local_multiple)
+      if (run.dec.is_dynamic() && w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple)
         state->chunk_local = chunk_local(n.global_range(n.range()->unit, ps->part->units), limit, w.info().compute_units);
       ps->nodes[&n] = std::move(state);
     }
