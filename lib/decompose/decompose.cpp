@@ -166,6 +166,61 @@ std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
   return std::max(granule, static_cast<std::size_t>(scaled) / granule * granule);
 }
 
+std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) const {
+  double measured = 0, measured_weight = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (progress.at(s).done && progress[s].busy_ms > 0) {
+      measured += static_cast<double>(progress[s].done) / progress[s].busy_ms;
+      measured_weight += weights.at(s);
+    }
+  const double scale = measured > 0 && measured_weight > 0 ? measured / measured_weight : 1;
+  std::vector<double> r(slots.size());
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    r[s] = progress[s].done && progress[s].busy_ms > 0 ? static_cast<double>(progress[s].done) / progress[s].busy_ms
+                                                       : weights.at(s) * scale;
+  return r;
+}
+
+std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::size_t granule,
+                                const std::vector<Progress>& progress) const {
+  if (remaining == 0) return 0;
+  std::size_t units = next(slot, remaining, granule);
+  const std::vector<double> r = rates(progress);
+  double others = 0, held = 0;  // the other slots still taking chunks: their rate, their backlog
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (s != slot && !progress[s].stopped) {
+      others += r[s];
+      held += static_cast<double>(progress[s].held);
+    }
+  // Rates are units per ms, blind to what the units cost. The slot's own measure may come from
+  // cheaper units than the others' (Mandelbrot's rows above the set, cut first): it trusts the
+  // slower of it and its weight scaled as the others' measured rates are to theirs.
+  double mine = r[slot], measured = 0, measured_weight = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (s != slot && progress[s].done && progress[s].busy_ms > 0) {
+      measured += r[s];
+      measured_weight += weights[s];
+    }
+  if (measured_weight > 0) mine = std::min(mine, weights[slot] * measured / measured_weight);
+  if (others <= 0) return units;  // no one else would take the rest
+  if (mine <= 0) return 0;
+  const double rest = static_cast<double>(remaining) + held;
+  const double own = static_cast<double>(progress[slot].held);
+  const std::size_t at_least = std::min(least(slot, granule), remaining);
+  if ((own + static_cast<double>(at_least)) / mine > rest / others) return 0;
+  // The chunk that would end when the others end the rest without it: (own + c) / mine =
+  // (rest - c) / others.
+  double balanced = (mine * rest - others * own) / (others + mine);
+  // A slot that could do at most a ninth of the rest gains the run little and, its chunk landing
+  // on units dearer than those it was measured on, could lose it much: its chunks are a quarter
+  // of that, so that it still ends with the others when its units cost up to 4x what it predicts.
+  if (mine * kSlowShare < others) balanced /= kSlowMargin;
+  const std::size_t cap =
+      std::max(at_least, balanced > 0 ? static_cast<std::size_t>(balanced / static_cast<double>(granule)) * granule : 0);
+  if (units > cap) units = remaining - cap < granule ? remaining : cap;  // never leave part of a granule
+  return units;
+}
+
 std::string Decomposition::explain(const std::vector<DeviceInfo>& devices) const {
   std::ostringstream s;
   if (is_dynamic()) {

@@ -46,6 +46,30 @@ struct DynamicChunks {
   // The least slot `slot` takes while more is left: min_units scaled by its weight against the
   // heaviest slot's, in whole granules, at least one.
   std::size_t least(std::size_t slot, std::size_t granule) const;
+
+  // What the stop rule knows of a slot during a run (exec/chunks.cpp keeps it under the cursor's
+  // lock): the units of its chunks still running or queued, those finished and the time they
+  // took (from its first chunk's start to its last chunk's end), and whether it has stopped.
+  struct Progress {
+    std::size_t held = 0, done = 0;
+    double busy_ms = 0;
+    bool stopped = false;
+  };
+  // The units slot `slot` takes next when `remaining` are left; 0: it stops taking chunks. Each
+  // slot's rate is its measured units per ms once a chunk of it has finished, else its weight
+  // scaled as the measured slots' rates are to their weights (before any chunk finished the
+  // weights alone: the comparison below does not depend on their scale). The slot stops when
+  // its least chunk, queued behind what it holds, would end later than the other slots still
+  // taking chunks would finish everything left and what they hold (a CPU 200x slower than the
+  // GPU, given the least chunk of Mandelbrot's costly rows, ended long after the GPU had done all
+  // the rest). Otherwise its guided chunk (next) is cut down so that it ends no later than the
+  // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
+  // that); the last slot taking chunks never stops.
+  std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
+                   const std::vector<Progress>& progress) const;
+  static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
+  // The rates take() predicts with, in units per ms (or relative to the weights alone).
+  std::vector<double> rates(const std::vector<Progress>& progress) const;
 };
 
 struct Decomposition {

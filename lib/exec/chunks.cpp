@@ -12,8 +12,14 @@ PartState* cut_chunk(RunState& run, Worker& w) {
   if (run.error()) return nullptr;
   std::lock_guard lock(run.chunk_mutex);
   const std::size_t total = run.dec.total_units;
-  if (run.next_unit >= total) return nullptr;
-  const std::size_t units = run.dec.dynamic.next(w.dynamic_slot, total - run.next_unit, run.dec.granule);
+  DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
+  if (run.next_unit >= total || mine.stopped) return nullptr;
+  const std::size_t units = run.dec.dynamic.take(w.dynamic_slot, total - run.next_unit, run.dec.granule, run.progress);
+  if (units == 0) {
+    mine.stopped = true;  // the others finish the rest sooner than it would finish its least chunk
+    return nullptr;
+  }
+  mine.held += units;
   PartState& ps = run.parts.emplace_back();
   ps.chunk = {run.parts.size() - 1, w.runtime_index, w.sub_device, w.queue_index, run.next_unit, units};
   ps.part = &ps.chunk;
@@ -22,6 +28,15 @@ PartState* cut_chunk(RunState& run, Worker& w) {
   run.next_unit += units;
   w.parts.push_back(&ps);
   return &ps;
+}
+
+void chunk_done(RunState& run, Worker& w, PartState& ps) {
+  run.recycle(ps);
+  std::lock_guard lock(run.chunk_mutex);
+  DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
+  mine.held -= std::min(mine.held, ps.part->units);
+  mine.done += ps.part->units;
+  mine.busy_ms = run.now_ms() - w.chunks_from_ms;
 }
 
 PartState* take_chunk(RunState& run, Worker& w) {

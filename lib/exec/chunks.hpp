@@ -15,6 +15,10 @@ namespace sinew::detail {
 // taken, or once a worker has failed (the others stop taking work).
 PartState* cut_chunk(RunState& run, Worker& w);
 
+// `w`'s chunk `ps` has finished (its results are in host memory): its units count towards the
+// slot's measured rate (DynamicChunks::take), its device buffers go back to the pool.
+void chunk_done(RunState& run, Worker& w, PartState& ps);
+
 // The next chunk for `w`, cut and made ready as prepare() makes every partition before a run
 // (its runners' per-partition state, its buffers); nullptr as cut_chunk. From `w`'s thread.
 PartState* take_chunk(RunState& run, Worker& w);

@@ -10,6 +10,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <future>
 
 namespace sinew::detail {
@@ -26,23 +27,53 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
 }
 
 // A dynamic schedule's worker: its first chunk (cut before the run), then chunk after chunk from
-// the shared cursor while units are left. One chunk waits queued behind the one running, so the
-// device never idles between them (a discrete device uploads the next while it computes), and
-// the worker takes a chunk only when its device is ready for it: the next is cut once the one
-// before the running chunk has finished.
+// the shared cursor while the stop rule lets it (DynamicChunks::take). Once its first chunk has
+// ended, two chunks in flight: the next is enqueued before the host waits for the one before it,
+// so the device never idles between them (a discrete device uploads and computes the next while
+// the host copies the results of the one before out of the pinned ring; a blocking staged
+// download held the worker until its chunk had finished, and the queue idled until the next was
+// enqueued). Before that the slot's speed is a guess from the plan's weights: a slow device given
+// a second chunk on a wrong guess would hold the run back twice as long. A chunk counts as done
+// (its rate, its buffers back to the pool) once its results are in host memory.
 void drive_chunks(RunState& run, Worker& w) {
-  cl::Event before;  // the end of the chunk queued before the last one
-  for (std::size_t i = 0;; ++i) {
-    PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
-    if (!p) break;
-    enqueue_streamed(run, w, *p, /*flush=*/false);
+  struct InFlight {
+    PartState* part = nullptr;
     cl::Event end;
-    cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
-      w.queue().enqueueMarkerWithWaitList(nullptr, &end);
-      w.queue().flush();
-      if (before()) before.wait();
-    });
-    before = end;
+    std::vector<Staging::Pending> results;  // staged downloads begun, not finished
+  };
+  std::deque<InFlight> flight;
+  auto complete = [&] {
+    InFlight& f = flight.front();
+    finish_downloads(run, *f.part, f.results);
+    cl_call([&] { return ErrorContext{.api_call = "clWaitForEvents", .device = w.info().name}; },
+            [&] { f.end.wait(); });
+    chunk_done(run, w, *f.part);
+    flight.pop_front();
+  };
+  bool measured = false;  // a chunk of this worker has ended
+  try {
+    w.chunks_from_ms = run.now_ms();
+    for (std::size_t i = 0;; ++i) {
+      PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
+      if (!p) break;
+      InFlight& f = flight.emplace_back();
+      f.part = p;
+      upload(run, *p);
+      interpret(run, w, {p}, run.root, {});
+      download(run, *p, &f.results);
+      cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
+        w.queue().enqueueMarkerWithWaitList(nullptr, &f.end);
+        w.queue().flush();
+      });
+      if (flight.size() == 2 || !measured) {
+        complete();
+        measured = true;
+      }
+    }
+    while (!flight.empty()) complete();
+  } catch (...) {
+    for (auto& f : flight) abandon_downloads(w, f.results);
+    throw;
   }
 }
 

@@ -31,6 +31,7 @@ struct QueueSlot {
   bool profiled = false;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels;
   Staging staging;  // pinned chunks for pageable host data (discrete devices)
+  Staging results;  // the dynamic schedule's downloads, finished after the next chunk is enqueued
   cl::Kernel& kernel(const cl::Program& program, const std::string& entry);
 
   // A tree's kernel leaf as prepared for this queue: found again on the next request without

@@ -8,6 +8,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <tuple>
 
 namespace sinew::detail {
@@ -31,19 +32,43 @@ RunState::~RunState() {
     }
     env.queues->release(w.cl_device, std::move(w.slot));
   }
-  for (auto& b : pooled_) env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
+  for (auto& b : pooled_)
+    if (b.buffer()) env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
 }
 
-cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info) {
+cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info,
+                                   PartState* owner) {
   cl::Buffer b = env.buffers->acquire(context, bytes);
   std::lock_guard lock(pooled_mutex_);
+  if (owner) owner->pooled.push_back(pooled_.size());
   pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.global_memory / 2)});
   return b;
 }
 
+void RunState::recycle(PartState& ps) {
+  std::lock_guard lock(pooled_mutex_);
+  for (std::size_t i : ps.pooled) {
+    Pooled& b = pooled_[i];
+    if (b.buffer()) env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
+    b.buffer = cl::Buffer();
+  }
+  ps.pooled.clear();
+}
+
 cl::Buffer RunState::partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes) {
   Worker& w = *ps.worker;
-  if (!poison || w.zero_copy) return device_buffer(w.context, bytes, w.info());
+  if (w.zero_copy) return device_buffer(w.context, bytes, w.info(), &ps);
+  if (!poison) {
+    // A dynamic schedule's chunks come in many sizes: rounded up to two leading binary digits
+    // (at most half again), a finished chunk's buffers serve the later chunks and the next
+    // request's (the pool matches sizes exactly). Nothing reads a buffer's own size.
+    if (dec.is_dynamic())
+      if (const int low = std::bit_width(bytes) - 2; low > 0) {
+        const std::size_t step = std::size_t{1} << low;
+        bytes = std::max(bytes, std::min<std::size_t>((bytes + step - 1) / step * step, w.info().max_alloc));
+      }
+    return device_buffer(w.context, bytes, w.info(), &ps);
+  }
   // Guards of a few units (a stencil reads a unit or two beyond), at least 64 KB, aligned so the
   // sub-buffer's origin is legal.
   const std::size_t align = w.base_alignment();
@@ -175,7 +200,7 @@ void prepare(RunState& run) {
     }
     w.zero_copy = !info.discrete && info.host_unified_memory;
     w.slot = run.env.queues->acquire(w.context, w.cl_device, run.profile);
-    w.slot->staging.wait = run.env.wait;
+    w.slot->staging.wait = w.slot->results.wait = run.env.wait;
   }
   run.parts.resize(run.dec.parts.size());
   for (std::size_t p = 0; p < run.dec.parts.size(); ++p) {
@@ -194,6 +219,7 @@ void prepare(RunState& run) {
         const Partition& p = run.dec.dynamic.slots[s];
         if (w.runtime_index == p.device && w.sub_device == p.sub_device && w.queue_index == p.queue) w.dynamic_slot = s;
       }
+    run.progress.assign(run.dec.dynamic.slots.size(), {});
     for (auto& w : run.workers) cut_chunk(run, w);
   }
   for (auto& w : run.workers) {

@@ -84,6 +84,11 @@ Report build_report(RunState& run) {
     taken << "  taken:";
     for (std::size_t d = 0; d < rep.chunks.size(); ++d)
       if (rep.chunks[d]) taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
+    // Slots the stop rule stopped before the cursor ran out (their least chunk would have ended
+    // after the others had finished everything).
+    std::size_t stopped = 0;
+    for (const auto& p : run.progress) stopped += p.stopped;
+    if (stopped) taken << " " << stopped << " slot(s) stopped taking chunks early (stop rule);";
     rep.decomposition += taken.str() + "\n";
   }
   return rep;

@@ -72,6 +72,7 @@ struct PartState {
   std::vector<TimedEvent> events;
   std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
   std::vector<cl::Buffer> guarded;  // poison check: the buffers its slices and halos lie inside
+  std::vector<std::size_t> pooled;  // its device buffers in the run's pooled list (RunState::recycle)
 
   template <class S>
   S& state(const NodeImpl& n) {
@@ -88,6 +89,7 @@ struct Worker {
   cl::Device cl_device;
   unsigned sub_device = 0, queue_index = 0;
   std::size_t dynamic_slot = 0;  // the dynamic schedule's slot it is (Decomposition::dynamic)
+  double chunks_from_ms = 0;     // when it began its first chunk (the stop rule's rate), in the run
   bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
   std::unique_ptr<QueueSlot> slot;
   std::vector<PartState*> parts;
@@ -140,6 +142,7 @@ class RunState {
   // The dynamic schedule's cursor: units before it are taken (under chunk_mutex).
   std::mutex chunk_mutex;
   std::size_t next_unit = 0;
+  std::vector<DynamicChunks::Progress> progress;  // per slot, for the stop rule (under chunk_mutex)
   std::map<cl_context, ContextState> contexts;
   std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -190,7 +193,13 @@ class RunState {
   }
 
   // A device buffer from the runtime's pool, returned to it when the request ends.
-  cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info);
+  // `owner`: the partition whose buffer it is, so that recycle() finds it.
+  cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info,
+                           PartState* owner = nullptr);
+  // A dynamic schedule's finished chunk gives its device buffers back to the runtime's pool at
+  // once, for the chunks taken after it (allocating a GPU buffer per chunk cost each chunk
+  // hundreds of microseconds). Only once its commands have all finished.
+  void recycle(PartState& ps);
   // A partition's own device buffer (a slice, a halo buffer): from the pool, or, with the poison
   // check on, a sub-buffer in the middle of a pooled one whose guards hold the poison byte, so a
   // kernel reading past its ends reads poison. `unit_bytes` sizes the guards.

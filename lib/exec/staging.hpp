@@ -39,13 +39,36 @@ class Staging {
   void download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
                 std::vector<cl::Event>& events);
 
+  // A download in two halves, so that the queue runs on while the host copies results out (the
+  // dynamic schedule's chunks: a blocking download held each chunk's worker until the chunk had
+  // finished, and its queue idled until the next was enqueued). begin() reads as many pieces as
+  // the ring has free slots for (growing it to kMaxSlots); finish() copies them out as they land
+  // and reads the rest. A begun download's slots are its own until it finishes; downloads finish
+  // in the order they began, and a ring that serves them serves nothing else.
+  struct Pending {
+    cl::Buffer src;
+    std::size_t offset = 0, bytes = 0;
+    char* dst = nullptr;
+    std::vector<std::size_t> slots;  // per piece read so far, its slot (kNone: read directly)
+  };
+  static constexpr std::size_t kMaxSlots = 16;
+  Pending begin_download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
+                         std::vector<cl::Event>& events);
+  void finish_download(cl::CommandQueue& q, Pending& p, std::vector<cl::Event>& events);
+  // A begun download that will not be finished (its run failed): its slots are free again.
+  void abandon(Pending& p);
+
  private:
   struct Slot {
     cl::Buffer pinned;
     void* ptr = nullptr;
-    cl::Event busy;  // the last transfer that used this slot
+    cl::Event busy;     // the last transfer that used this slot
+    bool held = false;  // it holds a begun download's piece not copied out yet
   };
+  static constexpr std::size_t kNone = ~std::size_t{0};
   void ensure(cl::CommandQueue& q);
+  std::size_t free_slot(cl::CommandQueue& q);  // a slot no download holds, or kNone
+  void read_piece(cl::CommandQueue& q, Pending& p, std::size_t slot, std::vector<cl::Event>& events);
   std::vector<Slot> ring_;
   cl::CommandQueue owner_;  // the queue the ring was mapped with
 };

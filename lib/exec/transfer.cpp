@@ -32,11 +32,12 @@ void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t 
 }
 
 void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
-             const std::string* label) {
+             const std::string* label, std::vector<Staging::Pending>* later) {
   Worker& w = *ps.worker;
   if (!w.zero_copy && staged(run, host, bytes)) {
     std::vector<cl::Event> events;
-    w.slot->staging.download(w.queue(), buf, offset, host, bytes, events);
+    if (later) later->push_back(w.slot->results.begin_download(w.queue(), buf, offset, host, bytes, events));
+    else w.slot->staging.download(w.queue(), buf, offset, host, bytes, events);
     for (auto& ev : events) run.track(ps, ev, label, false);
   } else {
     cl::Event ev;
@@ -48,9 +49,16 @@ void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t of
 void upload_replicas(RunState& run, Worker& w) {
   static const std::string upload_path = "upload";
   ContextState& cs = run.contexts.at(w.context());
-  // (Under a dynamic schedule a context whose first worker took no chunk has none at all: the
-  // first chunks are cut in worker order.)
-  if (cs.workers.front() != &w || w.parts.empty()) return;
+  // Under a dynamic schedule, the first that took a chunk before the run: only those take any
+  // (a slot stopped by the stop rule, or one that came after the last unit, takes none later).
+  Worker* first = cs.workers.front();
+  if (run.dec.is_dynamic())
+    for (Worker* o : cs.workers)
+      if (!o->parts.empty()) {
+        first = o;
+        break;
+      }
+  if (first != &w || w.parts.empty()) return;
   cl_call({.api_call = "upload", .device = w.info().name}, [&] {
     bool wrote = false;
     for (const auto& u : run.an.vectors) {
@@ -75,7 +83,7 @@ void upload(RunState& run, PartState& ps) {
   });
 }
 
-void download(RunState& run, PartState& ps) {
+void download(RunState& run, PartState& ps, std::vector<Staging::Pending>* later) {
   static const std::string download_path = "download";
   Worker& w = *ps.worker;
   cl_call([&] { return ErrorContext{.api_call = "download", .device = w.info().name}; }, [&] {
@@ -84,7 +92,7 @@ void download(RunState& run, PartState& ps) {
       auto& buf = ps.slices.at(u.vector.get());
       const std::size_t bytes = run.slice_bytes(ps, u);
       if (!run.host_slice(w, u)) {
-        to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path);
+        to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path, later);
       } else if (w.info().host_pointer_aliased) {
         // The buffer is the host memory itself (probed): the results are there once the
         // queue has finished. (The map and unmap cost a 50M-float split some 40 us at its end.)
@@ -98,6 +106,24 @@ void download(RunState& run, PartState& ps) {
       }
     }
   });
+}
+
+void finish_downloads(RunState& run, PartState& ps, std::vector<Staging::Pending>& later) {
+  static const std::string download_path = "download";
+  Worker& w = *ps.worker;
+  cl_call([&] { return ErrorContext{.api_call = "download", .device = w.info().name}; }, [&] {
+    for (auto& p : later) {
+      std::vector<cl::Event> events;
+      w.slot->results.finish_download(w.queue(), p, events);
+      for (auto& ev : events) run.track(ps, ev, &download_path, false);
+    }
+  });
+  later.clear();
+}
+
+void abandon_downloads(Worker& w, std::vector<Staging::Pending>& later) {
+  for (auto& p : later) w.slot->results.abandon(p);
+  later.clear();
 }
 
 void sync_replicas(RunState& run, const VectorState* v) {

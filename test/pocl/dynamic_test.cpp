@@ -193,6 +193,32 @@ TEST_P(Dynamic, MapReduceSumsOverChunks) {
   }
 }
 
+// The stop rule: a device weighted 1/10000 of the others would end even its least chunk after
+// they had done everything, so it takes none; the others run every unit exactly once (through a
+// pipeline with a channel, so a chunk skipped or doubled shows in the output).
+TEST_P(Dynamic, ADeviceTooSlowToHelpTakesNoChunk) {
+  if (device_count() < 2) GTEST_SKIP() << "one device";
+  const bool discrete = GetParam();
+  const std::string plan = device_count() == 2 ? "0=0.0001,1=0.9999,schedule=dynamic"
+                                               : "0=0.0001,1=0.5,2=0.4999,schedule=dynamic";
+  for (std::size_t n : {1u, 1000u, 4099u}) {
+    SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
+    auto X = sinew::vector<cl_int>().name("x");
+    auto M = sinew::vector<cl_int>().name("mid");
+    auto Y = sinew::vector<cl_int>().name("y");
+    std::vector<cl_int> x(n), y(n, -1);
+    std::iota(x.begin(), x.end(), -17);
+    const Node tree = pipeline(source("scale").args(in(X), out(M)), source("twice").args(in(M), out(Y)));
+    const Report r = runtime(discrete).run(tree, {{X, x}, {Y, y}}, {.plan = plan}).get();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += y[i] != 2 * (3 * x[i] + 1);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(chunks_cover(r, n), "");
+    EXPECT_EQ(r.chunks.at(0), 0u) << r.decomposition;
+    if (n > 1) EXPECT_NE(r.decomposition.find("stopped taking chunks early"), std::string::npos) << r.decomposition;
+  }
+}
+
 TEST_P(Dynamic, ADeviceErrorDuringTheRunReachesTheFutureAndNothingIsStored) {
   const bool discrete = GetParam();
   const auto kb = std::filesystem::temp_directory_path() /

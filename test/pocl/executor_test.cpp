@@ -116,6 +116,42 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
   }
 }
 
+// Downloads begun and finished later (the dynamic schedule's chunks): three of them at once, the
+// first taking most of the results ring, the second the rest of it and reading its other pieces
+// into the slots the first frees, the third none until then; finished in order, every byte
+// arrives where it belongs.
+TEST(ExecutorTransfers, BegunDownloadsFinishWithEveryByte) {
+  Machine m(/*discrete=*/true);
+  m.env.transfer = TransferMode::staged;
+  constexpr std::size_t kPiece = Staging::kChunk / sizeof(cl_int);
+  const std::size_t cuts[] = {0, (Staging::kMaxSlots - 3) * kPiece + kPiece / 2, (Staging::kMaxSlots + 3) * kPiece,
+                              (Staging::kMaxSlots + 5) * kPiece + 13};
+  const std::size_t n = cuts[3];
+  auto v = sinew::vector<cl_int>().name("v");
+  auto tree = kernel_source(sinew::testing::kTestKernels, "add_scalar", "t.cl").args(inout(v), scalar(cl_int(0)));
+  std::vector<cl_int> host(n), back(n, -1);
+  std::iota(host.begin(), host.end(), 3);
+  const std::vector<Binding> bindings = {{v, host}};
+  const Analysis an = analyze(*tree.impl(), bindings);
+  const Decomposition dec = decompose(an.units, 1, overlap(1), m.env.infos);
+  RunState run(m.env, *tree.impl(), an, bindings, dec, false);
+  prepare(run);
+  PartState& ps = run.parts.at(0);
+  const cl::Buffer& slice = ps.slices.at(v.state());
+  to_device(run, ps, slice, 0, host.data(), n * sizeof(cl_int), nullptr);
+  std::vector<Staging::Pending> later;
+  for (int i = 0; i < 3; ++i)
+    to_host(run, ps, slice, cuts[i] * sizeof(cl_int), back.data() + cuts[i], (cuts[i + 1] - cuts[i]) * sizeof(cl_int),
+            nullptr, &later);
+  ASSERT_EQ(later.size(), 3u);
+  finish_downloads(run, ps, later);
+  EXPECT_TRUE(later.empty());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += back[i] != host[i];
+  EXPECT_EQ(wrong, 0u);
+  ps.worker->queue().finish();
+}
+
 // What the kernel's runner checks once the program is built, before any data moves: a kernel the
 // source parser cannot see (made by a macro) with the wrong number of arguments.
 TEST(ExecutorTransfers, TheKernelRunnerChecksWhatTheParserCouldNot) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -112,6 +113,161 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
         if (total <= d.least(0, dec.granule)) EXPECT_EQ(chunks, 1u);
         EXPECT_LT(chunks, 80 * d.slots.size()) << chunks;  // guided: shrinking chunks, not one per unit
       }
+}
+
+// The stop rule (DynamicChunks::take) with synthetic slot rates.
+TEST(DynamicSchedule, ASlowSlotTakesNoChunkThatWouldEndLast) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  // Weights from solo speeds 1 : 200 units per ms; granule 64.
+  const Decomposition dec = decompose(1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  ASSERT_EQ(d.slots.size(), 2u);
+  ASSERT_EQ(d.least(0, 64), 64u);
+  // Measured: the CPU did 64 units in 64 ms, the GPU 12800 in 64 ms.
+  std::vector<DynamicChunks::Progress> p(2);
+  p[0].done = 64, p[0].busy_ms = 64;
+  p[1].done = 12800, p[1].busy_ms = 64;
+  const std::vector<double> r = d.rates(p);
+  EXPECT_DOUBLE_EQ(r[0], 1);
+  EXPECT_DOUBLE_EQ(r[1], 200);
+  // 6000 units left: the GPU ends them in 30 ms, the CPU's least chunk would take 64: it stops.
+  EXPECT_EQ(d.take(0, 6000, 64, p), 0u);
+  // 20000 left (100 ms on the GPU): the CPU takes a chunk, cut down to end with the GPU: 99 units
+  // balance, in granules 64.
+  EXPECT_EQ(d.take(0, 20000, 64, p), 64u);
+  // ... unless it holds one already: 64 queued + 64 more would end at 128 ms > (20000 + 0) / 200.
+  p[0].held = 64;
+  EXPECT_EQ(d.take(0, 20000, 64, p), 0u);
+  // The GPU never stops: the CPU cannot finish the rest sooner, and a slot that stopped takes
+  // nothing, so the last slot taking chunks takes everything.
+  EXPECT_GT(d.take(1, 64, 64, p), 0u);
+  p[0].stopped = true;
+  EXPECT_EQ(d.take(1, 64, 64, p), 64u);
+  // Before any chunk has finished, the weights alone decide (their scale does not matter): the
+  // CPU's least chunk at 1/200 of the GPU's speed ends after the GPU would end 6000 units.
+  std::vector<DynamicChunks::Progress> none(2);
+  EXPECT_EQ(d.take(0, 6000, 64, none), 0u);
+  EXPECT_GT(d.take(0, 1u << 20, 64, none), 0u);
+  // One slot measured, the other not: the unmeasured one is scaled as the measured one is to its weight.
+  std::vector<DynamicChunks::Progress> half(2);
+  half[1].done = 12800, half[1].busy_ms = 64;
+  EXPECT_NEAR(d.rates(half)[0], 1, 1e-3);
+}
+
+// Slots take chunks as they get free, as exec/drive.cpp lets them: one chunk in flight until the
+// first has ended, then two (the next is taken when the one before the running one has ended),
+// at their true rates; every unit once. Returns the makespan
+// and each slot's units.
+struct Simulated {
+  double makespan_ms = 0;
+  std::vector<std::size_t> units;
+  std::vector<std::size_t> chunks;
+};
+// `cost`: what each unit costs (default 1), rates being cost per ms.
+Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granule, const std::vector<double>& rate,
+                   const std::function<double(std::size_t)>& cost = {}) {
+  std::vector<double> prefix(total + 1, 0);
+  for (std::size_t u = 0; u < total; ++u) prefix[u + 1] = prefix[u] + (cost ? cost(u) : 1.0);
+  const std::size_t n = d.slots.size();
+  Simulated out;
+  out.units.assign(n, 0);
+  out.chunks.assign(n, 0);
+  std::vector<DynamicChunks::Progress> p(n);
+  std::vector<double> queue_end(n, 0);                       // when each slot's queued chunks end
+  std::vector<std::vector<std::pair<double, std::size_t>>> flight(n);  // (end, units)
+  std::vector<double> ready(n, 0);                           // when each slot next takes a chunk
+  std::size_t at = 0;
+  while (true) {
+    // The next slot to decide: the earliest ready one that has not stopped.
+    std::size_t s = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!p[i].stopped && (s == n || ready[i] < ready[s])) s = i;
+    if (s == n || at == total) break;
+    const double now = ready[s];
+    for (std::size_t i = 0; i < n; ++i)  // chunks that ended by now count as done
+      while (!flight[i].empty() && flight[i].front().first <= now) {
+        p[i].held -= flight[i].front().second;
+        p[i].done += flight[i].front().second;
+        p[i].busy_ms = flight[i].front().first;
+        flight[i].erase(flight[i].begin());
+      }
+    const std::size_t units = d.take(s, total - at, granule, p);
+    if (units == 0) {
+      p[s].stopped = true;
+      continue;
+    }
+    EXPECT_LE(units, total - at);
+    at += units;
+    out.units[s] += units;
+    ++out.chunks[s];
+    p[s].held += units;
+    queue_end[s] = std::max(queue_end[s], now) + (prefix[at] - prefix[at - units]) / rate[s];
+    flight[s].push_back({queue_end[s], units});
+    // Two in flight once the first has ended: the slot takes its next chunk once the one before
+    // its last has ended.
+    ready[s] = out.chunks[s] == 1 ? queue_end[s] : flight[s].size() >= 2 ? flight[s][flight[s].size() - 2].first : now;
+  }
+  EXPECT_EQ(at, total);
+  for (std::size_t i = 0; i < n; ++i) out.makespan_ms = std::max(out.makespan_ms, queue_end[i]);
+  return out;
+}
+
+TEST(DynamicSchedule, TwoEqualSlotsSplitEvenly) {
+  const std::vector<DeviceInfo> devices = {cpu(0), cpu(1)};
+  for (std::size_t total : {1000u, 100000u, 1u << 20}) {
+    SCOPED_TRACE(total);
+    const Decomposition dec = decompose(total, 1, Config::parse("0=0.5,1=0.5,schedule=dynamic", devices), devices);
+    const Simulated sim = simulate(dec.dynamic, total, 1, {1, 1});
+    EXPECT_GT(sim.chunks[0], 1u);
+    EXPECT_GT(sim.chunks[1], 1u);
+    const double share = static_cast<double>(sim.units[0]) / static_cast<double>(total);
+    EXPECT_NEAR(share, 0.5, 0.02);
+    EXPECT_LE(sim.makespan_ms, static_cast<double>(total) / 2 * 1.02);
+  }
+}
+
+TEST(DynamicSchedule, AFarFasterSlotIsNeverHeldBackByASlowOne) {
+  // A GPU 200x the CPU's speed on four queues, the CPU weighted by the solo speeds (the plan
+  // bench_dynamic runs): the run ends no later than the GPU alone would end it, and the CPU
+  // takes at most what it finishes within that time.
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t total = 8192;
+  const Decomposition dec =
+      decompose(total, 1, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices);
+  ASSERT_EQ(dec.dynamic.slots.size(), 5u);
+  const Simulated sim = simulate(dec.dynamic, total, 1, {1, 50, 50, 50, 50});
+  const double gpu_alone = static_cast<double>(total) / 200;
+  EXPECT_LE(sim.makespan_ms, gpu_alone * 1.01) << "CPU took " << sim.units[0] << " units in " << sim.chunks[0] << " chunks";
+  EXPECT_LE(static_cast<double>(sim.units[0]), gpu_alone * 1.0 + 1);
+  // Weighted evenly instead (a plan that knows nothing of the speeds): the measured rates stop
+  // the CPU after its first chunk, which bounds the loss.
+  const Decomposition even =
+      decompose(total, 1, Config::parse("cpu=0.2,gpu=0.8,overlap=4,schedule=dynamic", devices), devices);
+  const Simulated blind = simulate(even.dynamic, total, 1, {1, 50, 50, 50, 50});
+  EXPECT_EQ(blind.chunks[0], 1u);
+  // Costs as Mandelbrot's rows: cheap above the set (cut first, where the CPU measures itself),
+  // 3.4x the mean through it, cheap below. The CPU must not end after the GPU alone would.
+  auto rows = [&](std::size_t u) { return u < total / 20 ? 0.3 : u < total / 2 ? 1.8 : 0.3; };
+  const Decomposition alone = decompose(total, 1, Config::parse("cpu=0,gpu=1,overlap=4,schedule=dynamic", devices), devices);
+  const double gpu_skewed = simulate(alone.dynamic, total, 1, {1, 50, 50, 50, 50}, rows).makespan_ms;
+  const Simulated skewed = simulate(dec.dynamic, total, 1, {1, 50, 50, 50, 50}, rows);
+  EXPECT_LE(skewed.makespan_ms, gpu_skewed * 1.02) << "CPU took " << skewed.units[0] << " units in " << skewed.chunks[0] << " chunks";
+}
+
+TEST(DynamicSchedule, TheStopRuleTrustsTheSlowerRateAndMarginsASlowSlot) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec =
+      decompose(1u << 20, 1, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic,min_chunk=1", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  std::vector<DynamicChunks::Progress> p(2);
+  p[1].done = 12800, p[1].busy_ms = 64;  // the GPU: 200 units per ms
+  p[0].done = 192, p[0].busy_ms = 64;    // the CPU measured 3 on cheap units; its weight says 1
+  // Balanced at its weight's rate: (1 * 20000) / 201 = 99 units, a quarter of that for a slot
+  // under an eighth of the others' speed.
+  EXPECT_EQ(d.take(0, 20000, 1, p), 24u);
+  // Measured slower than its weight says: the measure.
+  p[0].done = 32;
+  EXPECT_EQ(d.take(0, 20000, 1, p), 12u);  // 0.5 * 20000 / 200.5 / 4
 }
 
 // A synthetic CPU + GPU machine (the GPU 3x the CPU's speed) running n units whose cost is

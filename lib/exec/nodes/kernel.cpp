@@ -6,6 +6,7 @@
 #include "tree/nodes/kernel.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace sinew::detail {
 namespace {
@@ -13,7 +14,31 @@ namespace {
 struct KernelState final : NodeState {
   cl::Kernel* kernel = nullptr;
   std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
+  std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
 };
+
+// The work-group size of a dynamic schedule's chunk on a CPU device (one driven as a discrete
+// stand-in too), for a kernel that leaves it to the driver. PoCL compiles a kernel's work-group
+// function again for each work-group size it meets, and left to itself it picks a divisor of the
+// range: chunks of many sizes made many (a 600² Mandelbrot run of two CPU devices, 5 compiles;
+// PoCL's cache held sizes 128x1 to 128x31).
+// Here the work-group spans the first dimension only. A 2D or 3D range's first dimension is the
+// same in every chunk (the chunks cut the last): its largest divisor at most `limit`, one size
+// per kernel. A 1D range's length is the chunk's: the largest power of two dividing it, at most
+// `limit` and small enough for four work-groups per compute unit, a few sizes powers of two
+// apart (0, the driver's choice after the split below, where that is under 8 work-items: the
+// last chunk takes the odd rest).
+std::size_t chunk_local(const std::vector<std::size_t>& g, std::size_t limit, unsigned compute_units) {
+  if (g.size() > 1) {
+    for (std::size_t l = std::min(limit, g[0]); l > 1; --l)
+      if (g[0] % l == 0) return l;
+    return 1;
+  }
+  const std::size_t cap =
+      std::bit_floor(std::max<std::size_t>(1, std::min(limit, g[0] / (4 * std::max<std::size_t>(1, compute_units)))));
+  const std::size_t l = std::min(cap, g[0] & (~g[0] + 1));  // the lowest set bit
+  return l >= std::min<std::size_t>(cap, 8) ? l : 0;
+}
 
 cl::NDRange nd(const std::vector<std::size_t>& v) {
   return v.size() == 1 ? cl::NDRange(v[0]) : v.size() == 2 ? cl::NDRange(v[0], v[1]) : cl::NDRange(v[0], v[1], v[2]);
@@ -62,6 +87,8 @@ class KernelRunner final : public LeafRunner {
                       {.node = path, .argument = "local_multiple", .device = w.info().name,
                        .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
       }
+      if (run.dec.is_dynamic() && w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple)
+        state->chunk_local = chunk_local(n.global_range(n.range()->unit, ps->part->units), limit, w.info().compute_units);
       ps->nodes[&n] = std::move(state);
     }
   }
@@ -97,9 +124,9 @@ class KernelRunner final : public LeafRunner {
     cl::NDRange local = cl::NullRange;
     if (!l.empty()) {
       local = nd(l);
-    } else if (n.local_multiple) {
-      local = g.size() == 1 ? cl::NDRange(state.local) : g.size() == 2 ? cl::NDRange(state.local, 1)
-                                                                       : cl::NDRange(state.local, 1, 1);
+    } else if (n.local_multiple || state.chunk_local) {
+      const std::size_t l0 = n.local_multiple ? state.local : state.chunk_local;
+      local = g.size() == 1 ? cl::NDRange(l0) : g.size() == 2 ? cl::NDRange(l0, 1) : cl::NDRange(l0, 1, 1);
     }
     const std::string* path = &run.path(n);
     cl::Event ev;
@@ -107,7 +134,7 @@ class KernelRunner final : public LeafRunner {
     // only poor work-group sizes (1 for a prime count): launch the largest multiple, then the few
     // remaining work-items at a global offset.
     const std::size_t wgm = ps.worker->info().preferred_work_group_multiple;
-    if (g.size() == 1 && l.empty() && !n.local_multiple && wgm > 1 && g[0] > wgm && g[0] % wgm) {
+    if (g.size() == 1 && l.empty() && !n.local_multiple && !state.chunk_local && wgm > 1 && g[0] > wgm && g[0] % wgm) {
       const std::size_t main = g[0] - g[0] % wgm;
       cl::Event head;
       ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr,
