@@ -39,6 +39,9 @@ struct DynamicChunks {
   // over kAutoMin * slots. The heaviest slot's least chunk; a lighter slot's is in proportion to
   // its weight (at least a granule).
   std::size_t min_units = 1;
+  // A slot under this fraction of the other slots' speed takes no chunk (0: every slot may take
+  // part; the tests of the stop rule's arithmetic set it). See take().
+  double negligible = 1.0 / 16;
   static constexpr double kDivisor = 2;
   static constexpr std::size_t kAutoMin = 64;
   // The units of slot `slot`'s next chunk when `remaining` units are left (at most `remaining`).
@@ -64,7 +67,8 @@ struct DynamicChunks {
   // GPU, given the least chunk of Mandelbrot's costly rows, ended long after the GPU had done all
   // the rest). Otherwise its guided chunk (next) is cut down so that it ends no later than the
   // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
-  // that); the last slot taking chunks never stops.
+  // that); a slot under `negligible` of the others' speed takes nothing; the last slot taking
+  // chunks never stops.
   std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
                    const std::vector<Progress>& progress) const;
   static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()

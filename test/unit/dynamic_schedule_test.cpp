@@ -120,7 +120,8 @@ TEST(DynamicSchedule, ASlowSlotTakesNoChunkThatWouldEndLast) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   // Weights from solo speeds 1 : 200 units per ms; granule 64.
   const Decomposition dec = decompose(1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic", devices), devices);
-  const DynamicChunks& d = dec.dynamic;
+  DynamicChunks d = dec.dynamic;
+  d.negligible = 0;  // the arithmetic of the stop rule; a slot this slow takes nothing by default (below)
   ASSERT_EQ(d.slots.size(), 2u);
   ASSERT_EQ(d.least(0, 64), 64u);
   // Measured: the CPU did 64 units in 64 ms, the GPU 12800 in 64 ms.
@@ -258,7 +259,8 @@ TEST(DynamicSchedule, TheStopRuleTrustsTheSlowerRateAndMarginsASlowSlot) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition dec =
       decompose(1u << 20, 1, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic,min_chunk=1", devices), devices);
-  const DynamicChunks& d = dec.dynamic;
+  DynamicChunks d = dec.dynamic;
+  d.negligible = 0;
   std::vector<DynamicChunks::Progress> p(2);
   p[1].done = 12800, p[1].busy_ms = 64;  // the GPU: 200 units per ms
   p[0].done = 192, p[0].busy_ms = 64;    // the CPU measured 3 on cheap units; its weight says 1
@@ -413,3 +415,23 @@ TEST(DynamicSchedule, StoredAndExportedWithItsItems) {
 }
 
 }  // namespace
+
+// A slot under a 16th of the others' speed gains a run at most 6% and takes the cores that feed
+// the GPUs: it takes no chunk, measured or not, however much is left; one at a 12th still does.
+TEST(DynamicSchedule, ASlotUnderASixteenthOfTheOthersSpeedTakesNothing) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition slow =
+      decompose(1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic", devices), devices);
+  std::vector<DynamicChunks::Progress> none(2);
+  EXPECT_EQ(slow.dynamic.take(0, 1u << 20, 64, none), 0u);
+  std::vector<DynamicChunks::Progress> p(2);
+  p[0].done = 64, p[0].busy_ms = 64;    // 1 unit per ms
+  p[1].done = 1280, p[1].busy_ms = 64;  // 20 units per ms
+  EXPECT_EQ(slow.dynamic.take(0, 1u << 20, 64, p), 0u);
+  // The GPU, alone in taking chunks, takes everything that is left in the end.
+  p[0].stopped = true;
+  EXPECT_EQ(slow.dynamic.take(1, 640, 64, p), 640u);
+  const Decomposition twelfth =
+      decompose(1u << 20, 64, Config::parse("cpu=0.076923,gpu=0.923077,schedule=dynamic", devices), devices);
+  EXPECT_GT(twelfth.dynamic.take(0, 1u << 20, 64, none), 0u);
+}
