@@ -106,48 +106,81 @@ void download(RunState& run, PartState& ps) {
   });
 }
 
+namespace {
+
+const std::string sync_path = "sync";
+
+// A slice of `v` into a context's replica `whole` on the context's own queue.
+void copy_into_replica(RunState& run, PartState& ps, const VectorUse& u, const cl::Buffer& whole) {
+  cl::Event ev;
+  run.count_copy(*ps.worker, CopyKind::on_device, run.slice_bytes(ps, u));
+  ps.worker->queue().enqueueCopyBuffer(ps.slices.at(u.vector.get()), whole, 0, run.slice_offset(ps, u),
+                                       run.slice_bytes(ps, u), nullptr, run.event_of(ev));
+  run.track(ps, ev, &sync_path, false);
+}
+
+// The user's memory is the host context's replica (RunState::replica_in_user) and holds that
+// context's slices: the others' slices are read into it, while each other context takes the host
+// context's slices from it and copies its own into its replica; then the slices of third contexts.
+void sync_through_user(RunState& run, const VectorUse& u) {
+  const VectorState* v = u.vector.get();
+  auto finish_all = [&] {
+    for (auto& w : run.workers) w.queue().finish();
+  };
+  for (auto& ps : run.parts)
+    if (ps.worker->context() != run.host_context && ps.part->units)
+      to_host(run, ps, ps.slices.at(v), 0, run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+  bool third = false;
+  for (auto& [handle, cs] : run.contexts) {
+    if (handle == run.host_context) continue;
+    for (auto& ps : run.parts) {
+      if (!ps.part->units) continue;
+      if (ps.worker->context() == handle)
+        copy_into_replica(run, ps, u, cs.whole.at(v));
+      else if (ps.worker->context() == run.host_context)
+        to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
+                  run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+      else
+        third = true;
+    }
+  }
+  finish_all();
+  if (!third) return;
+  for (auto& [handle, cs] : run.contexts) {
+    if (handle == run.host_context) continue;
+    for (auto& ps : run.parts)
+      if (ps.part->units && ps.worker->context() != handle && ps.worker->context() != run.host_context)
+        to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
+                  run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+  }
+  finish_all();
+}
+
+}  // namespace
+
 void sync_replicas(RunState& run, const VectorState* v) {
-  static const std::string sync_path = "sync";
   const VectorUse& u = run.an.use(v);
   auto finish_all = [&] {
     for (auto& w : run.workers) w.queue().finish();
   };
-  // The user's memory is the host context's replica: the others' slices are read into it, and
-  // every other context's replica takes what it lacks from there.
-  const bool user = run.replica_in_user.count(v) > 0;
   cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
-    if (user) {
-      for (auto& ps : run.parts)
-        if (ps.worker->context() != run.host_context && ps.part->units)
-          to_host(run, ps, ps.slices.at(v), 0, run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u),
-                  &sync_path);
-      finish_all();
-    } else if (run.contexts.size() > 1) {
+    if (run.replica_in_user.count(v)) return sync_through_user(run, u);
+    if (run.contexts.size() > 1) {
       run.staging[v].resize(u.elements * v->type.size);
       for (auto& ps : run.parts)
-        to_host(run, ps, ps.slices.at(v), 0, run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u),
-                &sync_path);
+        if (ps.part->units)
+          to_host(run, ps, ps.slices.at(v), 0, run.staging[v].data() + run.slice_offset(ps, u),
+                  run.slice_bytes(ps, u), &sync_path);
       finish_all();
     }
     for (auto& [handle, cs] : run.contexts) {
-      auto& whole = cs.whole.at(v);
-      const bool in_user = user && handle == run.host_context;
       for (auto& ps : run.parts) {
         if (!ps.part->units) continue;
-        // The host context's own slices are the user's memory (it copies, never swaps, there);
-        // the others' were read into it above.
-        if (in_user && (ps.worker->context() != handle || run.host_slice(*ps.worker, u))) continue;
-        if (ps.worker->context() == handle) {
-          cl::Event ev;
-          run.count_copy(*ps.worker, CopyKind::on_device, run.slice_bytes(ps, u));
-          ps.worker->queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, run.slice_offset(ps, u),
-                                               run.slice_bytes(ps, u), nullptr, run.event_of(ev));
-          run.track(ps, ev, &sync_path, false);
-        } else {
-          const unsigned char* from = user ? reinterpret_cast<unsigned char*>(run.host_of(u)) : run.staging[v].data();
-          to_device(run, *cs.workers.front()->parts.front(), whole, run.slice_offset(ps, u),
-                    from + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
-        }
+        if (ps.worker->context() == handle)
+          copy_into_replica(run, ps, u, cs.whole.at(v));
+        else
+          to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
+                    run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
       }
     }
     finish_all();
