@@ -675,6 +675,309 @@ Job Scan::job(bool gpu) {
           }};
 }
 
+// ----- loops over a replicated vector (JacobiLoop, NbodyLoop) ----------------------------------
+
+namespace {
+
+// One device's kernels of such a loop, over units [first, first + count) of the vector.
+struct LoopKernels {
+  virtual ~LoopKernels() = default;
+  // Before the loop (timed): what the device's slice of the other vectors needs (an upload, or
+  // zero-copy buffers over the user's arrays).
+  virtual void begin(cl::CommandQueue&) {}
+  // One step: reads `all` (the whole vector), writes the slice's new units at `next`'s start.
+  virtual void step(cl::CommandQueue& q, const cl::Buffer& all, const cl::Buffer& next) = 0;
+  // After a step: the loop test's value enqueued and read into `value` (not blocking); false
+  // when the loop has no test.
+  virtual bool value(cl::CommandQueue&, float*, cl::Event*) { return false; }
+  // After the loop (timed): the slice's other results back in the user's arrays.
+  virtual void end(cl::CommandQueue&) {}
+};
+
+// Host memory for a CPU buffer over it (CL_MEM_USE_HOST_PTR), page-aligned.
+struct HostBlock {
+  void* ptr = nullptr;
+  explicit HostBlock(std::size_t bytes) : ptr(std::aligned_alloc(4096, round_up(std::max<std::size_t>(bytes, 1), 4096))) {
+    if (!ptr) throw std::bad_alloc();
+    std::memset(ptr, 0, bytes);  // touched now, not in a timed run
+  }
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+  ~HostBlock() { std::free(ptr); }
+};
+
+// The loop on the CPU (units [0, cpu_units)) and the GPU (the rest); see handwritten.hpp.
+class Replicated {
+ public:
+  using Factory = std::function<std::unique_ptr<LoopKernels>(Side&, bool gpu, std::size_t first, std::size_t count)>;
+  Replicated(Env::Impl& env, std::size_t units, std::size_t unit_bytes, std::size_t cpu_units, const Factory& make)
+      : units_(units), ub_(unit_bytes), cpu_units_(std::min(cpu_units, units)) {
+    const std::size_t total = units_ * ub_;
+    if (cpu_units_ > 0) {
+      Dev& c = dev_[0];
+      c.side = &env.need_cpu();
+      c.first = 0, c.count = cpu_units_;
+      c.k = make(*c.side, false, c.first, c.count);
+      scratch_ = std::make_unique<HostBlock>(total);
+    }
+    if (cpu_units_ < units_) {
+      Dev& g = dev_[1];
+      g.side = &env.gpu;
+      g.first = cpu_units_, g.count = units_ - cpu_units_;
+      g.k = make(*g.side, true, g.first, g.count);
+      const auto align = g.side->device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8;
+      for (int i = 0; i < 2; ++i) {
+        g.buf[i] = cl::Buffer(g.side->context, CL_MEM_READ_WRITE, total);
+        if (g.first == 0) {
+          g.next[i] = g.buf[i];
+        } else if ((g.first * ub_) % align == 0) {
+          cl_buffer_region r{g.first * ub_, g.count * ub_};
+          g.next[i] = g.buf[i].createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r);
+        } else {  // a slice that cannot start a sub-buffer is written aside and copied in
+          g.next[i] = cl::Buffer(g.side->context, CL_MEM_READ_WRITE, g.count * ub_);
+          g.copy_in = true;
+        }
+      }
+      g.side->queue(0).finish();
+    }
+  }
+
+  // `iterations` steps over the user's vector `user` (at most: `done` sees the values after each
+  // step). Returns the steps run.
+  std::size_t run(void* user, std::size_t iterations, const std::function<bool(const float*, std::size_t)>& done) {
+    const std::size_t total = units_ * ub_;
+    Dev& c = dev_[0];
+    Dev& g = dev_[1];
+    void* host[2] = {user, scratch_ ? scratch_->ptr : nullptr};
+    if (c.side) {
+      for (int i = 0; i < 2; ++i) c.buf[i] = cl::Buffer(c.side->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, total, host[i]);
+      c.next[0] = c.buf[0], c.next[1] = c.buf[1];  // the CPU's units start the vector
+      c.k->begin(c.side->queue(0));
+    }
+    if (g.side) {
+      g.side->queue(0).enqueueWriteBuffer(g.buf[0], CL_FALSE, 0, total, user);
+      g.k->begin(g.side->queue(0));
+    }
+    int cur = 0;
+    std::size_t ran = 0;
+    float values[2];
+    while (ran < iterations) {
+      std::size_t n_values = 0;
+      for (Dev* d : {&c, &g}) {
+        if (!d->side) continue;
+        cl::CommandQueue& q = d->side->queue(0);
+        d->k->step(q, d->buf[cur], d->next[1 - cur]);
+        if (d->copy_in) q.enqueueCopyBuffer(d->next[1 - cur], d->buf[1 - cur], 0, d->first * ub_, d->count * ub_);
+        d->has_value = d->k->value(q, &values[n_values], &d->read);
+        n_values += d->has_value;
+        q.flush();
+      }
+      if (c.side && g.side) {  // the written slices cross: the GPU's into the CPU's next vector, and back
+        cl::Event down;
+        cl::CommandQueue& gq = g.side->queue(0);
+        gq.enqueueReadBuffer(g.buf[1 - cur], CL_FALSE, g.first * ub_, g.count * ub_,
+                             static_cast<char*>(host[1 - cur]) + g.first * ub_, nullptr, &down);
+        gq.flush();
+        c.side->queue(0).finish();
+        gq.enqueueWriteBuffer(g.buf[1 - cur], CL_FALSE, 0, c.count * ub_, host[1 - cur]);
+        gq.flush();
+        down.wait();
+      }
+      for (Dev* d : {&c, &g})
+        if (d->side && d->has_value) d->read.wait();
+      cur = 1 - cur;
+      ++ran;
+      if (done(values, n_values)) break;
+    }
+    if (c.side) {
+      c.k->end(c.side->queue(0));
+      c.side->queue(0).finish();
+    }
+    if (g.side) {
+      g.k->end(g.side->queue(0));
+      if (!c.side) g.side->queue(0).enqueueReadBuffer(g.buf[cur], CL_FALSE, 0, total, user);
+      g.side->queue(0).finish();
+    }
+    if (c.side && host[cur] != user) std::memcpy(user, host[cur], total);  // the last values ended in the other
+    return ran;
+  }
+
+ private:
+  struct Dev {
+    Side* side = nullptr;
+    std::unique_ptr<LoopKernels> k;
+    std::size_t first = 0, count = 0;
+    cl::Buffer buf[2], next[2];
+    bool copy_in = false, has_value = false;
+    cl::Event read;
+  };
+  std::size_t units_, ub_, cpu_units_;
+  Dev dev_[2];  // [0] CPU, [1] GPU
+  std::unique_ptr<HostBlock> scratch_;
+};
+
+struct JacobiKernels final : LoopKernels {
+  cl::Kernel sweep, rowmax;
+  cl::Buffer rowdiff, residual;
+  std::size_t n, count, group = 1, reduce_group = 1;
+  JacobiKernels(Side& d, std::size_t n_, std::size_t first, std::size_t count_, float alpha, float wall)
+      : n(n_), count(count_) {
+    while (group < 128 && n % (2 * group) == 0) group *= 2;  // as the tree in bench_loop: a power of two dividing n
+    sweep = d.kernel("jacobi.cl", "jacobi_sweep");
+    rowdiff = cl::Buffer(d.context, CL_MEM_READ_WRITE, count * sizeof(float));
+    residual = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(float));
+    sweep.setArg(2, rowdiff), sweep.setArg(3, cl::Local(group * sizeof(float)));
+    sweep.setArg(4, static_cast<cl_uint>(first * n)), sweep.setArg(5, static_cast<cl_uint>(n));
+    sweep.setArg(6, alpha), sweep.setArg(7, wall);
+    cl::Program p(d.context, std::string(kRowMax));
+    p.build({d.device}, "");
+    rowmax = cl::Kernel(p, "row_max");
+    const std::size_t limit = std::min<std::size_t>(256, rowmax.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device));
+    while (reduce_group * 2 <= limit) reduce_group *= 2;
+    rowmax.setArg(0, rowdiff), rowmax.setArg(1, residual), rowmax.setArg(2, static_cast<cl_uint>(count));
+    rowmax.setArg(3, cl::Local(reduce_group * sizeof(float)));
+  }
+  void step(cl::CommandQueue& q, const cl::Buffer& all, const cl::Buffer& next) override {
+    sweep.setArg(0, all), sweep.setArg(1, next);
+    q.enqueueNDRangeKernel(sweep, cl::NullRange, cl::NDRange(group, count), cl::NDRange(group, 1));
+  }
+  bool value(cl::CommandQueue& q, float* out, cl::Event* read) override {
+    q.enqueueNDRangeKernel(rowmax, cl::NullRange, cl::NDRange(reduce_group), cl::NDRange(reduce_group));
+    q.enqueueReadBuffer(residual, CL_FALSE, 0, sizeof(float), out, nullptr, read);
+    return true;
+  }
+};
+
+struct NbodyKernels final : LoopKernels {
+  cl::Kernel k;
+  Side& side;
+  bool gpu;
+  std::size_t first, count;
+  cl_float4* vel = nullptr;  // the user's velocities (set before each run)
+  cl::Buffer vel_buffer;     // the GPU's slice of them (made once), or the CPU's over the user's
+  NbodyKernels(Side& d, bool g, std::size_t first_, std::size_t count_, std::size_t n, float dt, float eps2)
+      : k(d.kernel("nbody.cl", "nbody_step")), side(d), gpu(g), first(first_), count(count_) {
+    if (gpu) vel_buffer = cl::Buffer(d.context, CL_MEM_READ_WRITE, count * sizeof(cl_float4));
+    k.setArg(3, static_cast<cl_uint>(first)), k.setArg(4, static_cast<cl_uint>(count));
+    k.setArg(5, static_cast<cl_uint>(n)), k.setArg(6, dt), k.setArg(7, eps2);
+  }
+  void begin(cl::CommandQueue& q) override {
+    if (gpu)
+      q.enqueueWriteBuffer(vel_buffer, CL_FALSE, 0, count * sizeof(cl_float4), vel + first);
+    else
+      vel_buffer = cl::Buffer(side.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, count * sizeof(cl_float4), vel + first);
+    k.setArg(1, vel_buffer);
+  }
+  void step(cl::CommandQueue& q, const cl::Buffer& all, const cl::Buffer& next) override {
+    k.setArg(0, all), k.setArg(2, next);
+    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kRange)));
+  }
+  void end(cl::CommandQueue& q) override {
+    if (gpu) q.enqueueReadBuffer(vel_buffer, CL_FALSE, 0, count * sizeof(cl_float4), vel + first);
+  }
+};
+
+}  // namespace
+
+struct JacobiLoop::Impl {
+  Env::Impl& env;
+  std::size_t n, iterations;
+  float alpha, wall, tolerance;
+  std::map<std::size_t, std::shared_ptr<Replicated>> loops;  // by CPU rows: set-up made once
+  std::size_t ran = 0;
+  float residual = 0;
+  std::vector<float> initial;  // the grid the reference starts from
+  std::vector<double> expected, expected_residuals;
+
+  std::string check(const float* grid, std::size_t r, float res) {
+    if (r == 0) return "no sweep ran";
+    if (expected.empty() || expected_residuals.size() != r) {
+      expected.assign(initial.begin(), initial.end());
+      sinew::samples::reference::heat(expected, n, r, alpha, wall, expected_residuals);
+    }
+    double scale = std::fabs(wall);
+    for (float v : initial) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    if (scale == 0) scale = 1;
+    const double tol = 8 * FLT_EPSILON * static_cast<double>(r + 1);
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      if (!(std::fabs(grid[i] - expected[i]) / scale <= tol))
+        return "cell (" + std::to_string(i % n) + ", " + std::to_string(i / n) + "): got " + std::to_string(grid[i]) +
+               ", expected " + std::to_string(expected[i]) + " after " + std::to_string(r) + " sweeps";
+    if (!(std::fabs(res - expected_residuals.back()) / scale <= tol))
+      return "the last sweep's max change is " + std::to_string(res) + ", expected " +
+             std::to_string(expected_residuals.back());
+    if (r < iterations && !(res < tolerance)) return "stopped early without converging";
+    return "OK";
+  }
+};
+
+JacobiLoop::JacobiLoop(Env& env, std::size_t n, std::size_t iterations, float alpha, float wall, float tolerance)
+    : impl_(std::make_shared<Impl>(Impl{env.impl(), n, iterations, alpha, wall, tolerance, {}, 0, 0, {}, {}, {}})) {}
+JacobiLoop::~JacobiLoop() = default;
+
+std::string JacobiLoop::check(const float* grid, std::size_t ran, float residual) {
+  return impl_->check(grid, ran, residual);
+}
+
+Job JacobiLoop::job(std::size_t cpu_rows, float* grid, const std::vector<float>& initial) {
+  auto m = impl_;
+  m->initial = initial;
+  auto& loop = m->loops[cpu_rows];
+  if (!loop) {  // set-up, untimed
+    const std::size_t n = m->n;
+    const float alpha = m->alpha, wall = m->wall;
+    loop = std::make_shared<Replicated>(m->env, n, n * sizeof(float), cpu_rows,
+                                        [&](Side& d, bool, std::size_t first, std::size_t count) {
+                                          return std::make_unique<JacobiKernels>(d, n, first, count, alpha, wall);
+                                        });
+  }
+  auto l = loop;
+  return {[m, grid] { std::copy(m->initial.begin(), m->initial.end(), grid); },
+          [m, l, grid] {
+            m->ran = l->run(grid, m->iterations, [m](const float* v, std::size_t k) {
+              m->residual = *std::max_element(v, v + k);
+              return m->residual < m->tolerance;
+            });
+            return kNaN;
+          },
+          [m, grid] { return m->check(grid, m->ran, m->residual); }};
+}
+
+struct NbodyLoop::Impl {
+  Env::Impl& env;
+  sinew::samples::Nbody& s;
+  std::map<std::size_t, std::shared_ptr<Replicated>> loops;
+  std::map<std::size_t, std::vector<NbodyKernels*>> kernels;  // each loop's, to point at the user's arrays
+};
+
+NbodyLoop::NbodyLoop(Env& env, sinew::samples::Nbody& s) : impl_(std::make_shared<Impl>(Impl{env.impl(), s, {}, {}})) {}
+NbodyLoop::~NbodyLoop() = default;
+
+Job NbodyLoop::job(std::size_t cpu_bodies) {
+  auto m = impl_;
+  auto& loop = m->loops[cpu_bodies];
+  const std::size_t n = m->s.params.bodies;
+  if (!loop) {
+    const float dt = m->s.params.dt, eps2 = m->s.params.softening * m->s.params.softening;
+    auto& ks = m->kernels[cpu_bodies];
+    loop = std::make_shared<Replicated>(m->env, n, sizeof(cl_float4), cpu_bodies,
+                                        [&](Side& d, bool gpu, std::size_t first, std::size_t count) {
+                                          auto k = std::make_unique<NbodyKernels>(d, gpu, first, count, n, dt, eps2);
+                                          ks.push_back(k.get());
+                                          return k;
+                                        });
+  }
+  auto l = loop;
+  auto bindings = std::make_shared<std::vector<sinew::Binding>>();
+  return {[m, bindings] { *bindings = m->s.bindings(); },
+          [m, l, bindings, cpu_bodies] {
+            for (NbodyKernels* k : m->kernels.at(cpu_bodies)) k->vel = static_cast<cl_float4*>(bindings->at(1).data);
+            l->run(bindings->at(0).data, m->s.params.steps, [](const float*, std::size_t) { return false; });
+            return kNaN;
+          },
+          [m] { return check_of(m->s); }};
+}
+
 std::vector<DeviceDesc> list_devices() {
   std::vector<DeviceDesc> out;
   for (auto& [p, d] : all_devices()) out.push_back({p.getInfo<CL_PLATFORM_NAME>(), d.getInfo<CL_DEVICE_NAME>()});

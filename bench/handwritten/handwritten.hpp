@@ -102,6 +102,48 @@ class Scan {
   std::shared_ptr<Impl> impl_;
 };
 
+// Loops whose step reads a vector whole and writes the units of its own slice into a second copy
+// of it (bench_loop), as a careful programmer writes them with the same kernels: the vector
+// replicated on each device in two buffers (this iteration's and the next one's), the pointers
+// swapped after every step. On one device: the GPU uploads it once and reads it back at the end;
+// the CPU works in the user's memory and a host buffer of the same size (CL_MEM_USE_HOST_PTR,
+// PoCL reads them in place), the last values copied into the user's memory if they ended in the
+// other. Split, units [0, cpu_units) on the CPU and the rest on the GPU, both at once; after
+// each step the GPU's new units are read into the CPU's next buffer and the CPU's written to the
+// GPU's (the written slices, nothing else), and the next step starts once both arrived. Set-up
+// (contexts, programs, buffers) happens once per split and is untimed.
+
+// jacobi.cl's jacobi_sweep over the n x n grid (rows partitioned), `iterations` sweeps, each
+// followed by a one-work-group max over the per-row changes on each device and one blocking 4-byte
+// read per device, tested against `tolerance` (0: every sweep runs). Checked against
+// samples::reference::heat (the same physics), computed once per problem.
+class JacobiLoop {
+ public:
+  JacobiLoop(Env& env, std::size_t n, std::size_t iterations, float alpha, float wall, float tolerance);
+  ~JacobiLoop();
+  // `grid` is the user's grid (n * n floats), reset to `initial` before each run (untimed).
+  Job job(std::size_t cpu_rows, float* grid, const std::vector<float>& initial);
+  // The same check for Sinew's runs: `grid` after `ran` sweeps, the last max change `residual`.
+  std::string check(const float* grid, std::size_t ran, float residual);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// The nbody sample's step (nbody.cl's nbody_step: positions read whole, velocities partitioned)
+// `steps` times over the sample's arrays; checked by the sample.
+class NbodyLoop {
+ public:
+  NbodyLoop(Env& env, sinew::samples::Nbody& s);
+  ~NbodyLoop();
+  Job job(std::size_t cpu_bodies);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
 // Every OpenCL device of every platform, in discovery order.
 struct DeviceDesc {
   std::string platform, name;

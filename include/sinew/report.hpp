@@ -65,6 +65,25 @@ struct ModelChoice {
   double measured_ms = 0;
 };
 
+// Copies of a run's data that the executor made on its own (uploads, downloads, replica
+// re-synchronisation, halo units, values read back), not the tree's `copy` leaves: how many
+// commands and how many bytes. Report::copies counts a whole run, Report::loop_copies those made
+// while a loop's body ran (divide by Report::iterations for a loop's cost per iteration).
+struct CopyCount {
+  std::size_t count = 0;
+  std::uint64_t bytes = 0;
+};
+struct Copies {
+  CopyCount to_device;  // host memory -> a discrete device's memory
+  CopyCount to_host;    // a discrete device's memory -> host memory
+  CopyCount host;       // within host memory: what zero-copy (CPU) devices write, read or copy
+  CopyCount device;     // within a discrete device's memory (a replica refreshed from slices)
+  CopyCount values;     // reduction values read back (a map_reduce's or a scan's per partition)
+  // Copies through or within host memory: to_device, to_host and host (values apart).
+  std::size_t host_copies() const { return to_device.count + to_host.count + host.count; }
+  std::uint64_t host_bytes() const { return to_device.bytes + to_host.bytes + host.bytes; }
+};
+
 struct PartitionReport {
   std::size_t index = 0;
   std::size_t device = 0;   // runtime device index
@@ -96,6 +115,8 @@ struct Report {
   // Halo exchanges, in the order they ran: one per read of a halo whose vector the tree wrote
   // since (a loop exchanges once per iteration). None on one partition beyond boundary copies.
   std::vector<HaloExchange> exchanges;
+  // The executor's own copies (see Copies): all of the run, and those made inside loop bodies.
+  Copies copies, loop_copies;
   std::string decomposition;             // which units ran where (Decomposition::explain)
   std::vector<LevelReport> levels;       // divide-and-conquer levels, by node and level
   // A dynamic schedule's run (Config::schedule): per runtime device, how many chunks its queues

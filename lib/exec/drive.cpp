@@ -108,6 +108,12 @@ void work(RunState& run, Worker& w) {
         run.barrier->arrive_and_wait();
       }
       interpret(run, w, w.parts, run.root, {});
+      // Where the user's memory is a context's replica (RunState::replica_in_user), its kernels
+      // read the other partitions' units there until they are done: no result goes back before.
+      if (!run.replica_in_user.empty() && run.workers.size() > 1) {
+        w.queue().finish();
+        run.barrier->arrive_and_wait();
+      }
       for (PartState* p : w.parts) download(run, *p);
     }
     w.host_enqueued_ms = run.now_ms();

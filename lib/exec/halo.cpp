@@ -137,6 +137,7 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
       // The slice itself, where it is a buffer of its own.
       if (!ps->halo_holds_slice.count(v)) {
         cl::Event ev;
+        run.count_copy(w, CopyKind::on_device, run.slice_bytes(*ps, u));
         queue.enqueueCopyBuffer(ps->slices.at(v), halo, 0, u.halo_before * ub, run.slice_bytes(*ps, u), nullptr,
                                 run.event_of(ev));
         track(ev);
@@ -158,6 +159,7 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
         enqueued = true;
         if (p.src < 0) {
           cl::Event ev;
+          run.count_copy(w, CopyKind::to_device, bytes);
           queue.enqueueWriteBuffer(halo, CL_FALSE, p.dst * ub, bytes, run.halo_fill.at(v).data(), nullptr,
                                    run.event_of(ev));
           track(ev);
@@ -172,9 +174,12 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
           const std::size_t at = (x - q.part->first) * ub;
           cl::Event ev;
           if (q.worker->context() == w.context()) {
+            run.count_copy(w, CopyKind::on_device, n * ub);
             queue.enqueueCopyBuffer(from, halo, at, to * ub, n * ub, nullptr, run.event_of(ev));
           } else {
             auto& host = through_host.emplace_back(n * ub);
+            run.count_copy(*q.worker, CopyKind::to_host, n * ub);
+            run.count_copy(w, CopyKind::to_device, n * ub);
             q.worker->queue().enqueueReadBuffer(from, CL_TRUE, at, n * ub, host.data());
             queue.enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, host.data(), nullptr, run.event_of(ev));
             record.host_bytes += n * ub;

@@ -80,6 +80,20 @@ cl::Buffer RunState::partition_buffer(PartState& ps, std::size_t bytes, std::siz
   return parent.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
 }
 
+void RunState::count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes) {
+  std::lock_guard lock(copies_mutex_);
+  for (Copies* c : {&copies, w.loop_depth > 0 ? &loop_copies : nullptr}) {
+    if (!c) continue;
+    CopyCount& n = kind == CopyKind::value       ? c->values
+                   : w.zero_copy                 ? c->host
+                   : kind == CopyKind::to_device ? c->to_device
+                   : kind == CopyKind::to_host   ? c->to_host
+                                                 : c->device;
+    ++n.count;
+    n.bytes += bytes;
+  }
+}
+
 void RunState::keep_error() {
   std::lock_guard lock(error_mutex_);
   if (!error_) error_ = std::current_exception();
@@ -126,6 +140,7 @@ void allocate_swap(RunState& run, PartState& ps, const NodeImpl& copy) {
   const VectorState* src = copy.args[0].vector.get();
   const VectorState* dst = copy.args[1].vector.get();
   auto& swap = ps.swaps[&copy];
+  if (ps.worker->context() == run.host_context && run.replica_in_user.count(dst)) return;  // see user_replica_context
   if (!ps.halo_holds_slice.count(dst)) {
     swap.allowed = true;  // slices alone swap
     return;
@@ -140,14 +155,72 @@ void allocate_swap(RunState& run, PartState& ps, const NodeImpl& copy) {
   swap.allowed = true;
 }
 
+// A written vector read whole whose one partition holds every unit needs no replica: kernels read
+// the slice, which the tree's leaves write in place (and a loop's closing copy swaps), so no
+// iteration re-replicates it, as none would by hand. Unless a leaf reads it whole while writing
+// its slice: that leaf reads a snapshot.
+// A leaf reads `u` whole while writing its slice: it reads a snapshot, so the replica must be a
+// buffer of its own.
+bool read_as_snapshot(const RunState& run, const VectorUse& u) {
+  bool snapshot = false;
+  visit(run.root, [&](const NodeImpl& n) {
+    if (!n.is_leaf()) return;
+    bool whole = false, writes = false;
+    for (const auto& a : n.args) {
+      if (a.vector != u.vector) continue;
+      whole = whole || a.kind == Arg::Kind::whole;
+      writes = writes || (a.kind == Arg::Kind::partitioned && a.access != Access::read);
+    }
+    snapshot = snapshot || (whole && writes);
+  });
+  return snapshot;
+}
+
+bool replica_in_slice(const RunState& run, const VectorUse& u) {
+  if (!u.read_whole || !u.written || !u.partitioned || run.dec.is_dynamic() || run.parts.size() != 1) return false;
+  if (run.parts.front().part->units * u.vector->unit != u.elements) return false;
+  return !read_as_snapshot(run, u);
+}
+
+// Split over contexts, the one context of zero-copy devices may take the user's memory as its
+// replica of a written bound vector: its slices are that memory already, so a refresh brings it
+// only the others' slices (read straight into it), and the other contexts take its slices from
+// there, with no copy through staging (a hand-written split moves the same). Only with one
+// worker there (partitions on other queues of that context would read what one of them writes
+// meanwhile) and no other zero-copy context (its slices are the user's memory too, written while
+// this one reads). Its partitions then copy instead of swapping (PartState::swaps): a sweep
+// writing its slice into the user's memory would overwrite what it reads.
+cl_context user_replica_context(const RunState& run) {
+  if (run.contexts.size() < 2 || run.dec.is_dynamic()) return nullptr;
+  cl_context found = nullptr;
+  for (const auto& [handle, cs] : run.contexts) {
+    if (!cs.workers.front()->zero_copy) continue;
+    if (found || cs.workers.size() != 1) return nullptr;
+    found = handle;
+  }
+  return found;
+}
+
 // Slices per partition, replicas per context. On a host-unified device a bound vector's slice
 // is the user's memory itself (zero copy); replicas are too, unless the tree writes the vector.
 void allocate(RunState& run) {
+  run.host_context = user_replica_context(run);
+  for (const auto& u : run.an.vectors) {
+    if (replica_in_slice(run, u)) run.replica_in_slice.insert(u.vector.get());
+    if (run.host_context && u.read_whole && u.written && u.bound() && u.partitioned && !u.read_halo &&
+        !read_as_snapshot(run, u))
+      run.replica_in_user.insert(u.vector.get());
+  }
   for (auto& ps : run.parts) allocate_slices(run, ps);
   for (auto& [handle, cs] : run.contexts) {
     for (const auto& u : run.an.vectors) {
       if (!u.read_whole) continue;
       run.has_replicas = true;
+      if (run.replica_in_slice.count(u.vector.get())) continue;
+      if (handle == run.host_context && run.replica_in_user.count(u.vector.get())) {
+        cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, u.bytes(), run.host_of(u));
+        continue;
+      }
       if (cs.workers.front()->zero_copy && u.bound() && !u.written)
         cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, u.bytes(), run.host_of(u));
       else

@@ -29,6 +29,8 @@ Report build_report(RunState& run) {
   rep.profiled = run.profile;
   rep.results = run.results;
   rep.exchanges = run.exchanges;
+  rep.copies = run.copies;
+  rep.loop_copies = run.loop_copies;
   {
     std::lock_guard lock(run.levels_mutex);
     rep.levels = run.levels;
@@ -189,6 +191,18 @@ std::string Report::str() const {
     s << "  halo exchanges: " << exchanges.size() << ", " << bytes << " bytes between partitions (" << host
       << " through the host), " << boundary << " bytes of boundary\n";
   }
+  auto copies_line = [&](const char* what, const Copies& c, double per) {
+    auto one = [&](const char* name, const CopyCount& n) {
+      s << " " << name << " " << static_cast<double>(n.count) / per << " (" << static_cast<double>(n.bytes) / per
+        << " B)";
+    };
+    s << "  " << what << ":";
+    one("to device", c.to_device), one("to host", c.to_host), one("within host", c.host);
+    one("within device", c.device), one("values", c.values);
+    s << "\n";
+  };
+  copies_line("executor's copies", copies, 1);
+  if (iterations) copies_line("of them per loop iteration", loop_copies, static_cast<double>(iterations));
   for (const auto& l : levels) {
     s << "  " << l.node << " level " << l.level << ": " << l.subproblems << " x " << l.subproblem
       << " elements on device" << (l.devices.size() > 1 ? "s" : "");

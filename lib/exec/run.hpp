@@ -101,6 +101,7 @@ struct Worker {
   double host_enqueued_ms = 0;         // when it had enqueued everything (then it waits)
   double host_end_ms = 0;              // when its queue had finished everything
   bool drained = false;                // its queue finished without an error
+  int loop_depth = 0;                  // loops whose body it is running (Report::loop_copies)
   cl::CommandQueue& queue() { return slot->queue; }
   // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (at least 1): a sub-buffer's origin must be a multiple.
   std::size_t base_alignment() const {
@@ -108,6 +109,10 @@ struct Worker {
   }
   const DeviceInfo& info() const { return device->info(); }
 };
+
+// What one of the executor's own copies was, for Report::copies: where it lands there follows
+// the worker's device (a zero-copy device's transfers and copies are within host memory).
+enum class CopyKind { to_device, to_host, on_device, value };
 
 // The workers of one OpenCL context and the replicas of the vectors read whole.
 struct ContextState {
@@ -150,6 +155,14 @@ class RunState {
   bool cpu_work = false;       // some partition runs on a host-unified (CPU) device
   bool defer_unmaps = false;   // zero-copy results are unmapped after the wait (one feeding thread)
   bool has_replicas = false;   // some vector is read whole
+  // Written vectors read whole whose replica is the slice of the run's one partition (it holds
+  // every unit): kernels read the slice itself, so nothing re-replicates them (replica_of).
+  std::set<const VectorState*> replica_in_slice;
+  // Written bound vectors read whole whose replica in the one context of zero-copy devices (one
+  // worker there) is the user's memory itself, which holds that context's slices already: the
+  // other contexts' slices are read straight into it and written to their replicas from it.
+  std::set<const VectorState*> replica_in_user;
+  cl_context host_context = nullptr;  // that context
   std::map<const VectorState*, std::vector<unsigned char>> staging;  // replica sync between contexts
   std::map<std::string, Value> results;  // map_reduce outputs, written at barriers and after the join
   bool loop_done = false;                // a loop predicate's verdict, read after its barrier
@@ -192,6 +205,16 @@ class RunState {
     if (profile) ps.events.push_back({std::move(ev), path, kernel});
   }
 
+  // The replica of `v` a kernel of `ps` reads whole: its context's, or the slice that holds it all.
+  const cl::Buffer& replica_of(const PartState& ps, const VectorState* v) const {
+    if (replica_in_slice.count(v)) return ps.slices.at(v);
+    return contexts.at(ps.worker->context()).whole.at(v);
+  }
+
+  // Counts one of the executor's own copies (Report::copies, and loop_copies inside a loop's body).
+  void count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes);
+  Copies copies, loop_copies;
+
   // A device buffer from the runtime's pool, returned to it when the request ends.
   // `owner`: the partition whose buffer it is, so that recycle() finds it.
   cl::Buffer device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info,
@@ -212,6 +235,7 @@ class RunState {
  private:
   std::mutex error_mutex_;
   std::exception_ptr error_;
+  std::mutex copies_mutex_;
   std::mutex pooled_mutex_;  // a dynamic schedule's workers allocate their chunks' buffers at once
   struct Pooled {
     cl::Context context;

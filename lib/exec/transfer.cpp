@@ -20,6 +20,7 @@ bool all_direct(const RunState& run) {
 void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, const void* host,
                std::size_t bytes, const std::string* label) {
   Worker& w = *ps.worker;
+  run.count_copy(w, CopyKind::to_device, bytes);
   if (!w.zero_copy && staged(run, host, bytes)) {  // a CPU device copies from any memory at its speed
     std::vector<cl::Event> events;
     w.slot->staging.upload(w.queue(), buf, offset, host, bytes, events);
@@ -34,6 +35,7 @@ void to_device(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t 
 void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t offset, void* host, std::size_t bytes,
              const std::string* label, std::vector<Staging::Pending>* later) {
   Worker& w = *ps.worker;
+  run.count_copy(w, CopyKind::to_host, bytes);
   if (!w.zero_copy && staged(run, host, bytes)) {
     std::vector<cl::Event> events;
     if (later) later->push_back(w.slot->results.begin_download(w.queue(), buf, offset, host, bytes, events));
@@ -62,7 +64,9 @@ void upload_replicas(RunState& run, Worker& w) {
   cl_call({.api_call = "upload", .device = w.info().name}, [&] {
     bool wrote = false;
     for (const auto& u : run.an.vectors) {
-      if (!u.read_whole || !u.bound() || (w.zero_copy && !u.written)) continue;
+      if (!u.read_whole || !u.bound() || (w.zero_copy && !u.written) || run.replica_in_slice.count(u.vector.get()))
+        continue;
+      if (w.context() == run.host_context && run.replica_in_user.count(u.vector.get())) continue;  // the user's memory
       to_device(run, *w.parts.front(), cs.whole.at(u.vector.get()), 0, run.host_of(u), u.bytes(), &upload_path);
       wrote = true;
     }
@@ -76,7 +80,9 @@ void upload(RunState& run, PartState& ps) {
     for (const auto& u : run.an.vectors) {
       if (!u.partitioned || !u.bound()) continue;
       if (u.read_halo) upload_halo(run, ps, u);  // the slice too, where it is part of the halo buffer
-      if (!u.read_partitioned || run.host_slice(*ps.worker, u) || ps.halo_holds_slice.count(u.vector.get())) continue;
+      // (A slice that is the vector's replica too holds what the kernels read whole.)
+      const bool read = u.read_partitioned || run.replica_in_slice.count(u.vector.get());
+      if (!read || run.host_slice(*ps.worker, u) || ps.halo_holds_slice.count(u.vector.get())) continue;
       to_device(run, ps, ps.slices.at(u.vector.get()), 0, run.host_of(u) + run.slice_offset(ps, u),
                 run.slice_bytes(ps, u), &upload_path);
     }
@@ -126,32 +132,81 @@ void abandon_downloads(Worker& w, std::vector<Staging::Pending>& later) {
   later.clear();
 }
 
+namespace {
+
+const std::string sync_path = "sync";
+
+// A slice of `v` into a context's replica `whole` on the context's own queue.
+void copy_into_replica(RunState& run, PartState& ps, const VectorUse& u, const cl::Buffer& whole) {
+  cl::Event ev;
+  run.count_copy(*ps.worker, CopyKind::on_device, run.slice_bytes(ps, u));
+  ps.worker->queue().enqueueCopyBuffer(ps.slices.at(u.vector.get()), whole, 0, run.slice_offset(ps, u),
+                                       run.slice_bytes(ps, u), nullptr, run.event_of(ev));
+  run.track(ps, ev, &sync_path, false);
+}
+
+// The user's memory is the host context's replica (RunState::replica_in_user) and holds that
+// context's slices: the others' slices are read into it, while each other context takes the host
+// context's slices from it and copies its own into its replica; then the slices of third contexts.
+void sync_through_user(RunState& run, const VectorUse& u) {
+  const VectorState* v = u.vector.get();
+  auto finish_all = [&] {
+    for (auto& w : run.workers) w.queue().finish();
+  };
+  for (auto& ps : run.parts)
+    if (ps.worker->context() != run.host_context && ps.part->units)
+      to_host(run, ps, ps.slices.at(v), 0, run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+  bool third = false;
+  for (auto& [handle, cs] : run.contexts) {
+    if (handle == run.host_context) continue;
+    for (auto& ps : run.parts) {
+      if (!ps.part->units) continue;
+      if (ps.worker->context() == handle)
+        copy_into_replica(run, ps, u, cs.whole.at(v));
+      else if (ps.worker->context() == run.host_context)
+        to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
+                  run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+      else
+        third = true;
+    }
+  }
+  finish_all();
+  if (!third) return;
+  for (auto& [handle, cs] : run.contexts) {
+    if (handle == run.host_context) continue;
+    for (auto& ps : run.parts)
+      if (ps.part->units && ps.worker->context() != handle && ps.worker->context() != run.host_context)
+        to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
+                  run.host_of(u) + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+  }
+  finish_all();
+}
+
+}  // namespace
+
 void sync_replicas(RunState& run, const VectorState* v) {
-  static const std::string sync_path = "sync";
   const VectorUse& u = run.an.use(v);
   auto finish_all = [&] {
     for (auto& w : run.workers) w.queue().finish();
   };
   cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
+    if (run.replica_in_user.count(v)) return sync_through_user(run, u);
     if (run.contexts.size() > 1) {
       run.staging[v].resize(u.elements * v->type.size);
       for (auto& ps : run.parts)
-        to_host(run, ps, ps.slices.at(v), 0, run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u),
-                &sync_path);
+        if (ps.part->units)
+          to_host(run, ps, ps.slices.at(v), 0, run.staging[v].data() + run.slice_offset(ps, u),
+                  run.slice_bytes(ps, u), &sync_path);
       finish_all();
     }
     for (auto& [handle, cs] : run.contexts) {
-      auto& whole = cs.whole.at(v);
       for (auto& ps : run.parts) {
-        if (ps.worker->context() == handle) {
-          cl::Event ev;
-          ps.worker->queue().enqueueCopyBuffer(ps.slices.at(v), whole, 0, run.slice_offset(ps, u),
-                                               run.slice_bytes(ps, u), nullptr, run.event_of(ev));
-          run.track(ps, ev, &sync_path, false);
-        } else {
-          to_device(run, *cs.workers.front()->parts.front(), whole, run.slice_offset(ps, u),
+        if (!ps.part->units) continue;
+        if (ps.worker->context() == handle)
+          copy_into_replica(run, ps, u, cs.whole.at(v));
+        else
+          to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), run.slice_offset(ps, u),
                     run.staging[v].data() + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
-        }
       }
     }
     finish_all();

@@ -51,7 +51,7 @@ class GemmRunner final : public LeafRunner {
     const auto& n = static_cast<const GemmNode&>(node);
     cl_command_queue q = ps.worker->queue()();
     cl_event e = nullptr;
-    const auto& b = run.contexts.at(ps.worker->context()).whole.at(n.args[1].vector.get());
+    const auto& b = run.replica_of(ps, n.args[1].vector.get());
     auto st = first_alone(ps.worker->cl_device(), Routine::gemm, [&] {
       return clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
                                   ps.part->units, n.n, n.k, n.alpha, ps.slices.at(n.args[0].vector.get())(), 0, n.k,

@@ -102,7 +102,7 @@ class KernelRunner final : public LeafRunner {
       const VectorState* v = a.vector.get();
       switch (a.kind) {
         case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
-        case Arg::Kind::whole: k.setArg(i, run.contexts.at(ps.worker->context()).whole.at(v)); break;
+        case Arg::Kind::whole: k.setArg(i, run.replica_of(ps, v)); break;
         case Arg::Kind::halo: k.setArg(i, ps.halos.at(v)); break;
         case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
         case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;

@@ -22,7 +22,7 @@ void note_written_slices(RunState& run, Worker& w, const NodeImpl& n) {
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::partitioned || a.access == Access::read) continue;
     const VectorUse& u = run.an.use(a.vector.get());
-    if (u.read_whole) w.dirty.insert(a.vector.get());
+    if (u.read_whole && !run.replica_in_slice.count(a.vector.get())) w.dirty.insert(a.vector.get());
     if (u.read_halo) w.halo_dirty.insert(a.vector.get());
   }
 }

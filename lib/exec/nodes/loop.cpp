@@ -13,6 +13,7 @@ class LoopRunner final : public NodeRunner {
   void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
     const auto& n = static_cast<const LoopNode&>(node);
     std::size_t i = 0;
+    ++w.loop_depth;
     for (;; ++i) {
       if (n.times && i >= n.times) break;
       interpret(run, w, group, n.body(), {i, step.loop_depth + 1});
@@ -31,6 +32,7 @@ class LoopRunner final : public NodeRunner {
         break;
       }
     }
+    --w.loop_depth;  // (a worker that throws is done: its depth no longer matters)
     visit(n.body(), [&](const NodeImpl& c) { runner_of(c).loop_ended(run, w, group, c); });
     // Counted once: by the first worker, for its first partition (streaming runs loops per partition).
     if (step.loop_depth == 0 && &w == &run.workers.front() && group.front() == w.parts.front()) run.iterations += i;

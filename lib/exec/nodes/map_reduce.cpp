@@ -182,6 +182,7 @@ class MapReduceRunner final : public NodeRunner {
         pass(ps.slices.at(r.input.get()), count, rs.partials, rs.groups);
         pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
       }
+      run.count_copy(*ps.worker, CopyKind::value, t.size);
       ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host, nullptr, &rs.read);
       run.track(ps, rs.read, &path, false);
     });

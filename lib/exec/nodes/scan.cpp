@@ -161,6 +161,7 @@ class ScanRunner final : public NodeRunner {
       launch(ka, s.levels[j].second);
     }
     cl::Event ev;
+    run.count_copy(*ps.worker, CopyKind::value, t.size);
     queue.enqueueReadBuffer(s.levels.back().first, CL_FALSE, 0, t.size, s.total.data(), nullptr, run.event_of(ev));
     run.track(ps, ev, path, false);
   }
@@ -202,6 +203,7 @@ class ScanRunner final : public NodeRunner {
     const std::string* path = &run.path(n);
     cl::CommandQueue& queue = ps.worker->queue();
     cl::Event written;
+    run.count_copy(*ps.worker, CopyKind::to_device, s.carries.size());
     queue.enqueueWriteBuffer(s.carry_buffer, CL_FALSE, 0, s.carries.size(), s.carries.data(), nullptr,
                              run.event_of(written));
     run.track(ps, written, path, false);
