@@ -11,10 +11,11 @@
 //   halo        B bytes each way between neighbouring ranks (Irecv + Isend with rank-1 and rank+1)
 // and, independent of B, the agreement after each step (Iallreduce of one int) and a loop
 // predicate's combination (Iallgather of one 8-byte value). Each time is the slowest rank's,
-// between two barriers; the median of --repeat. Rows "exchange,<kind>,<ranks>,<bytes>,<median
-// us>,<min us>". From them, per kind, a latency and bandwidth model t(B) = alpha + B / bw:
-// alpha = the median at the smallest size, bw = (B2 - B1) / (t(B2) - t(B1)) over the two
-// largest sizes; rows "model,<kind>,<ranks>,<alpha us>,<bw GB/s>".
+// between two barriers; the median and the least of --repeat. Rows "exchange,<kind>,<ranks>,
+// <bytes>,<median us>,<least us>". From the least times (the exchange without other processes'
+// interference), per kind, a latency and bandwidth model t(B) = alpha + B / bw: alpha = the least
+// time at the smallest size, bw = the median over the sizes B >= 1 MB of B / (t(B) - alpha); rows
+// "model,<kind>,<ranks>,<alpha us>,<bw GB/s>".
 //
 // Part 2, the samples (--samples): each at --size (small, standard, large or a number) end to
 // end, the root running it alone with a Runtime of its own (--baseline-devices: its devices,
@@ -85,9 +86,9 @@ void exchanges(std::size_t min_bytes, std::size_t max_bytes, int repeat) {
   // Whole-sized on every rank (a bcast or allgatherv target); the root's is also the scatter source.
   std::vector<unsigned char> whole(max_bytes, 1), part(max_bytes / ranks + 1), halo_out(max_bytes, 2),
       halo_in(2 * max_bytes);
-  std::map<std::string, std::vector<std::pair<std::size_t, double>>> medians;
+  std::map<std::string, std::vector<std::pair<std::size_t, double>>> least;  // per kind: (bytes, least us)
   auto row = [&](const std::string& kind, std::size_t bytes, std::pair<double, double> t) {
-    medians[kind].emplace_back(bytes, t.first);
+    least[kind].emplace_back(bytes, t.second);
     if (rank == 0) std::printf("exchange,%s,%d,%zu,%.2f,%.2f\n", kind.c_str(), ranks, bytes, t.first, t.second);
   };
   for (std::size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
@@ -137,15 +138,13 @@ void exchanges(std::size_t min_bytes, std::size_t max_bytes, int repeat) {
         MPI_Iallgather(&value, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD, q);
       }));
   if (rank != 0) return;
-  for (const auto& [kind, points] : medians) {
+  for (const auto& [kind, points] : least) {
     const double alpha = points.front().second;
-    double bw = 0;
-    if (points.size() >= 2) {
-      const auto& [b1, t1] = points[points.size() - 2];
-      const auto& [b2, t2] = points.back();
-      bw = t2 > t1 ? static_cast<double>(b2 - b1) / ((t2 - t1) * 1e3) : 0;  // bytes/us -> GB/s
-    }
-    std::printf("model,%s,%d,%.2f,%.3f\n", kind.c_str(), ranks, alpha, bw);
+    std::vector<double> bw;  // GB/s at each size from 1 MB: B / (t - alpha)
+    for (const auto& [bytes, us] : points)
+      if (bytes >= (1u << 20) && us > alpha) bw.push_back(static_cast<double>(bytes) / ((us - alpha) * 1e3));
+    std::sort(bw.begin(), bw.end());
+    std::printf("model,%s,%d,%.2f,%.3f\n", kind.c_str(), ranks, alpha, bw.empty() ? 0.0 : bw[bw.size() / 2]);
   }
 }
 
