@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -113,46 +114,82 @@ RankExchanger::RankExchanger(Cluster::Impl& c, std::vector<int> counts, std::vec
   units = static_cast<std::size_t>(counts_[c.rank]);
 }
 
+void RankExchanger::wait(MPI_Request* requests, int count, const std::string& what) {
+  try {
+    waited_ms += c_.wait(requests, count, what, running);
+  } catch (...) {
+    for (auto& [v, buffer] : replicas_) c_.abandoned.push_back(std::move(buffer));
+    replicas_.clear();
+    for (auto* b : {&send_, &receive_, &values_, &all_values_}) c_.abandoned.push_back(std::move(*b));
+    throw;
+  }
+}
+
 void RankExchanger::gather_slices(const VectorUse& u, unsigned char* whole) {
-  Datatype unit(u.vector->unit * u.vector->type.size);
-  waited_ms += c_.timed("the replicas of vector '" + u.vector->name + "'", [&](MPI_Request* r) {
-    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, whole, counts_.data(), displs_.data(), unit.type,
-                           c_.exchange, r);
-  }, true);
+  const std::size_t ub = u.vector->unit * u.vector->type.size;
+  auto& buffer = replicas_[u.vector.get()];
+  buffer.resize(u.bytes());
+  std::memcpy(buffer.data() + first * ub, whole + first * ub, units * ub);
+  Datatype unit(ub);
+  const std::string what = "the replicas of vector '" + u.vector->name + "'";
+  MPI_Request r = MPI_REQUEST_NULL;
+  c_.check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer.data(), counts_.data(), displs_.data(),
+                           unit.type, c_.exchange, &r),
+           what);
+  wait(&r, 1, what);
+  std::memcpy(whole, buffer.data(), first * ub);
+  std::memcpy(whole + (first + units) * ub, buffer.data() + (first + units) * ub, u.bytes() - (first + units) * ub);
 }
 
 void RankExchanger::exchange_halo(const VectorUse& u, const unsigned char* head, const unsigned char* tail,
                                   unsigned char* before, unsigned char* after) {
   // Every rank has at least the halo's width in units (Cluster::run checks), so its halo units
   // are its neighbours' alone.
-  Datatype unit(u.vector->unit * u.vector->type.size);
+  const std::size_t ub = u.vector->unit * u.vector->type.size;
+  const std::size_t head_bytes = u.halo_after * ub, tail_bytes = u.halo_before * ub;
+  Datatype unit(ub);
   const int previous = c_.rank - 1, next = c_.rank + 1;
   const bool has_previous = first > 0, has_next = first + units < u.units;
+  send_.resize(head_bytes + tail_bytes);
+  receive_.resize(tail_bytes + head_bytes);  // the units before, then those after
+  if (has_previous) std::memcpy(send_.data(), head, head_bytes);
+  if (has_next) std::memcpy(send_.data() + head_bytes, tail, tail_bytes);
   MPI_Request r[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   const std::string what = "the halo of vector '" + u.vector->name + "'";
   constexpr int kDown = 1, kUp = 2;  // towards lower ranks, towards higher ranks
   if (has_previous) {
-    c_.check(MPI_Irecv(before, static_cast<int>(u.halo_before), unit.type, previous, kUp, c_.exchange, &r[0]), what);
-    c_.check(MPI_Isend(head, static_cast<int>(u.halo_after), unit.type, previous, kDown, c_.exchange, &r[1]), what);
+    c_.check(MPI_Irecv(receive_.data(), static_cast<int>(u.halo_before), unit.type, previous, kUp, c_.exchange, &r[0]),
+             what);
+    c_.check(MPI_Isend(send_.data(), static_cast<int>(u.halo_after), unit.type, previous, kDown, c_.exchange, &r[1]),
+             what);
   }
   if (has_next) {
-    c_.check(MPI_Irecv(after, static_cast<int>(u.halo_after), unit.type, next, kDown, c_.exchange, &r[2]), what);
-    c_.check(MPI_Isend(tail, static_cast<int>(u.halo_before), unit.type, next, kUp, c_.exchange, &r[3]), what);
+    c_.check(MPI_Irecv(receive_.data() + tail_bytes, static_cast<int>(u.halo_after), unit.type, next, kDown,
+                       c_.exchange, &r[2]),
+             what);
+    c_.check(MPI_Isend(send_.data() + head_bytes, static_cast<int>(u.halo_before), unit.type, next, kUp, c_.exchange,
+                       &r[3]),
+             what);
   }
-  waited_ms += c_.wait(r, 4, what, true);
+  wait(r, 4, what);
+  if (has_previous) std::memcpy(before, receive_.data(), tail_bytes);
+  if (has_next) std::memcpy(after, receive_.data() + tail_bytes, head_bytes);
 }
 
 void RankExchanger::combine(const NodeImpl& reduction, std::map<std::string, Value>& results) {
   const Reducer& reducer = dynamic_cast<const MapReduceNode&>(reduction).reducer;
   const ElementType& t = reducer.output->type;
   Value& value = results.at(reducer.output->name);
-  std::vector<unsigned char> all(t.size * static_cast<std::size_t>(c_.ranks));
+  values_ = value.bytes;
+  all_values_.resize(t.size * static_cast<std::size_t>(c_.ranks));
   Datatype element(t.size);
-  waited_ms += c_.timed("the loop predicate's result '" + reducer.output->name + "'", [&](MPI_Request* r) {
-    return MPI_Iallgather(value.bytes.data(), 1, element.type, all.data(), 1, element.type, c_.exchange, r);
-  }, true);
+  const std::string what = "the loop predicate's result '" + reducer.output->name + "'";
+  MPI_Request r = MPI_REQUEST_NULL;
+  c_.check(MPI_Iallgather(values_.data(), 1, element.type, all_values_.data(), 1, element.type, c_.exchange, &r), what);
+  wait(&r, 1, what);
   std::vector<std::vector<unsigned char>> parts;
-  for (int q = 0; q < c_.ranks; ++q) parts.emplace_back(all.begin() + q * t.size, all.begin() + (q + 1) * t.size);
+  for (int q = 0; q < c_.ranks; ++q)
+    parts.emplace_back(all_values_.begin() + q * t.size, all_values_.begin() + (q + 1) * t.size);
   value = combine_builtin(reducer.op, parts, t);  // Cluster::run refuses custom reducers in predicates
 }
 

@@ -93,6 +93,9 @@ struct Cluster::Impl {
   int sequence = 0;            // run() calls so far, alike on every rank
   bool peer_failed = false;    // this run's exchange ended on another rank's notice
   std::deque<std::string> sent;  // notices being sent (MPI reads them after Isend returns)
+  // Buffers of exchanges given up on (a notice, the timeout): MPI may still write into them, so
+  // they live as long as the process.
+  std::deque<std::vector<unsigned char>> abandoned;
   std::unique_ptr<Runtime> runtime;
 
   // By tree signature and unit count: the rank shares for the tree's next run when none are
@@ -169,10 +172,20 @@ class RankExchanger final : public Exchanger {
   void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) override;
   // Milliseconds spent waiting for the other ranks in exchanges (not this rank's work).
   double waited_ms = 0;
+  // Set once the rank's run has begun: from then on a wait also ends on another rank's failure
+  // notice (before, every rank is still in the same step and only the timeout applies).
+  bool running = false;
 
  private:
+  // Waits for `requests`; when the wait gives up, the buffers MPI may still write into are kept
+  // (Impl::abandoned), and the error goes on.
+  void wait(MPI_Request* requests, int count, const std::string& what);
+
   Cluster::Impl& c_;
   std::vector<int> counts_, displs_;
+  // The exchanges' own buffers (the executor's may be gone when an exchange is given up on).
+  std::map<const VectorState*, std::vector<unsigned char>> replicas_;
+  std::vector<unsigned char> send_, receive_, values_, all_values_;
 };
 
 }  // namespace detail

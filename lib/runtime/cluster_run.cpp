@@ -324,6 +324,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
         }
         options.balance = false;
         options.train = false;
+        exchanger->running = true;
         report.local = detail::execute_part(*c.runtime, tree, local, options, *exchanger);
       }
     } catch (...) {
