@@ -13,21 +13,34 @@
 // written; on the other ranks a binding gives nothing but the vector and its type (its data may
 // be empty: sizes come from the root).
 //
-// Trees whose partitions meet while they run cannot be split over ranks yet: a vector read whole
-// and written (the NBody loop), halo exchanges, loop predicates and scans. Neither can a vector
-// read with a halo. run() refuses them with a sinew::Error naming the node or vector, on every
-// rank, before any device work.
+// Trees whose partitions meet while they run are split over ranks too, exchanging over MPI as
+// they run, as one process's partitions would: a vector read whole and written (the N-Body loop)
+// has every rank's slices gathered to every rank (Allgatherv) before it is read again; a vector
+// read with a halo gets its neighbouring ranks' edge units (Isend/Irecv of the halo units only)
+// before each halo read; a loop predicate sees its reductions combined over every rank, so all
+// ranks stop at the same iteration. Each rank then binds whole-sized host vectors (only its own
+// units' pages are touched but for those read whole) and runs with a plan given here (its
+// RunOptions' config, plan or device; else an even split over its devices): no training, which
+// every other rank would have to follow. Every rank needs at least a halo's width of units.
+// Refused on every rank, with a sinew::Error before any device work: scans and divide and
+// conquer (each partition needs the results of those before it), and a loop predicate over a
+// custom reduction.
 //
-// Failures: an error on one rank (a bad tree, a kernel that fails to build, an OpenCL error)
-// makes run() throw sinew::Error on every rank, naming the failing rank and its message; no rank
-// waits forever. A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts
-// the other ranks and exits non-zero.
+// Failures: an error on one rank (a bad tree, a kernel that fails to build, an OpenCL error, a
+// loop predicate that throws) makes run() throw sinew::Error on every rank, naming the failing
+// rank and its message; a rank that fails while others wait for it in an exchange tells them at
+// once. No rank waits longer than ClusterOptions::timeout_s at one step: one that does throws
+// an Error saying so, and the job is aborted when that process exits (the rank it waited for
+// may hang). A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts the
+// other ranks and exits non-zero. A failed run stores nothing in the knowledge base.
 //
 // Lifetime and threads: making a Cluster is collective (every rank makes it, in the same order);
-// each has its own communicator (a copy of MPI_COMM_WORLD) and its own Runtime. The first one
-// initialises MPI when nobody has (MPI_THREAD_FUNNELED: MPI is called from the thread that calls
-// run()) and MPI is then finalised at exit (std::atexit), so a program may make one Cluster
-// after another. run() is not thread-safe: call it from one thread, the one that made the Cluster.
+// each has its own communicators (copies of MPI_COMM_WORLD) and its own Runtime. The first one
+// initialises MPI when nobody has (MPI_THREAD_SERIALIZED: MPI is called from the thread that
+// calls run(), and during a run whose partitions meet from the Runtime's worker that does an
+// exchange, never two at once) and MPI is then finalised at exit (std::atexit), so a program may
+// make one Cluster after another. run() is not thread-safe: call it from one thread, the one that
+// made the Cluster.
 #pragma once
 
 #include <sinew/binding.hpp>
@@ -40,6 +53,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +70,12 @@ struct ClusterOptions {
   // rank order); else evenly. The root stores the shares each complete run's throughput suggests
   // (tree "cluster:<signature>", provenance balanced); a failed run stores nothing.
   std::vector<double> rank_shares;
+  // The longest a rank waits for the others at one step (a collective, an exchange, the
+  // agreement after a run), in seconds; 0: no limit. Unset: $SINEW_MPI_TIMEOUT, else 60. A
+  // rank that waits longer fails with a sinew::Error saying so, and the job cannot go on: MPI is
+  // aborted when the program exits. Set it above the longest imbalance of a healthy run (a
+  // rank whose run is that much longer than another's looks like one that hangs).
+  std::optional<double> timeout_s;
 };
 
 // One rank's part of a cluster run.
@@ -119,8 +139,9 @@ class Cluster {
   // first such rank's message, naming it). Programs use it to fail together, like run() does.
   void agree(const std::string& error, const std::string& what = "run");
 
+  struct Impl;  // the library's own (lib/runtime/cluster_impl.hpp)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

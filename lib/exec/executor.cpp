@@ -10,10 +10,11 @@
 namespace sinew::detail {
 
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
-               const Decomposition& dec, bool profile, std::uint8_t poison) {
+               const Decomposition& dec, bool profile, std::uint8_t poison, Exchanger* exchanger) {
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
   RunState run(env, root, an, bindings, dec, profile);
   run.poison = poison;
+  run.exchanger = exchanger;
   prepare(run);
   run.prepared_ms = run.now_ms();
   drive(run);

@@ -10,6 +10,7 @@
 
 #include "decompose/decompose.hpp"
 #include "exec/environment.hpp"
+#include "exec/exchanger.hpp"
 #include "tree/analysis.hpp"
 
 #include <sinew/report.hpp>
@@ -22,8 +23,10 @@ namespace sinew::detail {
 // allocation size, memory) — all before any data moves. Then runs the tree over `bindings` (of
 // the shapes `an` was made for), and returns the report; with `profile`, on profiling queues,
 // with every partition's and kernel's device times. `poison` (0: none) surrounds the slices and
-// halo buffers of discrete devices with that byte (RuntimeOptions::poison_check).
+// halo buffers of discrete devices with that byte (RuntimeOptions::poison_check). `exchanger`:
+// the run is one process's part of a larger one (exec/exchanger.hpp).
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
-               const Decomposition& dec, bool profile = false, std::uint8_t poison = 0);
+               const Decomposition& dec, bool profile = false, std::uint8_t poison = 0,
+               Exchanger* exchanger = nullptr);
 
 }  // namespace sinew::detail

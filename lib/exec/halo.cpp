@@ -1,10 +1,12 @@
 // exec/halo.cpp — halo buffers: layout, filling from the host, exchanges (see halo.hpp).
 #include "exec/halo.hpp"
 
+#include "exec/exchanger.hpp"
 #include "exec/transfer.hpp"
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace sinew::detail {
 namespace {
@@ -68,6 +70,45 @@ PartState& holder(RunState& run, std::size_t x) {
   return **std::prev(it);
 }
 
+// Copies this process's units [x, x + n) of `v` to `to` (blocking: after the leaves that wrote them).
+void read_units(RunState& run, const VectorUse& u, std::size_t x, std::size_t n, unsigned char* to) {
+  const std::size_t ub = unit_bytes(u);
+  for (const std::size_t end = x + n; x < end;) {
+    PartState& q = holder(run, x);
+    const std::size_t k = std::min(end, q.part->first + q.part->units) - x;
+    q.worker->queue().enqueueReadBuffer(q.slices.at(u.vector.get()), CL_TRUE, (x - q.part->first) * ub, k * ub, to);
+    to += k * ub;
+    x += k;
+  }
+}
+
+// A run split over processes (RunState::exchanger): the other processes' units next to this
+// one's, which its halos hold, exchanged for this process's edge units.
+struct Remote {
+  std::size_t first = 0, end = 0;  // the units this process runs
+  std::vector<unsigned char> before, after;
+
+  Remote(RunState& run, const VectorUse& u) {
+    Exchanger& ex = *run.exchanger;
+    first = ex.first;
+    end = ex.first + ex.units;
+    const std::size_t ub = unit_bytes(u);
+    const bool previous = first > 0, next = end < u.units;
+    std::vector<unsigned char> head(previous ? u.halo_after * ub : 0), tail(next ? u.halo_before * ub : 0);
+    before.resize(previous ? u.halo_before * ub : 0);
+    after.resize(next ? u.halo_after * ub : 0);
+    if (!head.empty()) read_units(run, u, first, u.halo_after, head.data());
+    if (!tail.empty()) read_units(run, u, end - u.halo_before, u.halo_before, tail.data());
+    ex.exchange_halo(u, head.data(), tail.data(), before.data(), after.data());
+  }
+  // Where unit x (another process's) lies in `before` or `after`, and how many units from it on do.
+  std::pair<const unsigned char*, std::size_t> at(std::size_t x, std::size_t until, const VectorUse& u) const {
+    const std::size_t ub = unit_bytes(u);
+    if (x < first) return {before.data() + (x + u.halo_before - first) * ub, std::min(until, first) - x};
+    return {after.data() + (x - end) * ub, until - x};
+  }
+};
+
 }  // namespace
 
 void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
@@ -128,7 +169,9 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
   const std::string& path = label(run, "halo '" + v->name + "'");
   std::vector<std::vector<unsigned char>> through_host;  // kept until the copies have run
   bool enqueued = false;
+  std::optional<Remote> remote;
   cl_call({.api_call = "halo exchange", .node = reader, .argument = "vector '" + v->name + "'"}, [&] {
+    if (run.exchanger) remote.emplace(run, u);
     for (PartState* ps : run.by_unit) {
       Worker& w = *ps->worker;
       const cl::Buffer& halo = ps->halos.at(v);
@@ -168,6 +211,17 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
         }
         // A piece may span several partitions: copy from each what it holds.
         for (std::size_t x = static_cast<std::size_t>(p.src), to = p.dst; x < static_cast<std::size_t>(p.src) + p.units;) {
+          if (remote && (x < remote->first || x >= remote->end)) {  // another process's units
+            const auto [data, n] = remote->at(x, static_cast<std::size_t>(p.src) + p.units, u);
+            cl::Event ev;
+            queue.enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, data, nullptr, run.event_of(ev));
+            track(ev);
+            counted += n * ub;
+            record.host_bytes += n * ub;
+            x += n;
+            to += n;
+            continue;
+          }
           PartState& q = holder(run, x);
           const std::size_t n = std::min(static_cast<std::size_t>(p.src) + p.units, q.part->first + q.part->units) - x;
           const cl::Buffer& from = q.slices.at(v);
@@ -193,7 +247,7 @@ void exchange_halo(RunState& run, const VectorState* v, const std::string& reade
     }
     // The next leaves of every queue may overwrite what was copied from: all copies end first.
     // (One worker: its in-order queue runs them before its next leaf.)
-    if (run.workers.size() > 1 || !through_host.empty())
+    if (run.workers.size() > 1 || !through_host.empty() || remote)
       for (auto& w : run.workers) w.queue().finish();
   });
   if (enqueued) run.exchanges.push_back(std::move(record));

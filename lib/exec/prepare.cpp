@@ -177,7 +177,10 @@ bool read_as_snapshot(const RunState& run, const VectorUse& u) {
 }
 
 bool replica_in_slice(const RunState& run, const VectorUse& u) {
-  if (!u.read_whole || !u.written || !u.partitioned || run.dec.is_dynamic() || run.parts.size() != 1) return false;
+  // (Part of a larger run over several processes, the others' slices come in through the
+  // exchanger into a replica of its own.)
+  if (!u.read_whole || !u.written || !u.partitioned || run.dec.is_dynamic() || run.parts.size() != 1 || run.exchanger)
+    return false;
   if (run.parts.front().part->units * u.vector->unit != u.elements) return false;
   return !read_as_snapshot(run, u);
 }
@@ -191,7 +194,7 @@ bool replica_in_slice(const RunState& run, const VectorUse& u) {
 // this one reads). Its partitions then copy instead of swapping (PartState::swaps): a sweep
 // writing its slice into the user's memory would overwrite what it reads.
 cl_context user_replica_context(const RunState& run) {
-  if (run.contexts.size() < 2 || run.dec.is_dynamic()) return nullptr;
+  if (run.contexts.size() < 2 || run.dec.is_dynamic() || run.exchanger) return nullptr;
   cl_context found = nullptr;
   for (const auto& [handle, cs] : run.contexts) {
     if (!cs.workers.front()->zero_copy) continue;

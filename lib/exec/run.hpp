@@ -44,6 +44,7 @@ struct NodeState {
 };
 
 struct Worker;
+class Exchanger;
 
 // One partition: its slices of the vectors, its runners' state, its profiling events.
 struct PartState {
@@ -140,6 +141,9 @@ class RunState {
   // The poison check (RuntimeOptions::poison_check): this byte fills the guard regions around
   // every slice and halo buffer on discrete devices, and halo units nobody writes; 0: off.
   std::uint8_t poison = 0;
+  // A process's part of a larger run (a Cluster's rank): what it exchanges with the others
+  // (exec/exchanger.hpp); null for a run of one process.
+  Exchanger* exchanger = nullptr;
 
   std::vector<Worker> workers;
   // A deque: a dynamic schedule's workers append chunks while others run theirs (references stay).

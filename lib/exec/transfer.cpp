@@ -1,6 +1,7 @@
 // exec/transfer.cpp — moving a run's data (see transfer.hpp).
 #include "exec/transfer.hpp"
 
+#include "exec/exchanger.hpp"
 #include "exec/halo.hpp"
 
 #include "platform/error.hpp"
@@ -190,6 +191,20 @@ void sync_replicas(RunState& run, const VectorState* v) {
     for (auto& w : run.workers) w.queue().finish();
   };
   cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
+    if (run.exchanger) {
+      // Part of a larger run: this process's slices to the host, every other process's in
+      // beside them, the whole vector to each context's replica.
+      auto& host = run.staging[v];
+      host.resize(u.bytes());
+      for (auto& ps : run.parts)
+        to_host(run, ps, ps.slices.at(v), 0, host.data() + run.slice_offset(ps, u), run.slice_bytes(ps, u), &sync_path);
+      finish_all();
+      run.exchanger->gather_slices(u, host.data());
+      for (auto& [handle, cs] : run.contexts)
+        to_device(run, *cs.workers.front()->parts.front(), cs.whole.at(v), 0, host.data(), host.size(), &sync_path);
+      finish_all();
+      return;
+    }
     if (run.replica_in_user.count(v)) return sync_through_user(run, u);
     if (run.contexts.size() > 1) {
       run.staging[v].resize(u.elements * v->type.size);

@@ -2,6 +2,7 @@
 // prepared tree (kept per tree and binding shapes), a plan and an asynchronous measure().
 #include "exec/environment.hpp"
 #include "platform/error.hpp"
+#include "runtime/execute_part.hpp"
 #include "schedule/balancer.hpp"
 #include "schedule/planner.hpp"
 #include "schedule/prepared.hpp"
@@ -98,13 +99,15 @@ class RuntimeImpl {
     return threads_.submit(request(tree, std::move(bindings), std::move(options)));
   }
 
-  Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
-    return request(tree, std::move(bindings), std::move(options))();
+  Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options, Exchanger* exchanger = nullptr) {
+    return request(tree, std::move(bindings), std::move(options), exchanger)();
   }
 
   // Validates the request now (errors before any device work) and returns what runs it: planning,
   // balancing, execution, recording.
-  std::function<Report()> request(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+  // With an `exchanger`, one process's part of a larger run (exec/exchanger.hpp).
+  std::function<Report()> request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
+                                  Exchanger* exchanger = nullptr) {
     if (tree.empty())
       throw_error(errc::invalid_tree, "run() was given an empty tree",
                   {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
@@ -137,7 +140,8 @@ class RuntimeImpl {
     const bool balance_asked = options.balance.value_or(false);
     const bool profile = profiles(options.profile);
 
-    return [this, prepared, bound, provenance, planned, force, balance, balance_asked, profile, config]() mutable {
+    return [this, prepared, bound, provenance, planned, force, balance, balance_asked, profile, config,
+            exchanger]() mutable {
       const PreparedTree& p = *prepared;
       Plan plan;
       if (planned) plan = planner().plan(p, *bound, force);
@@ -166,8 +170,8 @@ class RuntimeImpl {
           run_provenance = Provenance::balanced;
         }
       }
-      Report rep = env_.poison_check ? measure_checked(env_, p, *bound, run_config, profile)
-                                     : measure(env_, p, *bound, run_config, profile);
+      Report rep = env_.poison_check ? measure_checked(env_, p, *bound, run_config, profile, exchanger)
+                                     : measure(env_, p, *bound, run_config, profile, 0, exchanger);
       rep.provenance = run_provenance;
       if (planned) {
         rep.kb_entry = plan.entry;
@@ -357,6 +361,13 @@ std::future<Report> Runtime::run(const Node& tree, std::vector<Binding> bindings
 Report Runtime::execute(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
   return impl_->execute(tree, std::move(bindings), std::move(options));
 }
+
+namespace detail {
+Report execute_part(Runtime& runtime, const Node& tree, std::vector<Binding> bindings, RunOptions options,
+                    Exchanger& exchanger) {
+  return runtime.impl().execute(tree, std::move(bindings), std::move(options), &exchanger);
+}
+}  // namespace detail
 
 namespace {
 // Pinned memory from a discrete device's context: an ALLOC_HOST_PTR buffer, mapped for good.

@@ -61,10 +61,16 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
 }
 
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
-               bool profile, std::uint8_t poison) {
-  const auto dec = p.decomposition(config, env.infos);
+               bool profile, std::uint8_t poison, Exchanger* exchanger) {
+  auto dec = p.decomposition(config, env.infos);
+  if (exchanger) {  // the process's own units only, numbered as in the whole tree
+    auto part = std::make_shared<Decomposition>(decompose(exchanger->units, p.granule, config, env.infos, p.streaming));
+    for (auto& q : part->parts) q.first += exchanger->first;
+    part->explained = part->explain(env.infos);
+    dec = std::move(part);
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile, poison);
+  Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile, poison, exchanger);
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rep.tree = p.label;
   return rep;
@@ -162,13 +168,13 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
 }
 
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
-                       const Config& config, bool profile) {
+                       const Config& config, bool profile, Exchanger* exchanger) {
   // Two poisons whose bytes differ in every bit: a float, int or char read from a guard differs.
   constexpr std::uint8_t kFirst = 0x5A, kSecond = 0xA5;
   ScratchCopies scratch(env, p, bindings);
   scratch.restore();
-  const Report first = measure(env, p, scratch.bindings, config, profile, kFirst);
-  Report rep = measure(env, p, bindings, config, profile, kSecond);
+  const Report first = measure(env, p, scratch.bindings, config, profile, kFirst, exchanger);
+  Report rep = measure(env, p, bindings, config, profile, kSecond, exchanger);
   auto fail = [&](const std::string& what, const std::string& argument) {
     throw_error(errc::invalid_tree,
                 what + " differs between two runs of the same plan whose slices and halos were surrounded by "

@@ -14,6 +14,7 @@
 
 #include "decompose/decompose.hpp"
 #include "exec/environment.hpp"
+#include "exec/exchanger.hpp"
 #include "schedule/train.hpp"
 #include "tree/analysis.hpp"
 
@@ -64,9 +65,10 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes);
 
 // Runs the prepared tree once over `bindings` (of its shapes) with `config`; `poison`: see
-// execute().
+// execute(). With an `exchanger` the run is one process's part of a larger one: `config` splits
+// only the exchanger's units (exec/exchanger.hpp).
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
-               bool profile = false, std::uint8_t poison = 0);
+               bool profile = false, std::uint8_t poison = 0, Exchanger* exchanger = nullptr);
 
 // measure() under the poison check (RuntimeOptions::poison_check): once on scratch copies of what
 // the tree writes, then on `bindings`, with different poison around the discrete devices' slices
@@ -74,7 +76,7 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
 // element and partition), since some kernel read outside its slice and halo. The second run's
 // report.
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
-                       const Config& config, bool profile);
+                       const Config& config, bool profile, Exchanger* exchanger = nullptr);
 
 // Runs the training search for the prepared tree on scratch copies of every bound vector it
 // writes (so the caller's data is untouched; a copy of pinned data is pinned too), each

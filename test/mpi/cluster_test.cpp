@@ -3,18 +3,22 @@
 // with plain C++ references, combined results on every rank. `--die-on-rank R` is no test: rank R
 // dies before the run's first collective, for die.sh, which checks that mpirun ends the job.
 // `--one-after-another` runs two Clusters in turn, the first destroyed before the second is made.
+// `--die-mid-loop` and `--hang-on-rank`: see main().
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <unistd.h>
 
@@ -185,6 +189,47 @@ TEST(Cluster, RankSharesOutliveTheClusterInTheKnowledgeBase) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((kb + suffix).c_str());
 }
 
+// out[i] = in[i] + 1, the units in the upper half of the whole vector spinning `heavy` times
+// longer: a rank holding them is deterministically slower per unit.
+const char* kLopsided = R"(
+__kernel void lopsided(__global const int* in, __global int* out, __global int* sink, uint first, uint n,
+                       uint heavy) {
+  uint i = get_global_id(0);
+  uint spins = (first + i) * 2 >= n ? heavy : 1;
+  int x = in[i];
+  for (uint s = 0; s < spins * 64; ++s) x = (x * 1103515245 + 12345) & 0x7fffffff;
+  out[i] = in[i] + 1;
+  sink[i] = x;  // keeps the loop
+})";
+
+// The rank split moves towards the measured speeds: from even shares, the last rank (which holds
+// the slow units) gets less and the first more, run after run.
+TEST(Cluster, RankSharesMoveTowardsTheMeasuredSpeeds) {
+  const std::size_t n = 6000;
+  auto in = sinew::vector<cl_int>().name("in"), out = sinew::vector<cl_int>().name("out");
+  auto sink = sinew::vector<cl_int>().name("sink");
+  auto tree = map(kernel_source(kLopsided, "lopsided")
+                      .args(sinew::in(in), sinew::out(out), sinew::out(sink), offset(in), size(in), scalar(cl_uint(40))));
+  std::vector<int> x = ints(n), y(n), z(n);
+  Cluster c;
+  const double even = 1.0 / c.ranks();
+  std::vector<double> last_share;
+  for (int run = 0; run < 4; ++run) {
+    const auto rep = c.run(tree, {Binding(in, x), Binding(out, y), Binding(sink, z)});
+    EXPECT_EQ(rep.shares_from, run == 0 ? "even" : "measured");
+    last_share.push_back(rep.shares.back().share);
+    if (run == 3) {
+      EXPECT_GT(rep.shares.front().share, even) << rep.str();
+      EXPECT_LT(rep.shares.back().share, even) << rep.str();
+      // The units moved: the last rank runs fewer of them than an even split would.
+      EXPECT_LT(rep.shares.back().units, n / c.ranks()) << rep.str();
+    }
+  }
+  EXPECT_LT(last_share[3], last_share[0]);
+  if (c.is_root())
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] + 1) << i;
+}
+
 // Every rank gets the same sinew::Error; `fragment` must be in it.
 template <class F>
 void expect_error_everywhere(F&& f, const std::string& fragment, const std::string& node = {}) {
@@ -197,21 +242,183 @@ void expect_error_everywhere(F&& f, const std::string& fragment, const std::stri
   }
 }
 
-TEST(Cluster, RefusesTreesWhosePartitionsMeetBeforeDeviceWork) {
-  auto v = sinew::vector<cl_int>().name("v"), part = sinew::vector<cl_int>().name("part");
+// A stencil over rows of `w` ints: next[i] = (v[i-1] + v[i] + v[i+1]) / 3 per column, edges
+// clamped; diff[i] = |next[i] - v[i]| (the iteration's largest change, for the predicate).
+const char* kSmooth = R"(
+__kernel void smooth(__global const int* v, __global int* next, __global int* diff, uint w) {
+  uint row = get_global_id(0);
+  for (uint c = 0; c < w; ++c) {
+    int x = (v[row * w + c] + v[(row + 1) * w + c] + v[(row + 2) * w + c]) / 3;
+    next[row * w + c] = x;
+    diff[row * w + c] = abs(x - v[(row + 1) * w + c]);
+  }
+})";
+
+// A body's new value from every body's (read whole): next[i] = p[i] + (sum of p) % 97 - 48.
+const char* kAllPairs = R"(
+__kernel void all_pairs(__global const int* p, __global int* next, uint first, uint n) {
+  uint i = get_global_id(0);
+  int sum = 0;
+  for (uint j = 0; j < n; ++j) sum += p[j];
+  next[i] = p[first + i] + (sum % 97 + 97) % 97 - 48;
+})";
+
+// `most` sweeps, or fewer: until one changes no cell by more than `limit`.
+std::vector<int> all_pairs_reference(std::vector<int> p, std::size_t steps) {
+  for (std::size_t s = 0; s < steps; ++s) {
+    int sum = 0;
+    for (int x : p) sum += x;
+    for (int& x : p) x += (sum % 97 + 97) % 97 - 48;
+  }
+  return p;
+}
+
+std::vector<int> smooth_reference(std::vector<int> v, std::size_t w, std::size_t most, int limit,
+                                  std::size_t& iterations) {
+  const std::size_t rows = v.size() / w;
+  std::vector<int> next(v.size());
+  for (iterations = 0; iterations < most;) {
+    int change = 0;
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < w; ++c) {
+        auto at = [&](std::ptrdiff_t q) { return v[std::clamp<std::ptrdiff_t>(q, 0, rows - 1) * w + c]; };
+        const int x = (at(r - 1) + at(r) + at(r + 1)) / 3;
+        change = std::max(change, std::abs(x - v[r * w + c]));
+        next[r * w + c] = x;
+      }
+    v = next;
+    ++iterations;
+    if (change <= limit) break;
+  }
+  return v;
+}
+
+// A heat-like loop: halo rows exchanged between the ranks every iteration, the predicate (no
+// change left) combined over the ranks; equal to the single-process reference, on even and
+// uneven shares.
+TEST(Cluster, LoopsExchangeHalosAndAgreeOnThePredicate) {
+  const std::size_t w = 5, rows = 47;
+  std::vector<int> start(rows * w);
+  for (std::size_t i = 0; i < start.size(); ++i) start[i] = static_cast<int>((i * 7919) % 2000);
+  std::size_t iterations = 0;
+  const int limit = 40;
+  const auto expected = smooth_reference(start, w, 300, limit, iterations);
+  ASSERT_LT(iterations, 300u);  // the predicate, not the count, ends it
+  std::vector<std::vector<double>> sets = {{}};
+  std::vector<double> skew(cluster->ranks());
+  for (int r = 0; r < cluster->ranks(); ++r) skew[r] = (r + 1.0) / (cluster->ranks() * (cluster->ranks() + 1) / 2.0);
+  sets.push_back(skew);
+  for (const auto& shares : sets) {
+    ClusterOptions o;
+    o.rank_shares = shares;
+    Cluster c(o);
+    auto v = sinew::vector<cl_int>().unit(w).name("v"), next = sinew::vector<cl_int>().unit(w).name("next");
+    auto diff = sinew::vector<cl_int>().unit(w).name("diff");
+    auto change = result<cl_int>("change");
+    auto sweep = kernel_source(kSmooth, "smooth")
+                     .args(halo(v, 1, 1, Boundary::clamp), sinew::out(next), sinew::out(diff), scalar(cl_uint(w)))
+                     .range_of(next)
+                     .elements_per_thread(w);
+    auto tree = loop(pipeline(map_reduce(sweep, reduce::max(diff, change)), copy(next, v)))
+                    .until(change, [=](cl_int x) { return x <= limit; })
+                    .times(300);
+    std::vector<int> data = start;
+    const auto rep = c.run(tree, {Binding(v, data)});
+    EXPECT_EQ(rep.local.iterations, iterations);
+    if (cluster->is_root())
+      for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], expected[i]) << "element " << i;
+  }
+}
+
+// An N-Body-like loop: each rank writes its slice of a vector that every partition reads whole
+// the next iteration (the slices gathered over the ranks each time).
+TEST(Cluster, LoopsGatherAVectorReadWholeEveryIteration) {
+  const std::size_t n = 301, steps = 7;
+  std::vector<int> start(n);
+  for (std::size_t i = 0; i < n; ++i) start[i] = static_cast<int>((i * 31) % 1000) - 500;
+  const auto expected = all_pairs_reference(start, steps);
+  auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+  auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+  auto tree = loop(pipeline(step, copy(next, p))).times(steps);
+  std::vector<int> data = start;
+  cluster->run(tree, {Binding(p, data)});
+  if (cluster->is_root())
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(data[i], expected[i]) << "element " << i;
+}
+
+// A vector read with a halo and never written: each rank's halo rows come from its neighbours.
+TEST(Cluster, ReadsHalosAcrossRanks) {
+  const std::size_t w = 3, rows = 40;
+  std::vector<int> in(rows * w), out(rows * w, -1), diff(rows * w);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i * i % 301);
+  std::size_t one = 0;
+  const auto expected = smooth_reference(in, w, 1, 0, one);
+  auto v = sinew::vector<cl_int>().unit(w).name("v"), next = sinew::vector<cl_int>().unit(w).name("next");
+  auto d = sinew::vector<cl_int>().unit(w).name("d");
+  auto stencil = kernel_source(kSmooth, "smooth")
+                     .args(halo(v, 1, 1, Boundary::clamp), sinew::out(next), sinew::out(d), scalar(cl_uint(w)))
+                     .range_of(next)
+                     .elements_per_thread(w);
+  cluster->run(map(stencil), {Binding(v, in), Binding(next, out), Binding(d, diff)});
+  if (cluster->is_root())
+    for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], expected[i]) << "element " << i;
+}
+
+TEST(Cluster, RefusesScansAndCustomPredicatesBeforeDeviceWork) {
+  auto v = sinew::vector<cl_int>().name("v");
+  std::vector<int> data = ints(64);
+  auto s = scan(v, scan_op::sum());
+  expect_error_everywhere([&] { cluster->run(s, {Binding(v, data)}); }, "cannot split this tree over ranks");
+
+  auto part = sinew::vector<cl_int>().name("part");
   auto r = result<cl_int>("r");
   auto body = kernel_source(kCopy, "copy_int").args(sinew::in(v), sinew::out(part));
-  auto until = loop(map_reduce(body, reduce::sum(part, r))).until(r, [](cl_int) { return true; }).times(3);
+  const Reducer custom = reduce::custom_source(part, r, "int add(int a, int b) { return a + b; }", "add", cl_int(0));
+  auto until = loop(map_reduce(body, custom)).until(r, [](cl_int) { return true; }).times(3);
   until.name("converge");
-  std::vector<int> data = ints(64);
-  expect_error_everywhere([&] { cluster->run(until, {Binding(v, data)}); }, "cannot split this tree over ranks",
-                          "loop 'converge'");
+  expect_error_everywhere([&] { cluster->run(until, {Binding(v, data)}); }, "custom reduction", "loop 'converge'");
+}
 
-  auto blurred = sinew::vector<cl_int>().name("blurred");
-  auto stencil = kernel_source(kCopy, "copy_int").args(halo(v, 1, 1, Boundary::clamp), sinew::out(blurred)).name("stencil");
-  std::vector<int> out(64);
-  expect_error_everywhere([&] { cluster->run(map(stencil), {Binding(v, data), Binding(blurred, out)}); },
-                          "read with a halo", "stencil");
+// One rank's failure inside a loop (its predicate throws at the third iteration) while the others
+// wait for it in an exchange: every rank fails at once with its error, naming it; nothing is
+// stored in the knowledge base for the failed run; the cluster works afterwards.
+TEST(Cluster, AFailureInsideALoopFailsEveryRankAtOnce) {
+  const std::string kb = ::testing::TempDir() + "sinew-cluster-fail-kb-" + std::to_string(::getpid()) + ".sqlite";
+  ClusterOptions o;
+  o.runtime.kb_path = kb;
+  o.timeout_s = 30;
+  Cluster c(o);
+  const std::size_t n = 200;
+  auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+  const int bad = c.ranks() - 1;
+  auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+  auto tree = loop(pipeline(step, copy(next, p))).until([&](const LoopState& s) {
+    if (c.rank() == bad && s.iteration == 3) throw std::runtime_error("the predicate gave up on purpose");
+    return false;
+  }).times(20);
+  std::vector<int> data(n, 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error_everywhere([&] { c.run(tree, {Binding(p, data)}); },
+                          "rank " + std::to_string(bad) + " of " + std::to_string(c.ranks()) +
+                              ": the run failed: the predicate gave up on purpose");
+  // Well before the timeout: the failing rank told the others.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  if (c.is_root()) {
+    auto k = KnowledgeBase::open(kb);
+    EXPECT_TRUE(k->entries_for_tree("cluster:" + tree.signature()).empty());
+  }
+  // Afterwards every rank goes on (a fresh communicator for the exchanges), and the complete run
+  // is stored.
+  auto ok = loop(pipeline(step, copy(next, p))).times(4);
+  std::vector<int> again(n, 1);
+  c.run(ok, {Binding(p, again)});
+  if (c.is_root()) {
+    const auto expected = all_pairs_reference(std::vector<int>(n, 1), 4);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(again[i], expected[i]) << i;
+    auto k = KnowledgeBase::open(kb);
+    EXPECT_EQ(k->entries_for_tree("cluster:" + ok.signature()).size(), 1u);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((kb + suffix).c_str());
 }
 
 TEST(Cluster, AFailureOnOneRankFailsEveryRankNamingIt) {
@@ -270,6 +477,44 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < x.size(); ++i) failures += y[i] != x[i] * 3 + static_cast<int>(i + 500);
     }
     return failures ? 1 : 0;
+  }
+  // `--die-mid-loop R KB`: a complete loop (stored in KB), then one in which rank R is killed at
+  // the third iteration while the others wait for it in an exchange (die_mid_loop.sh checks that
+  // the job ends and that KB holds only the complete run). `--hang-on-rank R`: rank R stops for
+  // 8 s inside a loop; with a 2 s timeout the others give up with an error saying so.
+  if (argc == 4 && std::strcmp(argv[1], "--die-mid-loop") == 0) {
+    ClusterOptions o;
+    o.runtime.kb_path = argv[3];
+    Cluster c(o);
+    auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+    auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+    std::vector<int> data(500, 1);
+    c.run(loop(pipeline(step, copy(next, p))).times(3), {Binding(p, data)});
+    const int victim = std::atoi(argv[2]);
+    c.run(loop(pipeline(step, copy(next, p))).times(50).until([&](const LoopState& s) {
+      if (c.rank() == victim && s.iteration == 3) std::raise(SIGKILL);
+      return false;
+    }), {Binding(p, data)});
+    return 0;  // not reached
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--hang-on-rank") == 0) {
+    ClusterOptions o;
+    o.timeout_s = 2;
+    Cluster c(o);
+    auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+    auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+    std::vector<int> data(500, 1);
+    const int sleeper = std::atoi(argv[2]);
+    try {
+      c.run(loop(pipeline(step, copy(next, p))).times(50).until([&](const LoopState& s) {
+        if (c.rank() == sleeper && s.iteration == 2) std::this_thread::sleep_for(std::chrono::seconds(8));
+        return false;
+      }), {Binding(p, data)});
+    } catch (const Error& e) {
+      std::fprintf(stderr, "rank %d: %s\n", c.rank(), e.what());
+      return 3;
+    }
+    return 0;
   }
   Cluster c;
   cluster = &c;

@@ -16,6 +16,20 @@ add_test(NAME mpi.cluster.one_after_another
 add_test(NAME mpi.cluster.rank_dies
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/die.sh 60 ${SINEW_MPIRUN} -np 3 $<TARGET_FILE:sinew_cluster_tests>
                  --die-on-rank 1)
+# A rank killed inside a loop while the others wait for it in an exchange: the job ends, and the
+# root's knowledge base holds nothing of the killed run. A rank that hangs: the others give up
+# after their timeout (2 s here) with an error saying so, and the job ends.
+add_test(NAME mpi.cluster.rank_dies_mid_loop
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/die_mid_loop.sh 60 ${SINEW_MPIRUN} -np 3
+                 $<TARGET_FILE:sinew_cluster_tests>)
+add_test(NAME mpi.cluster.rank_hangs
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ends.sh 60 "no answer from the other ranks within" ${SINEW_MPIRUN}
+                 -np 2 $<TARGET_FILE:sinew_cluster_tests> --hang-on-rank 1)
+# Two devices per rank (one driven like a GPU): a joined run split over the ranks, then over each
+# rank's devices.
+add_test(NAME mpi.cluster.np2_two_devices
+         COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
+                 $<TARGET_FILE:sinew_cluster_tests> --gtest_filter=*Loops*:*Halos*)
 
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)
@@ -30,7 +44,11 @@ if(TARGET saxpy)
     "histogram.np3_uneven|3|$<TARGET_FILE:histogram> --size 64 --rank-shares 0.2,0.5,0.3"
     "saxpy_blas.np2|2|$<TARGET_FILE:saxpy> --mode blas --size 30000"
     "fft.np3|3|$<TARGET_FILE:fft> --size 4"
-    "segmentation.np3|3|$<TARGET_FILE:segmentation> --size 65536")
+    "segmentation.np3|3|$<TARGET_FILE:segmentation> --size 65536"
+    "heat.np2|2|$<TARGET_FILE:heat> --size 64 --tolerance 0.15 --iterations 1000"
+    "heat.np3_uneven|3|$<TARGET_FILE:heat> --size 61 --rank-shares 0.5,0.2,0.3"
+    "nbody.np2|2|$<TARGET_FILE:nbody> --size 301"
+    "nbody.np3_uneven|3|$<TARGET_FILE:nbody> --size 300 --rank-shares 0.2,0.5,0.3")
   foreach(run IN LISTS _sample_runs)
     string(REPLACE "|" ";" parts "${run}")
     list(GET parts 0 name)
@@ -40,9 +58,9 @@ if(TARGET saxpy)
     add_test(NAME mpi.samples.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
   endforeach()
-  # Trees whose partitions meet (a loop predicate with halos, a vector read whole and written, a
-  # scan): refused on every rank before device work, the job ending non-zero.
-  foreach(sample heat nbody prefix_sum)
+  # A scan (each partition needs the totals of those before it): refused on every rank before
+  # device work, the job ending non-zero.
+  foreach(sample prefix_sum)
     add_test(NAME mpi.samples.${sample}.np2_refused
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/refused.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:${sample}> --mpi)
   endforeach()
@@ -50,6 +68,11 @@ if(TARGET saxpy)
   add_test(NAME mpi.samples.filter_pipeline.np2_discrete
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
                    $<TARGET_FILE:filter_pipeline> --size 64x40 --mpi --rank-shares 0.3,0.7)
+  foreach(sample heat nbody)
+    add_test(NAME mpi.samples.${sample}.np2_discrete
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
+                     $<TARGET_FILE:${sample}> --size 64 --mpi --rank-shares 0.3,0.7)
+  endforeach()
 endif()
 
 get_property(_mpi_tests DIRECTORY PROPERTY TESTS)

@@ -1,6 +1,7 @@
 // exec/nodes/loop.cpp — running loops: the body again and again on the same partitions; with a
 // predicate, every worker meets after each iteration and the last to arrive combines the
 // iteration's reductions and evaluates it.
+#include "exec/exchanger.hpp"
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/loop.hpp"
@@ -24,7 +25,18 @@ class LoopRunner final : public NodeRunner {
       for (const NodeImpl* r : w.pending) runner_of(*r).wait_values(run, w, *r);
       run.barrier->arrive_and_wait([&] {
         for (const NodeImpl* r : w.pending) runner_of(*r).combine(run, *r);
-        run.loop_done = evaluate(run, n, i);
+        if (!run.exchanger) {
+          run.loop_done = evaluate(run, n, run.results, i);
+          return;
+        }
+        // Part of a larger run: the predicate sees every process's values combined (in the
+        // order of the nodes' paths, alike in every process), while run.results keep this
+        // process's own, which the caller combines once the run is over.
+        std::map<std::string, const NodeImpl*> by_path;
+        for (const NodeImpl* r : w.pending) by_path.emplace(run.path(*r), r);
+        auto combined = run.results;
+        for (const auto& [path, r] : by_path) run.exchanger->combine(*r, combined);
+        run.loop_done = evaluate(run, n, combined, i);
       });
       w.pending.clear();
       if (run.loop_done) {
@@ -39,14 +51,14 @@ class LoopRunner final : public NodeRunner {
   }
 
  private:
-  static bool evaluate(RunState& run, const LoopNode& n, std::size_t i) {
-    if (n.until_result && n.until_value(run.results.at(n.until_result->name))) return true;
+  static bool evaluate(RunState& run, const LoopNode& n, const std::map<std::string, Value>& results, std::size_t i) {
+    if (n.until_result && n.until_value(results.at(n.until_result->name))) return true;
     if (!n.until_state) return false;
     LoopState state;
     state.iteration = i + 1;
     state.lookup = [&](const ResultRef& r) -> const Value& {
-      auto it = run.results.find(r.name());
-      if (it == run.results.end())
+      auto it = results.find(r.name());
+      if (it == results.end())
         throw_error(errc::invalid_tree,
                     "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
                     {.node = run.path(n), .fix = "read only results computed inside the loop body"});

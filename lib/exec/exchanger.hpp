@@ -1,0 +1,53 @@
+// exec/exchanger.hpp — a run that is one process's part of a larger one (a Cluster's rank): the
+// units it runs, and what it exchanges with the other processes as it goes.
+//
+// The executor knows nothing of how the processes talk (MPI lives in the runtime module, which
+// implements this interface); it calls the exchanger where a single process would read other
+// partitions' data: a replica re-synchronisation (every process's slices of a vector read whole),
+// a halo exchange (the neighbouring processes' edge units), a loop's predicate (every process's
+// values of the iteration's reductions). The tree walk is the same on every process, so each
+// calls the exchanger at the same points, in the same order: the calls are collective. A call
+// throws sinew::Error when another process failed or did not answer in time; the run then ends
+// with that error as with any other.
+//
+// The analysis is the whole tree's (every process binds whole-sized host vectors); the
+// decomposition covers only [first, first + units), in the tree's unit numbering, so slices,
+// halo buffers and kernel offsets are where one process would have them.
+#pragma once
+
+#include "tree/analysis.hpp"
+
+#include <sinew/report.hpp>
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace sinew::detail {
+
+class Exchanger {
+ public:
+  virtual ~Exchanger() = default;
+
+  // The units this process runs.
+  std::size_t first = 0, units = 0;
+
+  // `whole` holds every unit of `u` on the host, this process's up to date: fills in every other
+  // process's slice.
+  virtual void gather_slices(const VectorUse& u, unsigned char* whole) = 0;
+  // Halo units of `u` between neighbouring processes: sends this process's first halo_after
+  // units (`head`, to the process before) and last halo_before units (`tail`, to the process
+  // after); receives the halo_before units that precede `first` into `before` and the halo_after
+  // units that follow the last unit into `after` (none beyond the vector's edges).
+  virtual void exchange_halo(const VectorUse& u, const unsigned char* head, const unsigned char* tail,
+                             unsigned char* before, unsigned char* after) = 0;
+  // The predicate's view of a reduction: this process's value of `reduction` (a map_reduce node)
+  // in `results` replaced by every process's, combined.
+  virtual void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) = 0;
+
+  // How many units before and after [first, first + units) belong to other processes' halos of `u`.
+  std::size_t remote_before(const VectorUse& u) const { return first ? u.halo_before : 0; }
+  std::size_t remote_after(const VectorUse& u) const { return first + units < u.units ? u.halo_after : 0; }
+};
+
+}  // namespace sinew::detail

@@ -1,0 +1,193 @@
+// runtime/cluster_impl.hpp — what the Cluster's files share: cluster.cpp (making it, agreeing,
+// its devices, the rank shares), cluster_run.cpp (run(): the rank split, scattering and
+// gathering), cluster_exchange.cpp (waiting with a deadline, failure notices, and the exchanges of
+// a run whose partitions meet). Built only with SINEW_MPI.
+//
+// Every MPI call that waits for other ranks is non-blocking and waited for by Impl::wait, which
+// gives up after the timeout (ClusterOptions::timeout_s): a rank that hangs, or dies without
+// mpirun noticing, ends the others with a sinew::Error instead of a hang.
+#pragma once
+
+#include "exec/exchanger.hpp"
+#include "platform/error.hpp"
+
+#include <sinew/cluster.hpp>
+#include <sinew/kb.hpp>
+
+// The C API only: Open MPI's and MPICH's deprecated C++ bindings would need libmpi_cxx.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew {
+
+namespace detail {
+
+// Host memory for a rank's part of a vector: page-aligned, like the pinned blocks, so a CPU
+// device reads it in place (PoCL's zero-copy buffers want aligned host pointers). A whole-sized
+// one (a run whose partitions meet) costs only the pages the rank touches.
+struct AlignedBuffer {
+  std::unique_ptr<unsigned char, decltype(&std::free)> data{nullptr, &std::free};
+  explicit AlignedBuffer(std::size_t bytes) {
+    if (bytes) data.reset(static_cast<unsigned char*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)));
+    if (bytes && !data) throw std::bad_alloc();
+  }
+};
+
+// What one rank's failure carries to the others. `secondary`: it only reports another rank's
+// failure (a notice that came during an exchange), which the agreement ranks below the original.
+struct Failure {
+  int code = 0;
+  bool opencl = false;
+  std::string message, node, argument, device, fix;
+  bool secondary = false;
+};
+Failure failure_of(const std::exception_ptr& e);
+
+// Strings through MPI as one buffer, fields split by a unit separator.
+std::string join(const std::vector<std::string>& fields);
+std::vector<std::string> split(const std::string& s);
+
+// `n` as an MPI count; sinew::Error naming `what` when one message cannot carry it.
+int as_int(std::size_t n, const std::string& what);
+
+// One MPI datatype of `bytes` contiguous bytes (a vector's unit or element), freed with it.
+struct Datatype {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  explicit Datatype(std::size_t bytes);
+  ~Datatype() { MPI_Type_free(&type); }
+  Datatype(const Datatype&) = delete;
+  Datatype& operator=(const Datatype&) = delete;
+};
+
+std::vector<double> normalised(const std::vector<double>& weights);
+
+// Some wait gave up (Impl::wait): MPI cannot be finalised with the other ranks, the job is aborted
+// at exit instead.
+bool broken();
+
+}  // namespace detail
+
+struct Cluster::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  // Failure notices: a rank whose run fails tells the others at once, so that those waiting for
+  // it in an exchange fail now (tag: the run's sequence number), not at the timeout.
+  MPI_Comm notices = MPI_COMM_NULL;
+  // The exchanges of runs whose partitions meet. A run that failed may leave some rank's
+  // exchange unmatched; the next such run takes a fresh communicator (the old one is dropped).
+  MPI_Comm exchange = MPI_COMM_NULL;
+  bool exchange_stale = false;
+  int rank = 0, ranks = 1;
+  int thread_level = MPI_THREAD_SINGLE;
+  ClusterOptions options;
+  double timeout_s = 60;
+  int sequence = 0;            // run() calls so far, alike on every rank
+  bool peer_failed = false;    // this run's exchange ended on another rank's notice
+  std::deque<std::string> sent;  // notices being sent (MPI reads them after Isend returns)
+  // Buffers of exchanges given up on (a notice, the timeout): MPI may still write into them, so
+  // they live as long as the process.
+  std::deque<std::vector<unsigned char>> abandoned;
+  std::unique_ptr<Runtime> runtime;
+
+  // By tree signature and unit count: the rank shares for the tree's next run when none are
+  // given, and each rank's last few throughputs (units per ms) they were made from.
+  struct Measured {
+    std::vector<double> next;
+    std::vector<std::deque<double>> speeds;
+  };
+  std::map<std::string, Measured> measured;
+  // The root's: the knowledge base that keeps rank shares between Clusters (the rank Runtime's
+  // file, opened on the first use), and the whole cluster's device set that keys them.
+  std::unique_ptr<KnowledgeBase> kb;
+  std::string device_set;
+
+  ~Impl();
+
+  const std::vector<double>& next_shares(const std::string& key, const std::vector<double>& ran,
+                                         const std::vector<double>& speed);
+  KnowledgeBase& knowledge_base();
+  // A cluster's entries are kept under their own tree key, beside the ranks' own entries for
+  // their slices: "cluster:" and the tree's signature.
+  static std::string cluster_tree(const std::string& signature) { return "cluster:" + signature; }
+  std::optional<std::vector<double>> stored_shares(const std::string& signature, const KbFeatures& features);
+  void store_shares(const Node& tree, const KbFeatures& features, const Config& ran, const std::vector<double>& next,
+                    const std::vector<RankShare>& ranks_ran);
+
+  // Throws on every rank when some rank has a failure (the lowest rank's whose failure is its
+  // own, else the lowest's).
+  void agree(const std::optional<detail::Failure>& mine, const std::string& what);
+
+  // Runs f on this rank; its exception becomes this rank's failure, agreed on by every rank.
+  template <class F>
+  void together(const std::string& what, F&& f) {
+    std::optional<detail::Failure> failure;
+    try {
+      f();
+    } catch (...) {
+      failure = detail::failure_of(std::current_exception());
+    }
+    agree(failure, what);
+  }
+
+  // Waits until `requests` complete. Throws sinew::Error when the timeout passes first (the job
+  // is then broken: MPI aborts at exit), or — `notices_too` — when another rank's failure notice
+  // of this run arrives. Returns the milliseconds it waited.
+  double wait(MPI_Request* requests, int count, const std::string& what, bool notices_too = false);
+  // Starts one non-blocking call (`start` gets its request) and waits for it.
+  template <class F>
+  double timed(const std::string& what, F&& start, bool notices_too = false) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(start(&request), what);
+    return wait(&request, 1, what, notices_too);
+  }
+  // sinew::Error for an MPI call's error code (the communicators return errors, not abort).
+  void check(int code, const std::string& what) const;
+  // Tells every other rank that this rank's run failed.
+  void notify(const detail::Failure& f);
+  // Drops failure notices of earlier runs.
+  void drain_notices();
+
+  std::vector<std::string> allgather(const std::string& mine);
+};
+
+namespace detail {
+
+// The exchanges of a run whose partitions meet, over MPI (exec/exchanger.hpp): every rank runs
+// its units [first, first + units); `counts` and `displs` are every rank's, in units.
+class RankExchanger final : public Exchanger {
+ public:
+  RankExchanger(Cluster::Impl& c, std::vector<int> counts, std::vector<int> displs);
+  void gather_slices(const VectorUse& u, unsigned char* whole) override;
+  void exchange_halo(const VectorUse& u, const unsigned char* head, const unsigned char* tail, unsigned char* before,
+                     unsigned char* after) override;
+  void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) override;
+  // Milliseconds spent waiting for the other ranks in exchanges (not this rank's work).
+  double waited_ms = 0;
+  // Set once the rank's run has begun: from then on a wait also ends on another rank's failure
+  // notice (before, every rank is still in the same step and only the timeout applies).
+  bool running = false;
+
+ private:
+  // Waits for `requests`; when the wait gives up, the buffers MPI may still write into are kept
+  // (Impl::abandoned), and the error goes on.
+  void wait(MPI_Request* requests, int count, const std::string& what);
+
+  Cluster::Impl& c_;
+  std::vector<int> counts_, displs_;
+  // The exchanges' own buffers (the executor's may be gone when an exchange is given up on).
+  std::map<const VectorState*, std::vector<unsigned char>> replicas_;
+  std::vector<unsigned char> send_, receive_, values_, all_values_;
+};
+
+}  // namespace detail
+
+}  // namespace sinew

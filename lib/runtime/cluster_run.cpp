@@ -1,0 +1,431 @@
+// runtime/cluster_run.cpp — Cluster::run: the checks and the rank split, scattering the root's
+// host data, each rank's own run, gathering the outputs, map_reduce results combined across
+// ranks, and every rank's time for the next run's shares. Built only with SINEW_MPI.
+//
+// Two ways a rank holds its data. A tree whose partitions never meet gets its slice only (host
+// memory for its units) and runs as an ordinary request on it. A tree whose partitions meet (a
+// vector read whole and written, halos, a loop predicate: Analysis::streamable is false, or a
+// vector read whole and by slices, or a halo) is "joined": every rank binds whole-sized host
+// vectors (only its own units' pages are touched, but for the vectors read whole), runs the whole
+// tree's analysis on its units alone, and exchanges with the other ranks as it runs through a
+// detail::RankExchanger (exec/exchanger.hpp).
+#include "decompose/decompose.hpp"
+#include "exec/reduce.hpp"
+#include "runtime/cluster_impl.hpp"
+#include "runtime/execute_part.hpp"
+#include "tree/analysis.hpp"
+#include "tree/nodes/loop.hpp"
+#include "tree/nodes/map_reduce.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+namespace sinew {
+
+using detail::as_int;
+using detail::Datatype;
+using detail::throw_error;
+
+namespace {
+
+// A vector or result of an element type known only at run time (the combination of a custom
+// reduction's per-rank values): the protected constructors, reachable from here.
+struct TypedVector : VectorRef {
+  explicit TypedVector(const ElementType& t, const std::string& name) : VectorRef(t, 0) { set_name(name); }
+  std::shared_ptr<detail::VectorState> shared() const { return state_; }
+};
+struct TypedResult : ResultRef {
+  TypedResult(const ElementType& t, const std::string& name) : ResultRef(t, name) {}
+  std::shared_ptr<detail::ResultState> shared() const { return state_; }
+};
+
+// A binding to `bytes` of element type `t` for `vector` (Binding's constructors are typed).
+Binding bytes_binding(const std::shared_ptr<detail::VectorState>& vector, const ElementType& t, void* data,
+                      std::size_t elements) {
+  static const Vector<cl_uchar> any;
+  Binding b(any, std::span<cl_uchar>());
+  b.vector = vector;
+  b.type = t;
+  b.data = data;
+  b.elements = elements;
+  return b;
+}
+
+std::string describe_devices(const std::vector<DeviceInfo>& devices) {
+  std::string s;
+  for (const auto& d : devices) s += (s.empty() ? "" : ", ") + d.id() + " (" + d.name + ")";
+  return s;
+}
+
+// Where a run's rank shares came from (ClusterReport::shares_from), as the root sends it.
+constexpr const char* kShareSources[] = {"even", "given", "measured", "stored"};
+
+// Whether the ranks' partitions meet while the tree runs (the file's banner): then each rank holds
+// whole-sized vectors and exchanges through a RankExchanger.
+bool joined(const detail::Analysis& an) {
+  if (!an.streamable) return true;
+  for (const auto& u : an.vectors)
+    if (u.read_halo || (u.read_whole && u.partitioned)) return true;
+  return false;
+}
+
+// What every rank must refuse alike, before any device work: partitions that meet in ways no
+// exchange carries between ranks (a scan's running totals, divide and conquer's levels), a loop
+// predicate over a custom reduction (its combination runs on a device), and — for trees whose
+// partitions never meet — declared sizes (a rank binds a slice).
+void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an, bool meet) {
+  detail::walk(root, [&](const detail::NodeImpl& n, const std::string& path) {
+    if (n.joins_partitions() && n.kind() != "loop")
+      throw_error(errc::invalid_tree,
+                  "cannot split this tree over ranks: its partitions meet while it runs (" + std::string(n.kind()) +
+                      ": each partition needs the ones before it), and a cluster run carries only replicas, halos "
+                      "and loop predicates between ranks",
+                  {.node = path, .fix = "run it with a Runtime on one process, or move it to a tree of its own"});
+    const auto* loop = dynamic_cast<const detail::LoopNode*>(&n);
+    if (!loop || !loop->has_predicate()) return;
+    detail::visit(loop->body(), [&](const detail::NodeImpl& c) {
+      const auto* m = dynamic_cast<const detail::MapReduceNode*>(&c);
+      if (m && m->reducer.op == Reducer::Op::custom)
+        throw_error(errc::invalid_tree,
+                    "cannot split this tree over ranks: the loop's predicate reads result '" + m->reducer.output->name +
+                        "' of a custom reduction, which ranks cannot combine while the loop runs",
+                    {.node = path, .argument = "result '" + m->reducer.output->name + "'",
+                     .fix = "reduce with reduce::sum/min/max in the loop, or run it with a Runtime on one process"});
+    });
+  });
+  if (meet) return;
+  for (const auto& u : an.vectors)
+    if (u.partitioned && u.vector->size)
+      throw_error(errc::invalid_argument,
+                  "cannot split this tree over ranks: vector '" + u.vector->name + "' is declared with " +
+                      std::to_string(u.vector->size) + " elements, and each rank holds a slice of it",
+                  {.node = "tree", .argument = "vector '" + u.vector->name + "'",
+                   .fix = "declare the vector without a size (it takes the binding's)"});
+}
+
+// A joined tree: every rank runs units (each exchange is every rank's), at least a halo's width
+// (a rank's halo units are its neighbours' alone), and MPI may be called from the worker that
+// does an exchange.
+void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& units, int thread_level) {
+  if (thread_level < MPI_THREAD_SERIALIZED)
+    throw_error(errc::invalid_tree,
+                "cannot split this tree over ranks: its partitions exchange data as it runs, from the Runtime's "
+                "threads, and MPI was initialised without MPI_THREAD_SERIALIZED",
+                {.node = "cluster", .fix = "let the Cluster initialise MPI, or call MPI_Init_thread with "
+                                           "MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE"});
+  std::size_t widest = 1;
+  std::string widest_vector;
+  for (const auto& u : an.vectors)
+    if (u.read_halo && std::max(u.halo_before, u.halo_after) > widest) {
+      widest = std::max(u.halo_before, u.halo_after);
+      widest_vector = u.vector->name;
+    }
+  for (std::size_t r = 0; r < units.size(); ++r)
+    if (units[r] < widest)
+      throw_error(errc::invalid_argument,
+                  "cannot split this tree over ranks: rank " + std::to_string(r) + " gets " + std::to_string(units[r]) +
+                      " units, and in a tree whose partitions meet every rank runs at least " +
+                      (widest_vector.empty() ? std::string("one unit")
+                                             : std::to_string(widest) + " (the halo of vector '" + widest_vector + "')"),
+                  {.node = "cluster", .argument = "rank shares",
+                   .fix = "give every rank a larger share (ClusterOptions::rank_shares), or run fewer ranks"});
+}
+
+}  // namespace
+
+ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
+  Impl& c = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto mark = t0;
+  // Milliseconds since the last lap, for ClusterReport's phases.
+  auto lap = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::milli>(now - std::exchange(mark, now)).count();
+  };
+  const bool root = c.rank == 0;
+  ClusterReport report;
+  report.rank = c.rank;
+  report.ranks = c.ranks;
+  ++c.sequence;
+  c.peer_failed = false;
+  c.drain_notices();
+  // Blocking collectives as one non-blocking call waited for with the deadline.
+  auto bcast = [&](void* data, int n, MPI_Datatype t, int from, const std::string& what) {
+    c.timed(what, [&](MPI_Request* r) { return MPI_Ibcast(data, n, t, from, c.comm, r); });
+  };
+
+  // The root's binding sizes: every rank analyses the tree as the root will run it.
+  std::uint64_t count = bindings.size();
+  bcast(&count, 1, MPI_UINT64_T, 0, "the binding count");
+  std::vector<std::uint64_t> sizes(count);
+  if (root)
+    for (std::size_t i = 0; i < count; ++i) sizes[i] = bindings[i].elements;
+  bcast(sizes.data(), static_cast<int>(count), MPI_UINT64_T, 0, "the binding sizes");
+
+  detail::Analysis an;
+  KbFeatures features;
+  Config rank_plan;
+  std::vector<std::size_t> first(c.ranks), units(c.ranks);
+  std::string key;
+  bool meet = false;
+  c.together("checking the tree", [&] {
+    if (tree.empty()) throw_error(errc::invalid_tree, "the tree is empty", {.node = "tree", .fix = "build a tree"});
+    if (count != bindings.size())
+      throw_error(errc::invalid_argument,
+                  "this rank binds " + std::to_string(bindings.size()) + " vectors and results, the root " +
+                      std::to_string(count),
+                  {.node = "bindings", .fix = "bind the same vectors and results in the same order on every rank"});
+    std::vector<Binding> shaped = bindings;
+    static unsigned char placeholder;  // the other ranks' data are never read: any non-null pointer
+    for (std::size_t i = 0; i < count; ++i) {
+      shaped[i].elements = sizes[i];
+      if (!root && !shaped[i].data) shaped[i].data = &placeholder;
+    }
+    an = detail::analyze(*tree.impl(), shaped);
+    meet = joined(an);
+    check_splittable(*tree.impl(), an, meet);
+
+    key = tree.signature() + "#" + std::to_string(an.units);
+    features = detail::input_features(*tree.impl(), an);  // the whole vectors' sizes, alike on every rank
+  });
+
+  // The rank shares, chosen by the root (only it reads the knowledge base) and sent to every rank.
+  std::vector<double> shares(c.ranks, 1.0 / c.ranks);
+  int from = 0;  // kShareSources
+  if (root) {
+    if (!c.options.rank_shares.empty()) {
+      shares = c.options.rank_shares;
+      from = 1;
+    } else if (auto it = c.measured.find(key); it != c.measured.end()) {
+      shares = it->second.next;
+      from = 2;
+    } else if (auto stored = c.stored_shares(tree.signature(), features)) {
+      shares = *stored;
+      from = 3;
+    }
+  }
+  bcast(shares.data(), c.ranks, MPI_DOUBLE, 0, "the rank shares");
+  bcast(&from, 1, MPI_INT, 0, "the rank shares");
+  report.shares_from = kShareSources[from];
+
+  c.together("splitting the units over the ranks", [&] {
+    // Whole granules per rank, the last active rank taking the rest, by the same rounding that
+    // splits a rank's units over its devices (decompose over stand-ins for the ranks).
+    std::vector<DeviceInfo> stand_ins(c.ranks);
+    for (int r = 0; r < c.ranks; ++r) stand_ins[r].index = static_cast<std::size_t>(r);
+    rank_plan = Config{shares};
+    const auto dec = detail::decompose(an.units, detail::granularity(*tree.impl(), an, {}), rank_plan, stand_ins);
+    for (const auto& p : dec.parts) units[p.device] = p.units;
+    for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
+    if (meet) check_joined(an, units, c.thread_level);
+    // What one MPI message carries, checked here so no rank fails between collectives.
+    for (int r = 0; r < c.ranks; ++r) as_int(first[r] + units[r], "units of rank " + std::to_string(r));
+    for (const auto& u : an.vectors) {
+      as_int(u.vector->unit * u.vector->type.size, "bytes per unit of vector '" + u.vector->name + "'");
+      if (u.read_whole) as_int(u.elements, "elements of vector '" + u.vector->name + "'");
+    }
+  });
+
+  const std::size_t mine = units[c.rank];
+  std::vector<int> counts(c.ranks), displs(c.ranks);
+  for (int r = 0; r < c.ranks; ++r) {
+    counts[r] = static_cast<int>(units[r]);
+    displs[r] = static_cast<int>(first[r]);
+  }
+  std::optional<detail::RankExchanger> exchanger;
+  if (meet) {
+    if (c.exchange == MPI_COMM_NULL || c.exchange_stale) {
+      // (A stale one is dropped, not freed: some rank may have left an exchange on it.)
+      MPI_Comm fresh = MPI_COMM_NULL;
+      c.timed("a communicator for the exchanges", [&](MPI_Request* r) { return MPI_Comm_idup(c.comm, &fresh, r); });
+      MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+      c.exchange = fresh;
+      c.exchange_stale = false;
+    }
+    exchanger.emplace(c, counts, displs);
+  }
+
+  // Each bound vector's data on this rank (the root's own stays where it is: MPI_IN_PLACE), made
+  // before anything moves, so that a rank short of memory fails with the others. `at` is where
+  // this rank's units lie in it: its start for a slice, its units' place in a whole-sized one.
+  std::vector<Binding> local = bindings;
+  std::vector<unsigned char*> at(count, nullptr);
+  std::vector<detail::AlignedBuffer> buffers;
+  std::vector<std::vector<unsigned char>> result_scratch(count);
+  report.prepare_ms = lap();
+  c.together("allocating the rank's data", [&] {
+    buffers.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      Binding& b = local[i];
+      b.elements = sizes[i];
+      if (b.result) {  // this rank's partial value lands here; the combined one replaces it
+        result_scratch[i].resize(b.type.size);
+        b.data = result_scratch[i].data();
+        continue;
+      }
+      const auto& u = an.use(b.vector.get());
+      auto* data = static_cast<unsigned char*>(bindings[i].data);
+      const std::size_t unit_bytes = u.vector->unit * b.type.size;
+      if (u.read_whole || meet) {  // the whole vector on every rank
+        b.data = root ? data : buffers.emplace_back(sizes[i] * b.type.size).data.get();
+        at[i] = static_cast<unsigned char*>(b.data) + first[c.rank] * unit_bytes;
+        continue;
+      }
+      b.first_unit = first[c.rank];
+      b.whole_units = an.units;
+      b.elements = mine * u.vector->unit;
+      b.data = root ? data + first[c.rank] * unit_bytes : buffers.emplace_back(mine * unit_bytes).data.get();
+      at[i] = static_cast<unsigned char*>(b.data);
+    }
+  });
+  for (std::size_t i = 0; i < count; ++i) {
+    const Binding& b = local[i];
+    if (!b.vector) continue;
+    const auto& u = an.use(b.vector.get());
+    const std::string what = "scattering vector '" + u.vector->name + "'";
+    if (u.read_whole) {
+      Datatype element(b.type.size);
+      bcast(b.data, static_cast<int>(sizes[i]), element.type, 0, what);
+    } else if (u.read_partitioned || u.read_halo) {
+      Datatype unit(u.vector->unit * b.type.size);
+      c.timed(what, [&](MPI_Request* r) {
+        return MPI_Iscatterv(bindings[i].data, counts.data(), displs.data(), unit.type, root ? MPI_IN_PLACE : at[i],
+                             counts[c.rank], unit.type, 0, c.comm, r);
+      });
+    }
+  }
+  // A joined run's halos start from the neighbours' host units, as one process's would.
+  if (meet)
+    for (const auto& u : an.vectors) {
+      if (!u.read_halo || !u.bound()) continue;
+      auto* data = static_cast<unsigned char*>(local[static_cast<std::size_t>(u.binding)].data);
+      const std::size_t ub = u.vector->unit * u.vector->type.size, end = first[c.rank] + mine;
+      exchanger->exchange_halo(u, data + first[c.rank] * ub, data + (end - std::min(end, u.halo_before)) * ub,
+                               data + (first[c.rank] - std::min(first[c.rank], u.halo_before)) * ub, data + end * ub);
+    }
+
+  report.scatter_ms = lap();
+
+  // This rank's own run, on its own devices and plan. A joined run exchanges with the others as
+  // it goes: it runs with a plan given here (a planned run might train, which the other ranks
+  // would have to follow), and a failure is told to the others at once (they may be waiting for
+  // this rank in an exchange).
+  {
+    std::optional<detail::Failure> failure;
+    try {
+      if (!meet) {
+        if (mine) report.local = c.runtime->execute(tree, local, options);
+      } else {
+        if (!options.config && options.plan.empty() && !options.device) {
+          const std::size_t n = c.runtime->devices().size();
+          options.config = Config{std::vector<double>(n, 1.0 / static_cast<double>(n))};
+        }
+        options.balance = false;
+        options.train = false;
+        exchanger->running = true;
+        report.local = detail::execute_part(*c.runtime, tree, local, options, *exchanger);
+      }
+    } catch (...) {
+      failure = detail::failure_of(std::current_exception());
+      failure->secondary = c.peer_failed;
+      if (meet && !c.peer_failed) c.notify(*failure);
+    }
+    c.agree(failure, "the run");
+  }
+
+  report.run_ms = lap();
+
+  // Outputs to the root.
+  for (std::size_t i = 0; i < count; ++i) {
+    const Binding& b = local[i];
+    if (!b.vector) continue;
+    const auto& u = an.use(b.vector.get());
+    if (!u.written) continue;
+    Datatype unit(u.vector->unit * b.type.size);
+    c.timed("gathering vector '" + u.vector->name + "'", [&](MPI_Request* r) {
+      return MPI_Igatherv(root ? MPI_IN_PLACE : at[i], counts[c.rank], unit.type, bindings[i].data, counts.data(),
+                          displs.data(), unit.type, 0, c.comm, r);
+    });
+  }
+
+  report.gather_ms = lap();
+
+  // map_reduce results: every rank's value (built-in operators: the identity where a rank had no
+  // units) to every rank, combined there by the host rule one process uses across its partitions;
+  // a user's function combines them on the root's default device, and the root's value is sent.
+  std::vector<const detail::MapReduceNode*> reductions;
+  detail::visit(*tree.impl(), [&](const detail::NodeImpl& n) {
+    if (auto m = dynamic_cast<const detail::MapReduceNode*>(&n)) reductions.push_back(m);
+  });
+  for (const auto* m : reductions) {
+    const Reducer& r = m->reducer;
+    const ElementType& t = r.output->type;
+    std::vector<unsigned char> value(t.size);
+    if (mine) value = report.local.results.at(r.output->name).bytes;
+    else if (r.op != Reducer::Op::custom) value = detail::identity_of(r.op, t);
+    std::vector<unsigned char> all(t.size * c.ranks);
+    Datatype element(t.size);
+    c.timed("combining '" + r.output->name + "'", [&](MPI_Request* q) {
+      return MPI_Iallgather(value.data(), 1, element.type, all.data(), 1, element.type, c.comm, q);
+    });
+    std::vector<std::vector<unsigned char>> parts;
+    for (int q = 0; q < c.ranks; ++q)
+      if (units[q] || r.op != Reducer::Op::custom) parts.emplace_back(all.begin() + q * t.size, all.begin() + (q + 1) * t.size);
+    Value combined{t, {}};
+    if (r.op != Reducer::Op::custom) {
+      combined = detail::combine_builtin(r.op, parts, t);
+    } else {
+      combined.bytes.resize(t.size);
+      c.together("combining '" + r.output->name + "' over the ranks", [&] {
+        if (!root) return;
+        std::vector<unsigned char> packed;
+        for (const auto& p : parts) packed.insert(packed.end(), p.begin(), p.end());
+        TypedVector values(t, "rank_values"), copied(t, "rank_values_copy");
+        TypedResult out(t, r.output->name);
+        Reducer again = r;
+        again.input = copied.shared();
+        again.output = out.shared();
+        const Node combine = map_reduce(sinew::copy(values, copied), again);
+        RunOptions one;
+        one.device = c.runtime->default_device();
+        const Report rep =
+            c.runtime->execute(combine, {bytes_binding(values.shared(), t, packed.data(), parts.size())}, one);
+        combined.bytes = rep.results.at(r.output->name).bytes;
+      });
+      bcast(combined.bytes.data(), 1, element.type, 0, "the combined '" + r.output->name + "'");
+    }
+    report.results[r.output->name] = combined;
+    if (auto b = an.result_bindings.find(r.output.get()); b != an.result_bindings.end() && bindings[b->second].data)
+      std::memcpy(bindings[b->second].data, combined.bytes.data(), t.size);
+  }
+
+  report.combine_ms = lap();
+
+  // Every rank's time and devices, for the report and the next run's shares. A joined run's time
+  // is its own work: the waits for the other ranks in exchanges are taken out, or every rank
+  // would measure the slowest one's time.
+  const auto& d = report.local.device_ms;
+  double busy = d.empty() ? report.local.wall_ms : *std::max_element(d.begin(), d.end());
+  if (busy <= 0) busy = report.local.wall_ms;
+  if (exchanger) busy = std::max(busy - exchanger->waited_ms, 0.01 * busy);
+  const auto gathered = c.allgather(detail::join({std::to_string(busy), describe_devices(c.runtime->devices())}));
+  std::vector<double> speed(c.ranks);
+  bool every_rank = true;
+  for (int q = 0; q < c.ranks; ++q) {
+    const auto f = detail::split(gathered[q]);
+    const double ms = std::stod(f.at(0));
+    report.shares.push_back({q, first[q], units[q], rank_plan.shares[q], ms, f.at(1)});
+    speed[q] = units[q] && ms > 0 ? static_cast<double>(units[q]) / ms : 0;
+    every_rank = every_rank && speed[q] > 0;
+  }
+  if (every_rank) {  // a rank without units leaves the last measure in place
+    const auto& next = c.next_shares(key, rank_plan.shares, speed);
+    if (root) c.store_shares(tree, features, rank_plan, next, report.shares);
+  }
+  report.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace sinew
