@@ -165,10 +165,9 @@ TrainingResult Search::run(const std::optional<Config>& start) {
   // budget: its runs are kept from the search.
   const bool dynamic = o_.dynamic && !o_.screen_only && !o_.fixed_platform && !o_.alone && devices_.size() > 1;
   const std::size_t per_point = model ? 2 : std::max(1u, o_.quality);
-  // (The model strategy's few runs keep room for the dynamic plan alone: its weights then come
-  // from the split the model found, rebalanced.)
-  const std::size_t dynamic_runs =
-      dynamic ? std::min<std::size_t>(o_.max_executions / 2, per_point * (model ? 1 : 1 + devices_.size())) : 0;
+  // (Its weights come from each device alone, which the flows measure anyway; where they did
+  // not, from the fastest split, rebalanced.)
+  const std::size_t dynamic_runs = dynamic ? std::min<std::size_t>(o_.max_executions / 2, per_point) : 0;
   // The two leaders run once more each before the choice (decide()), but where the budget is the
   // caller's few runs (the balancer's level 2) or the model strategy's own ten.
   const bool own_model_budget = model && !o_.exhaustive && !o_.fixed_platform;
@@ -221,7 +220,13 @@ TrainingResult Search::run(const std::optional<Config>& start) {
 // its own dimension (kept from the search: a search that spent the budget must still see whether
 // one device alone is best, as filter 1024^2 and fft 512 MB were on the H100 machine).
 void Search::full(const Config& base, std::size_t reserved) {
-  within(reserved + singles_cost(), [&] {
+  // Each group alone at the search's configuration is kept whatever the budget; its other levels
+  // take at most half of what the search would have (a small budget, --quick's 12, still
+  // searches).
+  const std::size_t essential = groups_.size() > 1 ? groups_.size() : 0;
+  const std::size_t levels = singles_cost() - std::min(singles_cost(), essential);
+  const std::size_t left = o_.max_executions - std::min(o_.max_executions, reserved + essential);
+  within(reserved + essential + std::min(levels, left / 2), [&] {
     const Config best = strategy(base);
     const Config leader = screen_platform(best_point());
     if (leader.fission != best.fission || leader.overlap != best.overlap) strategy(leader);
