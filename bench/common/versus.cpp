@@ -136,16 +136,20 @@ void Versus::run(const Case& cs) {
       add(c, row("sinew", variant, share, ovl),
           sinew_job(*rt_, s, o, &last, pinned && !cs.pinned_sample ? &copies : nullptr));
       if (b_.verbose && c.rows.back().m.ok()) std::cerr << "sinew " << variant << ": " << last.str();
+      // A run pinned to a device (RunOptions::device) picks its own level: the row shows it.
+      if (variant == "gpu-device" && c.rows.back().m.ok()) c.rows.back().overlap = last.config.overlap;
     };
     const auto& p = pair_;
     if (p.has_cpu) sinew("cpu", kNaN, 0, on_device(p.cpu));
     if (p.has_gpu)
       for (unsigned ov : f_.overlaps)
         if (p.gpu_discrete || ov == 1)  // overlap queues exist on discrete devices only
-          sinew("gpu", kNaN, ov, ov == 1 ? on_device(p.gpu) : plan(0, ov));
+          sinew("gpu", kNaN, ov, plan(0, ov));
+    // The GPU as a user pinning a run to it gets it (RunOptions::device): its best known level.
+    if (p.has_gpu) sinew("gpu-device", kNaN, 0, on_device(p.gpu));
     const Row* g = best(c, "sinew", "gpu");
     const unsigned ov = g ? g->overlap : 1;
-    if (p.has_gpu) sinew("gpu-pinned-user", kNaN, ov, ov == 1 ? on_device(p.gpu) : plan(0, ov), true);
+    if (p.has_gpu) sinew("gpu-pinned-user", kNaN, ov, plan(0, ov), true);
     if (p.two) {
       for (double s : cs.shares) sinew(kSplit, s, ov, plan(s, ov));
       for (double s : pinned_shares) sinew(kSplitPinned, s, ov, plan(s, ov), true);

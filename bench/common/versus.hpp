@@ -2,8 +2,9 @@
 // variants, ratios and tables that bench_saxpy and bench_pipeline share.
 //
 // Per case (a workload at a size), on each side: the CPU alone, the GPU alone (Sinew at each
-// overlap level; hand-written naive, through pinned staging, and from the user's data already
-// pinned), and static CPU+GPU splits swept twice, the user's data pageable ("split") and pinned
+// overlap level, and as a run pinned to it with RunOptions::device ("gpu-device": the level the
+// runtime picks for it, from its knowledge base or a screening on first use; ovl shows it);
+// hand-written naive, through pinned staging, and from the user's data already pinned), and static CPU+GPU splits swept twice, the user's data pageable ("split") and pinned
 // ("split-pinned-user"). Then the ratios Sinew / hand-written (median wall times; above 1 Sinew
 // is slower) and each side's speedup of its best pinned split over its faster single device.
 #pragma once

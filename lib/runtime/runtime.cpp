@@ -135,16 +135,34 @@ class RuntimeImpl {
     }
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
     if (!planned) prepared->decomposition(config, env_.infos);
+    // A run pinned to a device with levels to choose from (overlap, fission) runs at its best
+    // known one (Planner::single_device), found as the run starts: not overlap 1, which left the
+    // H100 alone 2.5-4x slower on saxpy from pageable memory than its chunked staging at 4. (Not
+    // in one process's part of a larger run: its screening runs would exchange with ranks that
+    // make no such runs.)
+    const std::optional<std::size_t> pinned =
+        options.device && !options.config && options.plan.empty() && !exchanger &&
+                has_platform_levels(env_.infos[*options.device])
+            ? options.device
+            : std::nullopt;
     const bool force = options.train || *options_.force_training;
     const bool balance = options.balance.value_or(planned && *balancer_.enabled);
     const bool balance_asked = options.balance.value_or(false);
     const bool profile = profiles(options.profile);
 
-    return [this, prepared, bound, provenance, planned, force, balance, balance_asked, profile, config,
+    return [this, prepared, bound, provenance, planned, pinned, force, balance, balance_asked, profile, config,
             exchanger]() mutable {
       const PreparedTree& p = *prepared;
       Plan plan;
       if (planned) plan = planner().plan(p, *bound, force);
+      if (pinned) {
+        const Config best = planner().single_device(p, *bound, *pinned).config;
+        try {
+          p.decomposition(best, env_.infos);  // a level from a neighbour's input may not fit this one
+          config = best;
+        } catch (const Error&) {
+        }
+      }
       Config& run_config = planned ? plan.config : config;
       Provenance& run_provenance = planned ? plan.provenance : provenance;
       // A watched plan runs with the balancer's current distribution.

@@ -173,6 +173,96 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   return plan;
 }
 
+namespace {
+
+// The fastest configuration among `runs` with `device` alone (the static schedule), by the median
+// of each configuration's times.
+std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>& runs, std::size_t device) {
+  std::vector<std::pair<Config, std::vector<double>>> times;
+  for (const auto& r : runs) {
+    const auto& s = r.config.shares;
+    if (device >= s.size() || s[device] <= 0 || r.config.schedule != Schedule::static_ || r.config.crossover) continue;
+    bool alone = true;
+    for (std::size_t d = 0; d < s.size(); ++d) alone &= d == device || s[d] == 0;
+    if (!alone) continue;
+    Config c = Config::single(device, s.size());
+    c.overlap = r.config.overlap;
+    c.fission = r.config.fission;
+    auto it = std::find_if(times.begin(), times.end(), [&](const auto& t) { return t.first == c; });
+    if (it == times.end()) times.emplace_back(c, std::vector<double>{r.time_ms});
+    else it->second.push_back(r.time_ms);
+  }
+  std::optional<std::pair<Config, double>> best;
+  for (auto& [c, t] : times)
+    if (const double m = median(t); !best || m < best->second) best = {c, m};
+  return best;
+}
+
+}  // namespace
+
+bool has_platform_levels(const DeviceInfo& d) {
+  return d.discrete ? d.overlap_levels.size() > 1 : d.fission_configs.size() > 1;
+}
+
+Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device) {
+  KbKey key = base_key_;
+  key.tree = p.signature;
+  const DeviceInfo& dev = env_.infos.at(device);
+  Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, 0, 0};
+  if (!has_platform_levels(dev)) return plan;
+  const CacheKey ck{key.tree + "|alone " + std::to_string(device), p.features};
+  if (auto hit = cached(ck)) return *hit;
+  std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
+  const std::uint64_t gen = generation();
+  std::optional<std::pair<Config, double>> known;
+  safely([&] { known = fastest_alone(kb_.runs(key, p.features), device); });
+  if (!known) {
+    // The nearest features with runs of the device alone, by the interpolator's distance: their
+    // best configuration as a plan of their own.
+    std::vector<KbEntry> neighbours;
+    safely([&] {
+      std::vector<KbRun> runs = kb_.runs_for_tree(key.tree);
+      std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+      std::vector<KbFeatures> seen;
+      for (const auto& r : runs) {
+        if (std::find(seen.begin(), seen.end(), r.features) != seen.end()) continue;
+        seen.push_back(r.features);
+        std::vector<KbRun> same;
+        for (const auto& x : runs)
+          if (x.features == r.features) same.push_back(x);
+        if (auto best = fastest_alone(same, device)) {
+          KbEntry e;
+          e.key = key;
+          e.features = r.features;
+          e.config = best->first;
+          e.id = static_cast<std::int64_t>(neighbours.size()) + 1;
+          neighbours.push_back(std::move(e));
+        }
+      }
+    });
+    if (auto d = interpolator_->derive(neighbours, p.features)) {
+      known = {{Config::single(device, env_.infos.size()), 0}};
+      known->first.overlap = d->config.overlap;
+      known->first.fission = d->config.fission;
+    }
+  }
+  if (!known) {
+    TrainingOptions o = settings_.training;
+    o.alone = device;
+    o.exhaustive = false;
+    // Each level once (the first with an untimed run more), the two fastest again.
+    o.max_executions = (dev.discrete ? dev.overlap_levels.size() : dev.fission_configs.size()) * 2 + 3;
+    info("screening " + dev.id() + " alone for '" + p.label + "' (the knowledge base has no run of it)");
+    const TrainingResult r = search(p, bindings, o, std::nullopt, key, "training");
+    known = {{r.best, r.time_ms}};
+    info("screened " + dev.id() + " alone for '" + p.label + "' in " + std::to_string(r.executions) +
+         " executions: " + r.best.str());
+  }
+  plan.config = known->first;
+  remember(ck, plan, gen);
+  return plan;
+}
+
 TrainingResult Planner::search(const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const std::optional<Config>& start, const KbKey& key,
                                const char* purpose) {

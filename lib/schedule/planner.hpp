@@ -80,6 +80,10 @@ struct Plan {
   std::optional<ModelChoice> model_choice;
 };
 
+// Whether a device alone has platform levels to choose from: a discrete device's overlap levels,
+// a CPU's fissions (Planner::single_device).
+bool has_platform_levels(const DeviceInfo& device);
+
 class Planner {
  public:
   Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings);
@@ -91,6 +95,15 @@ class Planner {
   // A plan for running the prepared tree on these bindings. Training runs the tree on copies of
   // every bound vector it writes, so the caller's data is untouched until the real run.
   Plan plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training);
+
+  // A run pinned to `device` (RunOptions::device): the device alone at its best known platform
+  // configuration for this tree and input (overlap level, fission) — the fastest measured plan
+  // with the device alone among the knowledge base's runs of these features, else among those of
+  // the nearest features that have such runs (the interpolator's distance), else measured now:
+  // each level once, the two fastest again (TrainingOptions::alone), the runs recorded, so that
+  // the next request and the next process find them. A device with one level (no overlap levels,
+  // no fissions) runs Config::single with no knowledge-base access. Cached like plans.
+  Plan single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device);
 
   // Records the real run of a plan: a measurement (purpose "execution") and one more use,
   // buffered (see the banner).

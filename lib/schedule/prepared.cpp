@@ -160,7 +160,8 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
         dc_subproblems.push_back((elements + dc->subproblem(l) - 1) / dc->subproblem(l));
     }
   });
-  if (!dc_subproblems.empty())
+  // (One device alone has no crossover to train: its levels are screened as any tree's.)
+  if (!dc_subproblems.empty() && !options.alone)
     return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
   TrainingOptions o = options;
   o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it

@@ -1,12 +1,14 @@
 // schedule/train.hpp — finding the best plan for a tree and an input by measuring it.
 //
 // The spec's training process: for CPU fission x GPU overlap configurations, search the work
-// distribution with one of two strategies and keep the fastest; single devices are candidates
-// too, so hybrid never loses. A third strategy, `model` (SkePU's tuning), measures instead of
-// searching: a linear time model per device from a few runs, the split it predicts, within
-// kModelExecutions runs. Everything here works on a `Measure` function (run the tree with a
-// Config, return the times), so it is tested against synthetic device models (time = a*n + b,
-// noise, load steps) as well as used on real runs.
+// distribution with one of two strategies; a third strategy, `model` (SkePU's tuning), measures
+// instead of searching: a linear time model per device from a few runs, the split it predicts,
+// within kModelExecutions runs. Whatever the strategy the objective is one: the fastest measured
+// plan among all it tried, each device alone included at every level of its own dimension that
+// was screened (runs kept for them from the search), the leaders measured again before the
+// choice (schedule/train_search.hpp). Everything here works on a `Measure` function (run the
+// tree with a Config, return the times), so it is tested against synthetic device models (time =
+// a*n + b, noise, load steps) as well as used on real runs.
 #pragma once
 
 #include <sinew/config.hpp>
@@ -48,6 +50,10 @@ struct TrainingOptions {
   // shares as the chunk weights) and keeps whichever is faster. Not for a derived plan's check nor
   // the balancer's level 2, which tune a distribution.
   bool dynamic = false;
+  // One device alone (a run pinned to it, RunOptions::device, that the knowledge base knows
+  // nothing of): its own levels screened (a discrete device's overlap levels, a CPU's fissions),
+  // one run each, the two fastest once more. No distribution search.
+  std::optional<std::size_t> alone;
 
   // The training part of resolved settings (TrainingSettings::with_defaults()).
   static TrainingOptions from(const TrainingSettings& resolved);

@@ -483,7 +483,7 @@ class Heat final : public SampleBase {
 
   const std::vector<cl_float>& output() const { return u_; }
   // Of the last run: the sweeps it made and the last sweep's max |unew - u|.
-  std::size_t iterations_run() const { return *iterations_run_; }
+  std::size_t iterations_run() const { return sweeps_->count; }
   float residual() const { return residual_; }
 
  protected:
@@ -496,8 +496,17 @@ class Heat final : public SampleBase {
   Result<cl_float> residual_r_;
   std::vector<cl_float> u0_, u_;
   std::size_t max_iterations_ = 0;
-  // Counted by the loop predicate, which runs once after every sweep; shared with the tree.
-  std::shared_ptr<std::size_t> iterations_run_ = std::make_shared<std::size_t>(0);
+  // Counted by the loop predicate, which runs once after every sweep; shared with the tree. The
+  // runtime may run the tree before the run that bindings() was made for (training, or the
+  // screening of a device's levels on a pinned run's first use, on copies of the data): a sweep
+  // whose max change is above the last one's, or equals the first one's, starts another run (the
+  // explicit scheme with fixed walls is a convex combination of neighbours, and so are the changes
+  // of one sweep to the next: within a run they never grow) and the count starts over.
+  struct Sweeps {
+    std::size_t count = 0;
+    cl_float first = 0, last = 0;
+  };
+  std::shared_ptr<Sweeps> sweeps_ = std::make_shared<Sweeps>();
   cl_float residual_ = 0;
   std::size_t checked_iterations_ = 0;  // the iterations `expected_` is for
   std::optional<std::vector<double>> expected_;

@@ -65,12 +65,16 @@ void Heat::prepare(std::size_t size) {
                    .elements_per_thread(n / group)
                    .local_size({group, 1});
   const float tolerance = params.tolerance;
-  auto counted = iterations_run_;
+  auto sweeps = sweeps_;
   tree_ = sinew::loop(sinew::pipeline(sinew::map_reduce(sweep, sinew::reduce::max(rowdiff_v_, residual_r_)),
                                       sinew::copy(unew_v_, u_v_)))
               .times(max_iterations_)
-              .until(residual_r_, [counted, tolerance](cl_float r) {
-                ++*counted;  // the predicate runs once after every sweep, the last one included
+              .until(residual_r_, [sweeps, tolerance](cl_float r) {
+                // The predicate runs once after every sweep, the last one included.
+                if (sweeps->count > 0 && (r > sweeps->last || r == sweeps->first)) sweeps->count = 0;
+                if (sweeps->count == 0) sweeps->first = r;
+                sweeps->last = r;
+                ++sweeps->count;
                 return r < tolerance;
               });
 
@@ -89,14 +93,14 @@ void Heat::prepare(std::size_t size) {
 
 std::vector<Binding> Heat::bindings() {
   u_ = u0_;
-  *iterations_run_ = 0;
+  *sweeps_ = {};
   residual_ = -1;
   ran_ = true;
   return {Binding(u_v_, u_), Binding(residual_r_, &residual_)};
 }
 
 Check Heat::compare() {
-  const std::size_t n = size_, iterations = *iterations_run_;
+  const std::size_t n = size_, iterations = sweeps_->count;
   Check c;
   c.tolerance = 8 * FLT_EPSILON * static_cast<double>(iterations + 1);
   c.measure = "max |u - ref| / max |u0| (and the same for the last sweep's max change), ref in double precision, "

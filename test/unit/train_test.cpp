@@ -1,5 +1,6 @@
 // Training against synthetic device models: time = a*n + b per device, with noise.
 #include "schedule/train.hpp"
+#include "unit/synthetic_devices.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,64 +8,7 @@
 
 using namespace sinew;
 using namespace sinew::detail;
-
-namespace {
-
-std::vector<DeviceInfo> cpu_gpu() {
-  std::vector<DeviceInfo> d(2);
-  d[0].index = 0;
-  d[0].kind = DeviceKind::cpu;
-  d[0].fission_configs = {{"none", {}, "", {}}, {"L2", {8, 8}, "equally", {}}};
-  d[1].index = 1;
-  d[1].kind = DeviceKind::gpu;
-  d[1].discrete = true;
-  d[1].overlap_levels = {1, 2, 3, 4};
-  return d;
-}
-
-// time_d = (a_d * share_d * N + b_d) * (1 + noise), platform effects on a and b.
-struct Model {
-  std::vector<double> a, b;
-  double n = 1000;
-  double noise = 0.02;
-  double fission_gain = 1.0;             // CPU a is multiplied by this with fission L2
-  std::vector<double> overlap_b = {1, 0.6, 0.5, 0.45};  // GPU b multiplied by this per overlap level
-  std::mt19937 rng{7};
-  std::size_t calls = 0;
-
-  double device_time(std::size_t d, const Config& c) {
-    double s = c.shares[d];
-    if (s <= 0) return 0;
-    double ad = a[d], bd = b[d];
-    if (d == 0 && c.fission == "L2") ad *= fission_gain;
-    if (d == 1) bd *= overlap_b.at(c.overlap - 1);
-    std::uniform_real_distribution<double> u(-noise, noise);
-    return (ad * s * n + bd) * (1 + u(rng));
-  }
-  Measurement operator()(const Config& c) {
-    ++calls;
-    Measurement m;
-    for (std::size_t d = 0; d < c.shares.size(); ++d) m.device_ms.push_back(device_time(d, c));
-    m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
-    return m;
-  }
-  // The best time over CPU share s in [0, 1] at a platform configuration, by brute force.
-  double optimum(const std::string& fission, unsigned overlap) {
-    double best = 1e300;
-    Model clean = *this;
-    clean.noise = 0;
-    for (int i = 0; i <= 10000; ++i) {
-      Config c;
-      c.shares = {i / 10000.0, 1 - i / 10000.0};
-      c.fission = fission;
-      c.overlap = overlap;
-      best = std::min(best, clean(c).time_ms);
-    }
-    return best;
-  }
-};
-
-}  // namespace
+using namespace sinew::testing;
 
 TEST(Train, EvenSplitConvergesToTheAnalyticOptimumWithinThePrecision) {
   auto devs = cpu_gpu();
@@ -200,7 +144,9 @@ TEST(Train, TheCheckOfADerivedPlanKeepsARightPlan) {
   derived.overlap = 4;
   auto r = train(devs, std::ref(m), screen_options(TrainingOptions{}, 12), {}, derived);
   EXPECT_EQ(r.best.shares[0], 0.0) << r.best.str();
-  EXPECT_EQ(r.best.overlap, 4u) << r.best.str();
+  // Overlap 4 or a level as fast within the noise (3 is 0.05 ms slower of 300, the noise 2%):
+  // the fastest measured plan.
+  EXPECT_LE(m.clean_time(r.best), m.clean_time(derived) * 1.001) << r.best.str();
   // A GPU-only plan has no CPU work: its fissions are not screened.
   for (const auto& p : r.points) EXPECT_TRUE(p.config.fission == "none" || p.config.shares[0] > 0) << p.config.str();
 }

@@ -1,0 +1,142 @@
+// A run pinned to one device (RunOptions::device) runs at that device's best known platform level
+// (Planner::single_device): on first use its levels are screened and the runs stored; later the
+// knowledge base's fastest run of the device alone decides, at this input or at the nearest one.
+// Two PoCL devices, the second driven like a GPU (discrete, overlap levels 1-4).
+#include "pocl/trees.hpp"
+
+#include <sinew/kb.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+
+namespace fs = std::filesystem;
+using namespace sinew;
+using namespace sinew::testing;
+
+namespace {
+
+struct TempKb {
+  fs::path dir;
+  std::string path;
+  TempKb() {
+    std::random_device rd;
+    dir = fs::temp_directory_path() / ("sinew-pinned-" + std::to_string(rd()));
+    fs::create_directories(dir);
+    path = (dir / "kb.sqlite").string();
+  }
+  ~TempKb() { fs::remove_all(dir); }
+};
+
+RuntimeOptions options(const std::string& kb) {
+  RuntimeOptions o;
+  o.kb_path = kb;
+  o.quiet = true;
+  o.discrete = "1";
+  return o;
+}
+
+// The overlap level of the device-1-alone runs with the lowest median time, by plain C++.
+unsigned fastest_overlap(const std::vector<KbRun>& runs, const KbFeatures& features) {
+  std::map<unsigned, std::vector<double>> times;
+  for (const auto& r : runs)
+    if (r.features == features && r.config.shares == std::vector<double>{0.0, 1.0})
+      times[r.config.overlap].push_back(r.time_ms);
+  unsigned best = 0;
+  double best_ms = 1e300;
+  for (auto& [overlap, t] : times) {
+    std::sort(t.begin(), t.end());
+    const double m = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+    if (m < best_ms) best = overlap, best_ms = m;
+  }
+  return best;
+}
+
+Report pinned_run(Runtime& rt, std::size_t n, Holder& h) {
+  Case c = make_case("kernel", n, h);
+  Report r = rt.run(c.tree, c.bindings, RunOptions{.device = 1}).get();
+  EXPECT_EQ(c.check(), "") << "n " << n;
+  return r;
+}
+
+std::string signature() {
+  Holder h;
+  return make_case("kernel", 16, h).tree.signature();
+}
+
+}  // namespace
+
+TEST(PinnedDevice, AFirstRunScreensTheDevicesOverlapLevelsAndTakesTheFastest) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  TempKb kb;
+  Runtime rt(options(kb.path));
+  ASSERT_TRUE(rt.devices()[1].discrete);
+  ASSERT_GT(rt.devices()[1].overlap_levels.size(), 1u);
+  Holder h;
+  const Report first = pinned_run(rt, 40000, h);
+  std::vector<KbRun> runs = KnowledgeBase::open(kb.path)->runs_for_tree(signature());
+  ASSERT_FALSE(runs.empty());
+  const KbFeatures features = runs.front().features;
+  std::set<unsigned> levels;
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.config.shares, (std::vector<double>{0.0, 1.0})) << r.config.str();  // the device alone only
+    levels.insert(r.config.overlap);
+  }
+  EXPECT_EQ(levels.size(), rt.devices()[1].overlap_levels.size());
+  EXPECT_EQ(first.config.shares, (std::vector<double>{0.0, 1.0}));
+  EXPECT_EQ(first.config.overlap, fastest_overlap(runs, features)) << first.config.str();
+  EXPECT_EQ(first.provenance, Provenance::manual);
+  // Later runs screen nothing more: the choice is stored (and cached).
+  Holder again;
+  EXPECT_EQ(pinned_run(rt, 40000, again).config, first.config);
+  EXPECT_EQ(KnowledgeBase::open(kb.path)->runs_for_tree(signature()).size(), runs.size());
+}
+
+TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  TempKb kb;
+  unsigned chosen = 0;
+  {
+    Runtime rt(options(kb.path));
+    Holder h;
+    chosen = pinned_run(rt, 40000, h).config.overlap;
+  }
+  // Runs of another level, far faster, recorded as another process would have measured them.
+  auto store = KnowledgeBase::open(kb.path);
+  const KbRun model = store->runs_for_tree(signature()).front();
+  const unsigned other = chosen == 3 ? 2 : 3;
+  for (int i = 0; i < 5; ++i) {
+    KbRun r = model;
+    r.id = 0;
+    r.created.clear();
+    r.config.overlap = other;
+    r.time_ms = 1e-3;
+    store->record_run(r);
+  }
+  const std::size_t stored = store->runs_for_tree(signature()).size();
+  {
+    Runtime rt(options(kb.path));
+    Holder h;
+    EXPECT_EQ(pinned_run(rt, 40000, h).config.overlap, other);
+    // An input of another size with no run of its own: the nearest input's best level, no screening.
+    Holder h2;
+    EXPECT_EQ(pinned_run(rt, 50000, h2).config.overlap, other);
+  }
+  EXPECT_EQ(store->runs_for_tree(signature()).size(), stored);
+}
+
+TEST(PinnedDevice, AnExplicitConfigIsRunAsGiven) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  TempKb kb;
+  Runtime rt(options(kb.path));
+  Holder h;
+  Case c = make_case("kernel", 40000, h);
+  Config one = Config::single(1, 2);
+  const Report r = rt.run(c.tree, c.bindings, RunOptions{.config = one}).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(r.config, one);
+  EXPECT_TRUE(KnowledgeBase::open(kb.path)->runs_for_tree(signature()).empty());
+}
