@@ -91,6 +91,13 @@ struct Worker {
   bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
   std::unique_ptr<QueueSlot> slot;
   std::vector<PartState*> parts;
+  // A streamed tree's worker (static schedule) runs its partitions one after another on its
+  // in-order queue, each uploaded, computed and downloaded before the next begins there: it
+  // allocates one buffer per vector and role, for its largest partition (`reuse_units`, 0: none),
+  // and hands the same buffers to every partition. So a device's memory holds one chunk's
+  // buffers per queue, however large its share (drag-through, decompose.hpp).
+  std::size_t reuse_units = 0;
+  std::map<std::pair<const VectorState*, int>, cl::Buffer> reused;
   // Walking the tree: identical in every worker, since all walk the same tree.
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
   std::set<const VectorState*> halo_dirty;  // slices written since their halos were exchanged
@@ -195,6 +202,14 @@ class RunState {
   // check on, a sub-buffer in the middle of a pooled one whose guards hold the poison byte, so a
   // kernel reading past its ends reads poison. `unit_bytes` sizes the guards.
   cl::Buffer partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes);
+  // A partition's buffer for vector `v` in a role (kSliceRole, kHaloRole) holding its units plus
+  // `extra_units`: partition_buffer's, or the worker's buffer for that vector and role that every
+  // partition of a streaming worker shares (Worker::reuse_units).
+  static constexpr int kSliceRole = 0, kHaloRole = 1;
+  cl::Buffer chunk_buffer(PartState& ps, const VectorState* v, int role, std::size_t extra_units);
+  // The device memory the run allocated per device (by the device's DeviceInfo): every buffer it
+  // holds until it ends, so also its peak (Report::device_bytes).
+  std::map<const DeviceInfo*, std::uint64_t> allocated() const;
 
   // The first error of any worker; the others' are dropped.
   void keep_error();
@@ -209,6 +224,7 @@ class RunState {
     std::size_t bytes;
     cl::Buffer buffer;
     std::size_t limit;
+    const DeviceInfo* device;
   };
   std::vector<Pooled> pooled_;
 };

@@ -39,6 +39,14 @@ class RuntimeImpl {
         info.fission_configs.clear();
         info.overlap_levels = {1, 2, 3, 4};
       }
+      // The memory cap: the last item that selects the device wins.
+      if (!options_.memory_cap->empty()) {
+        const std::string where = "RuntimeOptions::memory_cap ($SINEW_MEMORY_CAP)";
+        for (const auto& [selection, bytes] : parse::memory_caps(*options_.memory_cap, where)) {
+          const auto chosen = select_devices(found, selection, where);
+          if (std::find(chosen.begin(), chosen.end(), i) != chosen.end()) all_[i]->mutable_info().memory_cap = bytes;
+        }
+      }
       env_.devices.push_back(all_[i].get());
       DeviceInfo info = all_[i]->info();
       info.index = env_.infos.size();
@@ -132,6 +140,13 @@ class RuntimeImpl {
     }
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
     if (!planned) prepared->decomposition(config, env_.infos);
+    // A planned run of a tree that no split of the devices' memory holds fails now, before any
+    // training or knowledge-base entry: an even split, fitted to their memory, says whether one does.
+    if (planned) {
+      Config even;
+      even.shares.assign(env_.infos.size(), 1.0 / static_cast<double>(env_.infos.size()));
+      prepared->fitted(even, env_.infos);
+    }
     const bool force = options.train || *options_.force_training;
     const bool balance = options.balance.value_or(planned && *balancer_.enabled);
     const bool balance_asked = options.balance.value_or(false);

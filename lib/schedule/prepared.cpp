@@ -45,6 +45,12 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   return d;
 }
 
+Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>& devices) const {
+  std::size_t g = granule;
+  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
+  return fit_memory(config, analysis.units, g, devices, streaming);
+}
+
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes) {
@@ -53,7 +59,8 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->analysis = analyze(p->root(), bindings);
   p->granule = granularity(p->root(), p->analysis, devices);
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
-                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos};
+                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos,
+                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined};
   p->signature = tree.signature();
   p->label = tree.label();
   p->features = input_features(p->root(), p->analysis, pinned_fraction);
@@ -62,7 +69,10 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
 
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
                bool profile, std::uint8_t poison) {
-  const auto dec = p.decomposition(config, env.infos);
+  // A plan from the knowledge base, the trainer or the balancer that gives a device more of a tree
+  // that cannot stream than its memory holds runs with the excess moved (a given plan was checked
+  // as it came: this leaves it as it is).
+  const auto dec = p.decomposition(p.fitted(config, env.infos), env.infos);
   const auto t0 = std::chrono::steady_clock::now();
   Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile, poison);
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -131,7 +141,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     if (record) {
       KbRun run;
       run.features = p.features;
-      run.config = c;
+      run.config = r.config;  // as it ran: fitted to the devices' memory
       run.time_ms = r.wall_ms;
       run.partition_ms = partition_times(r);
       record(run);
