@@ -45,9 +45,19 @@ std::string last_id() { return std::to_string(device_count() - 1); }
 
 // A runtime whose last device is capped (and, `discrete`, driven like a GPU); one per setting
 // for the whole binary, so programs are built once per context.
+std::map<std::tuple<bool, std::uint64_t, std::optional<double>>, std::unique_ptr<Runtime>>& made() {
+  static std::map<std::tuple<bool, std::uint64_t, std::optional<double>>, std::unique_ptr<Runtime>> runtimes;
+  return runtimes;
+}
+// The runtimes go when the tests end, not at exit: their planners write what they buffered, and
+// clFFT tears down, while the library's own statics still live.
+struct DropRuntimes : ::testing::Environment {
+  void TearDown() override { made().clear(); }
+};
+[[maybe_unused]] ::testing::Environment* const kDrop = ::testing::AddGlobalTestEnvironment(new DropRuntimes);
+
 Runtime& capped(bool discrete, std::uint64_t cap = kCap, std::optional<double> chunk_mb = std::nullopt) {
-  static std::map<std::tuple<bool, std::uint64_t, std::optional<double>>, std::unique_ptr<Runtime>> made;
-  auto& r = made[{discrete, cap, chunk_mb}];
+  auto& r = made()[{discrete, cap, chunk_mb}];
   if (!r)
     r = std::make_unique<Runtime>(RuntimeOptions{.discrete = discrete ? last_id() : std::string(),
                                                  .memory_cap = last_id() + "=" + std::to_string(cap),
