@@ -42,6 +42,8 @@ struct DeviceInfo {
   std::uint64_t global_memory = 0;  // bytes
   std::uint64_t local_memory = 0;   // bytes
   std::uint64_t max_alloc = 0;      // bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  // RuntimeOptions::memory_cap for this device, in bytes; 0: none.
+  std::uint64_t memory_cap = 0;
   std::size_t max_work_group_size = 0;
   std::size_t preferred_work_group_multiple = 1;  // warp / wavefront / SIMD width (probed)
   bool host_unified_memory = false;
@@ -59,6 +61,12 @@ struct DeviceInfo {
 
   // "cpu:0", "gpu:1": how SINEW_DEVICES names this device.
   std::string id() const;
+  // The device memory Sinew may use: global_memory, or memory_cap where that is less. Every
+  // buffer a run allocates on the device, together, stays within it (streamable trees drag a
+  // larger share through; the planner moves the rest of other trees elsewhere).
+  std::uint64_t memory() const noexcept;
+  // The largest single buffer: max_alloc, within memory().
+  std::uint64_t largest_allocation() const noexcept;
 };
 
 // Parses a device selection ("all", "cpu", "gpu:0,cpu:1") against the given devices and returns

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sinew {
@@ -119,6 +120,13 @@ struct RuntimeOptions {
   // overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
   // $SINEW_DISCRETE; default none ("").
   std::optional<std::string> discrete;
+  // A cap on the device memory Sinew uses on some devices: "selection=size" items,
+  // comma-separated, e.g. "gpu:0=256MB" or "cpu:1=64MB,gpu=2GB" (sizes in B, KB, MB, GB, TB,
+  // powers of 1024; a bare number is bytes). A device's memory is then the least of its
+  // CL_DEVICE_GLOBAL_MEM_SIZE and its cap (DeviceInfo::memory()). Streamable trees drag a share
+  // larger than that through a bounded set of buffers; others are refused or planned around it.
+  // $SINEW_MEMORY_CAP; default none ("").
+  std::optional<std::string> memory_cap;
   // The plan for runs that name neither a device nor a config (Config::parse syntax, e.g.
   // "cpu=0.6,overlap=2"). $SINEW_CONFIG; default none (""): the knowledge base plans them.
   std::optional<std::string> config;
@@ -234,6 +242,12 @@ double number(std::string_view text, const std::string& what, double min, double
 bool flag(std::string_view text, const std::string& what);
 template <class E>
 E choice(std::string_view text, const std::string& what);
+// A size in bytes: a whole number with an optional unit B, KB, MB, GB or TB (powers of 1024),
+// at least 1 byte.
+std::uint64_t bytes(std::string_view text, const std::string& what);
+// A memory cap's items ("gpu:0=256MB,cpu:1=64MB"): each device selection with its size. The
+// selections are read against the devices by select_devices.
+std::vector<std::pair<std::string, std::uint64_t>> memory_caps(std::string_view text, const std::string& what);
 }  // namespace parse
 
 }  // namespace sinew

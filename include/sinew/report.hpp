@@ -110,6 +110,12 @@ struct Report {
   // finished its work (uploads, kernels, downloads), in ms; 0 for a device that had no share.
   // What the trainer and the balancer compare.
   std::vector<double> device_ms;
+  // Per runtime device: the bytes of device memory the run allocated there (slices, halo buffers,
+  // replicas, scratch; not a zero-copy device's host memory, nor a reduction's few partial
+  // values per partition). They
+  // all live until the run ends, so this is also its peak: within DeviceInfo::memory(), also where
+  // a share larger than that was dragged through (RuntimeOptions::memory_cap).
+  std::vector<std::uint64_t> device_bytes;
   std::vector<KernelTiming> kernels;
   std::map<std::string, Value> results;  // map_reduce outputs by result name
   // Halo exchanges, in the order they ran: one per read of a halo whose vector the tree wrote

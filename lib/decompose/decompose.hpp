@@ -11,6 +11,7 @@
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,37 @@ std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vec
 // chunks suit 80 MB, 64 MB chunks 800 MB: every chunk costs the driver some tens of us). The
 // last chunks shrink by halves, so the pipeline drains quickly: what runs after the last upload
 // is the kernels and download of a small chunk, not of a whole one.
+// What a run allocates on a device for one tree, from its analysis alone: the buffers of one
+// partition (slices, halo buffers, a swapping loop copy's twin), each so many bytes per unit of
+// the partition plus its halo units, and those of each context (replicas of vectors read whole).
+// On a host-unified (zero-copy) device some are the host memory itself and cost nothing. The
+// executor allocates no more than this (exec/prepare.cpp; a halo buffer that holds its slice
+// costs less), so a plan whose footprint fits DeviceInfo::memory() fits the device.
+struct Footprint {
+  struct Buffer {
+    std::string vector;       // its name, for messages
+    const char* what = "";    // "slice", "halo buffer", ...
+    std::uint64_t unit_bytes = 0;
+    std::size_t extra_units = 0;      // halo units around the partition's
+    bool host_on_zero_copy = false;   // the host memory itself on a host-unified device
+    std::uint64_t bytes(std::size_t units) const { return (units + extra_units) * unit_bytes; }
+  };
+  std::vector<Buffer> partition;  // every partition's
+  std::vector<Buffer> context;    // once per context (unit_bytes is the whole vector's bytes)
+
+  bool empty() const { return partition.empty() && context.empty(); }
+  // The bytes of one partition of `units` units, and of a context's replicas.
+  std::uint64_t bytes(std::size_t units, bool zero_copy) const;
+  std::uint64_t context_bytes(bool zero_copy) const;
+  // The most units one partition may hold when `sets` partitions' buffers live at once beside
+  // the context's, in `memory` bytes with no buffer above `largest` bytes (0 when not even one
+  // unit fits).
+  std::size_t units_within(std::uint64_t memory, std::uint64_t largest, std::size_t sets, bool zero_copy) const;
+  // The partition buffer that grows most with its units (the one a message names).
+  const Buffer* largest(bool zero_copy) const;
+};
+Footprint memory_footprint(const Analysis& an);
+
 struct Streaming {
   bool streamable = false;
   std::size_t bytes_per_unit = 0;
@@ -110,7 +142,29 @@ struct Streaming {
   bool one_queue = false;
   static constexpr std::size_t kMinChunk = 16u << 20, kMaxChunk = 64u << 20;
   static constexpr std::size_t kTail = 3;  // chunks that shrink (weights 1/2, 1/4, 1/8)
+  // What the tree allocates per partition (empty: memory is not checked). A device's share whose
+  // buffers exceed its memory (DeviceInfo::memory()) is, for a streamable tree, dragged through
+  // it: cut into chunks small enough that the buffers of one chunk per queue (per sub-device on a
+  // CPU; each queue reuses its buffers for its chunks, exec/prepare.cpp) fit; for any other tree
+  // it is an error naming the vector, its size and the device's memory.
+  Footprint footprint;
+  // Why the tree cannot stream (Analysis::joined), for that error.
+  Analysis::Joined joined;
 };
+
+// "48.0 KB (49152 bytes)"; "its memory cap of ... (...; the device has ...)" or "its memory of
+// ...", for messages.
+std::string size_text(std::uint64_t bytes);
+std::string memory_text(const DeviceInfo& info);
+
+// `config` with the shares that exceed what a device can hold (by Streaming::footprint and
+// DeviceInfo::memory(), for a tree that cannot stream) moved to the devices with room: first to
+// those with a share, in proportion to it, then to the others, in proportion to their room. A
+// streamable tree's shares stay (its devices drag their shares through) but for a device that
+// cannot hold one granule. Throws the error decompose() would when the devices together cannot
+// hold the tree.
+Config fit_memory(const Config& config, std::size_t total, std::size_t granule, const std::vector<DeviceInfo>& devices,
+                  const Streaming& streaming);
 
 // Splits `total` units by `config` over `devices` (a dynamic plan: lists its slots and their
 // weights; the executor cuts the chunks as the devices take them). Throws errc::invalid_argument for a config that

@@ -123,7 +123,7 @@ void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
     ps.halo_in_place.insert(v);
     return;
   }
-  cl::Buffer& halo = ps.halos[v] = run.partition_buffer(ps, static_cast<std::size_t>(hi - lo) * ub, ub);
+  cl::Buffer& halo = ps.halos[v] = run.chunk_buffer(ps, v, RunState::kHaloRole, u.halo_before + u.halo_after);
   // The slice inside it, where the device allows a sub-buffer there (its origin must be a
   // multiple of the base address alignment; and a poisoned halo buffer is a sub-buffer already,
   // which cannot have its own).

@@ -41,7 +41,9 @@ cl::Buffer RunState::device_buffer(const cl::Context& context, std::size_t bytes
   cl::Buffer b = env.buffers->acquire(context, bytes);
   std::lock_guard lock(pooled_mutex_);
   if (owner) owner->pooled.push_back(pooled_.size());
-  pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.global_memory / 2)});
+  pooled_.push_back({context, bytes, b, static_cast<std::size_t>(info.memory() / 2), &info});
+  auto& [now, peak] = held_[&info];
+  peak = std::max(peak, now += bytes);
   return b;
 }
 
@@ -49,10 +51,28 @@ void RunState::recycle(PartState& ps) {
   std::lock_guard lock(pooled_mutex_);
   for (std::size_t i : ps.pooled) {
     Pooled& b = pooled_[i];
-    if (b.buffer()) env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
+    if (!b.buffer()) continue;
+    held_[b.device].first -= b.bytes;
+    env.buffers->release(b.context, b.bytes, std::move(b.buffer), b.limit);
     b.buffer = cl::Buffer();
   }
   ps.pooled.clear();
+}
+
+std::map<const DeviceInfo*, std::uint64_t> RunState::allocated() const {
+  std::lock_guard lock(pooled_mutex_);
+  std::map<const DeviceInfo*, std::uint64_t> out;
+  for (const auto& [device, held] : held_) out[device] = held.second;
+  return out;
+}
+
+cl::Buffer RunState::chunk_buffer(PartState& ps, const VectorState* v, int role, std::size_t extra_units) {
+  Worker& w = *ps.worker;
+  const std::size_t ub = v->unit * v->type.size;
+  if (!w.reuse_units) return partition_buffer(ps, (ps.part->units + extra_units) * ub, ub);
+  auto [it, made] = w.reused.try_emplace({v, role});
+  if (made) it->second = partition_buffer(ps, (w.reuse_units + extra_units) * ub, ub);
+  return it->second;
 }
 
 cl::Buffer RunState::partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes) {
@@ -101,35 +121,41 @@ void RunState::keep_error() {
 
 namespace {
 
-// Every slice and replica fits the device's largest allocation, and all of them its memory.
+// What the run will allocate (memory_footprint: the buffers of each partition, or of a streaming
+// worker's largest, and each context's replicas) fits every device's memory, and each buffer its
+// largest allocation. decompose() planned for this; a plan made elsewhere is caught here.
 void check_memory(RunState& run) {
+  const Footprint f = memory_footprint(run.an);
   std::map<const Device*, std::uint64_t> total;
-  std::set<std::pair<const Device*, const VectorState*>> replicas;
-  for (auto& ps : run.parts) {
-    const auto& info = ps.worker->info();
-    for (const auto& u : run.an.vectors) {
-      const std::uint64_t esize = u.vector->type.size;
-      auto check = [&](std::uint64_t bytes, const char* what) {
-        if (bytes > info.max_alloc)
-          throw_error(errc::invalid_argument,
-                      std::string(what) + " of vector '" + u.vector->name + "' needs " + std::to_string(bytes) +
-                          " bytes, more than the device's largest allocation (" + std::to_string(info.max_alloc) + ")",
-                      {.argument = "vector '" + u.vector->name + "'", .device = info.name,
-                       .fix = "give this device a smaller share, or split the data over more devices"});
-        total[ps.worker->device] += bytes;
-      };
-      if (u.partitioned) check(ps.part->units * u.vector->unit * esize, "the slice");
-      if (u.read_halo)
-        check((ps.part->units + u.halo_before + u.halo_after) * u.vector->unit * esize, "the slice with its halo");
-      if (u.read_whole && replicas.emplace(ps.worker->device, u.vector.get()).second) check(u.elements * esize, "the replica");
+  auto add = [&](const Worker& w, const Footprint::Buffer& b, std::uint64_t bytes) {
+    const auto& info = w.info();
+    if (w.zero_copy && b.host_on_zero_copy) return;
+    if (bytes > info.largest_allocation())
+      throw_error(errc::invalid_argument,
+                  std::string("the ") + b.what + " of vector '" + b.vector + "' needs " + std::to_string(bytes) +
+                      " bytes, more than the device's largest allocation (" +
+                      std::to_string(info.largest_allocation()) + ")",
+                  {.argument = "vector '" + b.vector + "'", .device = info.name,
+                   .fix = "give this device a smaller share, or split the data over more devices"});
+    total[w.device] += bytes;
+  };
+  for (const auto& w : run.workers) {
+    for (const auto& b : f.partition) {
+      if (w.reuse_units) add(w, b, b.bytes(w.reuse_units));
+      else
+        for (const PartState* ps : w.parts) add(w, b, b.bytes(ps->part->units));
     }
   }
+  for (const auto& [handle, cs] : run.contexts)
+    for (const auto& b : f.context) add(*cs.workers.front(), b, b.unit_bytes);
   for (const auto& [dev, bytes] : total)
-    if (bytes > dev->info().global_memory)
+    if (bytes > dev->info().memory())
       throw_error(errc::invalid_argument,
                   "the device's partitions need " + std::to_string(bytes) + " bytes of device memory, more than it has (" +
-                      std::to_string(dev->info().global_memory) + ")",
-                  {.device = dev->info().name, .fix = "give this device a smaller share, or use more devices"});
+                      std::to_string(dev->info().memory()) + ")",
+                  {.device = dev->info().name,
+                   .fix = "give this device a smaller share, use more devices, or raise its memory cap "
+                          "(RuntimeOptions::memory_cap)"});
 }
 
 // A loop copy that may swap buffers (Analysis::swap_copies): where the destination's slice lives
@@ -247,7 +273,7 @@ void allocate_slices(RunState& run, PartState& ps) {
       cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
       ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
     } else {
-      ps.slices[u.vector.get()] = run.partition_buffer(ps, bytes, u.vector->unit * u.vector->type.size);
+      ps.slices[u.vector.get()] = run.chunk_buffer(ps, u.vector.get(), RunState::kSliceRole, 0);
     }
   }
 }
@@ -302,6 +328,10 @@ void prepare(RunState& run) {
     auto [it, inserted] = run.contexts.try_emplace(w.context(), ContextState{w.context, {}, {}});
     it->second.workers.push_back(&w);
   }
+  // A streamed tree's workers (static schedule) reuse their buffers from partition to partition.
+  if (run.an.streamable && !run.dec.is_dynamic())
+    for (auto& w : run.workers)
+      for (const PartState* ps : w.parts) w.reuse_units = std::max(w.reuse_units, ps->part->units);
   check_memory(run);
   for (auto& ps : run.parts) run.by_unit.push_back(&ps);
   std::sort(run.by_unit.begin(), run.by_unit.end(),
@@ -323,6 +353,19 @@ void prepare(RunState& run) {
               [&] { runner.prepare(run, w, n); });
   });
   cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(run); });
+  // What the runners allocated beside the vectors' buffers (a scan's levels, a divide-and-conquer
+  // node's scratch and upper levels) is not in the footprint decompose() planned with: the
+  // device's memory is checked against what was allocated, still before any data moves. (The
+  // poison check's guards around every buffer are not the tree's: not counted.)
+  for (const auto& [info, bytes] : run.allocated())
+    if (!run.poison && bytes > info->memory())
+      throw_error(errc::invalid_argument,
+                  "the run's buffers on " + info->id() + " (" + info->name + ") add up to " + size_text(bytes) +
+                      ", more than " + memory_text(*info) + " (its vectors' slices with the tree's scratch: a scan's "
+                      "levels, a divide-and-conquer node's buffers)",
+                  {.device = info->name,
+                   .fix = "give " + info->id() + " a smaller share, run the tree on another device, or raise its "
+                          "memory cap ($SINEW_MEMORY_CAP=" + info->id() + "=<size>)"});
 }
 
 }  // namespace sinew::detail

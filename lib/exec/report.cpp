@@ -43,6 +43,10 @@ Report build_report(RunState& run) {
     double& d = rep.device_ms.at(w.runtime_index);
     d = std::max(d, w.host_end_ms - begin);
   }
+  const auto allocated = run.allocated();
+  rep.device_bytes.assign(run.env.infos.size(), 0);
+  for (std::size_t i = 0; i < run.env.devices.size() && i < rep.device_bytes.size(); ++i)
+    if (auto it = allocated.find(&run.env.devices[i]->info()); it != allocated.end()) rep.device_bytes[i] = it->second;
   std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
   for (auto& ps : run.parts) {
     PartitionReport pr;

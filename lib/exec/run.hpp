@@ -94,6 +94,13 @@ struct Worker {
   bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
   std::unique_ptr<QueueSlot> slot;
   std::vector<PartState*> parts;
+  // A streamed tree's worker (static schedule) runs its partitions one after another on its
+  // in-order queue, each uploaded, computed and downloaded before the next begins there: it
+  // allocates one buffer per vector and role, for its largest partition (`reuse_units`, 0: none),
+  // and hands the same buffers to every partition. So a device's memory holds one chunk's
+  // buffers per queue, however large its share (drag-through, decompose.hpp).
+  std::size_t reuse_units = 0;
+  std::map<std::pair<const VectorState*, int>, cl::Buffer> reused;
   // Walking the tree: identical in every worker, since all walk the same tree.
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
   std::set<const VectorState*> halo_dirty;  // slices written since their halos were exchanged
@@ -231,6 +238,15 @@ class RunState {
   // check on, a sub-buffer in the middle of a pooled one whose guards hold the poison byte, so a
   // kernel reading past its ends reads poison. `unit_bytes` sizes the guards.
   cl::Buffer partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes);
+  // A partition's buffer for vector `v` in a role (kSliceRole, kHaloRole) holding its units plus
+  // `extra_units`: partition_buffer's, or the worker's buffer for that vector and role that every
+  // partition of a streaming worker shares (Worker::reuse_units).
+  static constexpr int kSliceRole = 0, kHaloRole = 1;
+  cl::Buffer chunk_buffer(PartState& ps, const VectorState* v, int role, std::size_t extra_units);
+  // The most device memory the run held at once per device (by the device's DeviceInfo): every
+  // buffer it holds until it ends, less those a dynamic schedule's finished chunks gave back
+  // (Report::device_bytes).
+  std::map<const DeviceInfo*, std::uint64_t> allocated() const;
 
   // The first error of any worker; the others' are dropped.
   void keep_error();
@@ -240,14 +256,16 @@ class RunState {
   std::mutex error_mutex_;
   std::exception_ptr error_;
   std::mutex copies_mutex_;
-  std::mutex pooled_mutex_;  // a dynamic schedule's workers allocate their chunks' buffers at once
+  mutable std::mutex pooled_mutex_;  // a dynamic schedule's workers allocate their chunks' buffers at once
   struct Pooled {
     cl::Context context;
     std::size_t bytes;
     cl::Buffer buffer;
     std::size_t limit;
+    const DeviceInfo* device;
   };
   std::vector<Pooled> pooled_;
+  std::map<const DeviceInfo*, std::pair<std::uint64_t, std::uint64_t>> held_;  // bytes now, the most
 };
 
 // The parts of an execution, in the order execute() calls them.

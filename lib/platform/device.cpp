@@ -21,6 +21,12 @@ const char* to_string(DeviceKind kind) noexcept {
 
 std::string DeviceInfo::id() const { return std::string(to_string(kind)) + ":" + std::to_string(kind_index); }
 
+std::uint64_t DeviceInfo::memory() const noexcept {
+  return memory_cap ? std::min(memory_cap, global_memory) : global_memory;
+}
+
+std::uint64_t DeviceInfo::largest_allocation() const noexcept { return std::min(max_alloc, memory()); }
+
 namespace detail {
 
 namespace {

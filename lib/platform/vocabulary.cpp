@@ -3,11 +3,14 @@
 // share.
 #include "platform/checks.hpp"
 #include "platform/error.hpp"
+#include "platform/items.hpp"
 
 #include <sinew/options.hpp>
 
 #include <cerrno>
+#include <cctype>
 #include <charconv>
+#include <limits>
 #include <iostream>
 #include <mutex>
 #include <cmath>
@@ -175,6 +178,39 @@ template <class E>
 E choice(std::string_view text, const std::string& what) {
   if (auto v = from_string<E>(text)) return *v;
   refuse(what, text, spellings<E>());
+}
+
+std::uint64_t bytes(std::string_view text, const std::string& what) {
+  const std::string accepted = "a size: a whole number of bytes, or with a unit KB, MB, GB or TB (e.g. 256MB)";
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || v == 0) refuse(what, text, accepted);
+  std::string unit(stop, end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = -1;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
+  if (shift < 0 || v > (std::numeric_limits<std::uint64_t>::max() >> shift)) refuse(what, text, accepted);
+  return v << shift;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> memory_caps(std::string_view text, const std::string& what) {
+  std::vector<std::pair<std::string, std::uint64_t>> caps;
+  for (const std::string& item : detail::split_items(std::string(text))) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      refuse(what, text, "selection=size items, comma-separated, e.g. gpu:0=256MB,cpu:1=64MB");
+    std::string selection = item.substr(0, eq);
+    selection.erase(selection.find_last_not_of(" \t") + 1);
+    std::string size = item.substr(eq + 1);
+    size.erase(0, size.find_first_not_of(" \t"));
+    caps.emplace_back(selection, bytes(size, what + " (" + selection + ")"));
+  }
+  return caps;
 }
 }  // namespace parse
 

@@ -36,6 +36,12 @@ const std::vector<Variable>& variables() {
       {{"SINEW_DISCRETE", "discrete", "a device selection", "none",
         "drive these devices like GPUs (explicit transfers, overlap queues): a testing aid for CPU-only machines"},
        [](RuntimeOptions& o, std::string_view t, const std::string&) { o.discrete = std::string(t); }},
+      {{"SINEW_MEMORY_CAP", "memory_cap", "selection=size items, comma-separated, e.g. gpu:0=256MB,cpu:1=64MB",
+        "none", "use at most this much memory of these devices (larger streamable shares are dragged through)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         parse::memory_caps(t, n);  // the sizes now; the selections against the devices found
+         o.memory_cap = std::string(t);
+       }},
       {{"SINEW_CONFIG", "config", "a plan in Config::parse syntax, e.g. cpu=0.6,overlap=2", "none",
         "the plan for runs that name none (instead of the knowledge base)"},
        [](RuntimeOptions& o, std::string_view t, const std::string&) { o.config = std::string(t); }},
@@ -176,6 +182,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   RuntimeOptions o = *this;
   fill(o.devices, f.devices);
   fill(o.discrete, f.discrete);
+  fill(o.memory_cap, f.memory_cap);
   fill(o.config, f.config);
   fill(o.chunk_mb, f.chunk_mb);
   fill(o.transfer, f.transfer);
@@ -212,6 +219,8 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   RuntimeOptions o = *this;
   if (!o.devices || o.devices->empty()) o.devices = "all";
   if (!o.discrete) o.discrete = "";
+  if (!o.memory_cap) o.memory_cap = "";
+  parse::memory_caps(*o.memory_cap, "RuntimeOptions::memory_cap");
   if (!o.config) o.config = "";
   if (o.chunk_mb) rule::chunk_mb.check(*o.chunk_mb, "RuntimeOptions::chunk_mb");
   if (!o.transfer) o.transfer = TransferMode::staged;

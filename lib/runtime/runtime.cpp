@@ -40,6 +40,14 @@ class RuntimeImpl {
         info.fission_configs.clear();
         info.overlap_levels = {1, 2, 3, 4};
       }
+      // The memory cap: the last item that selects the device wins.
+      if (!options_.memory_cap->empty()) {
+        const std::string where = "RuntimeOptions::memory_cap ($SINEW_MEMORY_CAP)";
+        for (const auto& [selection, bytes] : parse::memory_caps(*options_.memory_cap, where)) {
+          const auto chosen = select_devices(found, selection, where);
+          if (std::find(chosen.begin(), chosen.end(), i) != chosen.end()) all_[i]->mutable_info().memory_cap = bytes;
+        }
+      }
       env_.devices.push_back(all_[i].get());
       DeviceInfo info = all_[i]->info();
       info.index = env_.infos.size();
@@ -135,6 +143,13 @@ class RuntimeImpl {
     }
     // A given plan is checked now, before any device work; a planned one is checked as it is made.
     if (!planned) prepared->decomposition(config, env_.infos);
+    // A planned run of a tree that no split of the devices' memory holds fails now, before any
+    // training or knowledge-base entry: an even split, fitted to their memory, says whether one does.
+    if (planned) {
+      Config even;
+      even.shares.assign(env_.infos.size(), 1.0 / static_cast<double>(env_.infos.size()));
+      prepared->fitted(even, env_.infos);
+    }
     // A run pinned to a device with levels to choose from (overlap, fission) runs at its best
     // known one (Planner::single_device), found as the run starts: not overlap 1, which left the
     // H100 alone 2.5-4x slower on saxpy from pageable memory than its chunked staging at 4. (Not

@@ -6,6 +6,7 @@
 #include "platform/error.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -45,6 +46,12 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   return d;
 }
 
+Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>& devices) const {
+  std::size_t g = granule;
+  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
+  return fit_memory(config, analysis.units, g, devices, streaming);
+}
+
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes) {
@@ -52,8 +59,15 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->tree = tree;
   p->analysis = analyze(p->root(), bindings);
   p->granule = granularity(p->root(), p->analysis, devices);
+  // Partitions that refresh a replica of what they write (a vector written by slices and read
+  // whole: N-Body, a Jacobi sweep reading its grid whole) keep a discrete device's share on one
+  // queue, as those exchanging halos do: more queues on one device only add refreshes between
+  // them, and one partition holding a whole vector refreshes nothing (RunState::replica_in_slice).
+  const bool replicates_written = std::any_of(p->analysis.vectors.begin(), p->analysis.vectors.end(),
+                                              [](const VectorUse& u) { return u.read_whole && u.written && u.partitioned; });
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
-                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos};
+                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos || replicates_written,
+                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined};
   p->signature = tree.signature();
   p->label = tree.label();
   p->features = input_features(p->root(), p->analysis, pinned_fraction);
@@ -62,9 +76,13 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
 
 Report measure(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, const Config& config,
                bool profile, std::uint8_t poison, Exchanger* exchanger) {
-  auto dec = p.decomposition(config, env.infos);
+  // A plan from the knowledge base, the trainer or the balancer that gives a device more of a tree
+  // that cannot stream than its memory holds runs with the excess moved (a given plan was checked
+  // as it came: this leaves it as it is).
+  const Config fitted = p.fitted(config, env.infos);
+  auto dec = p.decomposition(fitted, env.infos);
   if (exchanger) {  // the process's own units only, numbered as in the whole tree
-    auto part = std::make_shared<Decomposition>(decompose(exchanger->units, p.granule, config, env.infos, p.streaming));
+    auto part = std::make_shared<Decomposition>(decompose(exchanger->units, p.granule, fitted, env.infos, p.streaming));
     for (auto& q : part->parts) q.first += exchanger->first;
     part->explained = part->explain(env.infos);
     dec = std::move(part);
@@ -137,7 +155,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     if (record) {
       KbRun run;
       run.features = p.features;
-      run.config = c;
+      run.config = r.config;  // as it ran: fitted to the devices' memory
       run.time_ms = r.wall_ms;
       run.partition_ms = partition_times(r);
       record(run);

@@ -48,6 +48,10 @@ struct PreparedTree {
   // The decomposition of the tree's units by `config` (checked: Config::check), with its
   // explanation; made once per plan (decomposing and explaining cost some 10-20 us per request).
   std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;
+  // `config` with what exceeds a device's memory moved to devices with room, for a tree that
+  // cannot stream (fit_memory); throws naming the device, the vector and the sizes when the
+  // devices together cannot hold it.
+  Config fitted(const Config& config, const std::vector<DeviceInfo>& devices) const;
 
  private:
   // shares, fission, overlap, crossover, upper, schedule, min_chunk
