@@ -311,7 +311,9 @@ Balancer::Gain Balancer::gain(bool idle_too) const {
   if (g.target.empty()) return g;
   const double now = predicted_ms(rates, config_.shares), then = predicted_ms(rates, g.target);
   if (!(now > 0) || std::isinf(now)) return g;
-  g.gain = 1 - then / now;
+  // In log terms, like the rates' standard errors it is held against (1 - then/now cannot pass
+  // three of them where the noise is large, however far off the plan is).
+  g.gain = std::log(now / then);
   double var = 0;
   for (std::size_t d = 0; d < rates.size(); ++d)
     if (config_.shares[d] > 0 || g.target[d] > 0) var += rates[d].se * rates[d].se;

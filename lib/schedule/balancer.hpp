@@ -134,7 +134,7 @@ class Balancer {
   };
   struct Gain {
     std::vector<double> target;  // the optimum of the active devices (empty: none)
-    double gain = 0;             // 1 - predicted(target)/predicted(current)
+    double gain = 0;             // log(predicted(current) / predicted(target))
     double se = 0;               // its standard error, from the devices' estimates
   };
 
