@@ -5,14 +5,28 @@
 // oracle: static CPU/GPU splits swept with the load off and on, no balancing; the best median
 // per load state is what a scheduler that knew the load would have run. Then --executions runs
 // with the balancer on, the load generator (tools/load.hpp) started before run --load-start and
-// stopped before run --load-stop. DIR/bench_balance.csv holds one row per execution,
-// DIR/bench_balance_oracle.csv the sweep, DIR/bench_balance.png the figure.
+// stopped before run --load-stop. --load-first is the same experiment with the load on from the
+// first run (to --load-stop, default 100) and off after it: the plan, trained without the load,
+// meets it at once, and the step the balancer sees is the load leaving.
+//
+// Per phase (before, during, after the load): the medians of its last runs, the rebalances, the
+// executions to settle (five balanced runs in a row, as the balancer judges them), the
+// executions to the bound (from the phase's first run to the run from which the median of every
+// five runs in a row stays within the balance bound of the oracle's best time for the phase's
+// load: oracle / median >= balanced_within), and the time lost against the oracle.
+//
+// Files: DIR/NAME.csv one row per execution, DIR/NAME_oracle.csv the sweep, DIR/NAME.svg the
+// figure (execution time and CPU share against the execution number, the load interval shaded,
+// the oracle's time and share dashed, rebalances marked; written by the benchmark itself) and
+// DIR/NAME.png where gnuplot is found; NAME is bench_balance, or bench_balance_load_first.
 #include "sinew_side.hpp"
+#include "svg.hpp"
 
 #include "common/descriptors.hpp"
 #include "load.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -23,6 +37,7 @@ namespace {
 
 constexpr std::size_t kTail = 20;        // runs whose medians describe a phase's end state
 constexpr std::size_t kBalancedRun = 5;  // consecutive balanced runs that count as settled
+constexpr std::size_t kBoundWindow = 5;  // runs whose median is held against the oracle's time
 const char* const kPhases[] = {"before", "during", "after"};
 
 std::string column_id(const sinew::DeviceInfo& d) {
@@ -104,6 +119,81 @@ std::string plot(const Bench& b, std::size_t size, std::size_t executions, std::
                       : "No plot: " + note + ".";
 }
 
+// Fig. 4 as SVG: execution time (top) and CPU share (bottom) against the execution number, the
+// load interval shaded, the oracle's best static split (time and share) dashed, each rebalance
+// marked at the share it moved to (on the first execution that ran it).
+std::string plot_svg(const Bench& b, std::size_t size, const std::vector<Execution>& runs, const Oracle& oracle,
+                     std::size_t executions, std::size_t start, std::size_t stop) {
+  using Style = SvgSeries::Style;
+  SvgChart c;
+  c.title = "Saxpy, " + count_label(size) + " floats, under a CPU load: execution time and the CPU's share";
+  c.xlabel = "execution";
+  c.xmax = static_cast<double>(executions);
+  if (start < stop) {
+    SvgBand load;
+    load.from = static_cast<double>(start), load.to = static_cast<double>(stop), load.label = "CPU load on";
+    c.bands.push_back(load);
+  }
+  auto series = [](const char* label, const char* colour, Style style) {
+    SvgSeries s;
+    s.label = label, s.colour = colour, s.style = style;
+    return s;
+  };
+  SvgSeries time = series("execution time (ms)", "#555555", Style::line),
+            oracle_ms = series("oracle (best static split)", "#2ca02c", Style::dashed_steps),
+            share = series("CPU share (%)", "#1f77b4", Style::steps),
+            oracle_share = series("oracle CPU share", "#2ca02c", Style::dashed_steps),
+            l1 = series("level 1: moved", "#ff7f0e", Style::points),
+            l2 = series("level 2: retrained", "#d62728", Style::points);
+  for (std::size_t n = 0; n < runs.size(); ++n) {
+    const double x = static_cast<double>(n);
+    const bool on = runs[n].phase == 1;
+    time.x.push_back(x), time.y.push_back(runs[n].wall_ms);
+    oracle_ms.x.push_back(x), oracle_ms.y.push_back(oracle.best_ms(on));
+    share.x.push_back(x), share.y.push_back(100 * runs[n].shares.cpu);
+    oracle_share.x.push_back(x), oracle_share.y.push_back(100 * oracle.best_share(on));
+    SvgSeries& mark = runs[n].level == 2 ? l2 : l1;
+    if (runs[n].level) mark.x.push_back(x + 1), mark.y.push_back(100 * runs[n].after.cpu);
+  }
+  // The time axis up to the slowest run but at most 4x the oracle's slowest best: a level-2
+  // retraining or a compile inside one run would flatten everything else.
+  double cap = 0;
+  for (bool on : {false, true})
+    if (!std::isnan(oracle.best_ms(on))) cap = std::max(cap, 4 * oracle.best_ms(on));
+  double slowest = 0;
+  for (double v : time.y) slowest = std::max(slowest, v);
+  SvgPanel top, bottom;
+  top.ylabel = "execution time (ms)", top.ymax = cap > 0 ? std::min(slowest * 1.05, cap) : kNaN;
+  top.series = {time, oracle_ms};
+  bottom.ylabel = "CPU share (%)", bottom.ymax = 100;
+  bottom.series = {share, oracle_share, l1, l2};
+  c.panels = {top, bottom};
+  const std::string note = write_svg(b.file(".svg"), c);
+  return note.empty() ? "Figure: " + b.d.name + ".svg (execution time, and the CPU share, per execution; dashed: the "
+                                                "oracle's best static split for the load; markers: the share a "
+                                                "rebalance moved to, at the first execution that ran it)."
+                      : "No SVG: " + note + ".";
+}
+
+// Executions from a phase's first to the first from which every kBoundWindow runs in a row have
+// a median within the bound of the oracle's best (oracle / median >= within) to the phase's end,
+// a window counted at its middle run; 1 when no window is out. Empty when the phase's last window
+// is out, or the phase is shorter than a window.
+std::optional<std::size_t> to_bound(const std::vector<Execution>& runs, std::size_t first, std::size_t last,
+                                    double oracle_ms, double within) {
+  if (last - first < kBoundWindow || std::isnan(oracle_ms)) return std::nullopt;
+  std::optional<std::size_t> out;  // the last window out of the bound, by its last run
+  for (std::size_t end = first + kBoundWindow; end <= last; ++end) {
+    std::vector<double> w;
+    for (std::size_t n = end - kBoundWindow; n < end; ++n) w.push_back(runs[n].wall_ms);
+    if (oracle_ms / median(w) < within) out = end - 1;
+  }
+  if (!out) return std::size_t{1};
+  if (*out + 1 >= last) return std::nullopt;
+  const std::size_t window_start = *out + 2 - kBoundWindow;  // the first window that stays in
+  return window_start + kBoundWindow / 2 - first + 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,8 +212,16 @@ int main(int argc, char** argv) {
       "kb", po::value<std::string>()->value_name("PATH"),
       "the knowledge base file (default: a fresh DIR/bench_balance_kb.sqlite)")(
       "pinned", po::bool_switch(), "keep x and y in Runtime::pinned memory")(
-      "no-balance", po::bool_switch(), "the control: the same runs with the balancer off");
-  Bench b({"bench_balance", "Saxpy under a CPU load step (the spec's Fig. 4)",
+      "no-balance", po::bool_switch(), "the control: the same runs with the balancer off")(
+      "load-first", po::bool_switch(),
+      "the load on from the first run to --load-stop (default 100; --quick 20), then off; --executions default 200 "
+      "(--quick 40); files named bench_balance_load_first*");
+  // The experiment names its files, so that both fit one DIR.
+  bool load_first = false;
+  for (int i = 1; i < argc; ++i) load_first = load_first || std::strcmp(argv[i], "--load-first") == 0;
+  Bench b({load_first ? "bench_balance_load_first" : "bench_balance",
+           load_first ? "Saxpy with a CPU load from the first run (Fig. 4, the load first)"
+                      : "Saxpy under a CPU load step (the spec's Fig. 4)",
            "Saxpy run over and over on the CPU and the GPU together while a CPU load is switched on and off: how "
            "the\nonline balancer moves the work, how fast it settles, and the time lost against an oracle that knew "
            "the\nload. Without a GPU run it with POCL_DEVICES=\"pthread pthread\" (both devices then share the "
@@ -132,8 +230,12 @@ int main(int argc, char** argv) {
           argc, argv, own);
   const auto sizes = b.option("size", Counts{{2000000}}).v;
   if (sizes.size() != 1) b.fail("--size", "one size, not a list");
-  const std::size_t size = sizes[0], executions = b.option("executions", 60u), start = b.option("load-start", 20u),
-                    stop = b.option("load-stop", 40u);
+  if (load_first && b.given("load-start")) b.fail("--load-start", "not with --load-first (the load starts at run 0)");
+  const std::size_t size = sizes[0];
+  const std::size_t executions = load_first && !b.given("executions") ? (b.quick ? 40u : 200u)
+                                                                      : b.option("executions", 60u);
+  const std::size_t start = load_first ? 0 : b.option("load-start", 20u);
+  const std::size_t stop = load_first && !b.given("load-stop") ? (b.quick ? 20u : 100u) : b.option("load-stop", 40u);
   const unsigned threads = b.option("threads", 2u);
   if (threads > 4096) b.fail("--threads", "at most 4096");
   if (executions == 0) b.fail("--executions", "at least 1");
@@ -280,7 +382,7 @@ int main(int argc, char** argv) {
     const double within = sinew::RuntimeOptions{}.effective().balancer.balanced_within.value();  // as the runtime reads it
     Table sweep({"CPU share", "load off ms", "load on ms"}),
         phases({"phase", "executions", "CPU share", "GPU share", "median ms", "oracle split (CPU)", "oracle ms",
-                "level-1", "level-2", "executions to settle"}),
+                "level-1", "level-2", "executions to settle", "executions to the bound"}),
         lost({"phase", "sum ms", "oracle sum ms", "lost"});
     auto cell = [](const Stats& m, bool best) {
       return m.ok() ? fmt("%.3f", m.median_ms) + (best ? " *" : "") : m.check;
@@ -307,10 +409,12 @@ int main(int argc, char** argv) {
         if (stretch == kBalancedRun && !settle) settle = n + 1 - kBalancedRun - first;
       }
       const double best = oracle.best_ms(p == 1), oracle_sum = best * static_cast<double>(last - first);
+      const auto bound = to_bound(runs, first, last, best, within);
       phases.add({std::string(kPhases[p]) + " (" + std::to_string(first) + "-" + std::to_string(last - 1) + ")",
                   std::to_string(last - first), pct(median(cpu)), pct(median(gpu)), fmt("%.3f", median(ms)),
                   pct(oracle.best_share(p == 1)), fmt("%.3f", best), std::to_string(l1), std::to_string(l2),
-                  settle ? std::to_string(*settle) : "not within the phase"});
+                  settle ? std::to_string(*settle) : "not within the phase",
+                  bound ? std::to_string(*bound) : "not within the phase"});
       lost.add({kPhases[p], fmt("%.1f", sum), fmt("%.1f", oracle_sum),
                 fmt("%+.1f%%", 100 * (sum - oracle_sum) / oracle_sum)});
       actual += sum, ideal += oracle_sum;
@@ -340,13 +444,18 @@ int main(int argc, char** argv) {
        << sweep.str() << "\n### Shares and rebalances per phase\n\nShares and ms: medians of the phase's last " << kTail
        << " executions. Settle: executions from the phase's first (the start, the load switched on, the load switched "
           "off) to the first of "
-       << kBalancedRun << " consecutive balanced executions.\n\n"
+       << kBalancedRun << " consecutive balanced executions. To the bound: executions from the phase's first to the "
+          "one from which the median of every "
+       << kBoundWindow << " executions in a row stays within the bound of the oracle's best time (oracle / median >= "
+       << within << ") to the phase's end.\n\n"
        << phases.str()
        << "\n### Time lost against the oracle\n\nlost = (sum of the executions' times - executions x the oracle's best "
           "median) / the latter; the oracle runs the best static split for the phase's load. Level-2 retraining "
           "happens inside an execution and counts in its time.\n\n"
        << lost.str() << "\n"
-       << (runs.empty() ? "" : plot(b, size, executions, start, stop)) << "\n";
+       << (runs.empty() ? "" : plot_svg(b, size, runs, oracle, executions, start, stop) + "\n\n" +
+                                   plot(b, size, executions, start, stop))
+       << "\n";
     return b.finish(md.str(), check != "OK");
   } catch (const std::exception& e) {
     std::cerr << b.d.name << ": " << e.what() << "\n";

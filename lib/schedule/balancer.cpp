@@ -2,75 +2,169 @@
 #include "schedule/balancer.hpp"
 
 #include "platform/error.hpp"
-#include "schedule/train.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sinew::detail {
 
 namespace {
 
-// Element-wise median of the device times of several runs.
-std::vector<double> median_times(const std::deque<std::vector<double>>& runs) {
-  std::vector<double> out(runs.front().size(), 0.0);
-  std::vector<double> column;
-  for (std::size_t d = 0; d < out.size(); ++d) {
-    column.clear();
-    for (const auto& r : runs) column.push_back(r[d]);
-    std::sort(column.begin(), column.end());
-    const std::size_t n = column.size();
-    out[d] = n % 2 ? column[n / 2] : 0.5 * (column[n / 2 - 1] + column[n / 2]);
-  }
-  return out;
+// A device's noise before it has shown any: as noisy as a CPU device on the GPU machine, so that
+// nothing moves on the first few runs' differences.
+constexpr double kUnknownNoise = 0.3;
+constexpr std::size_t kNoiseRuns = 64;  // run-to-run changes each device's noise is taken over
+constexpr double kNoisePrior = 8;
+// Standard deviations (of one run: a load step's each run) or standard errors (of the estimates:
+// a slow-drift move, besides lbt's persistence; a confirming move) a difference must exceed.
+constexpr double kZStep = 2.5;
+constexpr double kZWatch = 3.0;
+constexpr double kZConfirm = 1.0;
+constexpr double kZPay = 2.0;  // a plan that ends an episode slower goes back
+// The standard error of a median (or interquartile mean) of n runs is about this many sigma/sqrt(n).
+constexpr double kCentreEfficiency = 1.25;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Median of the slowest device's time per run: the run time as the devices see it.
-double median_run_ms(const std::deque<std::vector<double>>& runs) {
-  std::vector<double> t;
-  for (const auto& r : runs) t.push_back(r.empty() ? 0.0 : *std::max_element(r.begin(), r.end()));
-  if (t.empty()) return 0;
-  std::sort(t.begin(), t.end());
-  const std::size_t n = t.size();
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+// Interquartile mean (the median up to four values): robust to a run in four that swings 3x,
+// and closer to the mean's efficiency than the median on the many runs of a long regime.
+double centre(std::vector<double> v) {
+  if (v.size() <= 4) return median_of(std::move(v));
+  std::sort(v.begin(), v.end());
+  const std::size_t cut = v.size() / 4;
+  double sum = 0;
+  for (std::size_t i = cut; i < v.size() - cut; ++i) sum += v[i];
+  return sum / static_cast<double>(v.size() - 2 * cut);
 }
 
-// Equal finish times from two measured points per device (t = a*share + b, SkePU's model): the
-// shares that make every active device finish at the same time T. Empty when a device's two
-// points do not give a usable line (same share, a non-positive slope, a share out of range).
-std::vector<double> solve_linear(const Config& was, const std::vector<double>& was_ms, const Config& now,
-                                 const std::vector<double>& now_ms) {
-  const std::size_t n = now.shares.size();
-  std::vector<double> a(n, 0.0), b(n, 0.0);
-  double inv_a = 0, b_over_a = 0;
-  for (std::size_t d = 0; d < n; ++d) {
-    if (now.shares[d] <= 0) continue;
-    const double ds = now.shares[d] - was.shares[d];
-    if (was.shares[d] <= 0 || std::abs(ds) < 1e-6 || was_ms[d] <= 0 || now_ms[d] <= 0) return {};
-    a[d] = (now_ms[d] - was_ms[d]) / ds;
-    if (!(a[d] > 0)) return {};
-    b[d] = now_ms[d] - a[d] * now.shares[d];
-    inv_a += 1 / a[d];
-    b_over_a += b[d] / a[d];
+double slowest(const std::vector<double>& ms) { return ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end()); }
+
+// Shares on a grid of 1%, slivers dropped; the rest renormalised.
+std::vector<double> on_grid(std::vector<double> shares) {
+  double sum = 0;
+  for (auto& v : shares) {
+    v = std::round(v * 100) / 100;
+    if (v < Balancer::kMinShare) v = 0;
+    sum += v;
   }
-  const double t = (1 + b_over_a) / inv_a;
-  std::vector<double> shares(n, 0.0);
-  for (std::size_t d = 0; d < n; ++d) {
-    if (now.shares[d] <= 0) continue;
-    shares[d] = (t - b[d]) / a[d];
-    if (!(shares[d] > 0 && shares[d] < 1)) return {};
-  }
+  if (sum > 0)
+    for (auto& v : shares) v /= sum;
   return shares;
 }
 
 }  // namespace
 
+double predicted_ms(const std::vector<DeviceRate>& rates, const std::vector<double>& shares) {
+  double t = 0;
+  for (std::size_t d = 0; d < shares.size(); ++d) {
+    if (shares[d] <= 0) continue;
+    if (d >= rates.size() || !rates[d].known()) return std::numeric_limits<double>::infinity();
+    t = std::max(t, rates[d].at(shares[d]));
+  }
+  return t;
+}
+
+std::vector<double> fastest_split(const std::vector<DeviceRate>& rates) {
+  std::vector<std::size_t> known;
+  for (std::size_t d = 0; d < rates.size(); ++d)
+    if (rates[d].known()) known.push_back(d);
+  if (known.empty()) return {};
+  // Every set of devices finishing together at T: sum_d (T - b_d)/a_d = 1. A set whose T leaves
+  // a member no work is no candidate (the set without it is). At most 2^10 sets: beyond ten
+  // devices, all of them and each alone.
+  std::vector<std::vector<std::size_t>> sets;
+  if (known.size() <= 10) {
+    for (std::size_t mask = 1; mask < (std::size_t{1} << known.size()); ++mask) {
+      sets.emplace_back();
+      for (std::size_t i = 0; i < known.size(); ++i)
+        if (mask >> i & 1) sets.back().push_back(known[i]);
+    }
+  } else {
+    sets.push_back(known);
+    for (auto d : known) sets.push_back({d});
+  }
+  std::vector<double> best;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (const auto& set : sets) {
+    double inv_a = 0, b_over_a = 0;
+    for (auto d : set) inv_a += 1 / rates[d].a, b_over_a += rates[d].b / rates[d].a;
+    const double t = (1 + b_over_a) / inv_a;
+    std::vector<double> shares(rates.size(), 0.0);
+    bool ok = true;
+    for (auto d : set) ok = ok && (shares[d] = (t - rates[d].b) / rates[d].a) > 0;
+    if (!ok) continue;
+    // The grid and the sliver rule change the split a little: compare the splits as they will run.
+    shares = on_grid(shares);
+    const double on = predicted_ms(rates, shares);
+    // Fewer devices win ties (within 0.1%): each one more is another run's noise and fixed costs.
+    if (on < best_t * (1 - 1e-3) ||
+        (on <= best_t * (1 + 1e-3) && set.size() < static_cast<std::size_t>(std::count_if(
+                                                       best.begin(), best.end(), [](double v) { return v > 0; })))) {
+      best_t = std::min(best_t, on);
+      best = std::move(shares);
+    }
+  }
+  return best;
+}
+
+std::vector<double> hedged_split(const std::vector<DeviceRate>& rates) {
+  std::vector<double> best = fastest_split(rates);
+  std::vector<std::size_t> known;
+  for (std::size_t d = 0; d < rates.size(); ++d)
+    if (rates[d].known()) known.push_back(d);
+  if (best.empty() || known.size() < 2 || known.size() > 4) return best;
+  // The expected makespan over each device's rate error (three-point Gauss-Hermite: the
+  // estimate and +-sqrt(3) standard errors, weights 2/3 and 1/6 each), every combination.
+  auto expected = [&](const std::vector<double>& shares) {
+    double sum = 0;
+    std::size_t combos = 1;
+    for (std::size_t i = 0; i < known.size(); ++i) combos *= 3;
+    std::vector<DeviceRate> r = rates;
+    for (std::size_t c = 0; c < combos; ++c) {
+      double w = 1;
+      for (std::size_t i = 0, k = c; i < known.size(); ++i, k /= 3) {
+        const int z = static_cast<int>(k % 3) - 1;
+        r[known[i]].a = rates[known[i]].a * std::exp(z * std::sqrt(3.0) * rates[known[i]].se);
+        w *= z ? 1.0 / 6 : 2.0 / 3;
+      }
+      sum += w * predicted_ms(r, shares);
+    }
+    return sum;
+  };
+  // From the point optimum, work moved in steps of 1% between any two devices, while that helps.
+  double best_e = expected(best);
+  for (bool better = true; better;) {
+    better = false;
+    for (auto from : known)
+      for (auto to : known) {
+        if (from == to || best[from] <= 0) continue;
+        std::vector<double> c = best;
+        const double step = std::min(0.01, c[from]);
+        c[from] -= step, c[to] += step;
+        if (c[from] < Balancer::kMinShare) c[to] += c[from], c[from] = 0;
+        const double e = expected(c);
+        if (e < best_e * (1 - 1e-9)) best = std::move(c), best_e = e, better = true;
+      }
+  }
+  return best;
+}
+
 Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, const BalancerSettings& settings)
     : devices_(std::move(devices)), config_(std::move(start)), s_(settings.with_defaults()) {
   if (config_.shares.size() != devices_.size())
-    throw_error(errc::invalid_argument, "the plan to balance has " + std::to_string(config_.shares.size()) +
-                                            " shares for " + std::to_string(devices_.size()) + " devices",
+    throw_error(errc::invalid_argument,
+                "the plan to balance has " + std::to_string(config_.shares.size()) + " shares for " +
+                    std::to_string(devices_.size()) + " devices",
                 {.argument = "Config::shares", .fix = "give one share per runtime device"});
+  regime_.resize(devices_.size());
+  changes_.resize(devices_.size());
+  fixed_.assign(devices_.size(), 0.0);
 }
 
 double Balancer::deviation(const Config& c, const std::vector<double>& device_ms) {
@@ -85,70 +179,167 @@ double Balancer::deviation(const Config& c, const std::vector<double>& device_ms
   return active < 2 ? 0.0 : 1.0 - lo / hi;
 }
 
-Config Balancer::level1(const std::vector<double>& device_ms) const {
-  Config after = config_;
-  // From the second move on, the points before and after the last move give each device's line.
-  if (last_) after.shares = solve_linear(last_->first, last_->second, config_, device_ms);
-  if (after.shares.empty() || !last_) after.shares = rebalance(devices_, config_.shares, device_ms);
-  // Shares on a grid of 1%: a sliver (below half a percent) is not worth a device, and moves
-  // that come back to a share they had before meet partition sizes the drivers have compiled for
-  // already (PoCL builds a kernel for each new work-group size: hundreds of ms).
-  double sum = 0;
-  for (auto& v : after.shares) sum += (v = std::round(v * 100) / 100);
-  if (sum > 0)
-    for (auto& v : after.shares) v /= sum;
-  return after;
+double Balancer::noise(std::size_t d) const {
+  // |X - Y| of two normal runs has the median 0.954 sigma. A few changes say little (the median
+  // of 8 is often half the noise): the estimate is drawn towards kUnknownNoise as if that had
+  // been seen kNoisePrior times.
+  const auto& c = changes_[d];
+  const double n = static_cast<double>(c.size());
+  const double seen = c.empty() ? 0.0 : median_of({c.begin(), c.end()}) / 0.954;
+  return std::max(0.01, (n * seen + kNoisePrior * kUnknownNoise) / (n + kNoisePrior));
 }
 
-bool Balancer::noisy() const {
-  if (changes_.size() < 3) return true;  // not known yet: as if it were
-  std::vector<double> c(changes_.begin(), changes_.end());
-  std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
-  return c[c.size() / 2] > 0.5 * (1.0 - *s_.balanced_within);
-}
-
-void Balancer::begin_episode(double run_ms) {
-  episode_.emplace(config_, run_ms);
-  confirm_ = false;
-}
-
-BalanceEvent Balancer::move(int level, const Config& after, const std::vector<double>& device_ms, double deviation) {
-  BalanceEvent e{.execution = executions_, .level = level, .before = config_, .after = after,
-                 .device_ms = device_ms, .deviation = deviation, .lbt = lbt_};
-  if (level == 1) {
-    last_.emplace(config_, device_ms);
-    std::vector<double> delta(after.shares.size(), 0.0);
-    double dot = 0;
-    for (std::size_t d = 0; d < delta.size() && d < config_.shares.size(); ++d) {
-      delta[d] = after.shares[d] - config_.shares[d];
-      if (d < last_delta_.size()) dot += delta[d] * last_delta_[d];
+DeviceRate Balancer::rate(std::size_t d) const {
+  // A plan's first run counts where it is no slower than the plan's later runs at that share
+  // (their centre and two standard deviations): a compilation or an allocation in it would be
+  // far out; without it the run is as good as any, and right after a step every run counts.
+  std::vector<Sample> runs;
+  for (const auto& s : regime_[d]) {
+    if (!s.first) {
+      runs.push_back(s);
+      continue;
     }
-    if (dot < 0) reversed_ = true;
-    last_delta_ = std::move(delta);
-  } else {
-    last_.reset();
+    std::vector<double> later;
+    for (const auto& o : regime_[d])
+      if (!o.first && o.share == s.share) later.push_back(std::log(o.ms));
+    if (later.size() >= 2 && std::log(s.ms) <= centre(later) + 2 * noise(d)) runs.push_back(s);
   }
-  fresh_ = !(after == config_);
-  last_ms_.clear();
-  if (fresh_) {
-    reference_ms_ = 0;
-    reference_runs_.clear();
+  DeviceRate r;
+  if (runs.empty()) return r;
+  // The fixed cost: a line t = a*s + b fitted (least squares, each share's centre weighted by
+  // its runs) through the shares the regime ran at, once they span enough and the device is
+  // steady enough for the slope to be known within a tenth of the proportional rate (b then within a tenth of the
+  // time). Otherwise the last one fitted (0: the time is taken as proportional).
+  r.b = fixed_[d];
+  std::vector<std::pair<double, std::vector<double>>> at;  // share -> log times
+  for (const auto& s : runs) {
+    auto it = std::find_if(at.begin(), at.end(), [&](const auto& p) { return p.first == s.share; });
+    if (it == at.end()) at.push_back({s.share, {}}), it = at.end() - 1;
+    it->second.push_back(std::log(s.ms));
   }
-  config_ = after;
-  recent_.clear();  // times measured under the old plan say nothing about the new one
-  return e;
+  if (at.size() >= 2) {
+    double w = 0, sx = 0, sy = 0, lo = 1, hi = 0, least = std::numeric_limits<double>::infinity();
+    std::vector<double> m(at.size());
+    for (std::size_t g = 0; g < at.size(); ++g) {
+      m[g] = std::exp(centre(at[g].second));
+      const double n = static_cast<double>(at[g].second.size());
+      w += n, sx += n * at[g].first, sy += n * m[g];
+      lo = std::min(lo, at[g].first), hi = std::max(hi, at[g].first), least = std::min(least, m[g]);
+    }
+    const double mx = sx / w, my = sy / w;
+    double sxx = 0, sxy = 0;
+    for (std::size_t g = 0; g < at.size(); ++g) {
+      const double n = static_cast<double>(at[g].second.size());
+      sxx += n * (at[g].first - mx) * (at[g].first - mx);
+      sxy += n * (at[g].first - mx) * (m[g] - my);
+    }
+    if (hi - lo >= 0.05 && sxx > 0) {
+      const double a = sxy / sxx, se_a = kCentreEfficiency * noise(d) * my / std::sqrt(sxx);
+      if (se_a < 0.1 * my / mx) r.b = fixed_[d] = std::clamp(my - a * mx, 0.0, 0.9 * least);
+    }
+  }
+  std::vector<double> logs;
+  for (const auto& s : runs)
+    if (s.ms > r.b) logs.push_back(std::log((s.ms - r.b) / s.share));
+  if (logs.empty()) return r;
+  r.a = std::exp(centre(logs));
+  r.runs = logs.size();
+  r.se = kCentreEfficiency * noise(d) / std::sqrt(static_cast<double>(r.runs));
+  return r;
 }
 
-BalanceEvent Balancer::level2(const std::vector<double>& device_ms, double deviation, const Retrain& retrain) {
-  Config after = retrain ? retrain(config_) : config_;
-  after.fission = config_.fission;
-  after.overlap = config_.overlap;
-  BalanceEvent e = move(2, after, device_ms, deviation);
-  state_ = State::watching;
-  lbt_ = 0;
-  confirm_ = true;
+double Balancer::plan_ms(std::size_t last) const {
+  std::vector<double> t;
+  const std::size_t from = last && last < runs_.size() ? runs_.size() - last : 0;
+  for (std::size_t i = from; i < runs_.size(); ++i) t.push_back(slowest(runs_[i]));
+  return median_of(std::move(t));
+}
+
+std::size_t Balancer::slowest_device(std::size_t last) const {
+  const std::size_t from = last && last < runs_.size() ? runs_.size() - last : 0;
+  std::size_t out = 0;
+  double worst = -1;
+  for (std::size_t d = 0; d < config_.shares.size(); ++d) {
+    std::vector<double> t;
+    for (std::size_t i = from; i < runs_.size(); ++i) t.push_back(runs_[i][d]);
+    if (const double m = median_of(std::move(t)); m > worst) worst = m, out = d;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const std::size_t n = runs_.size();
+  if (n < 2 * kStepRuns) return out;
+  const double bound = std::log(1.0 / *s_.balanced_within);
+  for (std::size_t d = 0; d < config_.shares.size(); ++d) {
+    if (config_.shares[d] <= 0) continue;
+    std::vector<double> before, last;
+    for (std::size_t i = n - std::min<std::size_t>(n, kRegimeRuns); i < n; ++i)
+      if (runs_[i][d] > 0) (i + kStepRuns < n ? before : last).push_back(std::log(runs_[i][d]));
+    if (before.size() < kStepRuns || last.size() < kStepRuns) continue;
+    // Every one of the runs beyond kZStep of the device's noise from the plan's earlier median,
+    // on the same side: under normal noise a chance of about 1e-7 per run, where one outlier
+    // or a median pushed by noise never suffices. A load that matters (2-3x) clears it at once.
+    // The noise as the larger of two estimates (run-to-run changes, the spread of the plan's
+    // earlier runs): each alone is now and then half the truth, which would let noise through.
+    const double ref = median_of(before);
+    std::vector<double> spread;
+    for (double v : before) spread.push_back(std::abs(v - ref));
+    const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
+    // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
+    // are themselves uncertain then.
+    const double band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(before.size())));
+    const bool up = last.front() > ref;
+    auto beyond = [&](double v, double by) { return up ? v > ref + by : v < ref - by; };
+    if (!std::all_of(last.begin(), last.end(), [&](double v) { return beyond(v, band); })) continue;
+    // The step may have come a run or two before these (a first run under the load that noise
+    // kept inside the band): runs just before them that lie beyond half the band belong to it.
+    std::size_t since = kStepRuns;
+    while (since < before.size() && beyond(before[before.size() - 1 - (since - kStepRuns)], band / 2)) ++since;
+    out.push_back({d, since});
+  }
+  return out;
+}
+
+Balancer::Gain Balancer::gain(bool idle_too) const {
+  std::vector<DeviceRate> rates(devices_.size());
+  for (std::size_t d = 0; d < rates.size(); ++d)
+    if (config_.shares[d] > 0 || idle_too) rates[d] = rate(d);
+  Gain g;
+  g.target = hedged_split(rates);
+  if (g.target.empty()) return g;
+  const double now = predicted_ms(rates, config_.shares), then = predicted_ms(rates, g.target);
+  if (!(now > 0) || std::isinf(now)) return g;
+  // In log terms, like the rates' standard errors it is held against (1 - then/now cannot pass
+  // three of them where the noise is large, however far off the plan is).
+  g.gain = std::log(now / then);
+  double var = 0;
+  for (std::size_t d = 0; d < rates.size(); ++d)
+    if (config_.shares[d] > 0 || g.target[d] > 0) var += rates[d].se * rates[d].se;
+  g.se = std::sqrt(var);
+  return g;
+}
+
+void Balancer::backoff() {
   hold_ = backoff_;
   backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
+}
+
+BalanceEvent Balancer::move(int level, Config after, const std::vector<double>& device_ms, double deviation) {
+  after.fission = config_.fission;  // a move never rebuilds programs
+  after.overlap = config_.overlap;
+  BalanceEvent e{.execution = executions_,
+                 .level = level,
+                 .before = config_,
+                 .after = after,
+                 .device_ms = device_ms,
+                 .deviation = deviation,
+                 .lbt = lbt_};
+  fresh_ = !(after == config_);
+  config_ = std::move(after);
+  runs_.clear();  // run-to-run changes and steps are judged within one plan
+  lbt_ = 0;
   return e;
 }
 
@@ -161,129 +352,137 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     step.deviation = deviation(config_, device_ms);
     return step;
   }
-  const double bound = 1.0 - *s_.balanced_within;
-  const double run_ms = device_ms.empty() ? 0.0 : *std::max_element(device_ms.begin(), device_ms.end());
-  if (!fresh_) {
-    recent_.push_back(device_ms);
-    while (recent_.size() > *s_.window) recent_.pop_front();
-    // How much a device's time changes from one run of the same plan to the next: the
-    // balancer's own measure of the machine's noise.
-    if (!last_ms_.empty())
-      for (std::size_t d = 0; d < device_ms.size() && d < last_ms_.size(); ++d)
-        if (device_ms[d] > 0 && last_ms_[d] > 0) changes_.push_back(std::abs(std::log(device_ms[d] / last_ms_[d])));
-    while (changes_.size() > 16) changes_.pop_front();
-    last_ms_ = device_ms;
-  }
-  // Judged on the element-wise median of the runs since the plan changed (at most `window`): on
-  // a busy machine single device times swing by 30-50% from run to run, which says nothing
-  // about the plan.
-  const std::vector<double> judged = fresh_ ? device_ms : median_times(recent_);
-  step.deviation = deviation(config_, judged);
-  int active = 0;
-  for (std::size_t d = 0; d < config_.shares.size() && d < device_ms.size(); ++d)
-    active += config_.shares[d] > 0 && device_ms[d] > 0;
-  const double judged_ms = judged.empty() ? 0.0 : *std::max_element(judged.begin(), judged.end());
-  // A plan on one device has no partner to compare with: it is judged against its own time once
-  // settled (the median of its first judged runs); a drift beyond twice the bound either way
-  // means the machine changed (a load arrived or left), which only retraining can answer.
-  auto judge = [&] {
-    if (active >= 2) return step.deviation > bound + 1e-12;
-    if (reference_ms_ <= 0) return false;
-    // Twice the bound: one device's own time swings more than the gap between two devices that
-    // wait on the same noise (a CPU device alone varied by +-15% run to run on the GPU machine);
-    // a load that matters doubles it.
-    const double keep = 1.0 - 2 * bound;
-    return judged_ms * keep > reference_ms_ || judged_ms < reference_ms_ * keep;
-  };
+  std::vector<double> ms(config_.shares.size(), 0.0);
+  for (std::size_t d = 0; d < ms.size() && d < device_ms.size(); ++d) ms[d] = device_ms[d];
   if (fresh_) {
-    // The first run of a new plan pays one-off costs (drivers such as PoCL compile a kernel for
-    // each new partition size): it is reported, not judged.
+    // The first run of a new plan may pay one-off costs (drivers such as PoCL compile a kernel
+    // for each new partition size): it is reported, not judged, and its times count towards the
+    // devices' rates only once the plan's later runs show that it paid none.
     fresh_ = false;
-    step.unbalanced = judge();
+    for (std::size_t d = 0; d < ms.size(); ++d) {
+      if (config_.shares[d] <= 0 || ms[d] <= 0) continue;
+      regime_[d].push_back({config_.shares[d], ms[d], true});
+      if (regime_[d].size() > kRegimeRuns) regime_[d].pop_front();
+    }
+    step.deviation = deviation(config_, ms);
     step.lbt = lbt_;
     return step;
   }
-  step.unbalanced = judge();
-  lbt_ = (step.unbalanced ? *s_.weight : 0.0) + lbt_ * (1.0 - *s_.weight);
-  step.lbt = lbt_;
-  if (active < 2 && reference_ms_ <= 0) {
-    reference_runs_.push_back(run_ms);
-    if (reference_runs_.size() >= *s_.window) {
-      std::vector<double> r = reference_runs_;
-      std::sort(r.begin(), r.end());
-      reference_ms_ = r[r.size() / 2];
+  std::size_t active = 0;
+  for (std::size_t d = 0; d < ms.size(); ++d) {
+    if (config_.shares[d] <= 0 || ms[d] <= 0) continue;
+    ++active;
+    if (!runs_.empty() && runs_.back()[d] > 0) {
+      changes_[d].push_back(std::abs(std::log(ms[d] / runs_.back()[d])));
+      if (changes_[d].size() > kNoiseRuns) changes_[d].pop_front();
     }
+    regime_[d].push_back({config_.shares[d], ms[d]});
+    if (regime_[d].size() > kRegimeRuns) regime_[d].pop_front();
   }
-  if (!step.unbalanced) backoff_ = 0;
-
-  if (state_ == State::level1) {
-    // On a noisy machine a move waits for `window` runs of the plan: their median, not one run.
-    if (noisy() && recent_.size() < *s_.window) return step;
-    // Level 1 aims at the middle of the allowed interval, not its edge, where noise would soon
-    // push runs out again; within the interval but off the middle, it settles when its moves run out.
-    const bool centred = step.deviation <= 0.5 * bound;
-    if (!step.unbalanced && (centred || level1_moves_ >= *s_.level1_steps)) {  // converged: the plan holds
-      state_ = State::watching;
-      lbt_ = step.lbt = 0;
-      step.settled = true;
-      confirm_ = true;
-    } else if (level1_moves_ < *s_.level1_steps && active >= 2) {
-      ++level1_moves_;
-      const std::vector<double> times = median_times(recent_);
-      step.event = move(1, level1(times), times, step.deviation);
-    } else if (active >= 2 && (step.deviation <= 2 * bound || reversed_)) {
-      // Close, but noise keeps it from the interval: retraining (tens of runs) would cost more
-      // than it could win. Or the moves went back and forth: the balanced distribution lies
-      // between them and the device times swing by more than the gap (on the GPU machine a CPU
-      // device's time varies by 30% from run to run); a load that moved the balance makes every
-      // move point the same way. Settle; lbt decides again.
-      state_ = State::watching;
-      lbt_ = step.lbt = 0;
-      step.settled = true;
-      confirm_ = true;
-    } else {
-      // Level 1 did not converge: retrain the distribution at this fission/overlap.
-      step.event = level2(device_ms, step.deviation, retrain);
-      step.settled = true;
+  runs_.push_back(ms);
+  if (runs_.size() > 2 * kRegimeRuns) runs_.pop_front();
+  const std::size_t window = *s_.window;
+  {
+    std::deque<std::vector<double>> last(runs_.end() - std::min(runs_.size(), std::size_t{window}), runs_.end());
+    std::vector<double> judged(ms.size(), 0.0);
+    for (std::size_t d = 0; d < ms.size(); ++d) {
+      std::vector<double> v;
+      for (const auto& r : last) v.push_back(r[d]);
+      judged[d] = median_of(std::move(v));
     }
+    step.deviation = deviation(config_, judged);
+  }
+  const double bound = 1.0 - *s_.balanced_within;
+
+  // A load step: re-plan in one move from the new rates.
+  if (const auto changed = stepped(); !changed.empty()) {
+    step.step = step.unbalanced = true;
+    // The plan's time since the step is what the new plan must beat.
+    episode_ = Episode{config_, plan_ms(kStepRuns), slowest_device(kStepRuns)};
+    for (auto [d, since] : changed)
+      while (regime_[d].size() > since) regime_[d].pop_front();
+    moves_ = 0;
+    state_ = State::confirming;
+    const Gain g = gain(true);
+    bool idle_unknown = false;
+    for (std::size_t d = 0; d < ms.size(); ++d)
+      idle_unknown = idle_unknown || (config_.shares[d] <= 0 && !rate(d).known());
+    if (active < 2 && idle_unknown && retrain) {
+      // A device alone, the others never measured: nothing to plan from but a search.
+      Config after = retrain(config_);
+      after.shares = on_grid(after.shares.size() == config_.shares.size() ? after.shares : config_.shares);
+      step.event = move(2, after, ms, step.deviation);
+      moves_ = *s_.level1_steps;  // a measured search's answer is checked as it is, not moved
+    } else if (!g.target.empty() && !(g.target == config_.shares) && g.gain > 0) {
+      ++moves_;
+      Config after = config_;
+      after.shares = g.target;
+      step.event = move(1, after, ms, step.deviation);
+    }
+    step.lbt = lbt_;
     return step;
   }
 
-  if (confirm_ && recent_.size() >= *s_.window) {
-    // The episode's plan has its runs: it stays only if it is not slower than the plan it
-    // replaced was when the episode began.
-    confirm_ = false;
-    const double now_ms = median_run_ms(recent_);
-    if (episode_ && !(episode_->first == config_) && now_ms * (1.0 - bound) > episode_->second) {
-      const Config back = episode_->first;
+  if (state_ == State::confirming) {
+    if (runs_.size() < window) return step;
+    // The moved device's estimate now has two shares: one more move where it is still clearly off.
+    const Gain g = gain(false);
+    // The first confirmation moves to the estimate whatever it says (a step's move was sized on
+    // kStepRuns runs of the changed device, this one on twice as many, and the moved device's
+    // line now has two shares); later ones only beyond the noise.
+    const double least = moves_ == 1 ? 0.0 : std::max(0.25 * bound, kZConfirm * g.se);
+    if (moves_ < *s_.level1_steps && !g.target.empty() && !(g.target == config_.shares) && g.gain > least) {
+      ++moves_;
+      Config after = config_;
+      after.shares = g.target;
+      step.unbalanced = true;
+      step.event = move(1, after, ms, step.deviation);
+      return step;
+    }
+    // The plan stands; it stays only if it is not slower than the plan the episode started from.
+    state_ = State::watching;
+    step.settled = true;
+    // Slower beyond the noise of two medians of a few runs, that is: the noise of the device that
+    // bounds each plan's runs (a plan that finishes both devices together pays the noisier one's
+    // in every run, which three runs cannot tell from a plan a few percent slower).
+    if (episode_ && !(episode_->plan == config_)) {
+      const double now = plan_ms(), sigma = std::max(noise(slowest_device()), noise(episode_->slowest));
+      const double se = kCentreEfficiency * sigma * std::sqrt(2.0 / static_cast<double>(runs_.size()));
+      if (std::log(now / episode_->ms) <= kMustPay + kZPay * se) episode_.reset();
+    }
+    if (episode_ && !(episode_->plan == config_)) {
+      Config back = episode_->plan;
       episode_.reset();
-      step.event = move(1, back, median_times(recent_), step.deviation);
-      lbt_ = step.lbt = 0;
-      step.settled = true;
-      hold_ = backoff_;
-      backoff_ = backoff_ ? std::min<std::size_t>(backoff_ * 2, 512) : 8;
+      step.event = move(1, back, ms, step.deviation);
+      backoff();
       return step;
     }
     episode_.reset();
+    backoff_ = 0;
+    return step;
   }
+
+  // Watching: slow drift, for plans with devices to move work between.
+  if (active < 2 || runs_.size() < window) {
+    step.lbt = lbt_;
+    return step;
+  }
+  const Gain g = gain(false);
+  step.unbalanced =
+      !g.target.empty() && !(g.target == config_.shares) && g.gain > std::max(0.5 * bound, kZWatch * g.se);
+  lbt_ = (step.unbalanced ? *s_.weight : 0.0) + lbt_ * (1.0 - *s_.weight);
+  step.lbt = lbt_;
   if (hold_ > 0) {
     --hold_;
     return step;
   }
   if (lbt_ >= *s_.trigger) {
-    begin_episode(median_run_ms(recent_));
-    if (active < 2) {  // nothing to move between: straight to level 2
-      step.event = level2(device_ms, step.deviation, retrain);
-      step.settled = true;
-      return step;
-    }
-    state_ = State::level1;
-    level1_moves_ = 1;
-    last_.reset();  // a new episode: the load may have changed since the last moves
-    last_delta_.clear();
-    reversed_ = false;
-    const std::vector<double> times = median_times(recent_);
-    step.event = move(1, level1(times), times, step.deviation);
+    episode_ = Episode{config_, plan_ms(), slowest_device()};
+    moves_ = 1;
+    state_ = State::confirming;
+    Config after = config_;
+    after.shares = g.target;
+    step.event = move(1, after, ms, step.deviation);
   }
   return step;
 }

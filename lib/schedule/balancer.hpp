@@ -1,27 +1,51 @@
 // schedule/balancer.hpp — the online two-level balancer: the spec's controller and its
 // "Adjust work distribution" box.
 //
-// After every run of a plan it watches, the Balancer judges the deviation between the active
-// devices' times and keeps the load-balancing threshold lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w),
-// so a single slow run (a page-fault storm, another process's burst) moves nothing. When lbt
-// reaches the trigger, level 1 moves work between device kinds (and between devices of a kind) in
-// proportion to their measured rates — the median of the last few runs, so one outlier cannot
-// size the move — and keeps moving after each following run until the times agree within the
-// bound; from the second move on, each device's line t = a*share + b through its two latest
-// points gives the equal-finish shares (SkePU's model), so fixed costs do not slow convergence. When a bounded number of level-1 moves has not converged, level 2 retrains the
-// distribution within the current fission/overlap configuration (a callback: the runtime
-// measures real runs, the tests synthetic device models). A plan on one device cannot be
-// unbalanced; it is watched for drift instead — its time leaving the bound around its settled
-// time, either way — and a lasting drift goes straight to level 2, whose search includes
-// adding the idle devices back.
+// The balancer keeps, for every device, a model of its time at a share s: t = a*s + b (a: the
+// time per unit of work, b: the fixed cost of a run), estimated robustly from the runs it watched
+// since the device's rate last changed (its *regime*): the interquartile mean of log((t - b)/s)
+// over at most kRegimeRuns runs, with b from a least-squares line through the shares the regime
+// ran at once the device is steady enough for its slope to be known within 10%, else the last
+// such fit (0 at first). Each device also has a noise estimate: the median of its run-to-run
+// changes (|log t_i/t_(i-1)| within one plan) as a standard deviation, drawn towards +-30% until
+// it has seen enough. On the GPU machine a CPU device's time varies by 15-50% from run to run and
+// both devices swing 2-3x under load, so no single run, and no difference within the noise,
+// moves work.
 //
-// Two guards against noise. Level 1 judges one run per move when device times are steady, but
-// waits for `window` runs of each new plan when they swing (the median run-to-run change of a
-// device's time above half the bound, or too few runs yet to tell): on a loaded machine one run says little. And an episode (level
-// 1 moves, or level 2) must pay: once its plan has `window` runs, their median is compared with
-// the runs of the plan before it that started the episode; a plan slower by more than the bound
-// is dropped for the old one (a level-1 event), so a move made on noise — a right plan on one
-// device retrained because its time wandered — does not stick.
+// What a plan should be is the *load-aware optimum*: the split that minimises the predicted
+// makespan max_d(a_d*s_d + b_d), over every set of devices — one device alone (shares 0 for the
+// others) when its fixed costs or the others' make that fastest — hedged against the estimates'
+// errors (hedged_split). Not equal finish times: where the GPU alone is fastest, equal finish
+// times would still give the CPU work.
+//
+// Three paths move a plan:
+// - A load step. Each of a device's last kStepRuns times lies beyond 2.5 noise deviations of the
+//   median of its earlier runs of the plan, on one side: its rate changed for good (under normal
+//   noise a chance of about 1e-7 a run; a load that matters clears it at once). Its regime
+//   restarts from the runs since the step and the plan is re-planned in one move to the optimum
+//   of the new rates (the other devices keep their long regimes, so only one estimate is short;
+//   idle devices count with the rates they last showed). A one-device plan whose idle devices
+//   were never measured asks level 2 instead.
+// - Confirmation. After a move, once the new plan has `window` judged runs, the plan moves once
+//   more to the optimum of the estimates, which now have twice the moved device's runs, and
+//   after that only for a predicted gain beyond the noise (at most level1_steps moves an
+//   episode). Then the plan must pay: its median run is compared with the runs of the plan the
+//   episode started from; a plan slower by more than kMustPay beyond the comparison's noise goes
+//   back (a move made on noise, or a retraining misled by it, does not stick), and the balancer
+//   then waits (a doubling backoff) before a slow-drift move.
+// - Slow drift. Otherwise, lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w) (the spec's formula) where a
+//   run is unbalanced when the move to the optimum is predicted to gain more than three standard
+//   errors of the estimates and more than half the bound; lbt reaching the trigger moves the plan
+//   (then confirmation as above). One-device plans move only on a step.
+//
+// Level 2 retrains the distribution within the current fission/overlap (a callback: the runtime
+// measures real runs, the tests synthetic device models): only for a one-device plan whose time
+// stepped and whose idle devices have no rate yet. Everything else the model answers from the
+// runs it watches, at no cost: no program is built (fission and overlap never change), and
+// shares stay on a 1% grid (PoCL compiles a kernel per new partition size: hundreds of ms; a move
+// back meets sizes compiled before).
+//
+// A dynamic-schedule plan balances itself while it runs: it is reported, never moved.
 //
 // Pure logic: no OpenCL, no clock. Not thread-safe; the runtime serialises observe() per plan.
 #pragma once
@@ -43,16 +67,48 @@ using Retrain = std::function<Config(const Config& current)>;
 
 // What one observed run led to.
 struct BalanceStep {
-  std::size_t execution = 0;            // the run's number (1-based)
-  double deviation = 0;                 // 1 - fastest/slowest active device time
-  bool unbalanced = false;
-  double lbt = 0;                       // after this run
-  std::optional<BalanceEvent> event;    // the plan changed for the following runs
-  bool settled = false;                 // a rebalance finished here: config() is worth storing
+  std::size_t execution = 0;          // the run's number (1-based)
+  double deviation = 0;               // 1 - fastest/slowest active device time (median of the plan's last runs)
+  bool unbalanced = false;            // the optimum is predicted to gain beyond the noise (or a load step)
+  bool step = false;                  // a lasting change in a device's rate was detected at this run
+  double lbt = 0;                     // after this run
+  std::optional<BalanceEvent> event;  // the plan changed for the following runs
+  bool settled = false;               // a rebalance finished here: config() is worth storing
 };
+
+// One device's time model, t = a*share + b, from `runs` watched runs; se: the standard error of
+// log(a). Unknown (runs == 0): never measured.
+struct DeviceRate {
+  double a = 0, b = 0, se = 0;
+  std::size_t runs = 0;
+  bool known() const { return runs > 0 && a > 0; }
+  double at(double share) const { return share > 0 ? a * share + b : 0.0; }
+};
+
+// The split minimising the predicted makespan of the known devices in `rates` (the others get
+// 0), over every set of them; shares on the 1% grid, slivers (below kMinShare) dropped. Empty
+// when no device is known.
+std::vector<double> fastest_split(const std::vector<DeviceRate>& rates);
+// fastest_split() hedged against the rates' errors (DeviceRate::se): the split, near it, with the
+// least expected makespan. Overloading a device whose rate was overestimated costs its whole
+// error, underloading it only the others' part, so an uncertain device gets a little less.
+std::vector<double> hedged_split(const std::vector<DeviceRate>& rates);
+// The predicted makespan of `shares` (the slowest active device); +inf when an active device is
+// unknown.
+double predicted_ms(const std::vector<DeviceRate>& rates, const std::vector<double>& shares);
 
 class Balancer {
  public:
+  // A device's share below this is not worth its run's fixed costs and noise: it goes idle.
+  static constexpr double kMinShare = 0.02;
+  // Runs per device that its model remembers (its regime's latest).
+  static constexpr std::size_t kRegimeRuns = 48;
+  // Runs that show a load step: all on one side of the plan's earlier median, beyond the noise.
+  static constexpr std::size_t kStepRuns = 3;
+  // A plan that ends an episode slower than its predecessor by more than this (and the noise of
+  // the comparison) goes back.
+  static constexpr double kMustPay = 0.03;
+
   // Unset settings take their defaults; bad ones throw sinew::Error naming them.
   Balancer(std::vector<DeviceInfo> devices, Config start, const BalancerSettings& settings);
 
@@ -60,6 +116,9 @@ class Balancer {
   const Config& config() const { return config_; }
   double lbt() const { return lbt_; }
   std::size_t executions() const { return executions_; }
+  // Device d's model and noise (a standard deviation of log time) as the balancer sees them now.
+  DeviceRate rate(std::size_t d) const;
+  double noise(std::size_t d) const;
 
   // Observes the run just made with config(): `device_ms` per device, 0 for idle ones.
   BalanceStep observe(const std::vector<double>& device_ms, const Retrain& retrain);
@@ -68,12 +127,27 @@ class Balancer {
   static double deviation(const Config& c, const std::vector<double>& device_ms);
 
  private:
-  enum class State { watching, level1 };
-  bool noisy() const;  // run-to-run changes too large to judge one run (or not seen yet)
-  void begin_episode(double run_ms);
-  Config level1(const std::vector<double>& device_ms) const;  // the next level-1 plan
-  BalanceEvent level2(const std::vector<double>& device_ms, double deviation, const Retrain& retrain);
-  BalanceEvent move(int level, const Config& after, const std::vector<double>& device_ms, double deviation);
+  enum class State { watching, confirming };
+  struct Sample {
+    double share = 0, ms = 0;
+    bool first = false;  // the first run of its plan: counted only where the plan's later runs agree
+  };
+  struct Gain {
+    std::vector<double> target;  // the optimum of the active devices (empty: none)
+    double gain = 0;             // log(predicted(current) / predicted(target))
+    double se = 0;               // its standard error, from the devices' estimates
+  };
+
+  // Devices whose rate changed for good at this run, each with the number of its latest runs
+  // since the change.
+  std::vector<std::pair<std::size_t, std::size_t>> stepped() const;
+  Gain gain(bool idle_too) const;  // the optimum over the active (and known idle) devices
+  // The median run (slowest device) of the plan's last `last` runs (0: all), and the device that
+  // is slowest in their element-wise median.
+  double plan_ms(std::size_t last = 0) const;
+  std::size_t slowest_device(std::size_t last = 0) const;
+  BalanceEvent move(int level, Config after, const std::vector<double>& device_ms, double deviation);
+  void backoff();
 
   std::vector<DeviceInfo> devices_;
   Config config_;
@@ -81,25 +155,24 @@ class Balancer {
   State state_ = State::watching;
   double lbt_ = 0;
   std::size_t executions_ = 0;
-  unsigned level1_moves_ = 0;
-  std::optional<std::pair<Config, std::vector<double>>> last_;  // before the last level-1 move
-  std::vector<double> last_delta_;  // the last level-1 move's share changes, in this episode
-  bool reversed_ = false;           // a level-1 move of this episode went back against the one before
-  std::deque<std::vector<double>> recent_;  // device times of the runs since the plan last changed
-  // After a level 2 that could not balance the devices (the fastest plan need not be balanced),
-  // the balancer waits this many runs before acting again, doubling each time, so an
-  // unbalanceable tree is not retrained over and over.
+  unsigned moves_ = 0;                       // level-1 moves of the current episode
+  std::vector<std::deque<Sample>> regime_;   // per device: its runs since its rate last changed
+  std::vector<std::deque<double>> changes_;  // per device: |log| run-to-run ratios within a plan
+  // Per device: the fixed cost b last fitted (0: none); kept by rate() for the regimes after.
+  mutable std::vector<double> fixed_;
+  std::deque<std::vector<double>> runs_;  // the device times of the plan's judged runs
+  bool fresh_ = false;                    // the next run is the first of a new plan
+  // The plan that started the current episode: its median run then, and the device that was
+  // slowest in those runs (whose noise the comparison with the new plan must see past).
+  struct Episode {
+    Config plan;
+    double ms = 0;
+    std::size_t slowest = 0;
+  };
+  std::optional<Episode> episode_;
+  // After a plan went back, the balancer waits this many runs before a slow-drift move, doubling
+  // each time, so a plan that cannot be improved is not moved over and over.
   std::size_t hold_ = 0, backoff_ = 0;
-  bool fresh_ = false;  // the next run is the first of a new plan
-  // The plan that started the current or last episode and the median time of the runs that
-  // started it; `confirm_` once the episode's plan stands, until it is compared with it.
-  std::optional<std::pair<Config, double>> episode_;
-  bool confirm_ = false;
-  std::vector<double> last_ms_;      // the previous run of the same plan (empty: none)
-  std::deque<double> changes_;       // |log| of a device's run-to-run time ratios within a plan, newest last
-  // A plan on one device: its settled time, and the runs that set it.
-  double reference_ms_ = 0;
-  std::vector<double> reference_runs_;
 };
 
 }  // namespace sinew::detail

@@ -76,13 +76,16 @@ TEST(BalancerRuntime, ASkewedGivenPlanIsMovedTowardsEqualTimes) {
   Burn b(kElements);
   std::optional<BalanceEvent> first;
   Report last;
-  for (int i = 0; i < 24; ++i) {
+  // The first move waits until the devices' estimates are tight enough for the gain to stand
+  // three standard errors clear of their noise: with the 10% device's time swinging 10-70 ms
+  // from run to run on a busy machine, 10-16 runs.
+  for (int i = 0; i < 40; ++i) {
     last = rt.run(b.tree, b.bind(), {.plan = "0=0.9,1=0.1", .balance = true}).get();
     ASSERT_TRUE(b.right()) << "run " << i;
     EXPECT_EQ(last.execution, static_cast<std::size_t>(i + 1));
     if (last.balance && !first) first = last.balance;
   }
-  ASSERT_TRUE(first) << "no rebalance in 24 runs of a 90/10 plan on two equal devices";
+  ASSERT_TRUE(first) << "no rebalance in 40 runs of a 90/10 plan on two devices";
   EXPECT_EQ(first->level, 1);
   EXPECT_NEAR(first->before.shares[0], 0.9, 1e-9);
   EXPECT_LT(first->after.shares[0], 0.9);
@@ -131,7 +134,8 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
   {
     Runtime rt(quiet(kb.path));
     bool settled = false;
-    for (int i = 0; i < 40 && !settled; ++i) {
+    // As above: the first move waits for estimates tight enough to see past the noise.
+    for (int i = 0; i < 100 && !settled; ++i) {
       Report r = rt.run(b.tree, b.bind()).get();
       ASSERT_TRUE(b.right()) << "run " << i;
       entry = r.kb_entry;

@@ -1,6 +1,7 @@
-// The online balancer against synthetic device models: time_d = (a_d * share_d * N + b_d) * noise,
-// with steps in a device's speed (load arriving and leaving), single spikes, and models level 1
-// cannot balance.
+// The online balancer against synthetic device models: time_d = (a_d * slow_d * share_d * N + b_d) * noise,
+// noise multiplicative and uniform in [1 - x, 1 + x], with steps in a device's speed (a load
+// arriving and leaving), single spikes, models where one device alone is fastest, and a level 2
+// that asks for a search. Statistical claims are checked over many seeded runs.
 #include "schedule/balancer.hpp"
 #include "schedule/train.hpp"
 
@@ -8,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <random>
 
@@ -30,18 +33,36 @@ std::vector<DeviceInfo> devices(std::vector<DeviceKind> kinds) {
 struct Model {
   std::vector<double> a, b;
   double n = 1000;
-  double noise = 0.0;          // uniform in [-noise, noise], relative
-  std::vector<double> slow;    // per-device factor on a (1: unloaded)
+  double noise = 0.0;        // uniform in [-noise, noise], relative
+  std::vector<double> slow;  // per-device factor on a (1: unloaded)
   std::mt19937 rng{11};
 
+  double factor(std::size_t d) const { return d < slow.size() ? slow[d] : 1.0; }
+  // Without noise.
+  double exact(std::size_t d, double share) const { return share > 0 ? a[d] * factor(d) * share * n + b[d] : 0.0; }
   std::vector<double> times(const Config& c) {
     std::uniform_real_distribution<double> u(-noise, noise);
     std::vector<double> t(c.shares.size(), 0.0);
     for (std::size_t d = 0; d < t.size(); ++d)
-      if (c.shares[d] > 0) t[d] = (a[d] * factor(d) * c.shares[d] * n + b[d]) * (1 + u(rng));
+      if (c.shares[d] > 0) t[d] = exact(d, c.shares[d]) * (1 + u(rng));
     return t;
   }
-  double factor(std::size_t d) const { return slow.empty() ? 1.0 : slow[d]; }
+  double makespan(const Config& c) const {
+    double t = 0;
+    for (std::size_t d = 0; d < c.shares.size(); ++d) t = std::max(t, exact(d, c.shares[d]));
+    return t;
+  }
+  // The load-aware optimum, from the model itself (every device's exact line).
+  double optimum_ms() const {
+    std::vector<DeviceRate> r(a.size());
+    for (std::size_t d = 0; d < r.size(); ++d) r[d] = {.a = a[d] * factor(d) * n, .b = b[d], .runs = 1};
+    Config best;
+    best.shares = fastest_split(r);
+    // Finer than the balancer's 1% grid: the continuous optimum is at most this good.
+    double t = makespan(best);
+    for (std::size_t d = 0; d < r.size(); ++d) t = std::min(t, exact(d, 1.0));
+    return t;
+  }
   // The CPU share (device 0 of two) at which both finish together, without noise.
   double balanced_cpu_share() const {
     const double a0 = a[0] * factor(0) * n, a1 = a[1] * factor(1) * n;
@@ -59,6 +80,7 @@ Config two_way(double cpu) {
 
 struct Trace {
   std::vector<BalanceStep> steps;
+  std::vector<Config> plans;  // the plan each run used
   std::size_t events(int level) const {
     std::size_t n = 0;
     for (const auto& s : steps) n += s.event && s.event->level == level;
@@ -73,52 +95,196 @@ Trace drive(Balancer& b, Model& m, std::size_t runs, F before, const Retrain& re
   Trace t;
   for (std::size_t i = 0; i < runs; ++i) {
     before(i);
+    t.plans.push_back(b.config());
     t.steps.push_back(b.observe(m.times(b.config()), retrain));
   }
   return t;
 }
 
-// Executions from `from` (0-based run index) until the plan is balanced for good: up to and
-// including the first balanced run after the last unbalanced one (within `horizon` runs).
-std::size_t runs_to_balance(const Trace& t, std::size_t from, std::size_t horizon = 40) {
-  std::size_t last = SIZE_MAX;
-  for (std::size_t i = from; i < t.steps.size() && i < from + horizon; ++i)
-    if (t.steps[i].unbalanced) last = i;
-  return last == SIZE_MAX ? 1 : last - from + 2;
+// Within the balance bound: the plan's time, without noise, within `within` of the load-aware
+// optimum's (optimum / time >= 0.88 by default) — what balanced_within allows between two
+// devices, measured against the best plan rather than between the devices, so that it holds for
+// an optimum of one device alone too.
+bool within_bound(const Model& m, const Config& c, double within = 0.88) {
+  return m.optimum_ms() / m.makespan(c) >= within - 1e-12;
+}
+
+// Executions from run `from` (0-based) until the plan is within the bound for good (until
+// `until`): 1 when the first run's plan already is. SIZE_MAX when it never settles.
+std::size_t runs_to_bound(const Model& at_load, const Trace& t, std::size_t from, std::size_t until) {
+  std::size_t last_out = SIZE_MAX;
+  for (std::size_t i = from; i < until; ++i)
+    if (!within_bound(at_load, t.plans[i])) last_out = i;
+  if (last_out == SIZE_MAX) return 1;
+  return last_out + 1 >= until ? SIZE_MAX : last_out - from + 2;
+}
+
+Retrain train_on(const std::vector<DeviceInfo>& devs, Model& m, std::size_t* calls) {
+  return [&devs, &m, calls](const Config& current) {
+    if (calls) ++*calls;
+    TrainingOptions o;
+    o.fixed_platform = true;
+    o.quality = 3;
+    o.max_executions = 16;
+    Measure measure = [&](const Config& c) {
+      auto t = m.times(c);
+      return Measurement{*std::max_element(t.begin(), t.end()), t};
+    };
+    return train(devs, measure, o, {}, current).best;
+  };
 }
 
 }  // namespace
 
-TEST(Balancer, DeviationAndLbtFollowTheSpecFormula) {
-  BalancerSettings s;
-  s.weight = 0.5;
-  s.trigger = 0.9;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), s);
+TEST(Balancer, DeviationIsOneMinusFastestOverSlowestActiveDevice) {
   EXPECT_DOUBLE_EQ(Balancer::deviation(two_way(0.5), {8, 10}), 0.2);
   EXPECT_DOUBLE_EQ(Balancer::deviation(two_way(1.0), {8, 0}), 0.0);  // one active device: nothing to compare
-  auto st = b.observe({10, 8}, {});
-  EXPECT_TRUE(st.unbalanced);
-  EXPECT_DOUBLE_EQ(st.lbt, 0.5);
-  st = b.observe({10, 8}, {});
-  EXPECT_DOUBLE_EQ(st.lbt, 0.75);
-  // Runs are judged on the median of the last three: one balanced run does not outvote two.
-  st = b.observe({10, 10}, {});
-  EXPECT_TRUE(st.unbalanced);
-  EXPECT_DOUBLE_EQ(st.lbt, 0.875);
-  EXPECT_FALSE(st.event);
-  EXPECT_EQ(st.execution, 3u);
-  st = b.observe({10, 9.5}, {});  // within 88%, and now the median is too
-  EXPECT_FALSE(st.unbalanced);
-  EXPECT_DOUBLE_EQ(st.lbt, 0.4375);
-  EXPECT_EQ(st.execution, 4u);
 }
 
-class BalancerStep : public ::testing::TestWithParam<std::pair<double, double>> {};
+TEST(Balancer, FastestSplitIsTheAnalyticOptimumOrOneDeviceAlone) {
+  // Proportional devices finish together at shares proportional to their rates.
+  std::vector<DeviceRate> r = {{.a = 1000, .b = 0, .runs = 1}, {.a = 400, .b = 0, .runs = 1}};
+  auto s = fastest_split(r);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0], 400.0 / 1400, 0.006);
+  // Fixed costs: t = a*s + b finishing together; T = (1 + sum b/a) / sum 1/a.
+  r = {{.a = 1000, .b = 100, .runs = 1}, {.a = 400, .b = 10, .runs = 1}};
+  s = fastest_split(r);
+  const double t = (1 + 0.1 + 10.0 / 400) / (1.0 / 1000 + 1.0 / 400);
+  EXPECT_NEAR(s[0], (t - 100) / 1000, 0.006);
+  // A CPU whose fixed cost exceeds what the GPU alone takes: the GPU alone, share 0 for the CPU
+  // (equal finish times would still give the CPU work).
+  r = {{.a = 1000, .b = 500, .runs = 1}, {.a = 400, .b = 10, .runs = 1}};
+  s = fastest_split(r);
+  EXPECT_EQ(s[0], 0.0);
+  EXPECT_EQ(s[1], 1.0);
+  EXPECT_DOUBLE_EQ(predicted_ms(r, s), 410);
+  // An unknown device gets nothing; an unknown active device makes a plan unpredictable.
+  r = {{}, {.a = 400, .b = 10, .runs = 1}};
+  EXPECT_EQ(fastest_split(r), (std::vector<double>{0.0, 1.0}));
+  EXPECT_TRUE(std::isinf(predicted_ms(r, {0.5, 0.5})));
+  EXPECT_TRUE(fastest_split({{}, {}}).empty());
+}
 
-// Fixed costs (b) small and large beside the work: rates measured from share/time are exact for
-// the first and biased for the second, which level 1 then corrects over a few moves.
-INSTANTIATE_TEST_SUITE_P(FixedCosts, BalancerStep,
-                         ::testing::Values(std::pair{0.5, 1.5}, std::pair{60.0, 120.0}));
+// The test: a load step with +-30% multiplicative noise on every device's every run,
+// both ways (the load arriving and leaving), over 200 seeds. Each step reaches the bound within
+// 8 executions (and stays) in most of them: 99% and 96% of these seeds, 95.4% and 93.6% of
+// seeds 1001-2000. The limit is statistical: by the 8th execution the changed device has been
+// seen in six runs (three to show the step, three of the new plan), and a rate 15% off from
+// those puts the plan out of the bound; the balancer hedges against it (an uncertain device
+// gets a little less) but cannot see more runs than there are.
+TEST(Balancer, ALoadStepWithThirtyPercentNoiseReachesTheBoundWithinEightExecutions) {
+  constexpr std::size_t kSeeds = 200, load_on = 60, load_off = 160, total = 260;
+  std::size_t on_ok = 0, off_ok = 0, start_ok = 0, moves = 0, level2 = 0;
+  std::vector<std::size_t> on_runs, off_runs;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.4}, {0.5, 1.5}};
+    m.noise = 0.3;
+    m.slow = {1, 1};
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    Trace t = drive(b, m, total, [&](std::size_t i) {
+      if (i == load_on) m.slow[0] = 2.5;  // the CPU at 40% speed
+      if (i == load_off) m.slow[0] = 1.0;
+    });
+    Model loaded = m;
+    loaded.slow = {2.5, 1};
+    start_ok += runs_to_bound(m, t, 0, load_on) == 1;
+    const std::size_t on = runs_to_bound(loaded, t, load_on, load_off), off = runs_to_bound(m, t, load_off, total);
+    on_ok += on <= 8;
+    off_ok += off <= 8;
+    on_runs.push_back(on);
+    off_runs.push_back(off);
+    moves += t.events(1);
+    level2 += t.events(2);
+  }
+  std::sort(on_runs.begin(), on_runs.end());
+  std::sort(off_runs.begin(), off_runs.end());
+  std::cout << "within the bound in <= 8 executions: load on " << on_ok << "/" << kSeeds << ", load off " << off_ok
+            << "/" << kSeeds << " (median " << on_runs[kSeeds / 2] << " and " << off_runs[kSeeds / 2]
+            << " executions); within it throughout the first phase: " << start_ok << "/" << kSeeds << "; "
+            << static_cast<double>(moves) / kSeeds << " level-1 moves per run of " << total << "\n";
+  EXPECT_GE(on_ok, kSeeds * 93 / 100);
+  EXPECT_GE(off_ok, kSeeds * 93 / 100);
+  EXPECT_EQ(start_ok, kSeeds) << "noise before the step moves nothing out of the bound";
+  EXPECT_EQ(level2, 0u) << "the model answers a step on a two-device plan";
+}
+
+// A step in the GPU's speed (a process sharing it), from a plan that is right before it.
+TEST(Balancer, AStepOnTheGpuIsFollowedToo) {
+  constexpr std::size_t kSeeds = 100;
+  std::size_t ok = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.4}, {0.5, 1.5}};
+    m.noise = 0.3;
+    m.slow = {1, 1};
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    Trace t = drive(b, m, 80, [&](std::size_t i) {
+      if (i == 30) m.slow[1] = 3.0;
+    });
+    ok += runs_to_bound(m, t, 30, 80) <= 8;
+  }
+  std::cout << "a 3x step on the GPU: within the bound in <= 8 executions in " << ok << "/" << kSeeds << "\n";
+  EXPECT_GE(ok, kSeeds * 93 / 100);
+}
+
+// The test: noise alone moves nothing. 200 executions of +-30% noise on a right plan,
+// over 200 seeds: at most one move in all of them (in practice none).
+TEST(Balancer, ThirtyPercentNoiseAloneMovesNothing) {
+  constexpr std::size_t kSeeds = 200;
+  std::size_t moves = 0, out = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.4}, {0.5, 1.5}};
+    m.noise = 0.3;
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    Trace t = drive(b, m, 200, [](std::size_t) {});
+    moves += t.events();
+    out += !within_bound(m, b.config());
+  }
+  std::cout << moves << " moves in " << kSeeds << " noise-only runs of 200 executions\n";
+  EXPECT_LE(moves, 1u);
+  EXPECT_EQ(out, 0u);
+}
+
+TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
+  // The CPU's own run-to-run noise on the GPU machine reached +-50%; the GPU's is smaller.
+  constexpr std::size_t kSeeds = 100;
+  std::size_t moves = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.4}, {0.5, 1.5}};
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    std::uniform_real_distribution<double> cpu(-0.5, 0.5), gpu(-0.1, 0.1);
+    for (std::size_t i = 0; i < 200; ++i) {
+      auto t = m.times(b.config());
+      t[0] *= 1 + cpu(m.rng);
+      t[1] *= 1 + gpu(m.rng);
+      moves += b.observe(t, {}).event.has_value();
+    }
+  }
+  EXPECT_LE(moves, 1u);
+}
+
+TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
+  for (std::size_t device : {0u, 1u}) {
+    Model m{{1.0, 0.4}, {0.5, 1.5}};
+    m.noise = 0.02;
+    m.slow = {1, 1};
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    Trace t = drive(b, m, 100, [&](std::size_t i) {
+      m.slow[device] = (i == 30 || i == 31) ? 3.0 : 1.0;  // a page-fault storm, two runs long
+    });
+    EXPECT_EQ(t.events(), 0u) << "spike on device " << device;
+  }
+}
+
+// Fixed costs (b) small and large beside the work, steady devices: the first move from rates
+// measured as share/time is biased by the fixed costs; the confirming move, with the device's
+// line through two shares, corrects it.
+class BalancerStep : public ::testing::TestWithParam<std::pair<double, double>> {};
+INSTANTIATE_TEST_SUITE_P(FixedCosts, BalancerStep, ::testing::Values(std::pair{0.5, 1.5}, std::pair{60.0, 120.0}));
 
 TEST_P(BalancerStep, StepInCpuSpeedIsCorrectedWithinEightExecutionsEachWay) {
   Model m{{1.0, 0.4}, {GetParam().first, GetParam().second}};
@@ -132,195 +298,112 @@ TEST_P(BalancerStep, StepInCpuSpeedIsCorrectedWithinEightExecutionsEachWay) {
     if (i == load_off) m.slow[0] = 1.0;
   });
   for (std::size_t i = 0; i < load_on; ++i) EXPECT_FALSE(t.steps[i].event) << "run " << i;
-  const std::size_t on = runs_to_balance(t, load_on);
-  // The step's first run is unbalanced; count from it to the first balanced run.
+  Model loaded = m;
+  loaded.slow = {2, 1};
+  const std::size_t on = runs_to_bound(loaded, t, load_on, load_off), off = runs_to_bound(m, t, load_off, 250);
   EXPECT_LE(on, 8u) << "after the load arrived";
-  // Then it stays balanced: the plan moved work to the GPU.
-  for (std::size_t i = load_on + on; i < load_off; ++i) EXPECT_FALSE(t.steps[i].unbalanced) << "run " << i;
-  const std::size_t off = runs_to_balance(t, load_off);
   EXPECT_LE(off, 8u) << "after the load left";
-  for (std::size_t i = load_off + off; i < t.steps.size(); ++i) EXPECT_FALSE(t.steps[i].unbalanced) << "run " << i;
-  EXPECT_NEAR(b.config().shares[0], start, 0.06) << b.config().str();
-  std::cout << "executions to balance: " << on << " after the load arrived, " << off << " after it left; "
+  // Steady devices: balanced in the spec's own sense too (the devices' times within the bound).
+  EXPECT_LT(Balancer::deviation(b.config(), m.times(b.config())), 0.12) << b.config().str();
+  std::cout << "executions to the bound: " << on << " after the load arrived, " << off << " after it left; "
             << t.events(1) << " level-1 moves\n";
-  EXPECT_EQ(t.events(2), 0u) << "level 1 suffices for a proportional model";
+  EXPECT_EQ(t.events(2), 0u) << "level 1 suffices for a linear model";
 }
 
-TEST(Balancer, SharesDuringTheLoadFollowTheSlowerCpu) {
-  Model m{{1.0, 0.4}, {0.5, 1.5}};
-  m.slow = {1, 1};
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
-  drive(b, m, 40, [&](std::size_t i) {
-    if (i == 5) m.slow[0] = 2.0;
-  });
-  EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.04) << b.config().str();
-}
-
-TEST(Balancer, FivePercentNoiseForFiveHundredExecutionsMovesNothing) {
-  Model m{{1.0, 0.4}, {0.5, 1.5}};
-  m.noise = 0.05;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
-  const Config start = b.config();
-  Trace t = drive(b, m, 500, [](std::size_t) {});
-  EXPECT_EQ(t.events(), 0u);
-  EXPECT_EQ(b.config(), start);
-}
-
-TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
-  for (std::size_t device : {0u, 1u}) {
-    Model m{{1.0, 0.4}, {0.5, 1.5}};
-    m.noise = 0.02;
-    m.slow = {1, 1};
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
-    Trace t = drive(b, m, 100, [&](std::size_t i) {
-      m.slow[device] = i == 30 ? 3.0 : 1.0;  // one page-fault storm
-    });
-    EXPECT_FALSE(t.steps[30].unbalanced) << "the median of the last three runs filters it out";
-    EXPECT_EQ(t.events(), 0u) << "spike on device " << device;
+TEST(Balancer, OneDeviceAloneBestIsWhereTheBalancerGoesAndStays) {
+  // The CPU's fixed cost (500) exceeds the GPU's whole time alone (410): the optimum is the GPU
+  // alone. Equal finish times would keep giving the CPU work.
+  for (double noise : {0.02, 0.1, 0.3}) {
+    std::size_t reached = 0;
+    constexpr std::size_t kSeeds = 50;
+    for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+      Model m{{1.0, 0.4}, {500, 10}};
+      m.noise = noise;
+      m.rng.seed(static_cast<unsigned>(seed));
+      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.3), {});
+      Trace t = drive(b, m, 200, [](std::size_t) {});
+      const bool alone = b.config().shares[0] == 0.0;
+      reached += alone;
+      if (!alone) continue;
+      // ... and stays: no move after the GPU alone first ran.
+      std::size_t first = 0;
+      while (t.plans[first].shares[0] > 0) ++first;
+      for (std::size_t i = first; i < t.plans.size(); ++i)
+        ASSERT_EQ(t.plans[i].shares[0], 0.0) << "noise " << noise << " seed " << seed << " run " << i;
+      // Where the fixed costs are lost in the noise, each move sizes the CPU's share from its rate
+      // as if proportional, and the share shrinks over several moves.
+      EXPECT_LE(first, noise < 0.2 ? 40u : 100u) << "noise " << noise << " seed " << seed;
+    }
+    EXPECT_GE(reached, kSeeds * 95 / 100) << "noise " << noise;
   }
 }
 
-TEST(Balancer, TwoSpikesInARowMoveNothingEither) {
-  Model m{{1.0, 0.4}, {0.5, 1.5}};
-  m.slow = {1, 1};
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
-  Trace t = drive(b, m, 60, [&](std::size_t i) { m.slow[0] = (i == 20 || i == 21) ? 3.0 : 1.0; });
-  EXPECT_EQ(t.events(), 0u);
-}
-
-TEST(Balancer, LevelTwoRetrainsWhenLevelOneCannotConverge) {
-  // Neither device's time depends on its share (fixed costs): moving work cannot balance them,
-  // so level 1 fails and level 2 retrains at the same fission/overlap.
-  Model m{{0.0, 0.0}, {300, 100}};
-  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
-  Config start = two_way(0.5);
-  start.overlap = 3;
-  BalancerSettings s;
-  s.level1_steps = 3;
-  Balancer b(devs, start, s);
-  std::vector<Config> asked;
-  Retrain retrain = [&](const Config& current) {
-    asked.push_back(current);
-    TrainingOptions o;
-    o.fixed_platform = true;
-    o.quality = 1;
-    o.max_executions = 16;
-    Measure measure = [&](const Config& c) {
-      auto t = m.times(c);
-      return Measurement{*std::max_element(t.begin(), t.end()), t};
-    };
-    return train(devs, measure, o, {}, current).best;
-  };
-  Trace t = drive(b, m, 20, [](std::size_t) {}, retrain);
-  ASSERT_EQ(t.events(2), 1u);
-  EXPECT_EQ(t.events(1), 3u) << "level 2 comes after the allowed level-1 moves";
-  ASSERT_EQ(asked.size(), 1u);
-  EXPECT_EQ(asked[0].overlap, 3u);
-  for (const auto& st : t.steps)
-    if (st.event) {
-      EXPECT_EQ(st.event->after.overlap, 3u) << "the platform configuration stays";
-      EXPECT_EQ(st.event->after.fission, "none");
-    }
-  // Training finds that the GPU alone is fastest (the CPU costs 300 whatever it does).
-  EXPECT_LT(b.config().shares[0], 0.05) << b.config().str();
-}
-
-TEST(Balancer, MovesThatGoBackAndForthSettleWithoutLevelTwo) {
-  // Device times that swing by +-30% run to run (a CPU device on the GPU machine): level 1 moves
-  // towards the balance and then around it; once a move reverses the one before, the balance is
-  // bracketed and retraining could not do better than the noise allows.
-  Model m{{1.0, 0.5}, {0, 0}};
+TEST(Balancer, AGpuAlonePlanStaysOnNoiseAndReturnsToIt) {
+  // Trained right: the GPU alone. Noise never gives the CPU work (Table 2's derived plans).
+  Model m{{1.0, 0.4}, {500, 10}};
   m.noise = 0.3;
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Retrain count = [&](const Config& c) {
-    ++retrains;
-    return c;
-  };
-  Balancer b(devs, two_way(0.8), {});
-  Trace t = drive(b, m, 300, [](std::size_t) {}, count);
-  EXPECT_EQ(retrains, 0u) << t.events(1) << " level-1 moves";
-  EXPECT_GE(t.events(1), 1u);
-  EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.15) << b.config().str();
+  Balancer b(devs, two_way(0.0), {});
+  Trace t = drive(
+      b, m, 300, [](std::size_t) {}, train_on(devs, m, &retrains));
+  EXPECT_EQ(t.events(), 0u);
+  EXPECT_EQ(retrains, 0u);
 }
 
-TEST(Balancer, AnUnbalanceablePlanIsNotRetrainedOverAndOver) {
-  Model m{{0.0, 0.0}, {300, 100}};
-  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
-  std::size_t retrains = 0;
-  Retrain keep = [&](const Config&) {  // a level 2 that insists on an even split
-    ++retrains;
-    return two_way(0.5);
-  };
-  Balancer b(devs, two_way(0.5), {});
-  Trace t = drive(b, m, 500, [](std::size_t) {}, keep);
-  EXPECT_GE(retrains, 2u);
-  EXPECT_LE(retrains, 8u) << "backoff between fruitless level-2 runs";
-}
-
-TEST(Balancer, SeveralGpusShareByTheirRates) {
-  Model m{{1.0, 0.3, 0.3}, {0.5, 1.0, 1.0}};
-  m.slow = {1, 1, 1};
-  Config c;
-  c.shares = {0.2, 0.4, 0.4};
-  c.overlap = 1;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu, DeviceKind::gpu}), c, {});
-  Trace t = drive(b, m, 60, [&](std::size_t i) {
-    if (i == 0) m.slow[2] = 2.0;  // the second GPU is shared with someone else
-  });
-  EXPECT_GE(t.events(1), 1u);
-  const auto& s = b.config().shares;
-  EXPECT_NEAR(s[1] / s[2], 2.0, 0.25) << b.config().str();
-  auto times = m.times(b.config());
-  EXPECT_LT(Balancer::deviation(b.config(), times), 0.12);
-}
-
-TEST(Balancer, ASliverOfWorkIsNotWorthADevice) {
-  Model m{{0.0, 0.0}, {300, 100}};  // moving work never balances these: level 1 empties the CPU
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
-  drive(b, m, 40, [](std::size_t) {});
-  EXPECT_EQ(b.config().shares[0], 0.0) << b.config().str();
-  EXPECT_EQ(b.config().shares[1], 1.0);
-}
-
-TEST(Balancer, AOneDevicePlanIsRetrainedWhenItsTimeDrifts) {
-  // The plan runs the CPU alone; a load doubles its time. Nothing to balance, so the balancer
-  // watches its time against the settled one and retrains (level 2) once the drift lasts.
+TEST(Balancer, AOneDevicePlanIsReplannedWhenItsTimeSteps) {
+  // The plan runs the CPU alone; a load makes it 2.5x slower. Nothing to balance, and the GPU
+  // never ran: level 2 searches (once), and the GPU takes the work.
   Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.noise = 0.1;
   m.slow = {1, 1};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Retrain retrain = [&](const Config& current) {
-    ++retrains;
-    TrainingOptions o;
-    o.fixed_platform = true;
-    o.quality = 1;
-    Measure measure = [&](const Config& c) {
-      auto t = m.times(c);
-      return Measurement{*std::max_element(t.begin(), t.end()), t};
-    };
-    return train(devs, measure, o, {}, current).best;
-  };
   Balancer b(devs, two_way(1.0), {});
-  Trace t = drive(b, m, 60, [&](std::size_t i) {
-    if (i == 20) m.slow[0] = 2.0;
-  }, retrain);
+  Trace t = drive(
+      b, m, 60,
+      [&](std::size_t i) {
+        if (i == 20) m.slow[0] = 2.5;
+      },
+      train_on(devs, m, &retrains));
   for (std::size_t i = 0; i < 20; ++i) EXPECT_FALSE(t.steps[i].event) << "run " << i;
   EXPECT_EQ(t.events(2), 1u);
   EXPECT_EQ(retrains, 1u);
-  EXPECT_GT(b.config().shares[1], 0.3) << "the GPU takes work: " << b.config().str();
-  // Noise alone never does it.
-  Model quiet{{1.0, 0.4}, {0.5, 1.5}};
-  quiet.noise = 0.05;
-  Balancer c(devs, two_way(1.0), {});
-  EXPECT_EQ(drive(c, quiet, 500, [](std::size_t) {}, retrain).events(), 0u);
+  EXPECT_GT(b.config().shares[1], 0.5) << "the GPU takes work: " << b.config().str();
+  for (const auto& st : t.steps)
+    if (st.event) {
+      EXPECT_EQ(st.event->after.fission, "none") << "level 2 keeps the platform configuration";
+      EXPECT_EQ(st.event->after.overlap, 2u);
+    }
 }
 
-TEST(Balancer, AnEpisodeThatMakesThePlanSlowerIsUndone) {
-  // The GPU alone is right. Its first runs are slow (a warm-up), so the time it settles at is too
-  // high; the later, faster runs look like a drift and level 2 runs. Its search is misled (it
-  // returns a split that is slower): the balancer compares the new plan's runs with the old
-  // plan's and goes back.
+TEST(Balancer, AnIdleDeviceMeasuredBeforeIsPlannedFromItsLastRate) {
+  // The CPU alone is best (the GPU's fixed cost is large); the CPU's load then doubles its time:
+  // the GPU's rate, known from the runs before the CPU alone ran, re-plans without a search.
+  Model m{{1.0, 0.4}, {0.5, 1100}};
+  m.noise = 0.05;
+  m.slow = {1, 1};
+  auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
+  std::size_t retrains = 0;
+  Balancer b(devs, two_way(0.7), {});
+  Trace t = drive(
+      b, m, 120,
+      [&](std::size_t i) {
+        if (i == 60) m.slow[0] = 2.5;
+      },
+      train_on(devs, m, &retrains));
+  EXPECT_EQ(t.plans[59].shares[1], 0.0) << "the CPU alone before the load: " << t.plans[59].str();
+  EXPECT_EQ(retrains, 0u);
+  Model loaded = m;
+  EXPECT_TRUE(within_bound(loaded, b.config())) << b.config().str();
+  EXPECT_GT(b.config().shares[1], 0.0) << b.config().str();
+}
+
+TEST(Balancer, ARetrainingThatMakesThePlanSlowerIsUndone) {
+  // The GPU alone is right. A warm-up: its first runs are slower, so their end looks like a step
+  // down, which asks level 2 (the CPU never ran). The search is misled (it returns a split that
+  // is slower): the new plan's runs are compared with the old plan's since the step, and the old
+  // plan comes back, for good.
   Model m{{4.0, 0.1}, {0.5, 1.0}};
   m.slow = {1, 1.6};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
@@ -331,16 +414,21 @@ TEST(Balancer, AnEpisodeThatMakesThePlanSlowerIsUndone) {
   };
   const Config start = two_way(0.0);
   Balancer b(devs, start, {});
-  Trace t = drive(b, m, 120, [&](std::size_t i) {
-    if (i == 5) m.slow[1] = 1.0;  // warmed up
-  }, misled);
+  Trace t = drive(
+      b, m, 120,
+      [&](std::size_t i) {
+        if (i == 5) m.slow[1] = 1.0;  // warmed up
+      },
+      misled);
   ASSERT_EQ(retrains, 1u);
   ASSERT_EQ(t.events(2), 1u);
   std::size_t level2_at = 0, back_at = 0;
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     if (!t.steps[i].event) continue;
-    if (t.steps[i].event->level == 2) level2_at = i;
-    else if (t.steps[i].event->after == start) back_at = i;
+    if (t.steps[i].event->level == 2)
+      level2_at = i;
+    else if (t.steps[i].event->after == start)
+      back_at = i;
   }
   EXPECT_GT(back_at, level2_at) << "the old plan comes back";
   EXPECT_LE(back_at - level2_at, 5u) << "after the new plan's first run and `window` judged runs";
@@ -349,35 +437,71 @@ TEST(Balancer, AnEpisodeThatMakesThePlanSlowerIsUndone) {
   EXPECT_EQ(t.events(), 2u) << "and it stays";
 }
 
-TEST(Balancer, AnEpisodeThatPaysIsKept) {
-  // Load on the CPU: the moved plan is slower than the old plan was before the load, but faster
-  // than the old plan under the load, which is what it is compared with.
-  Model m{{1.0, 0.4}, {0.5, 1.5}};
-  m.slow = {1, 1};
-  const double start = m.balanced_cpu_share();
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start), {});
-  Trace t = drive(b, m, 80, [&](std::size_t i) {
-    if (i == 10) m.slow[0] = 3.0;
-  });
-  EXPECT_LT(b.config().shares[0], start - 0.1) << b.config().str();
-  for (const auto& st : t.steps)
-    if (st.event) EXPECT_LT(st.event->after.shares[0], st.event->before.shares[0] + 1e-9) << "no move back";
+TEST(Balancer, AMisplannedStartIsMovedAndSettles) {
+  // A plan far off (80% on a CPU that should have a third): moved within the first runs, then
+  // left alone by the noise. Slower than after a step: with no runs before, the devices' noise
+  // is not known yet (taken as +-30%), and the move waits until the estimates are tight enough
+  // for the gain to stand three standard errors clear of it.
+  constexpr std::size_t kSeeds = 100;
+  std::size_t ok = 0, late_moves = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.5}, {0, 0}};
+    m.noise = 0.3;
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.8), {});
+    Trace t = drive(b, m, 200, [](std::size_t) {});
+    ok += runs_to_bound(m, t, 0, 200) <= 12;
+    // Later moves are corrections of a plan still off, into the bound, not moves on noise.
+    for (std::size_t i = 50; i < t.steps.size(); ++i)
+      if (t.steps[i].event) {
+        ++late_moves;
+        EXPECT_TRUE(within_bound(m, t.steps[i].event->after) || !within_bound(m, t.steps[i].event->before))
+            << "seed " << seed << " run " << i << ": " << t.steps[i].event->before.str() << " -> "
+            << t.steps[i].event->after.str();
+      }
+  }
+  EXPECT_GE(ok, kSeeds * 95 / 100);
+  EXPECT_LE(late_moves, kSeeds / 10);
 }
 
-TEST(Balancer, OnANoisyMachineEachMoveWaitsForSeveralRuns) {
-  // +-30% run to run: a move made on one run follows the noise. Each plan gets a fresh run and
-  // `window` judged runs before the next move; with steady times (the step test) one judged run.
-  Model m{{1.0, 0.5}, {0, 0}};
+TEST(Balancer, SeveralGpusShareByTheirRates) {
+  Model m{{1.0, 0.3, 0.3}, {0.5, 1.0, 1.0}};
+  m.slow = {1, 1, 1};
+  m.noise = 0.02;
+  Config c;
+  c.shares = {0.2, 0.4, 0.4};
+  c.overlap = 1;
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu, DeviceKind::gpu}), c, {});
+  Trace t = drive(b, m, 60, [&](std::size_t i) {
+    if (i == 10) m.slow[2] = 2.0;  // the second GPU is shared with someone else
+  });
+  EXPECT_GE(t.events(1), 1u);
+  const auto& s = b.config().shares;
+  EXPECT_NEAR(s[1] / s[2], 2.0, 0.25) << b.config().str();
+  EXPECT_TRUE(within_bound(m, b.config())) << b.config().str();
+}
+
+TEST(Balancer, ASliverOfWorkIsNotWorthADevice) {
+  Model m{{0.0, 0.0}, {300, 100}};  // times that do not depend on the share: the CPU costs 300 whatever it does
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
+  drive(b, m, 40, [](std::size_t) {});
+  EXPECT_EQ(b.config().shares[0], 0.0) << b.config().str();
+  EXPECT_EQ(b.config().shares[1], 1.0);
+}
+
+TEST(Balancer, ADynamicPlanIsLeftAlone) {
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
   m.noise = 0.3;
-  BalancerSettings s;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.9), s);
-  Trace t = drive(b, m, 300, [](std::size_t) {}, [](const Config& c) { return c; });
-  std::vector<std::size_t> at;
-  for (std::size_t i = 0; i < t.steps.size(); ++i)
-    if (t.steps[i].event && !(t.steps[i].event->after == t.steps[i].event->before)) at.push_back(i);
-  ASSERT_GE(at.size(), 2u);
-  for (std::size_t k = 1; k < at.size(); ++k) EXPECT_GE(at[k] - at[k - 1], 1u + s.with_defaults().window.value()) << "moves at " << at[k - 1] << " and " << at[k];
-  EXPECT_NEAR(b.config().shares[0], m.balanced_cpu_share(), 0.12) << b.config().str();
+  m.slow = {1, 1};
+  Config c = two_way(0.8);
+  c.schedule = Schedule::dynamic;
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), c, {});
+  Trace t = drive(b, m, 100, [&](std::size_t i) {
+    if (i == 40) m.slow[0] = 3.0;
+  });
+  EXPECT_EQ(t.events(), 0u);
+  EXPECT_EQ(b.config(), c);
+  EXPECT_GT(t.steps.back().deviation, 0.0) << "its devices' times are still reported";
 }
 
 TEST(Balancer, RejectsSettingsOutOfRange) {
