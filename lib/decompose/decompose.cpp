@@ -513,6 +513,28 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   // a CPU device's threads take the cores that copy the GPUs' chunks in and out (H100 machine,
   // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone).
   if (mine <= 0 || mine < negligible * others) return 0;
+  // Every slot still taking part is a queue of this slot's (sub-)device (the others stopped or too
+  // slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in hand.
+  // A device's queues share its compute units, so a costly chunk on one ends sooner once the
+  // others are done; the guided chunks' tail only added launches (H100 machine, Mandelbrot 8192²
+  // on 4 queues: 43 chunks, 1.8 ms over the static split's 12.9).
+  std::size_t waiting = 1;
+  bool one_device = true;
+  for (std::size_t s = 0; s < slots.size() && one_device; ++s) {
+    if (s == slot || progress[s].stopped) continue;
+    double rest_of = 0;
+    for (std::size_t t = 0; t < slots.size(); ++t)
+      if (t != s && !progress[t].stopped) rest_of += r[t];
+    if (r[s] < negligible * rest_of) continue;  // would stop when it asks
+    // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
+    if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) one_device = false;
+    else if (!progress[s].held) ++waiting;
+  }
+  if (one_device) {
+    const std::size_t even = (remaining + waiting - 1) / waiting;
+    const std::size_t share = std::max((even + granule - 1) / granule * granule, std::min(least(slot, granule), remaining));
+    return std::min(share, remaining);
+  }
   const double rest = static_cast<double>(remaining) + held;
   const double own = static_cast<double>(progress[slot].held);
   const std::size_t at_least = std::min(least(slot, granule), remaining);

@@ -435,3 +435,28 @@ TEST(DynamicSchedule, ASlotUnderASixteenthOfTheOthersSpeedTakesNothing) {
       decompose(1u << 20, 64, Config::parse("cpu=0.076923,gpu=0.923077,schedule=dynamic", devices), devices);
   EXPECT_GT(twelfth.dynamic.take(0, 1u << 20, 64, none), 0u);
 }
+
+// The CPU too slow to count, the GPU's four queues share out what is left evenly, one share to
+// each queue without a chunk in hand: four chunks in all, not a guided tail of small ones.
+TEST(DynamicSchedule, QueuesOfTheOneDeviceLeftShareTheRestEvenly) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec = decompose(
+      1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  ASSERT_EQ(d.slots.size(), 5u);
+  std::vector<DynamicChunks::Progress> p(d.slots.size());
+  std::size_t remaining = 1u << 20, taken = 0;
+  for (std::size_t s = 1; s < d.slots.size(); ++s) {
+    const std::size_t c = d.take(s, remaining, 64, p);
+    EXPECT_EQ(c, (1u << 20) / 4) << "queue " << s;
+    p[s].held = c;
+    remaining -= c, taken += c;
+  }
+  EXPECT_EQ(remaining, 0u);
+  EXPECT_EQ(d.take(0, 1u << 20, 64, p), 0u);  // the CPU takes nothing
+  // With a CPU that counts (a third of the GPU's speed), the GPU's queues take guided chunks.
+  const Decomposition both =
+      decompose(1u << 20, 64, Config::parse("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic", devices), devices);
+  std::vector<DynamicChunks::Progress> none(both.dynamic.slots.size());
+  EXPECT_LT(both.dynamic.take(1, 1u << 20, 64, none), (1u << 20) / 4);
+}
