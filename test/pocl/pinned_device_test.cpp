@@ -2,6 +2,7 @@
 // (Planner::single_device): on first use its levels are screened and the runs stored; later the
 // knowledge base's fastest run of the device alone decides, at this input or at the nearest one.
 // Two PoCL devices, the second driven like a GPU (discrete, overlap levels 1-4).
+#include "kb/kb_test_util.hpp"
 #include "pocl/trees.hpp"
 
 #include <sinew/kb.hpp>
@@ -9,27 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <random>
 
-namespace fs = std::filesystem;
 using namespace sinew;
 using namespace sinew::testing;
 
 namespace {
-
-struct TempKb {
-  fs::path dir;
-  std::string path;
-  TempKb() {
-    std::random_device rd;
-    dir = fs::temp_directory_path() / ("sinew-pinned-" + std::to_string(rd()));
-    fs::create_directories(dir);
-    path = (dir / "kb.sqlite").string();
-  }
-  ~TempKb() { fs::remove_all(dir); }
-};
 
 RuntimeOptions options(const std::string& kb) {
   RuntimeOptions o;
@@ -71,13 +57,14 @@ std::string signature() {
 
 TEST(PinnedDevice, AFirstRunScreensTheDevicesOverlapLevelsAndTakesTheFastest) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
-  TempKb kb;
-  Runtime rt(options(kb.path));
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  Runtime rt(options(kb));
   ASSERT_TRUE(rt.devices()[1].discrete);
   ASSERT_GT(rt.devices()[1].overlap_levels.size(), 1u);
   Holder h;
   const Report first = pinned_run(rt, 40000, h);
-  std::vector<KbRun> runs = KnowledgeBase::open(kb.path)->runs_for_tree(signature());
+  std::vector<KbRun> runs = KnowledgeBase::open(kb)->runs_for_tree(signature());
   ASSERT_FALSE(runs.empty());
   const KbFeatures features = runs.front().features;
   std::set<unsigned> levels;
@@ -92,20 +79,21 @@ TEST(PinnedDevice, AFirstRunScreensTheDevicesOverlapLevelsAndTakesTheFastest) {
   // Later runs screen nothing more: the choice is stored (and cached).
   Holder again;
   EXPECT_EQ(pinned_run(rt, 40000, again).config, first.config);
-  EXPECT_EQ(KnowledgeBase::open(kb.path)->runs_for_tree(signature()).size(), runs.size());
+  EXPECT_EQ(KnowledgeBase::open(kb)->runs_for_tree(signature()).size(), runs.size());
 }
 
 TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
-  TempKb kb;
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
   unsigned chosen = 0;
   {
-    Runtime rt(options(kb.path));
+    Runtime rt(options(kb));
     Holder h;
     chosen = pinned_run(rt, 40000, h).config.overlap;
   }
   // Runs of another level, far faster, recorded as another process would have measured them.
-  auto store = KnowledgeBase::open(kb.path);
+  auto store = KnowledgeBase::open(kb);
   const KbRun model = store->runs_for_tree(signature()).front();
   const unsigned other = chosen == 3 ? 2 : 3;
   for (int i = 0; i < 5; ++i) {
@@ -118,7 +106,7 @@ TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
   }
   const std::size_t stored = store->runs_for_tree(signature()).size();
   {
-    Runtime rt(options(kb.path));
+    Runtime rt(options(kb));
     Holder h;
     EXPECT_EQ(pinned_run(rt, 40000, h).config.overlap, other);
     // An input of another size with no run of its own: the nearest input's best level, no screening.
@@ -130,13 +118,14 @@ TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
 
 TEST(PinnedDevice, AnExplicitConfigIsRunAsGiven) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
-  TempKb kb;
-  Runtime rt(options(kb.path));
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  Runtime rt(options(kb));
   Holder h;
   Case c = make_case("kernel", 40000, h);
   Config one = Config::single(1, 2);
   const Report r = rt.run(c.tree, c.bindings, RunOptions{.config = one}).get();
   EXPECT_EQ(c.check(), "");
   EXPECT_EQ(r.config, one);
-  EXPECT_TRUE(KnowledgeBase::open(kb.path)->runs_for_tree(signature()).empty());
+  EXPECT_TRUE(KnowledgeBase::open(kb)->runs_for_tree(signature()).empty());
 }
