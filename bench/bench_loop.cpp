@@ -60,16 +60,7 @@ struct Jacobi {
                                        sinew::copy(unew, u)))
                .times(iterations)
                .until(residual, [t](cl_float r) { return r < t; });
-    // A plate at 0..10 degrees (noise) with a hot disc of 100 degrees in the middle.
-    sinew::samples::reference::Random rng(5);
-    initial.resize(n * n);
-    const double mid = (static_cast<double>(n) - 1) / 2, radius = static_cast<double>(n) / 4;
-    for (std::size_t y = 0; y < n; ++y)
-      for (std::size_t x = 0; x < n; ++x) {
-        const double dx = static_cast<double>(x) - mid, dy = static_cast<double>(y) - mid;
-        const float noise = rng.uniform(0, 10);
-        initial[y * n + x] = dx * dx + dy * dy <= radius * radius ? 100.0f : noise;
-      }
+    initial = sinew::samples::reference::hot_disc_plate(n, 5);  // the heat sample's plate
     grid = initial;
   }
 

@@ -78,16 +78,7 @@ void Heat::prepare(std::size_t size) {
                 return r < tolerance;
               });
 
-  // A plate at 0..10 degrees (noise) with a hot disc of 100 degrees in the middle.
-  reference::Random rng(params.seed);
-  u0_.resize(n * n);
-  const double mid = (static_cast<double>(n) - 1) / 2, radius = static_cast<double>(n) / 4;
-  for (std::size_t y = 0; y < n; ++y)
-    for (std::size_t x = 0; x < n; ++x) {
-      const double dx = static_cast<double>(x) - mid, dy = static_cast<double>(y) - mid;
-      const float noise = rng.uniform(0, 10);
-      u0_[y * n + x] = dx * dx + dy * dy <= radius * radius ? 100.0f : noise;
-    }
+  u0_ = reference::hot_disc_plate(n, params.seed);
   u_.assign(n * n, 0.0f);
 }
 

@@ -188,6 +188,19 @@ namespace sinew::samples::reference {
 
 // ----- heat.cl / sobel.cl ----------------------------------------------------------------------
 
+std::vector<float> hot_disc_plate(std::size_t n, std::uint64_t seed) {
+  Random rng(seed);
+  std::vector<float> plate(n * n);
+  const double mid = (static_cast<double>(n) - 1) / 2, radius = static_cast<double>(n) / 4;
+  for (std::size_t y = 0; y < n; ++y)
+    for (std::size_t x = 0; x < n; ++x) {
+      const double dx = static_cast<double>(x) - mid, dy = static_cast<double>(y) - mid;
+      const float noise = rng.uniform(0, 10);
+      plate[y * n + x] = dx * dx + dy * dy <= radius * radius ? 100.0f : noise;
+    }
+  return plate;
+}
+
 void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alpha, double wall,
           std::vector<double>& residuals) {
   std::vector<double> next(u.size());

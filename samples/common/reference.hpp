@@ -62,6 +62,9 @@ void segmentation(std::span<const cl_uchar> in, std::span<cl_uchar> out, cl_ucha
 
 // ----- heat.cl / sobel.cl ---------------------------------------------------------------------
 
+// The heat sample's starting plate, n x n: 0..10 degrees of noise (Random(seed)) with a hot disc
+// of 100 degrees in the middle (a quarter of n in radius).
+std::vector<float> hot_disc_plate(std::size_t n, std::uint64_t seed);
 // `iterations` Jacobi sweeps of heat_sweep over the n x n grid u (every edge held at `wall`), in
 // double precision; residuals gets each sweep's max |unew - u|.
 void heat(std::span<double> u, std::size_t n, std::size_t iterations, double alpha, double wall,
