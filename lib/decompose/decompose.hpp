@@ -136,9 +136,10 @@ struct Streaming {
   bool streamable = false;
   std::size_t bytes_per_unit = 0;
   std::size_t chunk_bytes = 0;  // 0: chosen by the device's data as above
-  // The tree exchanges halo units between its partitions as it runs: a discrete device's share is
-  // one partition on one queue whatever the overlap level, since more queues would only add
-  // exchanges and barriers (on the H100 a heat loop on 2-4 queues of the GPU ran 3-6x slower).
+  // The tree exchanges halo units or refreshes replicas of what it writes between its partitions
+  // as it runs: a discrete device's share is one partition on one queue whatever the overlap
+  // level, since more queues would only add exchanges and barriers (on the H100 a heat loop on
+  // 2-4 queues of the GPU ran 3-6x slower).
   bool one_queue = false;
   static constexpr std::size_t kMinChunk = 16u << 20, kMaxChunk = 64u << 20;
   static constexpr std::size_t kTail = 3;  // chunks that shrink (weights 1/2, 1/4, 1/8)

@@ -59,14 +59,13 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->tree = tree;
   p->analysis = analyze(p->root(), bindings);
   p->granule = granularity(p->root(), p->analysis, devices);
-  // Partitions that refresh a replica of what they write (a vector written by slices and read
-  // whole: N-Body, a Jacobi sweep reading its grid whole) keep a discrete device's share on one
-  // queue, as those exchanging halos do: more queues on one device only add refreshes between
-  // them, and one partition holding a whole vector refreshes nothing (RunState::replica_in_slice).
-  const bool replicates_written = std::any_of(p->analysis.vectors.begin(), p->analysis.vectors.end(),
-                                              [](const VectorUse& u) { return u.read_whole && u.written && u.partitioned; });
+  // Partitions that refresh a replica of what they write (N-Body, a Jacobi sweep reading its grid
+  // whole) keep a discrete device's share on one queue, as those exchanging halos do: more queues
+  // on one device only add refreshes between them, and one partition holding a whole vector
+  // refreshes nothing (RunState::replica_in_slice).
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
-                  .chunk_bytes = chunk_bytes, .one_queue = p->analysis.exchanges_halos || replicates_written,
+                  .chunk_bytes = chunk_bytes,
+                  .one_queue = p->analysis.exchanges_halos || p->analysis.refreshes_replicas,
                   .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined};
   p->signature = tree.signature();
   p->label = tree.label();

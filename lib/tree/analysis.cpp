@@ -204,6 +204,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
                      "meet to re-synchronise its replicas",
                      "read '" + u.vector->name + "' partitioned or with a halo, or write it in another tree"};
       an.streamable = false;
+      an.refreshes_replicas = true;
     }
     if (u.exchanged()) {  // partitions meet to exchange halo units
       if (an.streamable)

@@ -61,6 +61,7 @@ struct Analysis {
     std::string node, argument, why, fix;
   } joined;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
+  bool refreshes_replicas = false;  // some vector is written by slices and read whole
   // The copy(src, dst) leaves that end a loop's body and may swap src's and dst's buffers instead
   // of copying (swap_copies).
   std::set<const NodeImpl*> swap_copies;
