@@ -142,6 +142,11 @@ const std::vector<EnvironmentVariable>& environment_variables() {
       out.push_back(v.doc);
       out.back().setting = "RuntimeOptions::" + out.back().setting;
     }
+    // A Cluster's own (runtime/cluster.cpp reads it, in builds with SINEW_MPI): listed here so
+    // the README's table names every variable Sinew reads.
+    out.push_back({"SINEW_MPI_TIMEOUT", "ClusterOptions::timeout_s", "seconds, 0 or more", "60",
+                   "the longest a Cluster's rank waits on the others at one step before every rank fails "
+                   "(0: no limit)"});
     return out;
   }();
   return docs;
