@@ -1,6 +1,7 @@
 // The knowledge base behind Runtime::run: a second runtime (or process) never trains again,
 // unseen inputs are derived, policies and forced training, a corrupt file never stops a run,
 // every execution is kept though written in batches, and cached plans follow the knowledge base.
+#include "kb/kb_test_util.hpp"
 #include "pocl/trees.hpp"
 
 #include <sinew/kb.hpp>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <future>
 #include <mutex>
-#include <random>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -20,16 +20,10 @@ using namespace sinew;
 using namespace sinew::testing;
 
 namespace {
+// A fresh directory (kbtest::TempDir) with the knowledge base's path in it.
 struct TempKb {
-  fs::path dir;
-  std::string path;
-  TempKb() {
-    std::random_device rd;
-    dir = fs::temp_directory_path() / ("sinew-kb-runtime-" + std::to_string(rd()));
-    fs::create_directories(dir);
-    path = (dir / "kb.sqlite").string();
-  }
-  ~TempKb() { fs::remove_all(dir); }
+  kbtest::TempDir dir;
+  std::string path = dir.file("kb.sqlite");
 };
 
 RuntimeOptions with_kb(const std::string& path, std::optional<UnseenPolicy> unseen = {}) {
@@ -178,7 +172,7 @@ TEST(KbRuntime, ACorruptFileNeverStopsTheRunAndIsKept) {
   EXPECT_EQ(c.check(), "");
   EXPECT_EQ(c.report.provenance, Provenance::trained);
   bool kept = false;
-  for (const auto& e : fs::directory_iterator(kb.dir))
+  for (const auto& e : fs::directory_iterator(kb.dir.path()))
     if (e.path().filename().string().find("kb.sqlite.corrupt-") == 0) kept = fs::file_size(e.path()) == 4096;
   EXPECT_TRUE(kept) << "the corrupt file was not moved aside intact";
 }

@@ -1,4 +1,5 @@
 // The program cache: memory hit, disk miss then hit, corrupt files, concurrent processes.
+#include "kb/kb_test_util.hpp"
 #include "platform/device.hpp"
 #include "platform/hash.hpp"
 
@@ -13,15 +14,7 @@ namespace fs = std::filesystem;
 using namespace sinew::detail;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("sinew-cache-test-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using kbtest::TempDir;
 
 struct Cl {
   cl::Device device;
@@ -56,7 +49,7 @@ TEST(ProgramCache, MemoryHitThenDiskHitInANewCache) {
   Cl cl;
   const std::string src = unique_source();
   {
-    ProgramCache cache(dir.path.string());
+    ProgramCache cache(dir.path().string());
     auto p1 = cache.get(cl.context, {cl.device}, {src, "t"}, "");
     auto p2 = cache.get(cl.context, {cl.device}, {src, "t"}, "");
     EXPECT_EQ(p1(), p2());
@@ -66,7 +59,7 @@ TEST(ProgramCache, MemoryHitThenDiskHitInANewCache) {
     cache.get(cl.context, {cl.device}, {src, "t"}, "-DX=1");  // other options: another build
     EXPECT_EQ(cache.stats().builds, 2u);
   }
-  ProgramCache again(dir.path.string());
+  ProgramCache again(dir.path().string());
   auto p = again.get(cl.context, {cl.device}, {src, "t"}, "");
   EXPECT_EQ(again.stats().builds, 0u);
   EXPECT_EQ(again.stats().disk_hits, 1u);
@@ -86,7 +79,7 @@ TEST(ProgramCache, CorruptOrTruncatedFilesAreRebuiltNotFatal) {
   const std::string src = unique_source();
   std::string file;
   {
-    ProgramCache cache(dir.path.string());
+    ProgramCache cache(dir.path().string());
     cache.get(cl.context, {cl.device}, {src, "t"}, "");
     file = cache.file_for(cl.device, src, "");
   }
@@ -95,12 +88,12 @@ TEST(ProgramCache, CorruptOrTruncatedFilesAreRebuiltNotFatal) {
     if (variant == 0) fs::resize_file(file, size / 2);           // truncated
     if (variant == 1) { std::ofstream(file, std::ios::binary | std::ios::in | std::ios::out).seekp(40) << "garbage!"; }
     if (variant == 2) { std::ofstream(file, std::ios::trunc) << "not a cache file"; }
-    ProgramCache cache(dir.path.string());
+    ProgramCache cache(dir.path().string());
     auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
     EXPECT_NO_THROW(cl::Kernel(p, "cached")) << variant;
     EXPECT_EQ(cache.stats().corrupt_files, 1u) << variant;
     EXPECT_EQ(cache.stats().builds, 1u) << variant;
-    ProgramCache fixed(dir.path.string());  // the rebuilt binary replaced the bad file
+    ProgramCache fixed(dir.path().string());  // the rebuilt binary replaced the bad file
     fixed.get(cl.context, {cl.device}, {src, "t"}, "");
     EXPECT_EQ(fixed.stats().disk_hits, 1u) << variant;
   }
@@ -115,7 +108,7 @@ TEST(ProgramCache, AHeaderClaimingPartOfTheBinaryIsRebuilt) {
   const std::string src = unique_source();
   std::string file;
   {
-    ProgramCache cache(dir.path.string());
+    ProgramCache cache(dir.path().string());
     cache.get(cl.context, {cl.device}, {src, "t"}, "");
     file = cache.file_for(cl.device, src, "");
   }
@@ -131,7 +124,7 @@ TEST(ProgramCache, AHeaderClaimingPartOfTheBinaryIsRebuilt) {
   bytes.replace(kSizeAt, 8, reinterpret_cast<const char*>(&half), 8);
   bytes.replace(kCheckAt, 8, reinterpret_cast<const char*>(&check), 8);
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
-  ProgramCache cache(dir.path.string());
+  ProgramCache cache(dir.path().string());
   auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
   EXPECT_NO_THROW(cl::Kernel(p, "cached"));
   EXPECT_EQ(cache.stats().corrupt_files, 1u);
@@ -144,11 +137,11 @@ TEST(ProgramCache, ABinaryOfAnotherSourceIsRebuilt) {
   TempDir dir;
   Cl cl;
   const std::string a = unique_source(), b = unique_source() + " ";
-  ProgramCache first(dir.path.string());
+  ProgramCache first(dir.path().string());
   first.get(cl.context, {cl.device}, {a, "t"}, "");
   first.get(cl.context, {cl.device}, {b, "t"}, "");
   fs::copy_file(first.file_for(cl.device, a, ""), first.file_for(cl.device, b, ""), fs::copy_options::overwrite_existing);
-  ProgramCache cache(dir.path.string());
+  ProgramCache cache(dir.path().string());
   cache.get(cl.context, {cl.device}, {b, "t"}, "");
   EXPECT_EQ(cache.stats().corrupt_files, 1u);
   EXPECT_EQ(cache.stats().builds, 1u);
@@ -163,18 +156,18 @@ TEST(ProgramCache, ABinaryAProcessDiedLoadingIsDropped) {
   const std::string src = unique_source();
   std::string file;
   {
-    ProgramCache cache(dir.path.string());
+    ProgramCache cache(dir.path().string());
     cache.get(cl.context, {cl.device}, {src, "t"}, "");
     file = cache.file_for(cl.device, src, "");
   }
   std::ofstream(file + ".loading") << "12345\n";  // as a process that died while loading leaves it
-  ProgramCache cache(dir.path.string());
+  ProgramCache cache(dir.path().string());
   auto p = cache.get(cl.context, {cl.device}, {src, "t"}, "");
   EXPECT_NO_THROW(cl::Kernel(p, "cached"));
   EXPECT_EQ(cache.stats().crashed_loads, 1u);
   EXPECT_EQ(cache.stats().builds, 1u);
   EXPECT_FALSE(fs::exists(file + ".loading"));
-  ProgramCache later(dir.path.string());
+  ProgramCache later(dir.path().string());
   later.get(cl.context, {cl.device}, {src, "t"}, "");
   EXPECT_EQ(later.stats().disk_hits, 1u);  // the rebuilt binary is stored again
 }
@@ -189,13 +182,13 @@ TEST(ProgramCache, UnwritableDirectoryOnlyCostsCompileTime) {
 TEST(ProgramCache, TwoProcessesAtOnceBuildOnceAndLeaveAValidCache) {
   TempDir dir;
   const std::string src = unique_source();
-  const std::string cmd = std::string(SINEW_CACHE_BUILDER) + " '" + dir.path.string() + "' '" + src + "'";
+  const std::string cmd = std::string(SINEW_CACHE_BUILDER) + " '" + dir.path().string() + "' '" + src + "'";
   auto a = std::async(std::launch::async, [&] { return run(cmd); });
   auto b = std::async(std::launch::async, [&] { return run(cmd); });
   std::string ra = a.get(), rb = b.get();
   // One builds; the other waits for its lock and loads what it stored ("builds disk_hits corrupt").
   EXPECT_TRUE((ra == "1 0 0\n" && rb == "0 1 0\n") || (ra == "0 1 0\n" && rb == "1 0 0\n")) << ra << rb;
   EXPECT_EQ(run(cmd), "0 1 0\n");  // a third process finds a whole, valid binary
-  for (auto& e : fs::directory_iterator(dir.path))
+  for (auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temporary left behind";
 }
