@@ -317,6 +317,11 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         p.index = dec.dynamic.slots.size();
         dec.dynamic.slots.push_back(p);
         dec.dynamic.weights.push_back(config.shares[d] / sum * w / within);
+        // (A CPU driven as discrete, SINEW_DISCRETE, computes on the host's cores all the same.)
+        const unsigned cores = info.kind != DeviceKind::cpu ? 0
+                               : f && !f->is_none()       ? f->groups.at(at)
+                                                          : std::max(1u, info.compute_units);
+        dec.dynamic.host_cores.push_back(cores);
       }
     }
     // min_chunk 0: a 64th of a slot's even share, so the guided tail ends in a few dozen chunks
@@ -325,6 +330,7 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         config.min_chunk ? config.min_chunk
                          : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
     dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
+    dec.dynamic.occupancy.assign(dec.dynamic.slots.size(), 0);
     return dec;
   }
 
@@ -487,6 +493,70 @@ std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) 
   return r;
 }
 
+double DynamicChunks::net(std::size_t slot, double rate, const std::vector<double>& r,
+                          const std::vector<Progress>& progress) const {
+  if (host_cores.size() != slots.size() || host_cores[slot] > 0) return rate;
+  const Progress& p = progress.at(slot);
+  const double held = p.done && p.busy_ms > 0 && p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms)
+                      : slot < occupancy.size()                ? occupancy[slot]
+                                                               : 0.0;
+  double cpu_rate = 0, cores = 0;  // the CPU slots still taking chunks
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (host_cores[s] > 0 && !progress[s].stopped) {
+      cpu_rate += r[s];
+      cores += host_cores[s];
+    }
+  return cores > 0 ? rate - held * cpu_rate / cores : rate;
+}
+
+DynamicChunks DynamicChunks::seeded() const {
+  DynamicChunks out = *this;
+  if (!memory) return out;
+  std::lock_guard lock(memory->mutex);
+  const auto& m = *memory;
+  if (m.rate.size() != slots.size()) return out;
+  double remembered = 0, their_weight = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (m.rate[s] > 0) {
+      remembered += m.rate[s];
+      their_weight += weights[s];
+    }
+  if (!(remembered > 0 && their_weight > 0)) return out;
+  double sum = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    out.weights[s] = m.rate[s] > 0 ? m.rate[s] : weights[s] * remembered / their_weight;
+    sum += out.weights[s];
+  }
+  for (double& w : out.weights) w /= sum;
+  for (std::size_t s = 0; s < slots.size() && s < m.occupancy.size(); ++s)
+    if (m.rate[s] > 0) out.occupancy[s] = m.occupancy[s];
+  return out;
+}
+
+void DynamicChunks::remember(const std::vector<Progress>& progress) const {
+  if (!memory || progress.size() != slots.size()) return;
+  std::lock_guard lock(memory->mutex);
+  auto& m = *memory;
+  m.rate.resize(slots.size(), 0);
+  m.occupancy.resize(slots.size(), 0);
+  double now = 0, before = 0;  // slots measured now and before: their rates now and then
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (progress[s].done && progress[s].busy_ms > 0 && m.rate[s] > 0) {
+      now += static_cast<double>(progress[s].done) / progress[s].busy_ms;
+      before += m.rate[s];
+    }
+  const double change = now > 0 && before > 0 ? now / before : 1;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const Progress& p = progress[s];
+    if (p.done && p.busy_ms > 0) {
+      m.rate[s] = static_cast<double>(p.done) / p.busy_ms;
+      m.occupancy[s] = p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
+    } else {
+      m.rate[s] *= change;
+    }
+  }
+}
+
 std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::size_t granule,
                                 const std::vector<Progress>& progress) const {
   if (remaining == 0) return 0;
@@ -511,8 +581,10 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   if (others <= 0) return units;  // no one else would take the rest
   // A slot that could do at most a 17th of the rest gains the run at most 6%, and costs it more:
   // a CPU device's threads take the cores that copy the GPUs' chunks in and out (H100 machine,
-  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone).
-  if (mine <= 0 || mine < negligible * others) return 0;
+  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone). What it
+  // adds is its rate less what its host thread costs the CPU slots (net()).
+  const double adds = net(slot, mine, r, progress);
+  if (mine <= 0 || adds <= 0 || adds < negligible * others) return 0;
   // Every slot still taking part is a queue of this slot's (sub-)device (the others stopped or too
   // slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in hand.
   // A device's queues share its compute units, so a costly chunk on one ends sooner once the
@@ -524,7 +596,8 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   bool one_device = true;
   for (std::size_t s = 0; s < slots.size() && one_device; ++s) {
     if (s == slot || progress[s].stopped) continue;
-    if (r[s] < negligible * (taking - r[s])) continue;  // it would stop when it asks
+    if (const double a = net(s, r[s], r, progress); a <= 0 || a < negligible * (taking - r[s]))
+      continue;  // it would stop when it asks
     // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
     if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) one_device = false;
     else if (!progress[s].held) ++waiting;

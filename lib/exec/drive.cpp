@@ -53,6 +53,7 @@ void drive_chunks(RunState& run, Worker& w) {
   bool measured = false;  // a chunk of this worker has ended
   try {
     w.chunks_from_ms = run.now_ms();
+    w.cpu_from_ms = thread_cpu_ms();
     for (std::size_t i = 0;; ++i) {
       PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
       if (!p) break;
@@ -248,6 +249,7 @@ void drive(RunState& run) {
   }
   if (others.size() + 1 == run.workers.size()) work(run, run.workers[0]);
   for (auto& f : others) f.get();  // work() keeps its exceptions in the run
+  if (run.dec.is_dynamic() && !run.error()) run.chunks.remember(run.progress);
 }
 
 }  // namespace sinew::detail

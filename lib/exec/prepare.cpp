@@ -321,6 +321,7 @@ void prepare(RunState& run) {
         const Partition& p = run.dec.dynamic.slots[s];
         if (w.runtime_index == p.device && w.sub_device == p.sub_device && w.queue_index == p.queue) w.dynamic_slot = s;
       }
+    run.chunks = run.dec.dynamic.seeded();
     run.progress.assign(run.dec.dynamic.slots.size(), {});
     for (auto& w : run.workers) cut_chunk(run, w);
   }

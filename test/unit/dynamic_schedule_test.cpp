@@ -460,3 +460,88 @@ TEST(DynamicSchedule, QueuesOfTheOneDeviceLeftShareTheRestEvenly) {
   std::vector<DynamicChunks::Progress> none(both.dynamic.slots.size());
   EXPECT_LT(both.dynamic.take(1, 1u << 20, 64, none), (1u << 20) / 4);
 }
+
+// What a GPU queue adds is its rate less the host core its thread holds (staging pageable data,
+// polling): saxpy from host memory, where a queue does about what one of the CPU's 16 cores does.
+DeviceInfo cpu16(std::size_t index) {
+  DeviceInfo d = cpu(index);
+  d.compute_units = 16;
+  return d;
+}
+
+TEST(DynamicSchedule, AQueueWhoseThreadCostsTheCpuWhatItAddsTakesNothing) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const Decomposition dec =
+      decompose(1u << 24, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  ASSERT_EQ(d.slots.size(), 3u);
+  EXPECT_EQ(d.host_cores, (std::vector<unsigned>{16, 0, 0}));
+  std::vector<DynamicChunks::Progress> p(3);
+  p[0].done = 8200, p[0].busy_ms = 1;  // the CPU: 8200 units per ms, 512.5 per core
+  for (std::size_t q : {1u, 2u}) p[q].done = 1000, p[q].busy_ms = 1;  // each queue 1000 per ms
+  const std::size_t left = 1u << 22;
+  // Threads that waited in the driver (pinned data): the queues cost the host nothing and, over
+  // a 16th of the others' speed, take chunks; the CPU takes a guided one.
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  EXPECT_LT(d.take(0, left, 64, p), left);
+  // Threads that held a core while their chunks ran: each queue adds 1000 - 512.5 units per ms,
+  // under a 16th of the others' 9200: it takes nothing.
+  for (std::size_t q : {1u, 2u}) p[q].host_ms = 1;
+  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 487.5);
+  EXPECT_EQ(d.take(1, left, 64, p), 0u);
+  // The CPU, the one slot left that adds enough, takes the rest in one chunk (each chunk of a
+  // CPU device is a kernel that ends with its slowest thread: under a load, a time slice late).
+  EXPECT_EQ(d.take(0, left, 64, p), left);
+  // Half a core held (the thread waited in the driver half the time): 743.75 added, the queues
+  // take chunks again.
+  for (std::size_t q : {1u, 2u}) p[q].host_ms = 0.5;
+  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 1000 - 0.5 * 8200 / 16);
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  // A GPU queue 100x a core (Mandelbrot) pays for its thread whatever it holds.
+  for (std::size_t q : {1u, 2u}) p[q].done = 51250, p[q].host_ms = 1;
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  // With the CPU stopped nothing is charged: there is no one to take the core from.
+  p[0].stopped = true;
+  EXPECT_DOUBLE_EQ(d.net(1, 500, d.rates(p), p), 500);
+}
+
+// A run starts from the rates the plan's last run measured, not from the plan's weights (which
+// bench_dynamic takes from the solo speeds without a load).
+TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 1u << 24;
+  const Decomposition dec =
+      decompose(total, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
+  const std::vector<DynamicChunks::Progress> none(3);
+  // Nothing remembered: the plan's weights; each queue takes a first chunk.
+  const DynamicChunks fresh = dec.dynamic.seeded();
+  EXPECT_EQ(fresh.weights, dec.dynamic.weights);
+  EXPECT_GT(fresh.take(1, total, 64, none), 0u);
+  // A run measured the CPU at 8200 units per ms and each queue at 500, holding a core.
+  std::vector<DynamicChunks::Progress> run(3);
+  run[0].done = 8200 * 4, run[0].busy_ms = 4, run[0].host_ms = 0.1;
+  for (std::size_t q : {1u, 2u}) run[q].done = 500 * 4, run[q].busy_ms = 4, run[q].host_ms = 4;
+  fresh.remember(run);  // the copy remembers for the plan's decomposition
+  const DynamicChunks next = dec.dynamic.seeded();
+  EXPECT_NEAR(next.weights[0], 8200.0 / 9200, 1e-12);
+  EXPECT_NEAR(next.weights[1], 500.0 / 9200, 1e-12);
+  EXPECT_DOUBLE_EQ(next.occupancy[1], 1);
+  EXPECT_DOUBLE_EQ(next.occupancy[0], 0.1 / 4);
+  // The next run's queues take nothing; the CPU takes everything in its first chunk.
+  EXPECT_EQ(next.take(1, total, 64, none), 0u);
+  EXPECT_EQ(next.take(0, total, 64, none), total);
+  // A load slows the CPU 3.6x in a run where it alone took chunks: the queues, not measured, are
+  // remembered slowed alike, so the run after still keeps them out (their unloaded rate against
+  // the loaded CPU would have let them in).
+  std::vector<DynamicChunks::Progress> loaded(3);
+  loaded[0].done = 2278 * 10, loaded[0].busy_ms = 10;
+  next.remember(loaded);
+  const DynamicChunks after = dec.dynamic.seeded();
+  EXPECT_NEAR(after.weights[1] / after.weights[0], 500.0 / 8200, 1e-9);
+  EXPECT_EQ(after.take(1, total, 64, none), 0u);
+  EXPECT_EQ(after.take(0, total, 64, none), total);
+  // Another plan's decomposition remembers nothing of it.
+  const Decomposition other =
+      decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
+  EXPECT_EQ(other.dynamic.seeded().weights, other.dynamic.weights);
+}
