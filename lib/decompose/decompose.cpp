@@ -511,48 +511,79 @@ double DynamicChunks::net(std::size_t slot, double rate, const std::vector<doubl
 
 DynamicChunks DynamicChunks::seeded() const {
   DynamicChunks out = *this;
+  out.probes.assign(slots.size(), false);
   if (!memory) return out;
-  std::lock_guard lock(memory->mutex);
-  const auto& m = *memory;
-  if (m.rate.size() != slots.size()) return out;
+  std::vector<double> rate, occupancy;
+  {
+    std::lock_guard lock(memory->mutex);
+    rate = memory->rate;
+    occupancy = memory->occupancy;
+  }
+  // Each device's plan weight (the sum of its slots').
+  std::vector<double> device_weight;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
+    device_weight[d] += weights[s];
+  }
+  rate.resize(device_weight.size(), 0);
+  occupancy.resize(device_weight.size(), 0);
   double remembered = 0, their_weight = 0;
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    if (m.rate[s] > 0) {
-      remembered += m.rate[s];
-      their_weight += weights[s];
+  for (std::size_t d = 0; d < device_weight.size(); ++d)
+    if (rate[d] > 0 && device_weight[d] > 0) {
+      remembered += rate[d];
+      their_weight += device_weight[d];
     }
   if (!(remembered > 0 && their_weight > 0)) return out;
   double sum = 0;
   for (std::size_t s = 0; s < slots.size(); ++s) {
-    out.weights[s] = m.rate[s] > 0 ? m.rate[s] : weights[s] * remembered / their_weight;
+    const std::size_t d = slots[s].device;
+    const double within = device_weight[d] > 0 ? weights[s] / device_weight[d] : 0;
+    out.weights[s] = rate[d] > 0 ? rate[d] * within : weights[s] * remembered / their_weight;
+    out.occupancy[s] = rate[d] > 0 ? occupancy[d] : 0;
     sum += out.weights[s];
   }
   for (double& w : out.weights) w /= sum;
-  for (std::size_t s = 0; s < slots.size() && s < m.occupancy.size(); ++s)
-    if (m.rate[s] > 0) out.occupancy[s] = m.occupancy[s];
+  const std::vector<Progress> none(slots.size());
+  const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
   return out;
 }
 
 void DynamicChunks::remember(const std::vector<Progress>& progress) const {
   if (!memory || progress.size() != slots.size()) return;
-  std::lock_guard lock(memory->mutex);
-  auto& m = *memory;
-  m.rate.resize(slots.size(), 0);
-  m.occupancy.resize(slots.size(), 0);
-  double now = 0, before = 0;  // slots measured now and before: their rates now and then
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    if (progress[s].done && progress[s].busy_ms > 0 && m.rate[s] > 0) {
-      now += static_cast<double>(progress[s].done) / progress[s].busy_ms;
-      before += m.rate[s];
-    }
-  const double change = now > 0 && before > 0 ? now / before : 1;
+  // This run's rate and occupancy per device (its measured slots': rates summed, occupancy
+  // averaged).
+  std::size_t devices = 0;
+  for (const auto& p : slots) devices = std::max(devices, p.device + 1);
+  std::vector<double> rate(devices, 0), held(devices, 0);
+  std::vector<std::size_t> measured(devices, 0);
   for (std::size_t s = 0; s < slots.size(); ++s) {
     const Progress& p = progress[s];
-    if (p.done && p.busy_ms > 0) {
-      m.rate[s] = static_cast<double>(p.done) / p.busy_ms;
-      m.occupancy[s] = p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
+    if (!(p.done && p.busy_ms > 0)) continue;
+    const std::size_t d = slots[s].device;
+    rate[d] += static_cast<double>(p.done) / p.busy_ms;
+    held[d] += p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
+    ++measured[d];
+  }
+  std::lock_guard lock(memory->mutex);
+  auto& m = *memory;
+  m.rate.resize(std::max(m.rate.size(), devices), 0);
+  m.occupancy.resize(m.rate.size(), 0);
+  double now = 0, before = 0;  // devices measured now and before: their rates now and then
+  for (std::size_t d = 0; d < devices; ++d)
+    if (measured[d] && m.rate[d] > 0) {
+      now += rate[d];
+      before += m.rate[d];
+    }
+  const double change = now > 0 && before > 0 ? now / before : 1;
+  for (std::size_t d = 0; d < devices; ++d) {
+    if (measured[d]) {
+      m.rate[d] = rate[d];
+      m.occupancy[d] = held[d] / static_cast<double>(measured[d]);
     } else {
-      m.rate[s] *= change;
+      m.rate[d] *= change;
     }
   }
 }

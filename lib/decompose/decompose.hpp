@@ -94,24 +94,32 @@ struct DynamicChunks {
   // measured rate already: it is charged nothing.
   double net(std::size_t slot, double rate, const std::vector<double>& r, const std::vector<Progress>& progress) const;
 
-  // Execution to execution: each slot's rate and occupancy as last measured, kept by the
-  // runtime's cache of the plan's decomposition (shared by its copies, under a mutex). A run
-  // starts from them (seeded) rather than from the plan's weights, which were measured on
-  // another machine state (bench_dynamic's load step: weights from the unloaded solo speeds gave
-  // the GPU its first chunks under a load that had made it worth nothing).
+  // Execution to execution: each device's rate (its slots' together) and occupancy as last
+  // measured, kept by the runtime's cache of the plan's decomposition (shared by its copies,
+  // under a mutex). A run starts from them (seeded) rather than from the plan's weights, which
+  // were measured on another machine state (bench_dynamic's load step: weights from the unloaded
+  // solo speeds gave the GPU its first chunks under a load that had made it worth nothing). Per
+  // device, not per slot: a device's slots are alike, and one measured slow by chance (a small
+  // chunk, a busy moment) would be kept out of every later run on that alone.
   struct Memory {
     std::mutex mutex;
-    std::vector<double> rate, occupancy;  // per slot; rate 0: never measured
+    std::vector<double> rate, occupancy;  // per runtime device index; rate 0: never measured
   };
   std::shared_ptr<Memory> memory = std::make_shared<Memory>();
-  // A copy whose weights are the remembered rates (normalised to add up to 1; a slot never
-  // measured keeps its weight, scaled as the remembered slots' rates are to their weights) and
-  // whose occupancy is the remembered one. As it is when nothing is remembered.
+  // A copy whose weights are the remembered rates, each device's split over its slots as the
+  // plan's weights split it (normalised to add up to 1; a device never measured keeps its
+  // weights, scaled as the remembered devices' rates are to their weights), whose occupancy is
+  // the remembered one, and whose `probes` are set. As it is when nothing is remembered.
   DynamicChunks seeded() const;
-  // Keeps a finished run's measured rates and occupancies. A slot not measured in this run (it
-  // took nothing) keeps its remembered rate scaled as the measured slots' rates changed since
-  // they were remembered: a CPU slowed 3.6x by a load leaves the GPU it had kept out as far
-  // behind as before, rather than suddenly worth its unloaded rate again.
+  // Seeded: the slots that the remembered rates keep out of the run (take() gives them nothing
+  // at its start) but whose device was measured before. Each takes its least chunk first, so
+  // its device is measured again in every run and comes back once it pays (the load gone): a
+  // device kept out by its remembered rate alone would never be measured again.
+  std::vector<bool> probes;
+  // Keeps a finished run's measured rates and occupancies. A device not measured in this run
+  // keeps its remembered rate scaled as the measured devices' rates changed since they were
+  // remembered: a CPU slowed 3.6x by a load leaves the GPU it had kept out as far behind as
+  // before, rather than suddenly worth its unloaded rate again.
   void remember(const std::vector<Progress>& progress) const;
 };
 

@@ -4,18 +4,21 @@
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <utility>
 
 namespace sinew::detail {
 
-PartState* cut_chunk(RunState& run, Worker& w) {
+PartState* cut_chunk(RunState& run, Worker& w, bool probe) {
   if (run.error()) return nullptr;
   std::lock_guard lock(run.chunk_mutex);
   const std::size_t total = run.dec.total_units;
   DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
   if (run.next_unit >= total || mine.stopped) return nullptr;
-  const std::size_t units = run.chunks.take(w.dynamic_slot, total - run.next_unit, run.dec.granule, run.progress);
+  const std::size_t left = total - run.next_unit;
+  const std::size_t units = probe ? std::min(left, run.chunks.least(w.dynamic_slot, run.dec.granule))
+                                  : run.chunks.take(w.dynamic_slot, left, run.dec.granule, run.progress);
   if (units == 0) {
     mine.stopped = true;  // the others finish the rest sooner than it would finish its least chunk
     return nullptr;

@@ -323,7 +323,11 @@ void prepare(RunState& run) {
       }
     run.chunks = run.dec.dynamic.seeded();
     run.progress.assign(run.dec.dynamic.slots.size(), {});
-    for (auto& w : run.workers) cut_chunk(run, w);
+    // The probes first: a slot that takes everything left would leave them nothing.
+    for (auto& w : run.workers)
+      if (run.chunks.probes.at(w.dynamic_slot)) cut_chunk(run, w, /*probe=*/true);
+    for (auto& w : run.workers)
+      if (!run.chunks.probes[w.dynamic_slot]) cut_chunk(run, w);
   }
   for (auto& w : run.workers) {
     auto [it, inserted] = run.contexts.try_emplace(w.context(), ContextState{w.context, {}, {}});

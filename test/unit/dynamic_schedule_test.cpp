@@ -517,19 +517,27 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   const DynamicChunks fresh = dec.dynamic.seeded();
   EXPECT_EQ(fresh.weights, dec.dynamic.weights);
   EXPECT_GT(fresh.take(1, total, 64, none), 0u);
-  // A run measured the CPU at 8200 units per ms and each queue at 500, holding a core.
+  EXPECT_EQ(fresh.probes, (std::vector<bool>{false, false, false}));
+  // A run measured the CPU at 8200 units per ms and the GPU at 1000 (its queues 400 and 600),
+  // its threads holding a core.
   std::vector<DynamicChunks::Progress> run(3);
   run[0].done = 8200 * 4, run[0].busy_ms = 4, run[0].host_ms = 0.1;
-  for (std::size_t q : {1u, 2u}) run[q].done = 500 * 4, run[q].busy_ms = 4, run[q].host_ms = 4;
+  run[1].done = 400 * 4, run[2].done = 600 * 4;
+  for (std::size_t q : {1u, 2u}) run[q].busy_ms = 4, run[q].host_ms = 4;
   fresh.remember(run);  // the copy remembers for the plan's decomposition
   const DynamicChunks next = dec.dynamic.seeded();
   EXPECT_NEAR(next.weights[0], 8200.0 / 9200, 1e-12);
-  EXPECT_NEAR(next.weights[1], 500.0 / 9200, 1e-12);
+  EXPECT_NEAR(next.weights[1], 500.0 / 9200, 1e-12);  // the device's rate, split as the plan splits it
+  EXPECT_NEAR(next.weights[2], 500.0 / 9200, 1e-12);
   EXPECT_DOUBLE_EQ(next.occupancy[1], 1);
   EXPECT_DOUBLE_EQ(next.occupancy[0], 0.1 / 4);
-  // The next run's queues take nothing; the CPU takes everything in its first chunk.
+  // The next run's queues take nothing but their least chunks, which measure them again; the
+  // CPU takes everything else in its first chunk.
   EXPECT_EQ(next.take(1, total, 64, none), 0u);
-  EXPECT_EQ(next.take(0, total, 64, none), total);
+  EXPECT_EQ(next.probes, (std::vector<bool>{false, true, true}));
+  const std::size_t probe = next.least(1, 64);
+  EXPECT_LT(probe, total / 1000);
+  EXPECT_EQ(next.take(0, total - 2 * probe, 64, none), total - 2 * probe);
   // A load slows the CPU 3.6x in a run where it alone took chunks: the queues, not measured, are
   // remembered slowed alike, so the run after still keeps them out (their unloaded rate against
   // the loaded CPU would have let them in).
@@ -540,6 +548,15 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   EXPECT_NEAR(after.weights[1] / after.weights[0], 500.0 / 8200, 1e-9);
   EXPECT_EQ(after.take(1, total, 64, none), 0u);
   EXPECT_EQ(after.take(0, total, 64, none), total);
+  // A heavier load that spares the GPU's threads: the CPU measured at 2050 (128 per core), the
+  // GPU's probes at 500 per queue: the queues are in again.
+  std::vector<DynamicChunks::Progress> busy(3);
+  busy[0].done = 2050, busy[0].busy_ms = 1;
+  for (std::size_t q : {1u, 2u}) busy[q].done = 500, busy[q].busy_ms = 1, busy[q].host_ms = 1;
+  after.remember(busy);
+  const DynamicChunks back = dec.dynamic.seeded();
+  EXPECT_EQ(back.probes, (std::vector<bool>{false, false, false}));
+  EXPECT_GT(back.take(1, total, 64, none), 0u);
   // Another plan's decomposition remembers nothing of it.
   const Decomposition other =
       decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
