@@ -331,6 +331,19 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
                          : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
     dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
     dec.dynamic.occupancy.assign(dec.dynamic.slots.size(), 0);
+    // (Only where the plan shares the units over devices and leaves the chunk size to the
+    // schedule: a plan of one device, or with its own min_chunk, is cut as it asks.)
+    dec.dynamic.alone.resize(devices.size());
+    const auto sharing = std::count_if(config.shares.begin(), config.shares.end(), [](double s) { return s > 0; });
+    for (std::size_t d = 0; d < devices.size() && sharing > 1 && config.min_chunk == 0; ++d) {
+      if (!(config.shares[d] > 0) || !devices[d].discrete) continue;
+      Config one = config;
+      one.schedule = Schedule::static_;
+      one.min_chunk = 0;
+      std::fill(one.shares.begin(), one.shares.end(), 0.0);
+      one.shares[d] = 1;
+      dec.dynamic.alone[d] = decompose(total, granule, one, devices, streaming).parts;
+    }
     return dec;
   }
 
@@ -549,6 +562,19 @@ DynamicChunks DynamicChunks::seeded() const {
   for (std::size_t s = 0; s < slots.size(); ++s)
     out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
   return out;
+}
+
+std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+  const std::vector<Progress> none(slots.size());
+  std::optional<std::size_t> taking;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (s < probes.size() && probes[s]) return std::nullopt;
+    if (take(s, total, granule, none) == 0) continue;
+    if (taking && *taking != slots[s].device) return std::nullopt;
+    taking = slots[s].device;
+  }
+  if (!taking || *taking >= alone.size() || alone[*taking].empty()) return std::nullopt;
+  return taking;
 }
 
 void DynamicChunks::remember(const std::vector<Progress>& progress) const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,18 @@ struct DynamicChunks {
   // its device is measured again in every run and comes back once it pays (the load gone): a
   // device kept out by its remembered rate alone would never be measured again.
   std::vector<bool> probes;
+  // Per runtime device index: for a discrete device, the partitions the static split gives it
+  // when it runs the tree alone (streamed chunks dealt round its queues, the last ones shrinking;
+  // empty for any other, and for every device where the plan gives a share to one device only
+  // or sets min_chunk). Where every other device's slots take nothing at the start and none
+  // probes, the run cuts these as its chunks at once and each queue streams them as a static
+  // split does (alone_device): the same units on the same device, with its downloads overlapping
+  // its kernels. (H100 machine, Mandelbrot 8192², the CPU under a 16th of the GPU's speed: its four
+  // queues each computed a quarter and only then downloaded it, 1.9 ms over the static split's
+  // 12.5 ms.)
+  std::vector<std::vector<Partition>> alone;
+  // The device that runs the whole tree alone as above, if any (nothing measured yet in the run).
+  std::optional<std::size_t> alone_device(std::size_t total, std::size_t granule) const;
   // Keeps a finished run's measured rates and occupancies. A device not measured in this run
   // keeps its remembered rate scaled as the measured devices' rates changed since they were
   // remembered: a CPU slowed 3.6x by a load leaves the GPU it had kept out as far behind as

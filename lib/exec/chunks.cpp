@@ -10,15 +10,15 @@
 
 namespace sinew::detail {
 
-PartState* cut_chunk(RunState& run, Worker& w, bool probe) {
+PartState* cut_chunk(RunState& run, Worker& w, std::size_t exactly) {
   if (run.error()) return nullptr;
   std::lock_guard lock(run.chunk_mutex);
   const std::size_t total = run.dec.total_units;
   DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
   if (run.next_unit >= total || mine.stopped) return nullptr;
   const std::size_t left = total - run.next_unit;
-  const std::size_t units = probe ? std::min(left, run.chunks.least(w.dynamic_slot, run.dec.granule))
-                                  : run.chunks.take(w.dynamic_slot, left, run.dec.granule, run.progress);
+  const std::size_t units =
+      exactly ? std::min(left, exactly) : run.chunks.take(w.dynamic_slot, left, run.dec.granule, run.progress);
   if (units == 0) {
     mine.stopped = true;  // the others finish the rest sooner than it would finish its least chunk
     return nullptr;

@@ -10,11 +10,11 @@
 
 namespace sinew::detail {
 
-// Cuts `w`'s next chunk from the cursor, sized for its slot (DynamicChunks::take; `probe`: its
-// least chunk, DynamicChunks::probes), and appends it to run.parts and w.parts, with neither
-// runner state nor buffers yet. nullptr once every unit is taken, or once a worker has failed
-// (the others stop taking work).
-PartState* cut_chunk(RunState& run, Worker& w, bool probe = false);
+// Cuts `w`'s next chunk from the cursor, sized for its slot (DynamicChunks::take; `exactly`:
+// that many units, a probe's or a static split's chunk), and appends it to run.parts and w.parts,
+// with neither runner state nor buffers yet. nullptr once every unit is taken, or once a worker
+// has failed (the others stop taking work).
+PartState* cut_chunk(RunState& run, Worker& w, std::size_t exactly = 0);
 
 // `w`'s chunk `ps` has finished (its results are in host memory): its units count towards the
 // slot's measured rate (DynamicChunks::take), and its thread's CPU time since its first chunk

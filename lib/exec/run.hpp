@@ -163,6 +163,9 @@ class RunState {
   // The dynamic schedule's slots as this run starts: the plan's, seeded from the rates its
   // earlier runs measured (DynamicChunks::seeded); they remember this run's when it succeeds.
   DynamicChunks chunks;
+  // Every chunk cut before the run, a discrete device's static split (DynamicChunks::alone): each
+  // queue streams its chunks as a static split's worker does.
+  bool streamed_alone = false;
   std::map<cl_context, ContextState> contexts;
   std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();

@@ -562,3 +562,40 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
       decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
   EXPECT_EQ(other.dynamic.seeded().weights, other.dynamic.weights);
 }
+
+// The CPU too slow to count and nothing remembered: the GPU runs the whole tree as its static
+// split does (streamed chunks dealt round its queues, the last ones shrinking), cut at the start.
+TEST(DynamicSchedule, ADeviceLeftAloneRunsItsStaticSplit) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t total = 1u << 24;
+  Streaming streaming;
+  streaming.streamable = true;
+  streaming.bytes_per_unit = 16;  // 256 MB in all: 32 MB chunks
+  const Decomposition dec = decompose(
+      total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices, streaming);
+  const Decomposition split = decompose(total, 64, Config::parse("gpu=1,overlap=4", devices), devices, streaming);
+  ASSERT_EQ(dec.dynamic.alone_device(total, 64), std::optional<std::size_t>(1));
+  ASSERT_GT(split.parts.size(), 4u);
+  ASSERT_EQ(dec.dynamic.alone.at(1).size(), split.parts.size());
+  for (std::size_t i = 0; i < split.parts.size(); ++i) {
+    EXPECT_EQ(dec.dynamic.alone[1][i].first, split.parts[i].first);
+    EXPECT_EQ(dec.dynamic.alone[1][i].units, split.parts[i].units);
+    EXPECT_EQ(dec.dynamic.alone[1][i].queue, split.parts[i].queue);
+  }
+  EXPECT_TRUE(dec.dynamic.alone.at(0).empty());  // a CPU takes the rest in one chunk anyway
+  // A CPU that counts, a plan's own min_chunk, a plan of the GPU alone: chunks as the schedule cuts them.
+  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic", devices), devices,
+                         streaming).dynamic.alone_device(total, 64));
+  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic,min_chunk=64",
+                                                  devices), devices, streaming).dynamic.alone_device(total, 64));
+  EXPECT_FALSE(decompose(total, 64, Config::parse("gpu=1,overlap=4,schedule=dynamic", devices), devices, streaming)
+                   .dynamic.alone_device(total, 64));
+  // A CPU measured before and kept out by its remembered rate probes: the run stays dynamic.
+  std::vector<DynamicChunks::Progress> run(5);
+  run[0].done = 100, run[0].busy_ms = 10;
+  for (std::size_t q = 1; q < 5; ++q) run[q].done = 50000, run[q].busy_ms = 10;
+  dec.dynamic.remember(run);
+  const DynamicChunks next = dec.dynamic.seeded();
+  EXPECT_TRUE(next.probes.at(0));
+  EXPECT_FALSE(next.alone_device(total, 64));
+}
