@@ -11,7 +11,9 @@
 //   static split (what dealing chunks out costs a regular tree), and EngineCL's load-balancing
 //   efficiency of the dynamic runs (the ideal time from each device's solo throughput,
 //   1 / sum(1 / t_alone), against the measured time; issue 18 asks >= 0.90 for saxpy and
-//   Mandelbrot).
+//   Mandelbrot). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
+//   the GPU), dynamic runs the GPU's static split (DynamicChunks::alone): its chunk count is the
+//   static split's, and dynamic / oracle measures what is left of the schedule's own cost.
 // - load: the spec's Fig. 4 step for the dynamic schedule. Saxpy, the dynamic plan weighted by
 //   the solo speeds with no load; the load-aware oracle is the best static split of a sweep with
 //   the CPU load on (tools/load.hpp, `sinew load`'s generator). Then --before executions of the
