@@ -317,6 +317,11 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         p.index = dec.dynamic.slots.size();
         dec.dynamic.slots.push_back(p);
         dec.dynamic.weights.push_back(config.shares[d] / sum * w / within);
+        // (A CPU driven as discrete, SINEW_DISCRETE, computes on the host's cores all the same.)
+        const unsigned cores = info.kind != DeviceKind::cpu ? 0
+                               : f && !f->is_none()       ? f->groups.at(at)
+                                                          : std::max(1u, info.compute_units);
+        dec.dynamic.host_cores.push_back(cores);
       }
     }
     // min_chunk 0: a 64th of a slot's even share, so the guided tail ends in a few dozen chunks
@@ -325,6 +330,20 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         config.min_chunk ? config.min_chunk
                          : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
     dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
+    dec.dynamic.occupancy.assign(dec.dynamic.slots.size(), 0);
+    // (Only where the plan shares the units over devices and leaves the chunk size to the
+    // schedule: a plan of one device, or with its own min_chunk, is cut as it asks.)
+    dec.dynamic.alone.resize(devices.size());
+    const auto sharing = std::count_if(config.shares.begin(), config.shares.end(), [](double s) { return s > 0; });
+    for (std::size_t d = 0; d < devices.size() && sharing > 1 && config.min_chunk == 0; ++d) {
+      if (!(config.shares[d] > 0) || !devices[d].discrete) continue;
+      Config one = config;
+      one.schedule = Schedule::static_;
+      one.min_chunk = 0;
+      std::fill(one.shares.begin(), one.shares.end(), 0.0);
+      one.shares[d] = 1;
+      dec.dynamic.alone[d] = decompose(total, granule, one, devices, streaming).parts;
+    }
     return dec;
   }
 
@@ -487,6 +506,114 @@ std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) 
   return r;
 }
 
+double DynamicChunks::net(std::size_t slot, double rate, const std::vector<double>& r,
+                          const std::vector<Progress>& progress) const {
+  if (host_cores.size() != slots.size() || host_cores[slot] > 0) return rate;
+  const Progress& p = progress.at(slot);
+  const double held = p.done && p.busy_ms > 0 && p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms)
+                      : slot < occupancy.size()                ? occupancy[slot]
+                                                               : 0.0;
+  double cpu_rate = 0, cores = 0;  // the CPU slots still taking chunks
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (host_cores[s] > 0 && !progress[s].stopped) {
+      cpu_rate += r[s];
+      cores += host_cores[s];
+    }
+  return cores > 0 ? rate - held * cpu_rate / cores : rate;
+}
+
+DynamicChunks DynamicChunks::seeded() const {
+  DynamicChunks out = *this;
+  out.probes.assign(slots.size(), false);
+  if (!memory) return out;
+  std::vector<double> rate, occupancy;
+  {
+    std::lock_guard lock(memory->mutex);
+    rate = memory->rate;
+    occupancy = memory->occupancy;
+  }
+  // Each device's plan weight (the sum of its slots').
+  std::vector<double> device_weight;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
+    device_weight[d] += weights[s];
+  }
+  rate.resize(device_weight.size(), 0);
+  occupancy.resize(device_weight.size(), 0);
+  double remembered = 0, their_weight = 0;
+  for (std::size_t d = 0; d < device_weight.size(); ++d)
+    if (rate[d] > 0 && device_weight[d] > 0) {
+      remembered += rate[d];
+      their_weight += device_weight[d];
+    }
+  if (!(remembered > 0 && their_weight > 0)) return out;
+  double sum = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    const double within = device_weight[d] > 0 ? weights[s] / device_weight[d] : 0;
+    out.weights[s] = rate[d] > 0 ? rate[d] * within : weights[s] * remembered / their_weight;
+    out.occupancy[s] = rate[d] > 0 ? occupancy[d] : 0;
+    sum += out.weights[s];
+  }
+  for (double& w : out.weights) w /= sum;
+  const std::vector<Progress> none(slots.size());
+  const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
+  return out;
+}
+
+std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+  const std::vector<Progress> none(slots.size());
+  std::optional<std::size_t> taking;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (s < probes.size() && probes[s]) return std::nullopt;
+    if (take(s, total, granule, none) == 0) continue;
+    if (taking && *taking != slots[s].device) return std::nullopt;
+    taking = slots[s].device;
+  }
+  if (!taking || *taking >= alone.size() || alone[*taking].empty()) return std::nullopt;
+  return taking;
+}
+
+void DynamicChunks::remember(const std::vector<Progress>& progress) const {
+  if (!memory || progress.size() != slots.size()) return;
+  // This run's rate and occupancy per device (its measured slots': rates summed, occupancy
+  // averaged).
+  std::size_t devices = 0;
+  for (const auto& p : slots) devices = std::max(devices, p.device + 1);
+  std::vector<double> rate(devices, 0), held(devices, 0);
+  std::vector<std::size_t> measured(devices, 0);
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const Progress& p = progress[s];
+    if (!(p.done && p.busy_ms > 0)) continue;
+    const std::size_t d = slots[s].device;
+    rate[d] += static_cast<double>(p.done) / p.busy_ms;
+    held[d] += p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
+    ++measured[d];
+  }
+  std::lock_guard lock(memory->mutex);
+  auto& m = *memory;
+  m.rate.resize(std::max(m.rate.size(), devices), 0);
+  m.occupancy.resize(m.rate.size(), 0);
+  double now = 0, before = 0;  // devices measured now and before: their rates now and then
+  for (std::size_t d = 0; d < devices; ++d)
+    if (measured[d] && m.rate[d] > 0) {
+      now += rate[d];
+      before += m.rate[d];
+    }
+  const double change = now > 0 && before > 0 ? now / before : 1;
+  for (std::size_t d = 0; d < devices; ++d) {
+    if (measured[d]) {
+      m.rate[d] = rate[d];
+      m.occupancy[d] = held[d] / static_cast<double>(measured[d]);
+    } else {
+      m.rate[d] *= change;
+    }
+  }
+}
+
 std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::size_t granule,
                                 const std::vector<Progress>& progress) const {
   if (remaining == 0) return 0;
@@ -511,8 +638,10 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   if (others <= 0) return units;  // no one else would take the rest
   // A slot that could do at most a 17th of the rest gains the run at most 6%, and costs it more:
   // a CPU device's threads take the cores that copy the GPUs' chunks in and out (H100 machine,
-  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone).
-  if (mine <= 0 || mine < negligible * others) return 0;
+  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone). What it
+  // adds is its rate less what its host thread costs the CPU slots (net()).
+  const double adds = net(slot, mine, r, progress);
+  if (mine <= 0 || adds <= 0 || adds < negligible * others) return 0;
   // Every slot still taking part is a queue of this slot's (sub-)device (the others stopped or too
   // slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in hand.
   // A device's queues share its compute units, so a costly chunk on one ends sooner once the
@@ -524,7 +653,8 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   bool one_device = true;
   for (std::size_t s = 0; s < slots.size() && one_device; ++s) {
     if (s == slot || progress[s].stopped) continue;
-    if (r[s] < negligible * (taking - r[s])) continue;  // it would stop when it asks
+    if (const double a = net(s, r[s], r, progress); a <= 0 || a < negligible * (taking - r[s]))
+      continue;  // it would stop when it asks
     // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
     if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) one_device = false;
     else if (!progress[s].held) ++waiting;

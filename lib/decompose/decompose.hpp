@@ -12,6 +12,9 @@
 #include <sinew/device.hpp>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,12 @@ struct Partition {
 struct DynamicChunks {
   std::vector<Partition> slots;  // who takes chunks: device, sub_device, queue (first/units unused)
   std::vector<double> weights;   // per slot: its device's share split over the device's slots
+  // Per slot: the host's cores its chunks compute on (a CPU's compute units, a sub-device's), 0
+  // for a GPU's queue, whose chunks cost the host only what its thread does (see net()).
+  std::vector<unsigned> host_cores;
+  // Per slot: the share of a host core its thread held while its chunks ran (Progress::host_ms
+  // over busy_ms) as last measured, 0 where never measured (see net()).
+  std::vector<double> occupancy;
   // Config::min_chunk rounded up to whole granules (at least one); for min_chunk 0, the units
   // over kAutoMin * slots. The heaviest slot's least chunk; a lighter slot's is in proportion to
   // its weight (at least a granule).
@@ -57,6 +66,7 @@ struct DynamicChunks {
   struct Progress {
     std::size_t held = 0, done = 0;
     double busy_ms = 0;
+    double host_ms = 0;  // the CPU time its host thread spent over busy_ms
     bool stopped = false;
   };
   // The units slot `slot` takes next when `remaining` are left; 0: it stops taking chunks. Each
@@ -75,6 +85,55 @@ struct DynamicChunks {
   static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
   // The rates take() predicts with, in units per ms (or relative to the weights alone).
   std::vector<double> rates(const std::vector<Progress>& progress) const;
+  // What slot `slot` adds to the run (rate `rate`, of rates()): its rate less what its host
+  // thread takes from the CPU slots taking chunks. A GPU queue's thread stages pageable data
+  // (memcpy into the pinned ring) and polls its events: while it does, a host core works for it
+  // and not for the CPU device, whose rate per core is its rate over its cores. Saxpy from host
+  // memory on the H100 machine: a queue did about what one of the 16 cores does in its place
+  // (0.5 M floats per ms each), so every GPU chunk cost the CPU as much as it gave (the CPU
+  // alone 6.1 ms, dynamic with 29 GPU chunks 8.1). A CPU slot's own contention is in its
+  // measured rate already: it is charged nothing.
+  double net(std::size_t slot, double rate, const std::vector<double>& r, const std::vector<Progress>& progress) const;
+
+  // Execution to execution: each device's rate (its slots' together) and occupancy as last
+  // measured, kept by the runtime's cache of the plan's decomposition (shared by its copies,
+  // under a mutex). A run starts from them (seeded) rather than from the plan's weights, which
+  // were measured on another machine state (bench_dynamic's load step: weights from the unloaded
+  // solo speeds gave the GPU its first chunks under a load that had made it worth nothing). Per
+  // device, not per slot: a device's slots are alike, and one measured slow by chance (a small
+  // chunk, a busy moment) would be kept out of every later run on that alone.
+  struct Memory {
+    std::mutex mutex;
+    std::vector<double> rate, occupancy;  // per runtime device index; rate 0: never measured
+  };
+  std::shared_ptr<Memory> memory = std::make_shared<Memory>();
+  // A copy whose weights are the remembered rates, each device's split over its slots as the
+  // plan's weights split it (normalised to add up to 1; a device never measured keeps its
+  // weights, scaled as the remembered devices' rates are to their weights), whose occupancy is
+  // the remembered one, and whose `probes` are set. As it is when nothing is remembered.
+  DynamicChunks seeded() const;
+  // Seeded: the slots that the remembered rates keep out of the run (take() gives them nothing
+  // at its start) but whose device was measured before. Each takes its least chunk first, so
+  // its device is measured again in every run and comes back once it pays (the load gone): a
+  // device kept out by its remembered rate alone would never be measured again.
+  std::vector<bool> probes;
+  // Per runtime device index: for a discrete device, the partitions the static split gives it
+  // when it runs the tree alone (streamed chunks dealt round its queues, the last ones shrinking;
+  // empty for any other, and for every device where the plan gives a share to one device only
+  // or sets min_chunk). Where every other device's slots take nothing at the start and none
+  // probes, the run cuts these as its chunks at once and each queue streams them as a static
+  // split does (alone_device): the same units on the same device, with its downloads overlapping
+  // its kernels. (H100 machine, Mandelbrot 8192², the CPU under a 16th of the GPU's speed: its four
+  // queues each computed a quarter and only then downloaded it, 1.9 ms over the static split's
+  // 12.5 ms.)
+  std::vector<std::vector<Partition>> alone;
+  // The device that runs the whole tree alone as above, if any (nothing measured yet in the run).
+  std::optional<std::size_t> alone_device(std::size_t total, std::size_t granule) const;
+  // Keeps a finished run's measured rates and occupancies. A device not measured in this run
+  // keeps its remembered rate scaled as the measured devices' rates changed since they were
+  // remembered: a CPU slowed 3.6x by a load leaves the GPU it had kept out as far behind as
+  // before, rather than suddenly worth its unloaded rate again.
+  void remember(const std::vector<Progress>& progress) const;
 };
 
 struct Decomposition {

@@ -4,17 +4,21 @@
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 
+#include <algorithm>
+#include <ctime>
 #include <utility>
 
 namespace sinew::detail {
 
-PartState* cut_chunk(RunState& run, Worker& w) {
+PartState* cut_chunk(RunState& run, Worker& w, std::size_t exactly) {
   if (run.error()) return nullptr;
   std::lock_guard lock(run.chunk_mutex);
   const std::size_t total = run.dec.total_units;
   DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
   if (run.next_unit >= total || mine.stopped) return nullptr;
-  const std::size_t units = run.dec.dynamic.take(w.dynamic_slot, total - run.next_unit, run.dec.granule, run.progress);
+  const std::size_t left = total - run.next_unit;
+  const std::size_t units =
+      exactly ? std::min(left, exactly) : run.chunks.take(w.dynamic_slot, left, run.dec.granule, run.progress);
   if (units == 0) {
     mine.stopped = true;  // the others finish the rest sooner than it would finish its least chunk
     return nullptr;
@@ -37,6 +41,13 @@ void chunk_done(RunState& run, Worker& w, PartState& ps) {
   mine.held -= std::min(mine.held, ps.part->units);
   mine.done += ps.part->units;
   mine.busy_ms = run.now_ms() - w.chunks_from_ms;
+  mine.host_ms = thread_cpu_ms() - w.cpu_from_ms;
+}
+
+double thread_cpu_ms() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 PartState* take_chunk(RunState& run, Worker& w) {

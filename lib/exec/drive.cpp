@@ -51,8 +51,17 @@ void drive_chunks(RunState& run, Worker& w) {
     flight.pop_front();
   };
   bool measured = false;  // a chunk of this worker has ended
+  w.chunks_from_ms = run.now_ms();
+  w.cpu_from_ms = thread_cpu_ms();
+  if (run.streamed_alone) {
+    // Every chunk was cut before the run: streamed one after another, as a static split's are.
+    for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
+    cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; },
+            [&] { drain(w.queue(), w.info().discrete, run.env.wait, run.cpu_work); });
+    for (PartState* p : w.parts) chunk_done(run, w, *p);
+    return;
+  }
   try {
-    w.chunks_from_ms = run.now_ms();
     for (std::size_t i = 0;; ++i) {
       PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
       if (!p) break;
@@ -248,6 +257,7 @@ void drive(RunState& run) {
   }
   if (others.size() + 1 == run.workers.size()) work(run, run.workers[0]);
   for (auto& f : others) f.get();  // work() keeps its exceptions in the run
+  if (run.dec.is_dynamic() && !run.error()) run.chunks.remember(run.progress);
 }
 
 }  // namespace sinew::detail

@@ -321,8 +321,24 @@ void prepare(RunState& run) {
         const Partition& p = run.dec.dynamic.slots[s];
         if (w.runtime_index == p.device && w.sub_device == p.sub_device && w.queue_index == p.queue) w.dynamic_slot = s;
       }
+    run.chunks = run.dec.dynamic.seeded();
     run.progress.assign(run.dec.dynamic.slots.size(), {});
-    for (auto& w : run.workers) cut_chunk(run, w);
+    if (const auto d = run.chunks.alone_device(run.dec.total_units, run.dec.granule)) {
+      // One discrete device takes everything: its static split's chunks, cut now, in order.
+      run.streamed_alone = true;
+      for (auto& w : run.workers)
+        if (w.runtime_index != *d) run.progress.at(w.dynamic_slot).stopped = true;
+      for (const Partition& p : run.chunks.alone[*d])
+        for (auto& w : run.workers)
+          if (w.runtime_index == p.device && w.queue_index == p.queue) cut_chunk(run, w, p.units);
+    } else {
+      // The probes first: a slot that takes everything left would leave them nothing.
+      for (auto& w : run.workers)
+        if (run.chunks.probes.at(w.dynamic_slot))
+          cut_chunk(run, w, run.chunks.least(w.dynamic_slot, run.dec.granule));
+      for (auto& w : run.workers)
+        if (!run.chunks.probes[w.dynamic_slot]) cut_chunk(run, w);
+    }
   }
   for (auto& w : run.workers) {
     auto [it, inserted] = run.contexts.try_emplace(w.context(), ContextState{w.context, {}, {}});

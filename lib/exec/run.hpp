@@ -91,6 +91,7 @@ struct Worker {
   unsigned sub_device = 0, queue_index = 0;
   std::size_t dynamic_slot = 0;  // the dynamic schedule's slot it is (Decomposition::dynamic)
   double chunks_from_ms = 0;     // when it began its first chunk (the stop rule's rate), in the run
+  double cpu_from_ms = 0;        // its thread's CPU time then (the stop rule's occupancy, DynamicChunks::net)
   bool zero_copy = false;  // host-unified CPU device: buffers use the host memory directly
   std::unique_ptr<QueueSlot> slot;
   std::vector<PartState*> parts;
@@ -159,6 +160,12 @@ class RunState {
   std::mutex chunk_mutex;
   std::size_t next_unit = 0;
   std::vector<DynamicChunks::Progress> progress;  // per slot, for the stop rule (under chunk_mutex)
+  // The dynamic schedule's slots as this run starts: the plan's, seeded from the rates its
+  // earlier runs measured (DynamicChunks::seeded); they remember this run's when it succeeds.
+  DynamicChunks chunks;
+  // Every chunk cut before the run, a discrete device's static split (DynamicChunks::alone): each
+  // queue streams its chunks as a static split's worker does.
+  bool streamed_alone = false;
   std::map<cl_context, ContextState> contexts;
   std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();

@@ -196,6 +196,61 @@ TEST_P(Dynamic, MapReduceSumsOverChunks) {
 // The stop rule: a device weighted 1/10000 of the others would end even its least chunk after
 // they had done everything, so it takes none; the others run every unit exactly once (through a
 // pipeline with a channel, so a chunk skipped or doubled shows in the output).
+// Runs of one plan after the first start from the rates the run before measured (and a device
+// they keep out takes its least chunk as a probe): every unit still exactly once in each.
+TEST_P(Dynamic, RunsOfOnePlanStartFromTheLastRunsRatesAndComputeEveryUnitOnce) {
+  const bool discrete = GetParam();
+  const std::string plan = device_count() == 1 ? "schedule=dynamic"
+                           : device_count() == 2 ? "0=0.5,1=0.5,schedule=dynamic"
+                                                 : "0=0.4,1=0.3,2=0.3,schedule=dynamic";
+  const std::size_t n = 100003;
+  auto V = sinew::vector<cl_int>().name("visits");
+  auto T = sinew::vector<cl_uint>().name("tag");
+  auto O = sinew::vector<cl_uint>().name("one");
+  auto total = sinew::result<cl_uint>("total");
+  const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
+  for (int run = 0; run < 5; ++run) {
+    SCOPED_TRACE(plan + ", run " + std::to_string(run) + (discrete ? ", discrete" : ""));
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
+    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
+    EXPECT_EQ(r.value(total), n);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+  }
+}
+
+// The first device too slow to count: the last runs the tree as its static split would (on a
+// discrete device: its chunks cut at the start, one per queue here, each queue streaming them).
+TEST_P(Dynamic, ADeviceLeftAloneRunsEveryUnitOnceOnItsQueues) {
+  if (device_count() < 2) GTEST_SKIP() << "one device";
+  const bool discrete = GetParam();
+  const std::string plan = device_count() == 2 ? "0=0.0001,1=0.9999,overlap=2,schedule=dynamic"
+                                               : "0=0.0001,1=0.0001,2=0.9998,overlap=2,schedule=dynamic";
+  const std::size_t last = device_count() - 1;
+  for (std::size_t n : {1u, 1000u, 100003u}) {
+    SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
+    auto V = sinew::vector<cl_int>().name("visits");
+    auto T = sinew::vector<cl_uint>().name("tag");
+    auto O = sinew::vector<cl_uint>().name("one");
+    auto total = sinew::result<cl_uint>("total");
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
+    const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
+    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
+    EXPECT_EQ(r.value(total), n);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+    EXPECT_EQ(r.chunk_units.at(last), n) << r.decomposition;
+    // Discrete, the static split's chunks: one per queue where there are units for two.
+    if (discrete && n > 1) EXPECT_EQ(r.chunks.at(last), 2u) << r.decomposition;
+  }
+}
+
 TEST_P(Dynamic, ADeviceTooSlowToHelpTakesNoChunk) {
   if (device_count() < 2) GTEST_SKIP() << "one device";
   const bool discrete = GetParam();

@@ -460,3 +460,142 @@ TEST(DynamicSchedule, QueuesOfTheOneDeviceLeftShareTheRestEvenly) {
   std::vector<DynamicChunks::Progress> none(both.dynamic.slots.size());
   EXPECT_LT(both.dynamic.take(1, 1u << 20, 64, none), (1u << 20) / 4);
 }
+
+// What a GPU queue adds is its rate less the host core its thread holds (staging pageable data,
+// polling): saxpy from host memory, where a queue does about what one of the CPU's 16 cores does.
+DeviceInfo cpu16(std::size_t index) {
+  DeviceInfo d = cpu(index);
+  d.compute_units = 16;
+  return d;
+}
+
+TEST(DynamicSchedule, AQueueWhoseThreadCostsTheCpuWhatItAddsTakesNothing) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const Decomposition dec =
+      decompose(1u << 24, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
+  const DynamicChunks& d = dec.dynamic;
+  ASSERT_EQ(d.slots.size(), 3u);
+  EXPECT_EQ(d.host_cores, (std::vector<unsigned>{16, 0, 0}));
+  std::vector<DynamicChunks::Progress> p(3);
+  p[0].done = 8200, p[0].busy_ms = 1;  // the CPU: 8200 units per ms, 512.5 per core
+  for (std::size_t q : {1u, 2u}) p[q].done = 1000, p[q].busy_ms = 1;  // each queue 1000 per ms
+  const std::size_t left = 1u << 22;
+  // Threads that waited in the driver (pinned data): the queues cost the host nothing and, over
+  // a 16th of the others' speed, take chunks; the CPU takes a guided one.
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  EXPECT_LT(d.take(0, left, 64, p), left);
+  // Threads that held a core while their chunks ran: each queue adds 1000 - 512.5 units per ms,
+  // under a 16th of the others' 9200: it takes nothing.
+  for (std::size_t q : {1u, 2u}) p[q].host_ms = 1;
+  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 487.5);
+  EXPECT_EQ(d.take(1, left, 64, p), 0u);
+  // The CPU, the one slot left that adds enough, takes the rest in one chunk (each chunk of a
+  // CPU device is a kernel that ends with its slowest thread: under a load, a time slice late).
+  EXPECT_EQ(d.take(0, left, 64, p), left);
+  // Half a core held (the thread waited in the driver half the time): 743.75 added, the queues
+  // take chunks again.
+  for (std::size_t q : {1u, 2u}) p[q].host_ms = 0.5;
+  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 1000 - 0.5 * 8200 / 16);
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  // A GPU queue 100x a core (Mandelbrot) pays for its thread whatever it holds.
+  for (std::size_t q : {1u, 2u}) p[q].done = 51250, p[q].host_ms = 1;
+  EXPECT_GT(d.take(1, left, 64, p), 0u);
+  // With the CPU stopped nothing is charged: there is no one to take the core from.
+  p[0].stopped = true;
+  EXPECT_DOUBLE_EQ(d.net(1, 500, d.rates(p), p), 500);
+}
+
+// A run starts from the rates the plan's last run measured, not from the plan's weights (which
+// bench_dynamic takes from the solo speeds without a load).
+TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 1u << 24;
+  const Decomposition dec =
+      decompose(total, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
+  const std::vector<DynamicChunks::Progress> none(3);
+  // Nothing remembered: the plan's weights; each queue takes a first chunk.
+  const DynamicChunks fresh = dec.dynamic.seeded();
+  EXPECT_EQ(fresh.weights, dec.dynamic.weights);
+  EXPECT_GT(fresh.take(1, total, 64, none), 0u);
+  EXPECT_EQ(fresh.probes, (std::vector<bool>{false, false, false}));
+  // A run measured the CPU at 8200 units per ms and the GPU at 1000 (its queues 400 and 600),
+  // its threads holding a core.
+  std::vector<DynamicChunks::Progress> run(3);
+  run[0].done = 8200 * 4, run[0].busy_ms = 4, run[0].host_ms = 0.1;
+  run[1].done = 400 * 4, run[2].done = 600 * 4;
+  for (std::size_t q : {1u, 2u}) run[q].busy_ms = 4, run[q].host_ms = 4;
+  fresh.remember(run);  // the copy remembers for the plan's decomposition
+  const DynamicChunks next = dec.dynamic.seeded();
+  EXPECT_NEAR(next.weights[0], 8200.0 / 9200, 1e-12);
+  EXPECT_NEAR(next.weights[1], 500.0 / 9200, 1e-12);  // the device's rate, split as the plan splits it
+  EXPECT_NEAR(next.weights[2], 500.0 / 9200, 1e-12);
+  EXPECT_DOUBLE_EQ(next.occupancy[1], 1);
+  EXPECT_DOUBLE_EQ(next.occupancy[0], 0.1 / 4);
+  // The next run's queues take nothing but their least chunks, which measure them again; the
+  // CPU takes everything else in its first chunk.
+  EXPECT_EQ(next.take(1, total, 64, none), 0u);
+  EXPECT_EQ(next.probes, (std::vector<bool>{false, true, true}));
+  const std::size_t probe = next.least(1, 64);
+  EXPECT_LT(probe, total / 1000);
+  EXPECT_EQ(next.take(0, total - 2 * probe, 64, none), total - 2 * probe);
+  // A load slows the CPU 3.6x in a run where it alone took chunks: the queues, not measured, are
+  // remembered slowed alike, so the run after still keeps them out (their unloaded rate against
+  // the loaded CPU would have let them in).
+  std::vector<DynamicChunks::Progress> loaded(3);
+  loaded[0].done = 2278 * 10, loaded[0].busy_ms = 10;
+  next.remember(loaded);
+  const DynamicChunks after = dec.dynamic.seeded();
+  EXPECT_NEAR(after.weights[1] / after.weights[0], 500.0 / 8200, 1e-9);
+  EXPECT_EQ(after.take(1, total, 64, none), 0u);
+  EXPECT_EQ(after.take(0, total, 64, none), total);
+  // A heavier load that spares the GPU's threads: the CPU measured at 2050 (128 per core), the
+  // GPU's probes at 500 per queue: the queues are in again.
+  std::vector<DynamicChunks::Progress> busy(3);
+  busy[0].done = 2050, busy[0].busy_ms = 1;
+  for (std::size_t q : {1u, 2u}) busy[q].done = 500, busy[q].busy_ms = 1, busy[q].host_ms = 1;
+  after.remember(busy);
+  const DynamicChunks back = dec.dynamic.seeded();
+  EXPECT_EQ(back.probes, (std::vector<bool>{false, false, false}));
+  EXPECT_GT(back.take(1, total, 64, none), 0u);
+  // Another plan's decomposition remembers nothing of it.
+  const Decomposition other =
+      decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
+  EXPECT_EQ(other.dynamic.seeded().weights, other.dynamic.weights);
+}
+
+// The CPU too slow to count and nothing remembered: the GPU runs the whole tree as its static
+// split does (streamed chunks dealt round its queues, the last ones shrinking), cut at the start.
+TEST(DynamicSchedule, ADeviceLeftAloneRunsItsStaticSplit) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t total = 1u << 24;
+  Streaming streaming;
+  streaming.streamable = true;
+  streaming.bytes_per_unit = 16;  // 256 MB in all: 32 MB chunks
+  const Decomposition dec = decompose(
+      total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices, streaming);
+  const Decomposition split = decompose(total, 64, Config::parse("gpu=1,overlap=4", devices), devices, streaming);
+  ASSERT_EQ(dec.dynamic.alone_device(total, 64), std::optional<std::size_t>(1));
+  ASSERT_GT(split.parts.size(), 4u);
+  ASSERT_EQ(dec.dynamic.alone.at(1).size(), split.parts.size());
+  for (std::size_t i = 0; i < split.parts.size(); ++i) {
+    EXPECT_EQ(dec.dynamic.alone[1][i].first, split.parts[i].first);
+    EXPECT_EQ(dec.dynamic.alone[1][i].units, split.parts[i].units);
+    EXPECT_EQ(dec.dynamic.alone[1][i].queue, split.parts[i].queue);
+  }
+  EXPECT_TRUE(dec.dynamic.alone.at(0).empty());  // a CPU takes the rest in one chunk anyway
+  // A CPU that counts, a plan's own min_chunk, a plan of the GPU alone: chunks as the schedule cuts them.
+  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic", devices), devices,
+                         streaming).dynamic.alone_device(total, 64));
+  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic,min_chunk=64",
+                                                  devices), devices, streaming).dynamic.alone_device(total, 64));
+  EXPECT_FALSE(decompose(total, 64, Config::parse("gpu=1,overlap=4,schedule=dynamic", devices), devices, streaming)
+                   .dynamic.alone_device(total, 64));
+  // A CPU measured before and kept out by its remembered rate probes: the run stays dynamic.
+  std::vector<DynamicChunks::Progress> run(5);
+  run[0].done = 100, run[0].busy_ms = 10;
+  for (std::size_t q = 1; q < 5; ++q) run[q].done = 50000, run[q].busy_ms = 10;
+  dec.dynamic.remember(run);
+  const DynamicChunks next = dec.dynamic.seeded();
+  EXPECT_TRUE(next.probes.at(0));
+  EXPECT_FALSE(next.alone_device(total, 64));
+}
