@@ -2,23 +2,34 @@
 // goes, and how Sinew's online balancer moves the work between the CPU and the GPU.
 //
 // First the starting plan (the knowledge base's, trained on first use, or --plan), then the
-// oracle: static CPU/GPU splits swept with the load off and on, no balancing; the best median
-// per load state is what a scheduler that knew the load would have run. Then --executions runs
-// with the balancer on, the load generator (tools/load.hpp) started before run --load-start and
-// stopped before run --load-stop. --load-first is the same experiment with the load on from the
-// first run (to --load-stop, default 100) and off after it: the plan, trained without the load,
-// meets it at once, and the step the balancer sees is the load leaving.
+// oracle's split: static CPU/GPU splits swept (CPU shares 0 to 1 in steps of --oracle-step) with
+// the load off and on, no balancing, --repeat timed runs each (median); the best per load state
+// is what a scheduler that knew the load would have run. Then --executions runs with the
+// balancer on, the load generator (tools/load.hpp) started before run --load-start and stopped
+// before run --load-stop, and each balanced run followed by one run of the oracle's split for
+// the load of the moment (the balancer off for it, the same data): the *interleaved oracle*.
+// --load-first is the same experiment with the load on from the first run (to --load-stop,
+// default 100) and off after it: the plan, trained without the load, meets it at once, and the
+// step the balancer sees is the load leaving.
+//
+// Why interleaved: on the GPU machine one split's time swings 1.3-2x between executions, so a
+// sweep's best point is also its luckiest, and a balancer held against it "loses" 45% while it
+// runs the oracle's own shares. The interleaved oracle meets the same moments of the machine as
+// the balanced run beside it, so the comparison is like with like.
 //
 // Per phase (before, during, after the load): the medians of its last runs, the rebalances, the
 // executions to settle (five balanced runs in a row, as the balancer judges them), the
 // executions to the bound (from the phase's first run to the run from which the median of every
-// five runs in a row stays within the balance bound of the oracle's best time for the phase's
-// load: oracle / median >= balanced_within), and the time lost against the oracle.
+// five balanced runs in a row stays within the balance bound of the median of the five
+// interleaved oracle runs beside them: oracle / balanced >= balanced_within), and the time lost:
+// sum(balanced) / sum(interleaved oracle) - 1 over the phase, with the spread (10th-90th
+// percentile) of both and the median of the per-execution ratio.
 //
-// Files: DIR/NAME.csv one row per execution, DIR/NAME_oracle.csv the sweep, DIR/NAME.svg the
-// figure (execution time and CPU share against the execution number, the load interval shaded,
-// the oracle's time and share dashed, rebalances marked; written by the benchmark itself) and
-// DIR/NAME.png where gnuplot is found; NAME is bench_balance, or bench_balance_load_first.
+// Files: DIR/NAME.csv one row per execution (oracle_ms: the interleaved oracle run's time),
+// DIR/NAME_oracle.csv the sweep, DIR/NAME.svg the figure (execution time, balanced and oracle,
+// and CPU share against the execution number, the load interval shaded, the oracle's share
+// dashed, rebalances marked; written by the benchmark itself) and DIR/NAME.png where gnuplot is
+// found; NAME is bench_balance, or bench_balance_load_first.
 #include "sinew_side.hpp"
 #include "svg.hpp"
 
@@ -62,6 +73,9 @@ struct Execution {
   SplitShares shares, after;  // the plan this run used; the plan for the next run
   double wall_ms = 0, deviation = 0;
   int level = 0;  // the rebalance after this run: 0 none, 1 or 2
+  // The interleaved oracle run after it: the oracle's split for the load of the moment, balancer
+  // off (NaN: the sweep found no split for this load).
+  double oracle_share = kNaN, oracle_ms = kNaN;
 };
 
 // A static split at one CPU share, timed with the load off and on.
@@ -119,9 +133,9 @@ std::string plot(const Bench& b, std::size_t size, std::size_t executions, std::
                       : "No plot: " + note + ".";
 }
 
-// Fig. 4 as SVG: execution time (top) and CPU share (bottom) against the execution number, the
-// load interval shaded, the oracle's best static split (time and share) dashed, each rebalance
-// marked at the share it moved to (on the first execution that ran it).
+// Fig. 4 as SVG: execution time (top: each balanced run and the interleaved oracle run after it)
+// and CPU share (bottom) against the execution number, the load interval shaded, the oracle's
+// split dashed, each rebalance marked at the share it moved to (on the first execution that ran it).
 std::string plot_svg(const Bench& b, std::size_t size, const std::vector<Execution>& runs, const Oracle& oracle,
                      std::size_t executions, std::size_t start, std::size_t stop) {
   using Style = SvgSeries::Style;
@@ -140,7 +154,7 @@ std::string plot_svg(const Bench& b, std::size_t size, const std::vector<Executi
     return s;
   };
   SvgSeries time = series("execution time (ms)", "#555555", Style::line),
-            oracle_ms = series("oracle (best static split)", "#2ca02c", Style::dashed_steps),
+            oracle_ms = series("interleaved oracle (best static split)", "#2ca02c", Style::line),
             share = series("CPU share (%)", "#1f77b4", Style::steps),
             oracle_share = series("oracle CPU share", "#2ca02c", Style::dashed_steps),
             l1 = series("level 1: moved", "#ff7f0e", Style::points),
@@ -149,7 +163,7 @@ std::string plot_svg(const Bench& b, std::size_t size, const std::vector<Executi
     const double x = static_cast<double>(n);
     const bool on = runs[n].phase == 1;
     time.x.push_back(x), time.y.push_back(runs[n].wall_ms);
-    oracle_ms.x.push_back(x), oracle_ms.y.push_back(oracle.best_ms(on));
+    oracle_ms.x.push_back(x), oracle_ms.y.push_back(runs[n].oracle_ms);
     share.x.push_back(x), share.y.push_back(100 * runs[n].shares.cpu);
     oracle_share.x.push_back(x), oracle_share.y.push_back(100 * oracle.best_share(on));
     SvgSeries& mark = runs[n].level == 2 ? l2 : l1;
@@ -169,29 +183,40 @@ std::string plot_svg(const Bench& b, std::size_t size, const std::vector<Executi
   bottom.series = {share, oracle_share, l1, l2};
   c.panels = {top, bottom};
   const std::string note = write_svg(b.file(".svg"), c);
-  return note.empty() ? "Figure: " + b.d.name + ".svg (execution time, and the CPU share, per execution; dashed: the "
-                                                "oracle's best static split for the load; markers: the share a "
-                                                "rebalance moved to, at the first execution that ran it)."
+  return note.empty() ? "Figure: " + b.d.name + ".svg (execution time, balanced and of the interleaved oracle run "
+                                                "after it, and the CPU share, per execution; dashed: the oracle's "
+                                                "split for the load; markers: the share a rebalance moved to, at the "
+                                                "first execution that ran it)."
                       : "No SVG: " + note + ".";
 }
 
 // Executions from a phase's first to the first from which every kBoundWindow runs in a row have
-// a median within the bound of the oracle's best (oracle / median >= within) to the phase's end,
-// a window counted at its middle run; 1 when no window is out. Empty when the phase's last window
-// is out, or the phase is shorter than a window.
+// a median within the bound of the median of the interleaved oracle runs beside them (oracle /
+// balanced >= within) to the phase's end, a window counted at its middle run; 1 when no window
+// is out. Empty when the phase's last window is out, the phase is shorter than a window, or a
+// window has no oracle runs.
 std::optional<std::size_t> to_bound(const std::vector<Execution>& runs, std::size_t first, std::size_t last,
-                                    double oracle_ms, double within) {
-  if (last - first < kBoundWindow || std::isnan(oracle_ms)) return std::nullopt;
+                                    double within) {
+  if (last - first < kBoundWindow) return std::nullopt;
   std::optional<std::size_t> out;  // the last window out of the bound, by its last run
   for (std::size_t end = first + kBoundWindow; end <= last; ++end) {
-    std::vector<double> w;
-    for (std::size_t n = end - kBoundWindow; n < end; ++n) w.push_back(runs[n].wall_ms);
-    if (oracle_ms / median(w) < within) out = end - 1;
+    std::vector<double> w, o;
+    for (std::size_t n = end - kBoundWindow; n < end; ++n) {
+      w.push_back(runs[n].wall_ms);
+      if (!std::isnan(runs[n].oracle_ms)) o.push_back(runs[n].oracle_ms);
+    }
+    if (o.empty()) return std::nullopt;
+    if (median(o) / median(w) < within) out = end - 1;
   }
   if (!out) return std::size_t{1};
   if (*out + 1 >= last) return std::nullopt;
   const std::size_t window_start = *out + 2 - kBoundWindow;  // the first window that stays in
   return window_start + kBoundWindow / 2 - first + 1;
+}
+
+// "median [p10, p90]" of `ms`.
+std::string spread(const std::vector<double>& ms) {
+  return fmt("%.2f", median(ms)) + " [" + fmt("%.2f", quantile(ms, 0.1)) + ", " + fmt("%.2f", quantile(ms, 0.9)) + "]";
 }
 
 }  // namespace
@@ -211,6 +236,8 @@ int main(int argc, char** argv) {
       "knowledge base plans (training on first use) and the balancer adapts that plan")(
       "kb", po::value<std::string>()->value_name("PATH"),
       "the knowledge base file (default: a fresh DIR/bench_balance_kb.sqlite)")(
+      "oracle-step", po::value<double>()->default_value(0.05)->value_name("X"),
+      "the oracle sweep's step in CPU share (--quick 0.1)")(
       "pinned", po::bool_switch(), "keep x and y in Runtime::pinned memory")(
       "no-balance", po::bool_switch(), "the control: the same runs with the balancer off")(
       "load-first", po::bool_switch(),
@@ -225,8 +252,8 @@ int main(int argc, char** argv) {
            "Saxpy run over and over on the CPU and the GPU together while a CPU load is switched on and off: how "
            "the\nonline balancer moves the work, how fast it settles, and the time lost against an oracle that knew "
            "the\nload. Without a GPU run it with POCL_DEVICES=\"pthread pthread\" (both devices then share the "
-           "cores).\n--repeat: timed runs per static split of the oracle.",
-           3, 3},
+           "cores).\n--repeat: timed runs per static split of the oracle's sweep (the median picks the split).",
+           7, 3},
           argc, argv, own);
   const auto sizes = b.option("size", Counts{{2000000}}).v;
   if (sizes.size() != 1) b.fail("--size", "one size, not a list");
@@ -237,6 +264,8 @@ int main(int argc, char** argv) {
   const std::size_t start = load_first ? 0 : b.option("load-start", 20u);
   const std::size_t stop = load_first && !b.given("load-stop") ? (b.quick ? 20u : 100u) : b.option("load-stop", 40u);
   const unsigned threads = b.option("threads", 2u);
+  const double oracle_step = b.option("oracle-step", 0.1);
+  if (!(oracle_step >= 0.01 && oracle_step <= 0.5)) b.fail("--oracle-step", "between 0.01 and 0.5");
   if (threads > 4096) b.fail("--threads", "at most 4096");
   if (executions == 0) b.fail("--executions", "at least 1");
   if (start > stop) b.fail("--load-start", std::to_string(start) + " is after --load-stop " + std::to_string(stop));
@@ -301,13 +330,15 @@ int main(int argc, char** argv) {
     plan_note += " (CPU " + pct(start_shares.cpu) + ", GPU " + pct(start_shares.gpu) + ")";
     b.progress("starting plan " + plan_note);
 
-    // The oracle: CPU shares 0, 0.1, ..., 1 with the starting plan's GPU weights, fission and
-    // overlap, no balancing; load off, then on.
+    // The oracle's split: CPU shares 0, --oracle-step, ..., 1 with the starting plan's GPU
+    // weights, fission and overlap, no balancing; load off, then on.
     sinew_tools::LoadGenerator load;
     Oracle oracle;
     Csv ocsv(b.file("_oracle.csv"),
              {"load", "cpu_share", "fission", "overlap", "median_ms", "iqr_ms", "min_ms", "max_ms", "runs", "check"});
-    for (int k = 0; k <= 10; ++k) oracle.shares.push_back(k / 10.0);
+    const int points = static_cast<int>(std::lround(1 / oracle_step));
+    for (int k = 0; k <= points; ++k) oracle.shares.push_back(std::min(1.0, k * oracle_step));
+    if (oracle.shares.back() < 1) oracle.shares.push_back(1.0);
     for (bool on : {false, true}) {
       if (on) load.start(threads);
       for (double share : oracle.shares) {
@@ -327,8 +358,18 @@ int main(int argc, char** argv) {
       if (on) load.stop();
     }
 
+    // The oracle's split per load state, run (balancer off) after each balanced run.
+    std::optional<sinew::RunOptions> oracle_run[2];
+    for (bool on : {false, true})
+      if (!std::isnan(oracle.best_share(on))) {
+        oracle_run[on] = with_config(
+            make_plan(roles, oracle.best_share(on), start_shares.gpu_weights(), start_plan.fission, start_plan.overlap));
+        oracle_run[on]->balance = false;
+      }
+
     // The experiment.
     std::vector<Execution> runs;
+    std::string check = "not run";
     std::uint64_t solved = 0;
     for (std::size_t n = 0; n < executions && !b.stop(); ++n) {
       if (n == start && start < stop)
@@ -354,12 +395,18 @@ int main(int argc, char** argv) {
         e.deviation = hi > 0 ? 1 - lo / hi : 0;
       }
       const bool on = e.phase == 1;
+      if (n + 1 == executions) check = check_of(s);  // the balanced run's result, before the oracle's overwrites it
+      if (oracle_run[on]) {
+        e.oracle_share = oracle.best_share(on);
+        e.oracle_ms = once(*oracle_run[on]).second;
+        if (n + 1 == executions && check == "OK") check = check_of(s);
+      }
       Csv::Row row{{"n", std::to_string(n)},
                    {"phase", kPhases[e.phase]}, {"load", on ? "1" : "0"}, {"cpu_share", num(e.shares.cpu)},
                    {"gpu_share", num(e.shares.gpu)}, {"wall_ms", num(wall)}, {"exec_ms", num(r.wall_ms)},
                    {"deviation", num(e.deviation)}, {"lbt", num(r.lbt)}, {"balance_level", std::to_string(e.level)},
                    {"cpu_share_after", num(e.after.cpu)}, {"gpu_share_after", num(e.after.gpu)},
-                   {"oracle_cpu_share", num(oracle.best_share(on))}, {"oracle_ms", num(oracle.best_ms(on))},
+                   {"oracle_cpu_share", num(e.oracle_share)}, {"oracle_ms", num(e.oracle_ms)},
                    {"fission", r.config.fission}, {"overlap", std::to_string(r.config.overlap)},
                    {"provenance", std::string(sinew::to_string(r.provenance))}};
       for (const auto& d : rt->devices()) {
@@ -369,21 +416,24 @@ int main(int argc, char** argv) {
       csv.append(row);
       if (e.level || n % 10 == 0 || n + 1 == executions)
         b.progress("run " + std::to_string(n) + (on ? " (load)" : "") + ": cpu " + pct(e.shares.cpu) + ", " +
-                   fmt("%.2f", wall) + " ms, deviation " + fmt("%.3f", e.deviation) +
+                   fmt("%.2f", wall) + " ms (oracle " + fmt("%.2f", e.oracle_ms) + " ms), deviation " + fmt("%.3f", e.deviation) +
                    (e.level ? ", level-" + std::to_string(e.level) + " rebalance -> cpu " + pct(e.after.cpu) : ""));
       if (b.verbose) std::cerr << r.str();
       runs.push_back(e);
     }
     if (load.running()) solved = load.stop();
-    const std::string check = runs.empty() ? "not run" : check_of(s) == "OK" ? "OK" : "MISMATCH: " + check_of(s);
+    if (check != "OK" && check != "not run") check = "MISMATCH: " + check;
+    if (!runs.empty() && runs.size() < executions) check = check_of(s) == "OK" ? "OK" : "MISMATCH: " + check_of(s);
 
     // The summary: per phase, the medians of its last kTail runs, rebalances, executions to
-    // settle (to the first of kBalancedRun balanced runs in a row), time lost against the oracle.
+    // settle (to the first of kBalancedRun balanced runs in a row), time lost against the
+    // interleaved oracle runs.
     const double within = sinew::RuntimeOptions{}.effective().balancer.balanced_within.value();  // as the runtime reads it
     Table sweep({"CPU share", "load off ms", "load on ms"}),
         phases({"phase", "executions", "CPU share", "GPU share", "median ms", "oracle split (CPU)", "oracle ms",
                 "level-1", "level-2", "executions to settle", "executions to the bound"}),
-        lost({"phase", "sum ms", "oracle sum ms", "lost"});
+        lost({"phase", "balanced sum ms", "oracle sum ms", "lost", "balanced ms: median [p10, p90]",
+              "oracle ms: median [p10, p90]", "balanced / oracle per execution: median [p10, p90]"});
     auto cell = [](const Stats& m, bool best) {
       return m.ok() ? fmt("%.3f", m.median_ms) + (best ? " *" : "") : m.check;
     };
@@ -395,12 +445,19 @@ int main(int argc, char** argv) {
     for (int p = 0; p < 3; ++p) {
       const std::size_t first = std::min(bounds[p], runs.size()), last = std::min(bounds[p + 1], runs.size());
       if (first == last) continue;
-      std::vector<double> cpu, gpu, ms;
-      double sum = 0;
+      std::vector<double> cpu, gpu, ms, oms, all, all_oracle, ratio;
+      double sum = 0, oracle_sum = 0;
       unsigned l1 = 0, l2 = 0;
       std::optional<std::size_t> settle;
       for (std::size_t n = first, stretch = 0; n < last; ++n) {
         sum += runs[n].wall_ms;
+        all.push_back(runs[n].wall_ms);
+        if (!std::isnan(runs[n].oracle_ms)) {
+          oracle_sum += runs[n].oracle_ms;
+          all_oracle.push_back(runs[n].oracle_ms);
+          ratio.push_back(runs[n].wall_ms / runs[n].oracle_ms);
+          if (n + kTail >= last) oms.push_back(runs[n].oracle_ms);
+        }
         l1 += runs[n].level == 1;
         l2 += runs[n].level == 2;
         if (n + kTail >= last)
@@ -408,19 +465,27 @@ int main(int argc, char** argv) {
         stretch = 1 - runs[n].deviation >= within ? stretch + 1 : 0;
         if (stretch == kBalancedRun && !settle) settle = n + 1 - kBalancedRun - first;
       }
-      const double best = oracle.best_ms(p == 1), oracle_sum = best * static_cast<double>(last - first);
-      const auto bound = to_bound(runs, first, last, best, within);
+      const auto bound = to_bound(runs, first, last, within);
       phases.add({std::string(kPhases[p]) + " (" + std::to_string(first) + "-" + std::to_string(last - 1) + ")",
                   std::to_string(last - first), pct(median(cpu)), pct(median(gpu)), fmt("%.3f", median(ms)),
-                  pct(oracle.best_share(p == 1)), fmt("%.3f", best), std::to_string(l1), std::to_string(l2),
-                  settle ? std::to_string(*settle) : "not within the phase",
+                  pct(oracle.best_share(p == 1)), oms.empty() ? "-" : fmt("%.3f", median(oms)), std::to_string(l1),
+                  std::to_string(l2), settle ? std::to_string(*settle) : "not within the phase",
                   bound ? std::to_string(*bound) : "not within the phase"});
+      // Lost over the executions that have an oracle run beside them (all, unless the sweep
+      // failed for this load).
+      if (ratio.size() < all.size()) {
+        sum = 0;
+        for (std::size_t n = first; n < last; ++n)
+          if (!std::isnan(runs[n].oracle_ms)) sum += runs[n].wall_ms;
+      }
       lost.add({kPhases[p], fmt("%.1f", sum), fmt("%.1f", oracle_sum),
-                fmt("%+.1f%%", 100 * (sum - oracle_sum) / oracle_sum)});
-      actual += sum, ideal += oracle_sum;
+                oracle_sum > 0 ? fmt("%+.1f%%", 100 * (sum / oracle_sum - 1)) : "-", spread(all), spread(all_oracle),
+                spread(ratio)});
+      if (oracle_sum > 0) actual += sum, ideal += oracle_sum;
     }
     if (!lost.empty())
-      lost.add({"total", fmt("%.1f", actual), fmt("%.1f", ideal), fmt("%+.1f%%", 100 * (actual - ideal) / ideal)});
+      lost.add({"total", fmt("%.1f", actual), fmt("%.1f", ideal),
+                ideal > 0 ? fmt("%+.1f%%", 100 * (actual / ideal - 1)) : "-", "", "", ""});
 
     std::ostringstream md;
     md << b.header(rt.get()) << "- roles: " << roles.describe(*rt) << "\n- saxpy: " << count_label(size)
@@ -438,19 +503,22 @@ int main(int argc, char** argv) {
       md << "**Stopped early by --max-seconds** after " << runs.size()
          << " executions. The experiment cannot resume (its state is the balancer's, inside the process): run it again "
             "with more time.\n\n";
-    md << "### Oracle: static splits, no balancing\n\nMedian ms of " << b.repeat << " timed runs after "
+    md << "### Oracle's split: static splits, no balancing\n\nMedian ms of " << b.repeat << " timed runs after "
        << std::max(1u, b.warmup) << " warm-up; fission " << start_plan.fission << ", overlap " << start_plan.overlap
-       << " (the starting plan's); * = best.\n\n"
+       << " (the starting plan's); * = best, the split the interleaved oracle runs for that load. Its times are "
+          "not what the balancer is held against (a sweep's best point is also its luckiest).\n\n"
        << sweep.str() << "\n### Shares and rebalances per phase\n\nShares and ms: medians of the phase's last " << kTail
-       << " executions. Settle: executions from the phase's first (the start, the load switched on, the load switched "
+       << " executions (oracle ms: of the interleaved oracle runs). Settle: executions from the phase's first (the start, the load switched on, the load switched "
           "off) to the first of "
        << kBalancedRun << " consecutive balanced executions. To the bound: executions from the phase's first to the "
           "one from which the median of every "
-       << kBoundWindow << " executions in a row stays within the bound of the oracle's best time (oracle / median >= "
-       << within << ") to the phase's end.\n\n"
+       << kBoundWindow << " executions in a row stays within the bound of the median of the " << kBoundWindow
+       << " interleaved oracle runs beside them (oracle / balanced >= " << within << ") to the phase's end.\n\n"
        << phases.str()
-       << "\n### Time lost against the oracle\n\nlost = (sum of the executions' times - executions x the oracle's best "
-          "median) / the latter; the oracle runs the best static split for the phase's load. Level-2 retraining "
+       << "\n### Time lost against the interleaved oracle\n\nEach balanced execution is followed by one execution "
+          "of the oracle's split for the load of the moment (the balancer off for it, the same data), so both meet "
+          "the same moments of the machine. lost = sum(balanced) / sum(interleaved oracle) - 1 over the phase; "
+          "spreads: the median and the 10th and 90th percentiles of the phase's executions. Level-2 retraining "
           "happens inside an execution and counts in its time.\n\n"
        << lost.str() << "\n"
        << (runs.empty() ? "" : plot_svg(b, size, runs, oracle, executions, start, stop) + "\n\n" +

@@ -24,6 +24,7 @@ constexpr double kZConfirm = 1.0;
 constexpr double kZPay = 2.0;  // a plan that ends an episode slower goes back
 // The standard error of a median (or interquartile mean) of n runs is about this many sigma/sqrt(n).
 constexpr double kCentreEfficiency = 1.25;
+constexpr std::size_t kSpreadRuns = 24;  // runs whose spread a device's expected time is taken over
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -113,30 +114,68 @@ std::vector<double> fastest_split(const std::vector<DeviceRate>& rates) {
   return best;
 }
 
+double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<double>& shares) {
+  std::vector<std::size_t> known, active;
+  for (std::size_t d = 0; d < rates.size(); ++d) {
+    if (rates[d].known()) known.push_back(d);
+    if (d < shares.size() && shares[d] > 0) {
+      if (!rates[d].known()) return std::numeric_limits<double>::infinity();
+      active.push_back(d);
+    }
+  }
+  if (known.size() > 4) return predicted_ms(rates, shares);
+  // The rates' errors: the estimate and +-sqrt(3) standard errors (weights 2/3 and 1/6 each),
+  // every combination over the known devices. Within each, the mean over every combination of
+  // the active devices' spreads of the slowest one's time: from the devices' empirical
+  // distributions, E[max] = sum over the sorted times t of t * (the change in prod_d F_d(t)).
+  double sum = 0;
+  std::size_t combos = 1;
+  for (std::size_t i = 0; i < known.size(); ++i) combos *= 3;
+  std::vector<double> a(rates.size(), 0.0);
+  std::vector<std::pair<double, std::size_t>> times;  // (time, index into active)
+  std::vector<std::size_t> below(active.size());
+  for (std::size_t c = 0; c < combos; ++c) {
+    double w = 1;
+    for (std::size_t i = 0, k = c; i < known.size(); ++i, k /= 3) {
+      const int z = static_cast<int>(k % 3) - 1;
+      a[known[i]] = rates[known[i]].a * std::exp(z * std::sqrt(3.0) * rates[known[i]].se);
+      w *= z ? 1.0 / 6 : 2.0 / 3;
+    }
+    times.clear();
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const DeviceRate& r = rates[active[i]];
+      const double work = a[active[i]] * shares[active[i]];
+      const auto from = static_cast<std::ptrdiff_t>(times.size());
+      if (r.spread.empty()) times.push_back({work + r.b, i});
+      for (double f : r.spread) times.push_back({work * f + r.b, i});
+      // Each device's times come sorted (its spread is): merged, not sorted.
+      std::inplace_merge(times.begin(), times.begin() + from, times.end());
+    }
+    std::fill(below.begin(), below.end(), 0);
+    std::size_t short_of = active.size();  // devices with no time at or below t yet
+    double previous = 0, e = 0;
+    for (const auto& [t, i] : times) {
+      if (below[i]++ == 0) --short_of;
+      if (short_of) continue;
+      double f = 1;
+      for (std::size_t j = 0; j < active.size(); ++j) {
+        f *= static_cast<double>(below[j]) / static_cast<double>(std::max<std::size_t>(1, rates[active[j]].spread.size()));
+      }
+      e += t * (f - previous);
+      previous = f;
+    }
+    sum += w * e;
+  }
+  return sum;
+}
+
 std::vector<double> hedged_split(const std::vector<DeviceRate>& rates) {
   std::vector<double> best = fastest_split(rates);
   std::vector<std::size_t> known;
   for (std::size_t d = 0; d < rates.size(); ++d)
     if (rates[d].known()) known.push_back(d);
   if (best.empty() || known.size() < 2 || known.size() > 4) return best;
-  // The expected makespan over each device's rate error (three-point Gauss-Hermite: the
-  // estimate and +-sqrt(3) standard errors, weights 2/3 and 1/6 each), every combination.
-  auto expected = [&](const std::vector<double>& shares) {
-    double sum = 0;
-    std::size_t combos = 1;
-    for (std::size_t i = 0; i < known.size(); ++i) combos *= 3;
-    std::vector<DeviceRate> r = rates;
-    for (std::size_t c = 0; c < combos; ++c) {
-      double w = 1;
-      for (std::size_t i = 0, k = c; i < known.size(); ++i, k /= 3) {
-        const int z = static_cast<int>(k % 3) - 1;
-        r[known[i]].a = rates[known[i]].a * std::exp(z * std::sqrt(3.0) * rates[known[i]].se);
-        w *= z ? 1.0 / 6 : 2.0 / 3;
-      }
-      sum += w * predicted_ms(r, shares);
-    }
-    return sum;
-  };
+  auto expected = [&](const std::vector<double>& shares) { return expected_ms(rates, shares); };
   // From the point optimum, work moved in steps of 1% between any two devices, while that helps.
   double best_e = expected(best);
   for (bool better = true; better;) {
@@ -245,6 +284,10 @@ DeviceRate Balancer::rate(std::size_t d) const {
   r.a = std::exp(centre(logs));
   r.runs = logs.size();
   r.se = kCentreEfficiency * noise(d) / std::sqrt(static_cast<double>(r.runs));
+  // The latest kSpreadRuns runs (the noise as it is now), sorted for expected_ms().
+  for (std::size_t i = logs.size() - std::min(kSpreadRuns, logs.size()); i < logs.size(); ++i)
+    r.spread.push_back(std::exp(logs[i]) / r.a);
+  std::sort(r.spread.begin(), r.spread.end());
   return r;
 }
 
@@ -266,6 +309,33 @@ std::size_t Balancer::slowest_device(std::size_t last) const {
   }
   return out;
 }
+
+namespace {
+
+// The other way round: a noisy regime that ended (a load leaving a CPU: 2-5x swings, then runs
+// within a few percent). Held against the earlier runs' own spread, the new runs are inside it;
+// held against theirs, the earlier runs' median is far out. A step when the new runs' median is
+// beyond kZStep of their own spread (at least kQuietNoise: five runs can agree by chance) from
+// the earlier median, widened for few runs as stepped() widens its band, and every new run lies
+// beyond the earlier runs' 10% quantile on that side (the quiet runs are not the noisy regime's
+// usual fast ones). Seen over kQuietRuns runs: fewer would let the low end of +-50% noise pass.
+constexpr double kQuietNoise = 0.15;
+constexpr std::size_t kQuietRuns = 5;
+bool quieted(const std::vector<double>& before, const std::vector<double>& last, double bound) {
+  const double ref = median_of(before), now = median_of(last);
+  std::vector<double> spread;
+  for (double v : last) spread.push_back(std::abs(v - now));
+  const double sigma = std::max(kQuietNoise, 1.4826 * median_of(std::move(spread)));
+  const double band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(last.size())));
+  if (std::abs(ref - now) <= band) return false;
+  const bool up = now > ref;
+  std::vector<double> sorted = before;
+  std::sort(sorted.begin(), sorted.end());
+  const double edge = sorted[up ? sorted.size() - 1 - sorted.size() / 10 : sorted.size() / 10];
+  return std::all_of(last.begin(), last.end(), [&](double v) { return up ? v > edge : v < edge; });
+}
+
+}  // namespace
 
 std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
   std::vector<std::pair<std::size_t, std::size_t>> out;
@@ -292,7 +362,15 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
     const double band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(before.size())));
     const bool up = last.front() > ref;
     auto beyond = [&](double v, double by) { return up ? v > ref + by : v < ref - by; };
-    if (!std::all_of(last.begin(), last.end(), [&](double v) { return beyond(v, band); })) continue;
+    if (!std::all_of(last.begin(), last.end(), [&](double v) { return beyond(v, band); })) {
+      // The end of a noisy regime, over kQuietRuns runs.
+      if (before.size() < kQuietRuns + kStepRuns) continue;
+      const std::vector<double> earlier(before.begin(), before.end() - (kQuietRuns - kStepRuns));
+      std::vector<double> quiet(before.end() - (kQuietRuns - kStepRuns), before.end());
+      quiet.insert(quiet.end(), last.begin(), last.end());
+      if (quieted(earlier, quiet, bound)) out.push_back({d, kQuietRuns});
+      continue;
+    }
     // The step may have come a run or two before these (a first run under the load that noise
     // kept inside the band): runs just before them that lie beyond half the band belong to it.
     std::size_t since = kStepRuns;
@@ -309,7 +387,8 @@ Balancer::Gain Balancer::gain(bool idle_too) const {
   Gain g;
   g.target = hedged_split(rates);
   if (g.target.empty()) return g;
-  const double now = predicted_ms(rates, config_.shares), then = predicted_ms(rates, g.target);
+  // Expected times, as the target was chosen: the runs to come pay each device's noise too.
+  const double now = expected_ms(rates, config_.shares), then = expected_ms(rates, g.target);
   if (!(now > 0) || std::isinf(now)) return g;
   // In log terms, like the rates' standard errors it is held against (1 - then/now cannot pass
   // three of them where the noise is large, however far off the plan is).
@@ -399,8 +478,11 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     step.step = step.unbalanced = true;
     // The plan's time since the step is what the new plan must beat.
     episode_ = Episode{config_, plan_ms(kStepRuns), slowest_device(kStepRuns)};
-    for (auto [d, since] : changed)
+    for (auto [d, since] : changed) {
       while (regime_[d].size() > since) regime_[d].pop_front();
+      // Its noise too is the new regime's (a load brings its own, and takes it away again).
+      while (changes_[d].size() + 1 > since && !changes_[d].empty()) changes_[d].pop_front();
+    }
     moves_ = 0;
     state_ = State::confirming;
     const Gain g = gain(true);
@@ -448,7 +530,16 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     if (episode_ && !(episode_->plan == config_)) {
       const double now = plan_ms(), sigma = std::max(noise(slowest_device()), noise(episode_->slowest));
       const double se = kCentreEfficiency * sigma * std::sqrt(2.0 / static_cast<double>(runs_.size()));
-      if (std::log(now / episode_->ms) <= kMustPay + kZPay * se) episode_.reset();
+      // A plan that gives work to a device the episode's plan left idle must be faster, beyond
+      // no allowance: that plan's devices were chosen as the fastest set, and a split whose
+      // extra device's fixed costs the model cannot see yet (one share, no line) looks as good as
+      // equal finish times make it. Kept within the noise, it would be moved towards equal
+      // finish times from there, never back to the device alone (Table 2: a sixth of the work
+      // on the CPU where the GPU alone was fastest).
+      bool grows = false;
+      for (std::size_t d = 0; d < config_.shares.size(); ++d)
+        grows = grows || (config_.shares[d] > 0 && episode_->plan.shares[d] <= 0);
+      if (std::log(now / episode_->ms) <= (grows ? 0.0 : kMustPay + kZPay * se)) episode_.reset();
     }
     if (episode_ && !(episode_->plan == config_)) {
       Config back = episode_->plan;

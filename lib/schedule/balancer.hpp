@@ -15,14 +15,19 @@
 // What a plan should be is the *load-aware optimum*: the split that minimises the predicted
 // makespan max_d(a_d*s_d + b_d), over every set of devices — one device alone (shares 0 for the
 // others) when its fixed costs or the others' make that fastest — hedged against the estimates'
-// errors (hedged_split). Not equal finish times: where the GPU alone is fastest, equal finish
+// errors and the runs' own noise (hedged_split: the expected makespan over each device's latest
+// runs as they came, so a CPU that swings 2-5x under a load gets less than equal finish times at
+// its median would give it). Not equal finish times: where the GPU alone is fastest, equal finish
 // times would still give the CPU work.
 //
 // Three paths move a plan:
 // - A load step. Each of a device's last kStepRuns times lies beyond 2.5 noise deviations of the
 //   median of its earlier runs of the plan, on one side: its rate changed for good (under normal
-//   noise a chance of about 1e-7 a run; a load that matters clears it at once). Its regime
-//   restarts from the runs since the step and the plan is re-planned in one move to the optimum
+//   noise a chance of about 1e-7 a run; a load that matters clears it at once). Or a noisy regime
+//   ended (a load leaving: 2-5x swings, then runs within a few percent, inside the old spread):
+//   the last five runs' median beyond 2.5 of their own deviations from the earlier median, every
+//   one beyond the earlier runs' 10% quantile. Its regime and its noise estimate restart from
+//   the runs since the step and the plan is re-planned in one move to the optimum
 //   of the new rates (the other devices keep their long regimes, so only one estimate is short;
 //   idle devices count with the rates they last showed). A one-device plan whose idle devices
 //   were never measured asks level 2 instead.
@@ -31,7 +36,10 @@
 //   after that only for a predicted gain beyond the noise (at most level1_steps moves an
 //   episode). Then the plan must pay: its median run is compared with the runs of the plan the
 //   episode started from; a plan slower by more than kMustPay beyond the comparison's noise goes
-//   back (a move made on noise, or a retraining misled by it, does not stick), and the balancer
+//   back (a move made on noise, or a retraining misled by it, does not stick), as does a plan
+//   that gave work to a device the old plan left idle and is not faster at all (the model cannot
+//   see that device's fixed costs from one share: kept within the noise, such a split would
+//   drift towards equal finish times, never back to the device alone), and the balancer
 //   then waits (a doubling backoff) before a slow-drift move.
 // - Slow drift. Otherwise, lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w) (the spec's formula) where a
 //   run is unbalanced when the move to the optimum is predicted to gain more than three standard
@@ -77,9 +85,11 @@ struct BalanceStep {
 };
 
 // One device's time model, t = a*share + b, from `runs` watched runs; se: the standard error of
-// log(a). Unknown (runs == 0): never measured.
+// log(a); spread: the rate of each of the latest runs as a factor of a, ascending (empty: taken
+// as {1}), the runs' own noise as it came, heavy tails and all. Unknown (runs == 0): never measured.
 struct DeviceRate {
   double a = 0, b = 0, se = 0;
+  std::vector<double> spread;
   std::size_t runs = 0;
   bool known() const { return runs > 0 && a > 0; }
   double at(double share) const { return share > 0 ? a * share + b : 0.0; }
@@ -89,10 +99,17 @@ struct DeviceRate {
 // 0), over every set of them; shares on the 1% grid, slivers (below kMinShare) dropped. Empty
 // when no device is known.
 std::vector<double> fastest_split(const std::vector<DeviceRate>& rates);
-// fastest_split() hedged against the rates' errors (DeviceRate::se): the split, near it, with the
-// least expected makespan. Overloading a device whose rate was overestimated costs its whole
-// error, underloading it only the others' part, so an uncertain device gets a little less.
+// fastest_split() hedged against the rates' errors (DeviceRate::se) and the runs' own noise
+// (DeviceRate::spread): the split, near it, with the least expected makespan. Overloading a
+// device whose rate was overestimated costs its whole error, underloading it only the others'
+// part, so an uncertain device gets a little less; and a run lasts as long as its slowest
+// device, so a device that is slow now and then (a CPU under load: 2-5x in one run in five)
+// holds the others up in those runs and gets less than equal finish times at the median.
 std::vector<double> hedged_split(const std::vector<DeviceRate>& rates);
+// The expected makespan of `shares`: over the rates' errors (three-point Gauss-Hermite per
+// device, up to four devices) and over the active devices' spreads (every combination, each
+// device independent of the others).
+double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<double>& shares);
 // The predicted makespan of `shares` (the slowest active device); +inf when an active device is
 // unknown.
 double predicted_ms(const std::vector<DeviceRate>& rates, const std::vector<double>& shares);

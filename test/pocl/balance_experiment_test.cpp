@@ -1,7 +1,8 @@
 // test/pocl/balance_experiment_test.cpp — bench_balance (the spec's Fig. 4 experiment) end to end
 // with --quick on two PoCL devices: it exits 0 and writes one CSV row per execution with the
-// expected columns, phases and load flags, the oracle sweep, the Markdown section and the SVG
-// figure; the same with --load-first (the load on from the first run). Whether
+// expected columns, phases and load flags, an interleaved oracle run (the sweep's best split for
+// the load of the moment) beside every execution, the oracle sweep, the Markdown section and the
+// SVG figure; the same with --load-first (the load on from the first run). Whether
 // the balancer rebalanced is not asserted: both PoCL devices share the same cores, so the load
 // slows both alike.
 #include "kb/kb_test_util.hpp"
@@ -94,7 +95,13 @@ void check_experiment(const std::string& out, const Result& r, const Expected& x
     const std::string level = row.at("balance_level");
     EXPECT_TRUE(level == "0" || level == "1" || level == "2") << level;
     if (level == "0") EXPECT_EQ(row.at("cpu_share_after"), row.at("cpu_share")) << n;
-    EXPECT_FALSE(row.at("oracle_ms").empty()) << n;
+    // The interleaved oracle run after each balanced one: timed, at a split of the sweep.
+    ASSERT_FALSE(row.at("oracle_ms").empty()) << n;
+    EXPECT_GT(std::stod(row.at("oracle_ms")), 0.0) << n;
+    const double oracle_share = std::stod(row.at("oracle_cpu_share"));
+    EXPECT_TRUE(oracle_share >= 0 && oracle_share <= 1) << n;
+    if (n > 0 && (n < x.start || n >= x.stop) == (n - 1 < x.start || n - 1 >= x.stop))
+      EXPECT_EQ(row.at("oracle_cpu_share"), rows[n - 1].at("oracle_cpu_share")) << "one split per load state, " << n;
   }
 
   std::vector<std::string> oracle_header;
@@ -106,7 +113,7 @@ void check_experiment(const std::string& out, const Result& r, const Expected& x
   EXPECT_EQ(md.rfind("## ", 0), 0u) << md.substr(0, 200);
   auto range = [](std::size_t a, std::size_t b) { return "(" + std::to_string(a) + "-" + std::to_string(b - 1) + ")"; };
   std::vector<std::string> parts = {"Oracle", "during " + range(x.start, x.stop), "after " + range(x.stop, x.executions),
-                                    "Time lost", "| total |", "executions to the bound",
+                                    "Time lost against the interleaved oracle", "| total |", "executions to the bound",
                                     "result check after the last execution: OK", "Figure: " + x.name + ".svg"};
   if (x.start > 0) parts.push_back("before " + range(0, x.start));
   for (const auto& part : parts) EXPECT_TRUE(contains(md, part)) << part;

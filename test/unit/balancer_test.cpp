@@ -10,9 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
+#include <sstream>
 
 using namespace sinew;
 using namespace sinew::detail;
@@ -437,6 +442,40 @@ TEST(Balancer, ARetrainingThatMakesThePlanSlowerIsUndone) {
   EXPECT_EQ(t.events(), 2u) << "and it stays";
 }
 
+// Table 2's derived plans: the GPU alone is best (the CPU's fixed cost exceeds the GPU's whole
+// time), and the plan is the GPU alone. Its first runs are slower (a warm-up), which the balancer
+// sees as a step down; the CPU never ran, so level 2 searches, and a search misled by +-30% noise
+// gives the CPU a sixth of the work. The balancer must not keep work on a device where the GPU
+// alone is fastest: the split has to beat the GPU alone's own runs, or the GPU alone comes back
+// and stays.
+TEST(Balancer, AGpuAlonePlanIsNotSplitOntoTheCpuByANoisySearch) {
+  constexpr std::size_t kSeeds = 100;
+  std::size_t alone = 0, cpu_runs = 0, steps = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    Model m{{1.0, 0.4}, {500, 10}};
+    m.noise = 0.3;
+    m.slow = {1, 3.0};
+    m.rng.seed(static_cast<unsigned>(seed));
+    auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
+    Retrain misled = [](const Config&) { return two_way(0.17); };
+    Balancer b(devs, two_way(0.0), {});
+    Trace t = drive(
+        b, m, 40,
+        [&](std::size_t i) {
+          if (i == 6) m.slow[1] = 1.0;  // warmed up
+        },
+        misled);
+    steps += t.events(2);
+    alone += b.config().shares[0] == 0.0;
+    for (const auto& p : t.plans) cpu_runs += p.shares[0] > 0;
+  }
+  std::cout << steps << " searches; the GPU alone after 40 runs in " << alone << "/" << kSeeds << "; "
+            << static_cast<double>(cpu_runs) / kSeeds << " runs with CPU work per seed\n";
+  EXPECT_GE(alone, kSeeds * 95 / 100);
+  EXPECT_GE(steps, kSeeds / 2) << "the warm-up is seen as a step (so the search is asked)";
+  EXPECT_LE(cpu_runs, kSeeds * 8);  // the split's first run and the few that judge it
+}
+
 TEST(Balancer, AMisplannedStartIsMovedAndSettles) {
   // A plan far off (80% on a CPU that should have a third): moved within the first runs, then
   // left alone by the noise. Slower than after a step: with no runs before, the devices' noise
@@ -518,4 +557,148 @@ TEST(Balancer, RejectsSettingsOutOfRange) {
   s.balanced_within = 1.5;
   EXPECT_THROW(Balancer(devs, two_way(0.5), s), Error);
   EXPECT_THROW(Balancer(devs, Config{{1.0}, "none", 1}, {}), Error);
+}
+
+// ----- The GPU machine's own noise: Fig. 4's runs replayed --------------------------------------
+//
+// test/data/fig4_{k1,k2}_rates.csv: per execution of bench_balance on the GPU machine (saxpy 50M
+// pinned, a 16-thread CPU load during executions 100-199 (k1) or 0-99 (k2)), each device's time
+// per unit of share (its measured ms / its share). Replayed, a plan's device times at run n are
+// rate_d(n) * share_d: the trace's noise (a CPU swinging 1.3-2x, and 2-5x under the load, both
+// devices jumping together) meets whatever plan the balancer runs. The oracle, as in
+// bench_balance, runs beside it on the same runs: the static split with the least summed
+// makespan over the phase, in hindsight.
+
+namespace {
+
+struct RateTrace {
+  std::vector<std::array<double, 2>> rate;  // per run: ms per unit of share, {CPU, GPU}
+  std::vector<bool> load;
+};
+
+RateTrace read_rates(const std::string& name) {
+  RateTrace t;
+  std::ifstream in(std::string(SINEW_TEST_DATA_DIR) + "/" + name);
+  std::string line;
+  std::getline(in, line);  // n,load,cpu,gpu
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string n, load, cpu, gpu;
+    std::getline(ss, n, ','), std::getline(ss, load, ','), std::getline(ss, cpu, ','), std::getline(ss, gpu, ',');
+    t.load.push_back(load == "1");
+    t.rate.push_back({std::stod(cpu), std::stod(gpu)});
+  }
+  return t;
+}
+
+double replayed_ms(const RateTrace& t, std::size_t n, double cpu) {
+  return std::max(t.rate[n][0] * cpu, t.rate[n][1] * (1 - cpu));
+}
+
+struct Replay {
+  std::vector<double> cpu;  // the CPU share each run used
+  std::size_t moves = 0;
+  double ms_per_observe = 0;
+};
+
+Replay replay(const RateTrace& t, double start_cpu) {
+  Replay r;
+  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start_cpu), {});
+  for (std::size_t n = 0; n < t.rate.size(); ++n) {
+    const double cpu = b.config().shares[0];
+    r.cpu.push_back(cpu);
+    const std::vector<double> ms = {cpu > 0 ? t.rate[n][0] * cpu : 0.0,
+                                    cpu < 1 ? t.rate[n][1] * (1 - cpu) : 0.0};
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto st = b.observe(ms, {});
+    r.ms_per_observe += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                        static_cast<double>(t.rate.size());
+    r.moves += st.event.has_value();
+  }
+  return r;
+}
+
+// The phase's oracle: the CPU share (1% grid) with the least summed replayed makespan over runs
+// [first, last).
+double oracle_share(const RateTrace& t, std::size_t first, std::size_t last) {
+  double best = 0, best_sum = std::numeric_limits<double>::infinity();
+  for (int k = 0; k <= 100; ++k) {
+    double sum = 0;
+    for (std::size_t n = first; n < last; ++n) sum += replayed_ms(t, n, k / 100.0);
+    if (sum < best_sum) best_sum = sum, best = k / 100.0;
+  }
+  return best;
+}
+
+struct PhaseResult {
+  double lost = 0;          // sum(balanced) / sum(oracle) - 1
+  std::size_t to_bound = 0;  // executions from the phase's first until every window of 5 stays in the bound
+  double oracle_cpu = 0, final_cpu = 0;
+};
+
+PhaseResult judge(const RateTrace& t, const Replay& r, std::size_t first, std::size_t last) {
+  PhaseResult p;
+  p.oracle_cpu = oracle_share(t, first, last);
+  p.final_cpu = r.cpu[last - 1];
+  double sum = 0, oracle = 0;
+  for (std::size_t n = first; n < last; ++n) sum += replayed_ms(t, n, r.cpu[n]), oracle += replayed_ms(t, n, p.oracle_cpu);
+  p.lost = sum / oracle - 1;
+  // As bench_balance counts it: the median of 5 runs in a row against the median of the
+  // oracle's 5 runs beside them, oracle / balanced >= 0.88.
+  std::size_t last_out = SIZE_MAX;
+  for (std::size_t end = first + 5; end <= last; ++end) {
+    std::vector<double> w, o;
+    for (std::size_t n = end - 5; n < end; ++n) w.push_back(replayed_ms(t, n, r.cpu[n])), o.push_back(replayed_ms(t, n, p.oracle_cpu));
+    std::sort(w.begin(), w.end()), std::sort(o.begin(), o.end());
+    if (o[2] / w[2] < 0.88) last_out = end - 1;
+  }
+  // A window counted at its middle run, from the first window that stays in.
+  p.to_bound = last_out == SIZE_MAX ? 1 : last_out + 1 >= last ? SIZE_MAX : last_out + 2 - 5 + 5 / 2 - first + 1;
+  return p;
+}
+
+std::string describe(const char* phase, const PhaseResult& p) {
+  std::ostringstream s;
+  s << phase << ": lost " << std::lround(100 * p.lost) << "%, to the bound "
+    << (p.to_bound == SIZE_MAX ? std::string("never") : std::to_string(p.to_bound)) << ", CPU " << p.final_cpu
+    << " (oracle " << p.oracle_cpu << ")";
+  return s.str();
+}
+
+}  // namespace
+
+TEST(BalancerTrace, TheGpuMachinesLoadStepIsFollowed) {
+  const RateTrace t = read_rates("fig4_k1_rates.csv");
+  ASSERT_EQ(t.rate.size(), 300u);
+  const Replay r = replay(t, 0.556);  // the run's trained starting plan
+  const PhaseResult before = judge(t, r, 0, 100), during = judge(t, r, 100, 200), after = judge(t, r, 200, 300);
+  std::cout << r.ms_per_observe << " ms per observe\n" << describe("before", before) << "\n" << describe("during", during) << "\n"
+            << describe("after", after) << "\n" << r.moves << " moves\n";
+  // The goals (the bound within 8 executions of each step, <= 10% lost during the load, <= 5%
+  // before and after) as far as the balancer meets them on this trace: the load leaving is
+  // followed at once (a quiet regime after a noisy one); the load arriving shows in its first
+  // runs only as 2-5x swings, one of them as fast as before, and is seen after ten to thirteen
+  // (replayed: 13 to the bound, 5% lost). Before the load the trained plan (56%) is kept for
+  // most of the phase: the oracle's 47% is predicted to gain less than the noise allows to move on.
+  EXPECT_LE(after.to_bound, 8u);
+  EXPECT_LE(after.lost, 0.05);
+  EXPECT_LE(during.lost, 0.10);
+  EXPECT_LE(during.to_bound, 16u);
+  EXPECT_LE(before.lost, 0.08);
+  EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.05) << "the load-aware optimum, not equal finish times";
+}
+
+TEST(BalancerTrace, TheGpuMachinesLoadFromTheFirstRunIsFollowed) {
+  const RateTrace t = read_rates("fig4_k2_rates.csv");
+  ASSERT_EQ(t.rate.size(), 200u);
+  const Replay r = replay(t, 0.473);  // the run's starting plan, trained without the load
+  const PhaseResult during = judge(t, r, 0, 100), after = judge(t, r, 100, 200);
+  std::cout << describe("during", during) << "\n" << describe("after", after) << "\n" << r.moves << " moves\n";
+  // The load leaving is followed at once. The load from the first run is no step: the plan is
+  // moved as a misplanned start, on the slow-drift path, which waits until the devices' noise is
+  // known well enough (replayed: 16% lost over the phase against the 10% goal).
+  EXPECT_LE(after.to_bound, 8u);
+  EXPECT_LE(after.lost, 0.05);
+  EXPECT_LE(during.lost, 0.20);
+  EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.08);
 }
