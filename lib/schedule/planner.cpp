@@ -4,6 +4,7 @@
 
 #include "kb/utc.hpp"
 #include "platform/error.hpp"
+#include "schedule/derive.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -136,6 +137,18 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   std::erase_if(known, [&](const KbEntry& e) { return !usable(e); });
   std::optional<Derived> derived;
   if (!known.empty()) derived = interpolator_->derive(known, p.features);
+  if (derived && derived->distance > 0 && settings_.interpolation == Interpolation::cost_model) {
+    // The neighbours' runs of each device alone, fitted over the size: the device, split and
+    // levels that fit this size rather than the nearest size's plan.
+    std::vector<KbRun> runs;
+    safely([&] { runs = kb_.runs_for_tree(key.tree); });
+    std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+    if (auto model = derive_from_costs(env_.infos, runs, p.features)) {
+      info("cost model for '" + p.label + "': " + model->str());
+      derived->config = model->config;
+      derived->method = std::string(to_string(Interpolation::cost_model));
+    }
+  }
   if (!force_training && settings_.derive_unseen && derived) {
     Plan plan{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
     KbEntry e;
