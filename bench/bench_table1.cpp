@@ -288,7 +288,8 @@ class Table1 {
   }
 
   // A knowledge base that knows the sample's other sizes (trained with the first strategy)
-  // derives this size's plan from the nearest of them.
+  // derives this size's plan from them (the runtime's default derivation: the cost model fitted
+  // to their runs of each device alone, the nearest size's plan where it fits no line).
   void derive(const std::string& name, std::size_t n, const std::vector<std::size_t>& sizes) {
     const Csv::Row k = key(name, n, "derived");
     if (b_.find(k) || b_.find(key(name, n, "size"))) return;
@@ -324,6 +325,9 @@ class Table1 {
                sinew::KnowledgeBase::open(kb_file(name, o, strategy).string())->entries_for_tree(src->key.tree))
             if (e.features == src->features)
               note = "derived from " + size_label(name, o) + (note.empty() ? "" : "; " + note);
+      // How: "cost_model+screen" (fitted over the sizes, then checked) or "nearest+screen".
+      if (auto e = sinew::KnowledgeBase::open(kb.string())->entry(t.first.kb_entry); e && !e->strategy.empty())
+        note += (note.empty() ? "" : "; ") + e->strategy;
     } catch (const std::exception& e) {
       t.m.check = std::string("ERROR: ") + e.what();
     }
@@ -463,7 +467,9 @@ std::string Table1::report() {
   md << "### Against the oracle\n\nThe oracle is the fastest static split of the sweep (the same execution path, a "
         "given Config); % of oracle = oracle time / Sinew's time (above 100% is possible: Sinew's plan may lie between "
         "the sweep's points or use another fission). Derived: a knowledge base that knows only the sample's other "
-        "sizes plans this one (nearest neighbour).\n\n"
+        "sizes plans this one (the cost model: each device's time alone at each level fitted over the size from "
+        "their training runs, the fastest predicted plan, then checked by a few runs; `nearest` where it fitted no "
+        "line).\n\n"
      << t3.str() << "\n";
   if (auto n = plot_bars(b_.file("-oracle.png"), "Sinew's plans as a fraction of the oracle", "oracle time / time",
                          cats, fseries, frac, 1);

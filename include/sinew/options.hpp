@@ -37,6 +37,9 @@ enum class Strategy {
 enum class Interpolation {
   nearest,           // the nearest stored input's plan (the spec's method)
   inverse_distance,  // shares weighted by inverse distance over the nearest inputs
+  cost_model,        // each device's time alone fitted over the input size at each level, from the
+                     // runs at other inputs; the fastest predicted plan (a device alone or the split
+                     // finishing together); the nearest input's plan where the runs fit no line
 };
 // What a run of a known tree does for an input the knowledge base has no plan for.
 enum class UnseenPolicy { derive, train };

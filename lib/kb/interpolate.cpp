@@ -105,6 +105,8 @@ std::optional<Derived> InverseDistance::derive(const std::vector<KbEntry>& known
 
 std::unique_ptr<Interpolator> make_interpolator(Interpolation kind) {
   if (kind == Interpolation::inverse_distance) return std::make_unique<InverseDistance>();
+  // cost_model: the nearest input's plan is its source, and its plan where the runs fit no line
+  // (the planner fits them: schedule/derive.hpp).
   return std::make_unique<NearestNeighbour>();
 }
 

@@ -31,7 +31,8 @@ struct Names<Strategy> {
 template <>
 struct Names<Interpolation> {
   static constexpr std::pair<Interpolation, std::string_view> all[] = {
-      {Interpolation::nearest, "nearest"}, {Interpolation::inverse_distance, "inverse_distance"}};
+      {Interpolation::nearest, "nearest"}, {Interpolation::inverse_distance, "inverse_distance"},
+      {Interpolation::cost_model, "cost_model"}};
 };
 template <>
 struct Names<UnseenPolicy> {

@@ -54,7 +54,7 @@ const std::vector<Variable>& variables() {
       {{"SINEW_UNSEEN", "unseen", spellings<UnseenPolicy>(), "derive",
         "what a run of a known tree does for an input the knowledge base has no plan for"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.unseen = parse::choice<UnseenPolicy>(t, n); }},
-      {{"SINEW_INTERPOLATOR", "interpolation", spellings<Interpolation>(), "nearest",
+      {{"SINEW_INTERPOLATOR", "interpolation", spellings<Interpolation>(), "cost_model",
         "how a plan is derived for an unseen input"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.interpolation = parse::choice<Interpolation>(t, n);
@@ -240,7 +240,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
     o.kb_path = home_based("XDG_DATA_HOME", ".local/share") + "/sinew/kb.sqlite";
   if (!o.force_training) o.force_training = false;
   if (!o.unseen) o.unseen = UnseenPolicy::derive;
-  if (!o.interpolation) o.interpolation = Interpolation::nearest;
+  if (!o.interpolation) o.interpolation = Interpolation::cost_model;
   o.training = o.training.with_defaults();
   o.balancer = o.balancer.with_defaults();
   if (!o.quiet) o.quiet = false;

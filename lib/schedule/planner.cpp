@@ -4,6 +4,7 @@
 
 #include "kb/utc.hpp"
 #include "platform/error.hpp"
+#include "schedule/derive.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -136,6 +137,18 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   std::erase_if(known, [&](const KbEntry& e) { return !usable(e); });
   std::optional<Derived> derived;
   if (!known.empty()) derived = interpolator_->derive(known, p.features);
+  if (derived && derived->distance > 0 && settings_.interpolation == Interpolation::cost_model) {
+    // The neighbours' runs of each device alone, fitted over the size: the device, split and
+    // levels that fit this size rather than the nearest size's plan.
+    std::vector<KbRun> runs;
+    safely([&] { runs = kb_.runs_for_tree(key.tree); });
+    std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+    if (auto model = derive_from_costs(env_.infos, runs, p.features)) {
+      info("cost model for '" + p.label + "': " + model->str());
+      derived->config = model->config;
+      derived->method = std::string(to_string(Interpolation::cost_model));
+    }
+  }
   if (!force_training && settings_.derive_unseen && derived) {
     Plan plan{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
     KbEntry e;
@@ -177,7 +190,8 @@ namespace {
 
 // The fastest configuration among `runs` with `device` alone (the static schedule), by the median
 // of each configuration's times.
-std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>& runs, std::size_t device) {
+std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>& runs, std::size_t device,
+                                                       const std::vector<DeviceInfo>& devices) {
   std::vector<std::pair<Config, std::vector<double>>> times;
   for (const auto& r : runs) {
     const auto& s = r.config.shares;
@@ -188,6 +202,7 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
     Config c = Config::single(device, s.size());
     c.overlap = r.config.overlap;
     c.fission = r.config.fission;
+    c = without_idle_levels(c, devices);  // a CPU's runs "at" each overlap level are one plan's
     auto it = std::find_if(times.begin(), times.end(), [&](const auto& t) { return t.first == c; });
     if (it == times.end()) times.emplace_back(c, std::vector<double>{r.time_ms});
     else it->second.push_back(r.time_ms);
@@ -215,7 +230,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
   const std::uint64_t gen = generation();
   std::optional<std::pair<Config, double>> known;
-  safely([&] { known = fastest_alone(kb_.runs(key, p.features), device); });
+  safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
   if (!known) {
     // The nearest features with runs of the device alone, by the interpolator's distance: their
     // best configuration as a plan of their own.
@@ -230,7 +245,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
         std::vector<KbRun> same;
         for (const auto& x : runs)
           if (x.features == r.features) same.push_back(x);
-        if (auto best = fastest_alone(same, device)) {
+        if (auto best = fastest_alone(same, device, env_.infos)) {
           KbEntry e;
           e.key = key;
           e.features = r.features;
@@ -244,6 +259,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
       known = {{Config::single(device, env_.infos.size()), 0}};
       known->first.overlap = d->config.overlap;
       known->first.fission = d->config.fission;
+      known->first = without_idle_levels(known->first, env_.infos);
     }
   }
   if (!known) {

@@ -57,7 +57,7 @@ struct PlannerSettings {
   TrainingOptions training;
   bool derive_unseen = true;            // option (b); false: option (a), train
   std::size_t derive_executions = 12;   // a derived plan's check (screen_options); 0: none
-  Interpolation interpolation = Interpolation::nearest;
+  Interpolation interpolation = Interpolation::cost_model;
   bool progress = true;                 // training progress lines (info) through `log`
   Logger log;                           // progress and warnings
   // Plan cache: a cached plan is read again from the knowledge base after this many uses or this

@@ -336,7 +336,18 @@ const TrainingPoint& Search::best_point() const {
 
 // Measures a config `quality` times (a first use of a fission configuration gets one more,
 // untimed run: it builds programs for the new sub-devices).
-const TrainingPoint& Search::point(const Config& c, unsigned quality) {
+Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices) {
+  if (c.crossover) return c;
+  bool discrete = false, cpu = false;
+  for (std::size_t d = 0; d < c.shares.size() && d < devices.size(); ++d)
+    if (c.shares[d] > 0) (devices[d].discrete ? discrete : cpu) = true;
+  if (!discrete) c.overlap = 1;
+  if (!cpu) c.fission = Config{}.fission;
+  return c;
+}
+
+const TrainingPoint& Search::point(const Config& asked, unsigned quality) {
+  const Config c = without_idle_levels(asked, devices_);
   if (quality == 0) quality = std::max(1u, o_.quality);
   bool warm = warmed_.insert(c.fission).second;
   // The model strategy runs every plan twice and the faster run counts: a plan's first run may

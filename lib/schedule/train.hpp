@@ -101,6 +101,14 @@ using Progress = std::function<void(const std::string&)>;
 TrainingResult train(const std::vector<DeviceInfo>& devices, const Measure& measure, const TrainingOptions& options,
                      const Progress& progress = {}, const std::optional<Config>& start = {});
 
+// `c` with the platform levels that none of its working devices uses reset to their defaults:
+// the overlap level (1) where no discrete device has a share, the fission ("none") where no CPU
+// has (divide-and-conquer plans, whose upper device may have no share, as they are). One plan,
+// one name: the CPU alone "at overlap 2" is the CPU alone, measured and run as that device alone
+// is (training measured it under each overlap level's name, kept the luckiest and stored it as
+// a plan of its own).
+Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices);
+
 // The groups work moves between: the device kinds when the machine has several (CPU vs GPU),
 // else every device on its own (several GPUs, or several PoCL CPUs).
 std::vector<std::vector<std::size_t>> device_groups(const std::vector<DeviceInfo>& devices);

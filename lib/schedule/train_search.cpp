@@ -147,7 +147,7 @@ Config Search::one_group(const Config& c, std::size_t g) const {
   double inner = 0;
   for (auto d : groups_[g]) inner += std::max(c.shares[d], 1e-9);
   for (auto d : groups_[g]) one.shares[d] = std::max(c.shares[d], 1e-9) / inner;
-  return one;
+  return without_idle_levels(one, devices_);
 }
 
 bool Search::discrete_group(std::size_t g) const {

@@ -3,6 +3,7 @@
 // every execution is kept though written in batches, and cached plans follow the knowledge base.
 #include "kb/kb_test_util.hpp"
 #include "pocl/trees.hpp"
+#include "schedule/derive.hpp"
 
 #include <sinew/kb.hpp>
 
@@ -402,4 +403,34 @@ TEST(KbRuntime, AStoredPlanThatDoesNotFitIsReplacedNotFatal) {
   EXPECT_NE(warnings[0].find("no fission configuration 'L4'"), std::string::npos) << warnings[0];
   auto store = KnowledgeBase::open(kb.path, {.log = {}});
   EXPECT_NE(store->entry(first.kb_entry)->config.fission, "L4");
+}
+
+// The default derivation (Interpolation::cost_model): with runs of each device alone at two sizes,
+// a third size's plan is the one the fitted per-device costs predict fastest there (unchecked
+// here: derive_executions 0), stored as "cost_model" with the nearest size as its source.
+TEST(KbRuntime, AThirdSizeIsDerivedFromTheFittedCostsOfTwo) {
+  TempKb kb;
+  RuntimeOptions o = with_kb(kb.path);
+  o.training.derive_executions = 0;
+  Runtime rt(o);
+  std::vector<Report> trained;
+  for (std::size_t n : {2000u, 8000u}) {
+    Holder h;
+    Case c = make_case("pipeline_channel", n, h);
+    trained.push_back(rt.run(c.tree, c.bindings, RunOptions{.train = true}).get());
+    ASSERT_EQ(trained.back().provenance, Provenance::trained);
+  }
+  Holder h;
+  Case c = make_case("pipeline_channel", 64000, h);
+  c.report = rt.run(c.tree, c.bindings, RunOptions{.balance = false}).get();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(c.report.provenance, Provenance::derived);
+  EXPECT_EQ(c.report.derived_from, trained.back().kb_entry);  // the nearest size
+  auto store = KnowledgeBase::open(kb.path);
+  auto entry = store->entry(c.report.kb_entry);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->strategy, "cost_model");
+  const auto model = detail::derive_from_costs(rt.devices(), store->runs_for_tree(entry->key.tree), entry->features);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(entry->config, model->config) << model->str();
 }

@@ -176,3 +176,25 @@ TEST(TrainObjective, OneDeviceAloneScreensItsOwnLevels) {
   o.alone = 2;
   EXPECT_THROW(train(devs, std::ref(cpu), o), Error);
 }
+
+// A device alone is one plan whatever the levels of the devices it leaves idle: training measures
+// the CPU alone under one name (overlap 1) and the GPU alone under one (fission none), so the
+// trained plan where the CPU alone is fastest is the CPU alone at overlap 1, which runs as a run
+// pinned to the CPU does, not "the CPU alone at overlap 2", the luckiest of its names.
+TEST(TrainObjective, ADeviceAloneIsMeasuredUnderOneName) {
+  auto devs = cpu_gpu();
+  Model m{{0.2, 1.0}, {0.1, 1000.0}};  // the CPU alone: 200 ms; hybrid loses to the GPU's fixed cost
+  m.noise = 0.3;
+  for (Strategy s : {Strategy::even_split, Strategy::cpu_assisted, Strategy::model}) {
+    TrainingOptions o;
+    o.strategy = s;
+    o.max_executions = 60;
+    const auto r = train(devs, std::ref(m), o);
+    for (const auto& p : r.points) {
+      if (p.config.shares[1] <= 0) EXPECT_EQ(p.config.overlap, 1u) << p.config.str();
+      if (p.config.shares[0] <= 0) EXPECT_EQ(p.config.fission, "none") << p.config.str();
+    }
+    EXPECT_EQ(r.best.shares, (std::vector<double>{1.0, 0.0})) << to_string(s) << ": " << r.best.str();
+    EXPECT_EQ(r.best.overlap, 1u) << r.best.str();
+  }
+}

@@ -1,0 +1,157 @@
+// schedule/derive.cpp — the cost model's derivation: each device's time alone fitted over the
+// input size per level, the fastest predicted plan at an unseen size (schedule/derive.hpp).
+#include "schedule/derive.hpp"
+
+#include "schedule/train.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace sinew::detail {
+
+namespace {
+
+bool is_size(const std::string& name) { return name.size() >= 5 && name.ends_with(".size"); }
+
+// Whether `f` has every feature of `query` that is not a size, with the same value.
+bool same_kind(const KbFeatures& f, const KbFeatures& query) {
+  for (const auto& [name, value] : query) {
+    if (is_size(name)) continue;
+    auto it = std::find_if(f.begin(), f.end(), [&](const auto& x) { return x.first == name; });
+    if (it == f.end() || std::fabs(it->second - value) > 1e-9 * std::max(1.0, std::fabs(value))) return false;
+  }
+  return true;
+}
+
+// t = a + b * x minimising the relative residuals ((t - a - b x) / t)^2. Times that do not grow
+// with the size are a fixed cost (b = 0); a negative fixed cost is noise: the line through 0.
+std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
+  double s0 = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+  for (const auto& [x, t] : pts) {
+    const double w = 1 / (t * t);
+    s0 += w, sx += w * x, sxx += w * x * x, st += w * t, sxt += w * x * t;
+  }
+  const double det = s0 * sxx - sx * sx;
+  double b = det > 0 ? (s0 * sxt - sx * st) / det : 0;
+  if (!(b > 0)) return {st / s0, 0.0};
+  double a = (st - b * sx) / s0;
+  if (a < 0) a = 0, b = sxt / sxx;
+  return {a, b};
+}
+
+// The shares that make `fits` finish together on `size` (a_d + b_d * s_d * size equal for all),
+// devices whose fixed cost alone exceeds that time left out; the time, or nothing.
+std::optional<std::pair<std::vector<double>, double>> equal_finish(const std::vector<const CostFit*>& fits,
+                                                                   std::size_t devices, double size) {
+  std::vector<const CostFit*> in = fits;
+  while (in.size() >= 2) {
+    double inv = 0, fixed = 0;
+    for (const CostFit* f : in) {
+      if (!(f->b > 0)) return std::nullopt;  // free work: no finite split
+      inv += 1 / f->b;
+      fixed += f->a / f->b;
+    }
+    const double t = (size + fixed) / inv;
+    auto slow = std::max_element(in.begin(), in.end(), [](const CostFit* x, const CostFit* y) { return x->a < y->a; });
+    if ((*slow)->a >= t) {
+      in.erase(slow);
+      continue;
+    }
+    std::vector<double> shares(devices, 0.0);
+    for (const CostFit* f : in) shares[f->device] = (t - f->a) / (f->b * size);
+    return std::pair{shares, t};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+double input_size(const KbFeatures& features) {
+  double n = 0;
+  for (const auto& [name, value] : features)
+    if (is_size(name)) n += value;
+  return n;
+}
+
+std::string CostPlan::str() const {
+  std::ostringstream s;
+  s << config.str() << ", predicted " << predicted_ms << " ms; fits (ms + ms/element):";
+  for (const auto& f : fits) s << " " << f.level.str() << " " << f.a << " + " << f.b;
+  return s.str();
+}
+
+std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices, const std::vector<KbRun>& runs,
+                                          const KbFeatures& query) {
+  const std::size_t n = devices.size();
+  const double size = input_size(query);
+  if (n == 0 || !(size > 0)) return std::nullopt;
+  // Each device alone at each level: its times per size (several runs: their median).
+  std::map<std::pair<std::string, double>, std::vector<double>> times;  // (level, size) -> ms
+  std::map<std::string, Config> levels;
+  for (const auto& r : runs) {
+    const Config& c = r.config;
+    if (c.shares.size() != n || c.schedule != Schedule::static_ || c.crossover || !(r.time_ms > 0)) continue;
+    if (std::count_if(c.shares.begin(), c.shares.end(), [](double s) { return s > 0; }) != 1) continue;
+    if (!same_kind(r.features, query)) continue;
+    const double x = input_size(r.features);
+    if (!(x > 0)) continue;
+    const std::size_t d = static_cast<std::size_t>(std::find_if(c.shares.begin(), c.shares.end(), [](double s) { return s > 0; }) - c.shares.begin());
+    Config level = Config::single(d, n);
+    level.overlap = c.overlap;
+    level.fission = c.fission;
+    level = without_idle_levels(level, devices);
+    levels.emplace(level.str(), level);
+    times[{level.str(), x}].push_back(r.time_ms);
+  }
+  std::vector<CostFit> fits;
+  for (const auto& [name, level] : levels) {
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& [key, t] : times)
+      if (key.first == name) pts.emplace_back(key.second, median(t));
+    if (pts.size() < 2) continue;
+    CostFit f;
+    f.level = level;
+    f.device = static_cast<std::size_t>(
+        std::find_if(level.shares.begin(), level.shares.end(), [](double s) { return s > 0; }) - level.shares.begin());
+    std::tie(f.a, f.b) = fit_line(pts);
+    f.sizes = pts.size();
+    fits.push_back(f);
+  }
+  for (std::size_t d = 0; d < n; ++d)
+    if (std::none_of(fits.begin(), fits.end(), [&](const CostFit& f) { return f.device == d; })) return std::nullopt;
+
+  CostPlan best;
+  best.predicted_ms = 1e300;
+  best.fits = fits;
+  for (const auto& f : fits)  // each device alone at each of its levels
+    if (f.at(size) < best.predicted_ms) best.config = f.level, best.predicted_ms = f.at(size);
+  const double alone_ms = best.predicted_ms;
+  // Splits: at each combination of a fission (the CPUs') and an overlap level (the discrete
+  // devices'), the devices with a fit there.
+  std::set<std::string> fissions{Config{}.fission};
+  std::set<unsigned> overlaps{1};
+  for (const auto& f : fits) {
+    if (devices[f.device].discrete) overlaps.insert(f.level.overlap);
+    else fissions.insert(f.level.fission);
+  }
+  for (const auto& fission : fissions)
+    for (unsigned overlap : overlaps) {
+      std::vector<const CostFit*> at;
+      for (const auto& f : fits)
+        if (devices[f.device].discrete ? f.level.overlap == overlap : f.level.fission == fission) at.push_back(&f);
+      const auto split = equal_finish(at, n, size);
+      if (!split || split->second * (1 + kSplitMargin) >= alone_ms || split->second >= best.predicted_ms) continue;
+      Config c;
+      c.shares = split->first;
+      c.fission = fission;
+      c.overlap = overlap;
+      best.config = without_idle_levels(c, devices);
+      best.predicted_ms = split->second;
+    }
+  return best;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,137 @@
+// The cost model's derivation (schedule/derive.hpp) on synthetic devices: runs of each device
+// alone at each level, taken at two sizes, and a size far from both. The plan must be the device,
+// split and overlap level that the model's optimum has at that size, not the trained sizes' plan.
+#include "schedule/derive.hpp"
+#include "unit/synthetic_devices.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace sinew;
+using namespace sinew::detail;
+using namespace sinew::testing;
+
+namespace {
+
+// A CPU with a small fixed cost and a GPU whose deeper overlap hides transfers (a lower cost per
+// element) for a cost per queue: the CPU alone wins small inputs, the GPU at overlap 4 with some
+// help from the CPU large ones.
+Model machine() {
+  Model m{{1.0e-3, 0.15e-3}, {0.05, 2.0}};
+  m.overlap_a = {1, 0.7, 0.55, 0.5};
+  m.overlap_b = {1, 1, 1, 1};
+  m.queue_ms = 0.5;
+  m.noise = 0.1;
+  return m;
+}
+
+KbFeatures features(double n, double pinned = 0) { return {{"x.size", n}, {"host.pinned", pinned}}; }
+
+// What training records at size n: each device alone at each of its levels (three runs each),
+// and a split, as KbRuns.
+void train_at(Model& m, double n, std::vector<KbRun>& runs, double pinned = 0) {
+  m.n = n;
+  std::vector<Config> plans;
+  for (const std::string f : {"none", "L2"}) {
+    Config c = Config::single(0, 2);
+    c.fission = f;
+    plans.push_back(c);
+  }
+  for (unsigned ov = 1; ov <= 4; ++ov) {
+    Config c = Config::single(1, 2);
+    c.overlap = ov;
+    plans.push_back(c);
+  }
+  Config split;
+  split.shares = {0.5, 0.5};
+  plans.push_back(split);
+  for (const auto& c : plans)
+    for (int i = 0; i < 3; ++i) {
+      KbRun r;
+      r.features = features(n, pinned);
+      r.config = c;
+      r.time_ms = m(c).time_ms;
+      runs.push_back(r);
+    }
+}
+
+// The best plan at size n, by brute force over the model without noise.
+double optimum_at(Model m, double n) {
+  m.n = n;
+  return m.global_optimum();
+}
+double time_at(Model m, double n, const Config& c) {
+  m.n = n;
+  return m.clean_time(c);
+}
+
+}  // namespace
+
+TEST(DeriveFromCosts, ALargeSizeFarFromSmallOnesGetsTheGpuAtItsDeepestOverlap) {
+  // The sizes must tell the GPU's rate from its noise: at 1000 and 2000 elements its time grows
+  // by 2% where the noise is 10%, so the trained sizes are 1000 (the CPU alone best) and 20000.
+  Model m = machine();
+  m.noise = 0.05;
+  std::vector<KbRun> runs;
+  train_at(m, 1000, runs);
+  train_at(m, 20000, runs);
+  EXPECT_LE(time_at(m, 1000, Config::single(0, 2)), optimum_at(m, 1000) * (1 + 1e-9));
+  const double n = 400000;
+  const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
+  ASSERT_TRUE(plan);
+  EXPECT_GT(plan->config.shares[1], 0.5) << plan->str();
+  EXPECT_EQ(plan->config.overlap, 4u) << plan->str();
+  // (A split must be predicted kSplitMargin faster than the device alone to be taken.)
+  EXPECT_LE(time_at(m, n, plan->config), (1 + kSplitMargin) * optimum_at(m, n)) << plan->str();
+  // Far better than the trained sizes' plan would be there.
+  EXPECT_LT(time_at(m, n, plan->config), 0.5 * time_at(m, n, Config::single(0, 2)));
+}
+
+TEST(DeriveFromCosts, ASmallSizeFarFromLargeOnesGetsTheCpuAlone) {
+  // Fixed costs of a few ms read from sizes whose times are hundreds of ms: 2% noise, not 10%.
+  Model m = machine();
+  m.noise = 0.02;
+  std::vector<KbRun> runs;
+  train_at(m, 20000, runs);
+  train_at(m, 100000, runs);
+  train_at(m, 200000, runs);
+  const double n = 500;
+  const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->config.shares, (std::vector<double>{1.0, 0.0})) << plan->str();
+  EXPECT_EQ(plan->config.overlap, 1u) << plan->str();
+  EXPECT_LE(time_at(m, n, plan->config), 1.05 * optimum_at(m, n)) << plan->str();
+}
+
+TEST(DeriveFromCosts, BetweenTheSizesTheGpuAloneAtTheLevelThatFits) {
+  // Without the CPU's help (a slow CPU): the GPU alone, at overlap 1 for a small input (each queue
+  // costs more than it hides), at overlap 4 for a large one.
+  Model m{{20e-3, 0.15e-3}, {0.05, 2.0}};
+  m.overlap_a = {1, 0.7, 0.55, 0.5};
+  m.overlap_b = {1, 1, 1, 1};
+  m.queue_ms = 0.5;
+  m.noise = 0.1;
+  std::vector<KbRun> runs;
+  for (double n : {1000.0, 1.0e6}) train_at(m, n, runs);
+  for (double n : {2000.0, 5.0e5}) {
+    const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->config.shares[0], 0.0) << n << ": " << plan->str();
+    EXPECT_EQ(plan->config.overlap, n < 1e4 ? 1u : 4u) << n << ": " << plan->str();
+    EXPECT_LE(time_at(m, n, plan->config), 1.05 * optimum_at(m, n)) << n << ": " << plan->str();
+  }
+}
+
+TEST(DeriveFromCosts, RunsOfOtherFeaturesDoNotCountAndOneSizeFitsNoLine) {
+  Model m = machine();
+  std::vector<KbRun> runs;
+  train_at(m, 1000, runs);
+  // One size only: no line, the nearest input's plan stands.
+  EXPECT_FALSE(derive_from_costs(cpu_gpu(), runs, features(200000)));
+  // A second size, but from pinned host data (another feature): still none.
+  train_at(m, 2000, runs, /*pinned=*/1);
+  EXPECT_FALSE(derive_from_costs(cpu_gpu(), runs, features(200000)));
+  train_at(m, 2000, runs);
+  EXPECT_TRUE(derive_from_costs(cpu_gpu(), runs, features(200000)));
+  // No size feature in the query: nothing to fit over.
+  EXPECT_FALSE(derive_from_costs(cpu_gpu(), runs, {{"host.pinned", 0}}));
+}
