@@ -189,14 +189,14 @@ TEST(Cluster, RankSharesOutliveTheClusterInTheKnowledgeBase) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((kb + suffix).c_str());
 }
 
-// out[i] = in[i] + 1, each element spinning `heavy` * 2048 steps first: a rank given a larger
+// out[i] = in[i] + 1, each element spinning `heavy` * 16384 steps first: a rank given a larger
 // `heavy` (a scalar, which does not change the tree's signature) is uniformly slower per unit, as
 // a rank on a slower machine is.
 const char* kSpin = R"(
 __kernel void spin(__global const int* in, __global int* out, __global int* sink, uint heavy) {
   uint i = get_global_id(0);
   int x = in[i];
-  for (uint s = 0; s < heavy * 2048; ++s) x = (x * 1103515245 + 12345) & 0x7fffffff;
+  for (uint s = 0; s < heavy * 16384; ++s) x = (x * 1103515245 + 12345) & 0x7fffffff;
   out[i] = in[i] + 1;
   sink[i] = x;  // keeps the loop
 })";
@@ -226,11 +226,12 @@ std::vector<ClusterReport> spin_runs(int slow, unsigned factor, int most, bool s
 }
 
 // The rank split is the device balancer's (schedule/balancer.hpp): a rank 8x slower per unit
-// loses work to the others once the balancer has judged a few runs, and keeps less than an
-// even share.
+// loses work to the others once the balancer has judged a few runs (the first move comes at the
+// 7th run with the default settings: the plan's first run, a window of 3, then lbt reaching its
+// trigger after 3 unbalanced runs; later where noise, on this shared VM, interrupts a streak).
 TEST(Cluster, RankSharesMoveAwayFromASlowRank) {
   const int slow = cluster->ranks() - 1;
-  const auto reports = spin_runs(slow, 8, 12, true);
+  const auto reports = spin_runs(slow, 8, 16, true);
   const double even = 1.0 / cluster->ranks();
   const auto& last = reports.back();
   ASSERT_GT(reports.size(), 1u);
