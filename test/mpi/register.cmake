@@ -75,6 +75,19 @@ if(TARGET saxpy)
   endforeach()
 endif()
 
+# Every sample with each rank's data its own (sinew::distributed: no scatter, no gather), through
+# bench_mpi --distributed 1 at small sizes: each row's output equals the sample's reference.
+if(SINEW_BUILD_BENCH)
+  add_test(NAME mpi.bench.distributed.np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bench_rows.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:bench_mpi>
+                   --exchanges 0 --distributed 1 --repeat 1 --warmup 1
+                   --samples saxpy,filter_pipeline,histogram,heat,nbody --sizes saxpy=20001,filter_pipeline=64x41,nbody=301)
+  add_test(NAME mpi.bench.distributed.np3_discrete
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bench_rows.sh ${SINEW_MPIRUN} -np 3 -x SINEW_DISCRETE=cpu:0
+                   $<TARGET_FILE:bench_mpi> --exchanges 0 --distributed 1 --repeat 1 --warmup 1
+                   --samples saxpy,filter_pipeline,heat,nbody --sizes saxpy=20001,filter_pipeline=64x41,heat=61,nbody=300)
+endif()
+
 get_property(_mpi_tests DIRECTORY PROPERTY TESTS)
 list(FILTER _mpi_tests INCLUDE REGEX "^mpi\\.")
 set_tests_properties(${_mpi_tests} PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${SINEW_MPI_ENV}")
