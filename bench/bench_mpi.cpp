@@ -25,7 +25,9 @@
 // (each rank's devices from its own environment: mpirun -x SINEW_DEVICES=... per rank, or MPMD
 // "mpirun -np 1 -x SINEW_DEVICES=gpu bench_mpi ... : -np 1 -x SINEW_DEVICES=cpu bench_mpi ...").
 // Both take the best of --repeat runs after --warmup (the baseline's first run trains its plan in
-// an in-memory knowledge base; the Cluster's first runs settle the rank shares). Rows
+// an in-memory knowledge base; the Cluster's rank balancer moves the shares only after about 7
+// runs, so --rank-shares a,b,... fixes them where the runs are few: the baseline's device
+// shares, say, to compare the same split with and without MPI). Rows
 // "sample,<name>,<size>,<ranks>,<one process ms>,<cluster ms>,<cluster/one>,<shares>,<check>":
 // the cost of going through MPI for that sample, and whether the Cluster's output equals the
 // sample's reference. --distributed 1 then runs the same split again with each rank binding its
@@ -211,8 +213,10 @@ void gather_blocks(const std::vector<sinew::Binding>& whole, const std::vector<s
 }
 
 void samples(const std::vector<std::string>& names, const std::string& size, const std::map<std::string, std::string>& own,
-             const std::string& baseline_devices, int warmup, int repeat, bool distributed) {
+             const std::string& baseline_devices, int warmup, int repeat, bool distributed,
+             const std::vector<double>& rank_shares) {
   sinew::ClusterOptions co;
+  co.rank_shares = rank_shares;
   co.runtime.kb_path = ":memory:";
   co.runtime.quiet = true;
   sinew::Cluster cluster(co);
@@ -297,7 +301,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> o = {{"min-bytes", "1K"}, {"max-bytes", "256M"}, {"repeat", "5"},
                                           {"warmup", "3"}, {"exchanges", "1"}, {"size", "small"}, {"sizes", ""},
                                           {"samples", "saxpy,filter_pipeline,histogram,heat,nbody"},
-                                          {"baseline-devices", ""}, {"distributed", "0"}};
+                                          {"baseline-devices", ""}, {"distributed", "0"},
+                                          {"rank-shares", ""}};
   int rc = 0;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -307,6 +312,7 @@ int main(int argc, char** argv) {
           std::cout << "bench_mpi [--exchanges 0|1] [--min-bytes 1K] [--max-bytes 256M] [--repeat 5] [--warmup 3]\n"
                        "          [--samples a,b,...|none] [--size small|standard|large|N|WxH]\n"
                        "          [--sizes name=size,...] [--baseline-devices SPEC] [--distributed 0|1]\n"
+                       "          [--rank-shares a,b,...]\n"
                        "  under mpirun; see the header of bench/bench_mpi.cpp\n";
         MPI_Finalize();
         return 0;
@@ -316,11 +322,13 @@ int main(int argc, char** argv) {
       o[a.substr(2)] = argv[++i];
     }
     const int repeat = std::max(1, std::stoi(o["repeat"]));
+    std::vector<double> shares;
+    for (const auto& item : list(o["rank-shares"])) shares.push_back(std::stod(item));
     if (rank == 0) std::printf("# bench_mpi over %d rank(s)\n", ranks);
     if (o["exchanges"] == "1") exchanges(bytes_of(o["min-bytes"]), bytes_of(o["max-bytes"]), repeat);
     if (o["samples"] != "none")
       samples(list(o["samples"]), o["size"], sample_sizes(o["sizes"]), o["baseline-devices"],
-              std::max(0, std::stoi(o["warmup"])), repeat, o["distributed"] == "1");
+              std::max(0, std::stoi(o["warmup"])), repeat, o["distributed"] == "1", shares);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi (rank %d): %s\n", rank, e.what());
     rc = 2;
