@@ -17,16 +17,25 @@
 // time at the smallest size, bw = the median over the sizes B >= 1 MB of B / (t(B) - alpha); rows
 // "model,<kind>,<ranks>,<alpha us>,<bw GB/s>".
 //
-// Part 2, the samples (--samples): each at --size (small, standard, large or a number) end to
-// end, the root running it alone with a Runtime of its own (--baseline-devices: its devices,
+// Part 2, the samples (--samples): each at --size (small, standard, large, a number or a
+// shaped size such as 4096x4096), or at its own size from --sizes name=size,... (which overrides
+// --size for the samples it names: "--sizes saxpy=50000000,filter_pipeline=4096,nbody=65536"
+// runs each where the GPU machine's devices do real work), end to end, the root running it alone with a Runtime of its own (--baseline-devices: its devices,
 // e.g. "all"; unset: the environment's SINEW_DEVICES) against the Cluster over every rank
 // (each rank's devices from its own environment: mpirun -x SINEW_DEVICES=... per rank, or MPMD
 // "mpirun -np 1 -x SINEW_DEVICES=gpu bench_mpi ... : -np 1 -x SINEW_DEVICES=cpu bench_mpi ...").
 // Both take the best of --repeat runs after --warmup (the baseline's first run trains its plan in
-// an in-memory knowledge base; the Cluster's first runs settle the rank shares). Rows
+// an in-memory knowledge base; the Cluster's rank balancer moves the shares only after about 7
+// runs, so --rank-shares a,b,... fixes them where the runs are few: the baseline's device
+// shares, say, to compare the same split with and without MPI). Rows
 // "sample,<name>,<size>,<ranks>,<one process ms>,<cluster ms>,<cluster/one>,<shares>,<check>":
 // the cost of going through MPI for that sample, and whether the Cluster's output equals the
-// sample's reference.
+// sample's reference. --distributed 1 then runs the same split again with each rank binding its
+// own blocks of the data (sinew::distributed: no scatter, no gather; every rank prepared the same
+// data and binds its units of its copy; a vector binding whose size is not a whole number of
+// elements per unit stays the root's), rows "distributed,<name>,<size>,<ranks>,<one process
+// ms>,<cluster ms>,<cluster/one>,<shares>,<check>", the check after the blocks are gathered to
+// the root outside the timed runs ("refused: ..." where the Cluster refuses such a binding).
 #include "common/descriptors.hpp"
 
 #include <sinew/sinew.hpp>
@@ -148,17 +157,66 @@ void exchanges(std::size_t min_bytes, std::size_t max_bytes, int repeat) {
   }
 }
 
-std::size_t size_for(sinew::samples::Sample& s, const std::string& size) {
+// Prepares `s` at `size`: a named size of the sample's, else as the sample reads a size given as
+// text (a number, or a shape such as 4096x2048; the sample refuses one it cannot run).
+void prepare_at(sinew::samples::Sample& s, const std::string& size) {
   const auto sizes = s.sizes();
-  if (size == "small") return sizes.small;
-  if (size == "standard") return sizes.standard;
-  if (size == "large") return sizes.large;
-  return std::stoul(size);
+  if (size == "small") return s.prepare(sizes.small);
+  if (size == "standard") return s.prepare(sizes.standard);
+  if (size == "large") return s.prepare(sizes.large);
+  s.prepare(size);
 }
 
-void samples(const std::vector<std::string>& names, const std::string& size, const std::string& baseline_devices,
-             int warmup, int repeat) {
+std::vector<std::string> list(const std::string& text);
+
+// --sizes "name=size,...": each named sample's own size.
+std::map<std::string, std::string> sample_sizes(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : list(text)) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw std::invalid_argument("--sizes wants name=size items, comma-separated, not '" + item + "'");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+// The sample's bindings as each rank's own blocks (sinew::distributed) of the units `shares` gave
+// it: a vector binding whose size is a whole number of elements per unit (of the tree's units)
+// is split so; the others stay the root's. Every rank prepared the same data, and binds its block
+// in its own copy.
+std::vector<sinew::Binding> blocks_of(std::vector<sinew::Binding> bindings, const sinew::ClusterReport& split) {
+  std::size_t units = 0;
+  for (const auto& s : split.shares) units += s.units;
+  const auto& mine = split.shares[rank];
+  for (auto& b : bindings) {
+    if (!b.vector || !units || b.elements % units) continue;
+    const std::size_t unit_bytes = b.elements / units * b.type.size;
+    b.data = static_cast<unsigned char*>(b.data) + mine.first * unit_bytes;
+    b.elements = mine.units * (b.elements / units);
+    b.distributed = true;
+  }
+  return bindings;
+}
+
+// Every rank's blocks of `bindings` (blocks_of) into the root's whole vectors, for its check.
+void gather_blocks(const std::vector<sinew::Binding>& whole, const std::vector<sinew::Binding>& blocks) {
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (!blocks[i].distributed) continue;
+    const int mine = static_cast<int>(blocks[i].elements * blocks[i].type.size);
+    std::vector<int> counts(ranks), displs(ranks);
+    MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : blocks[i].data, mine, MPI_BYTE, whole[i].data, counts.data(), displs.data(),
+                MPI_BYTE, 0, MPI_COMM_WORLD);
+  }
+}
+
+void samples(const std::vector<std::string>& names, const std::string& size, const std::map<std::string, std::string>& own,
+             const std::string& baseline_devices, int warmup, int repeat, bool distributed,
+             const std::vector<double>& rank_shares) {
   sinew::ClusterOptions co;
+  co.rank_shares = rank_shares;
   co.runtime.kb_path = ":memory:";
   co.runtime.quiet = true;
   sinew::Cluster cluster(co);
@@ -168,11 +226,14 @@ void samples(const std::vector<std::string>& names, const std::string& size, con
   if (!baseline_devices.empty()) ro.devices = baseline_devices;
   std::unique_ptr<sinew::Runtime> alone;
   if (rank == 0) alone = std::make_unique<sinew::Runtime>(ro);
+  for (const auto& [name, at] : own)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw std::invalid_argument("--sizes names '" + name + "', which --samples does not run");
   for (const auto& name : names) {
     auto sample = sinew::samples::find(name);
     if (!sample) throw std::invalid_argument("no sample '" + name + "' (see `sinew samples`)");
-    const std::size_t n = size_for(*sample, size);
-    sample->prepare(n);
+    const auto it = own.find(name);
+    prepare_at(*sample, it != own.end() ? it->second : size);
     double one = 0;
     if (rank == 0)
       for (int r = 0; r < warmup + repeat; ++r) {
@@ -186,12 +247,38 @@ void samples(const std::vector<std::string>& names, const std::string& size, con
       last = cluster.run(sample->tree(), sample->bindings());
       if (r >= warmup) best = r == warmup ? last.wall_ms : std::min(best, last.wall_ms);
     }
-    if (rank != 0) continue;
     std::ostringstream shares;
     for (const auto& s : last.shares) shares << (s.rank ? " " : "") << s.share;
-    const auto check = sample->check();
-    std::printf("sample,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s\n", name.c_str(), sample->size_text().c_str(), ranks, one, best,
-                one > 0 ? best / one : 0.0, shares.str().c_str(), check.ok ? "OK" : check.message.c_str());
+    if (rank == 0) {
+      const auto check = sample->check();
+      std::printf("sample,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s\n", name.c_str(), sample->size_text().c_str(), ranks, one, best,
+                  one > 0 ? best / one : 0.0, shares.str().c_str(), check.ok ? "OK" : check.message.c_str());
+      std::fflush(stdout);
+    }
+    if (!distributed) continue;
+    // The same split with each rank's data its own (no scatter, no gather): what MPI costs when
+    // the data stay distributed.
+    // (bindings() afresh for each run, as above: a sample may reset its inputs there.)
+    std::vector<sinew::Binding> whole, blocks;
+    double kept = 0;
+    std::string refused;
+    try {
+      for (int r = 0; r < warmup + repeat; ++r) {
+        whole = sample->bindings();
+        blocks = blocks_of(whole, last);
+        const double ms = cluster.run(sample->tree(), blocks).wall_ms;
+        if (r >= warmup) kept = r == warmup ? ms : std::min(kept, ms);
+      }
+    } catch (const sinew::Error& e) {  // every rank's, alike: a vector the heuristic split wrongly
+      refused = e.what();
+    }
+    if (refused.empty()) gather_blocks(whole, blocks);
+    if (rank != 0) continue;
+    const auto check =
+        refused.empty() ? sample->check() : sinew::samples::Check{.ok = false, .message = "refused: " + refused};
+    std::printf("distributed,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s\n", name.c_str(), sample->size_text().c_str(), ranks, one,
+                kept, one > 0 && kept > 0 ? kept / one : 0.0, shares.str().c_str(),
+                check.ok ? "OK" : check.message.c_str());
     std::fflush(stdout);
   }
 }
@@ -212,9 +299,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::map<std::string, std::string> o = {{"min-bytes", "1K"}, {"max-bytes", "256M"}, {"repeat", "5"},
-                                          {"warmup", "3"}, {"exchanges", "1"}, {"size", "small"},
+                                          {"warmup", "3"}, {"exchanges", "1"}, {"size", "small"}, {"sizes", ""},
                                           {"samples", "saxpy,filter_pipeline,histogram,heat,nbody"},
-                                          {"baseline-devices", ""}};
+                                          {"baseline-devices", ""}, {"distributed", "0"},
+                                          {"rank-shares", ""}};
   int rc = 0;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -222,7 +310,9 @@ int main(int argc, char** argv) {
       if (a == "--help") {
         if (rank == 0)
           std::cout << "bench_mpi [--exchanges 0|1] [--min-bytes 1K] [--max-bytes 256M] [--repeat 5] [--warmup 3]\n"
-                       "          [--samples a,b,...|none] [--size small|standard|large|N] [--baseline-devices SPEC]\n"
+                       "          [--samples a,b,...|none] [--size small|standard|large|N|WxH]\n"
+                       "          [--sizes name=size,...] [--baseline-devices SPEC] [--distributed 0|1]\n"
+                       "          [--rank-shares a,b,...]\n"
                        "  under mpirun; see the header of bench/bench_mpi.cpp\n";
         MPI_Finalize();
         return 0;
@@ -232,10 +322,13 @@ int main(int argc, char** argv) {
       o[a.substr(2)] = argv[++i];
     }
     const int repeat = std::max(1, std::stoi(o["repeat"]));
+    std::vector<double> shares;
+    for (const auto& item : list(o["rank-shares"])) shares.push_back(std::stod(item));
     if (rank == 0) std::printf("# bench_mpi over %d rank(s)\n", ranks);
     if (o["exchanges"] == "1") exchanges(bytes_of(o["min-bytes"]), bytes_of(o["max-bytes"]), repeat);
     if (o["samples"] != "none")
-      samples(list(o["samples"]), o["size"], o["baseline-devices"], std::max(0, std::stoi(o["warmup"])), repeat);
+      samples(list(o["samples"]), o["size"], sample_sizes(o["sizes"]), o["baseline-devices"],
+              std::max(0, std::stoi(o["warmup"])), repeat, o["distributed"] == "1", shares);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi (rank %d): %s\n", rank, e.what());
     rc = 2;

@@ -60,6 +60,10 @@ struct Binding {
   // the whole. whole_units 0: the binding is the whole vector.
   std::size_t first_unit = 0;
   std::size_t whole_units = 0;
+  // A Cluster::run binding that is this rank's own block of a vector distributed over the ranks
+  // (sinew::distributed, sinew/cluster.hpp): never scattered from nor gathered to the root. A
+  // Runtime (one process: one block, the whole vector) binds it as any other.
+  bool distributed = false;
 
   template <class T>
   Binding(const Vector<T>& v, std::vector<T>& host) : Binding(v, std::span<T>(host)) {}

@@ -4,14 +4,33 @@
 //
 // SPMD, as MPI programs are written: every rank makes a Cluster and calls run() with the same
 // tree and the same bindings, in the same order. The tree's units are split over the ranks first
-// (ClusterOptions::rank_shares; else by each rank's measured throughput: this Cluster's last run
-// of the tree, or the knowledge base's; else evenly), in whole granules; the root rank's host data is scattered (each
+// (ClusterOptions::rank_shares; else as the balancer of this Cluster's runs of the tree — the
+// device balancer's rule, each rank one of its devices — or the knowledge base, has them; else
+// evenly), in whole granules; the root rank's host data is scattered (each
 // rank gets its slice of every vector the tree reads, and a copy of every vector it reads
 // whole), each rank runs the tree on its slice with its own Runtime (its own plan, knowledge base
 // and training), what the tree writes is gathered back to the root, and map_reduce results are
 // combined across ranks and given to every rank. Only the root's bound data are read and
 // written; on the other ranks a binding gives nothing but the vector and its type (its data may
 // be empty: sizes come from the root).
+//
+// Distributed data. A program whose data already lie distributed, as an MPI code's do, binds each
+// rank's own block instead of the root's whole vector: sinew::distributed(v, block) on every rank
+// (for the same vectors, in the same binding positions). Each rank's block is a contiguous run of
+// the vector's units, rank r's following rank r-1's; blocks may differ in size (0 too), the
+// vector's size is their sum, and offset()/size() arguments count in that whole. Such a vector
+// is neither scattered nor gathered: the tree reads and writes each rank's block where it lies.
+// Its blocks pin the rank split (ClusterOptions::rank_shares, measured and stored shares do not
+// apply: ClusterReport::shares_from is "distributed"); the balancer still watches the ranks' times
+// and ClusterReport::next_shares says how it would split the units, for a program that can move
+// its data. Every rank's blocks of the distributed vectors cover the same units; vectors bound the
+// usual way (a vector read whole, say) are still the root's, scattered at the blocks' split.
+// Trees whose partitions meet work too: a distributed vector read whole is gathered from every
+// rank's block (Allgatherv) before the run, halos come from the neighbouring ranks' blocks.
+// Refused on every rank before device work, naming the vector: a mark that differs between ranks,
+// a distributed result or vector read only whole, a block that is not whole units (or, where
+// the tree splits in granules, not whole granules), a rank whose blocks of two vectors hold
+// different numbers of units.
 //
 // Trees whose partitions meet while they run are split over ranks too, exchanging over MPI as
 // they run, as one process's partitions would: a vector read whole and written (the N-Body loop)
@@ -55,6 +74,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinew {
@@ -63,8 +83,10 @@ struct ClusterOptions {
   // Each rank's Runtime (its unset settings come from that rank's environment, as usual).
   RuntimeOptions runtime;
   // One share per rank, each in [0, 1], adding up to 1: the fraction of the units each rank
-  // runs. Empty: by each rank's throughput on the tree's previous runs in this Cluster (the
-  // median of its last three, the shares moving half way towards it at each run); else as
+  // runs (but where distributed data pin the split). Empty: as the balancer of the tree's runs
+  // in this Cluster plans them — the device balancer of one process (schedule/balancer.hpp, its
+  // settings RuntimeOptions::balancer), the ranks as its devices, each rank's run time as a
+  // device's: shares move only for a gain beyond the ranks' noise, after a few runs; else as
   // the root's knowledge base (its RuntimeOptions::kb_path) keeps them from an earlier Cluster,
   // for the tree, its input sizes and the whole cluster's device set (every rank's devices, in
   // rank order); else evenly. The root stores the shares each complete run's throughput suggests
@@ -97,7 +119,13 @@ struct ClusterReport {
   // outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
   double prepare_ms = 0, scatter_ms = 0, run_ms = 0, gather_ms = 0, combine_ms = 0;
   std::vector<RankShare> shares; // per rank, in rank order (the same on every rank)
-  std::string shares_from;       // "given", "measured" (this Cluster), "stored" (knowledge base), "even"
+  // "given", "measured" (this Cluster), "stored" (knowledge base), "even", "distributed" (the
+  // blocks of distributed bindings)
+  std::string shares_from;
+  // The shares the balancer plans for the tree's next run (the next run's own where none are
+  // given; with distributed data, the split it would move the blocks to). Empty where some rank
+  // with units reported no time.
+  std::vector<double> next_shares;
   Report local;                  // this rank's own run (empty where the rank had no units)
   std::map<std::string, Value> results;  // map_reduce outputs combined over every rank, by name
 
@@ -112,6 +140,17 @@ struct RankDevices {
   std::string host;                 // MPI_Get_processor_name
   std::vector<DeviceInfo> devices;  // its Runtime's, with the fields `sinew devices` summarises
 };
+
+// This rank's own block of `v` for Cluster::run (see the banner): the rank binds it on every rank,
+// each its own units of the vector. Also sinew::distributed(Binding(v, block)).
+inline Binding distributed(Binding b) {
+  b.distributed = true;
+  return b;
+}
+template <class T, class Host>
+Binding distributed(const Vector<T>& v, Host&& block) {
+  return distributed(Binding(v, std::forward<Host>(block)));
+}
 
 class Cluster {
  public:

@@ -68,27 +68,26 @@ std::vector<double> normalised(const std::vector<double>& weights) {
 }  // namespace detail
 
 
-// After a run in which every rank had units: the next shares. Each rank's rate is the median of
-// its last three runs (one slow run, a burst of another process, sizes nothing), and the shares
-// move half way from those that ran towards the rates' (a run on a loaded machine swings; a
-// full step would chase the noise).
+// The rank split's balancer is the device balancer (schedule/balancer.hpp), each rank one of its
+// devices and the rank's own run time that device's: one rule moves work between ranks and
+// between a rank's devices (robust time models, load-step detection, moves that must pay), with
+// the rank Runtime's BalancerSettings. Where the shares that ran are not its plan (given shares,
+// stored ones, distributed data, a new Cluster), it starts over from them: its models are of the
+// plan it watched.
 const std::vector<double>& Cluster::Impl::next_shares(const std::string& key, const std::vector<double>& ran,
-                                       const std::vector<double>& speed) {
-  Measured& m = measured[key];
-  m.speeds.resize(speed.size());
-  std::vector<double> rates;
-  for (std::size_t r = 0; r < speed.size(); ++r) {
-    auto& last = m.speeds[r];
-    last.push_back(speed[r]);
-    if (last.size() > 3) last.pop_front();
-    std::vector<double> sorted(last.begin(), last.end());
-    std::sort(sorted.begin(), sorted.end());
-    rates.push_back(sorted[sorted.size() / 2]);
+                                                      const std::vector<double>& rank_ms) {
+  auto it = measured.find(key);
+  if (it == measured.end() || it->second.config().shares != ran) {
+    std::vector<DeviceInfo> stand_ins(ran.size());
+    for (std::size_t r = 0; r < ran.size(); ++r) stand_ins[r].index = r;
+    it = measured.insert_or_assign(key, detail::Balancer(stand_ins, Config{ran}, runtime->options().balancer)).first;
   }
-  const auto target = detail::normalised(rates);
-  m.next.clear();
-  for (std::size_t r = 0; r < ran.size(); ++r) m.next.push_back((ran[r] + target[r]) / 2);
-  return m.next;
+  // No level-2 retraining: a search over the ranks would make every rank follow it.
+  const auto step = it->second.observe(rank_ms, {});
+  if (step.event && rank == 0 && runtime->options().log && !runtime->options().quiet.value_or(false))
+    runtime->options().log(LogLevel::info, "cluster: the rank shares move from " + step.event->before.str() + " to " +
+                                               step.event->after.str() + " for the next run");
+  return it->second.config().shares;
 }
 
 KnowledgeBase& Cluster::Impl::knowledge_base() {

@@ -10,6 +10,8 @@
 
 #include "exec/exchanger.hpp"
 #include "platform/error.hpp"
+#include "schedule/balancer.hpp"
+#include "tree/analysis.hpp"
 
 #include <sinew/cluster.hpp>
 #include <sinew/kb.hpp>
@@ -19,6 +21,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <exception>
@@ -98,13 +101,10 @@ struct Cluster::Impl {
   std::deque<std::vector<unsigned char>> abandoned;
   std::unique_ptr<Runtime> runtime;
 
-  // By tree signature and unit count: the rank shares for the tree's next run when none are
-  // given, and each rank's last few throughputs (units per ms) they were made from.
-  struct Measured {
-    std::vector<double> next;
-    std::vector<std::deque<double>> speeds;
-  };
-  std::map<std::string, Measured> measured;
+  // By tree signature and unit count: the balancer of the rank split, the device balancer
+  // (schedule/balancer.hpp) with the ranks as its devices and each rank's time as a device's. Its
+  // plan is the tree's next rank shares when none are given.
+  std::map<std::string, detail::Balancer> measured;
   // The root's: the knowledge base that keeps rank shares between Clusters (the rank Runtime's
   // file, opened on the first use), and the whole cluster's device set that keys them.
   std::unique_ptr<KnowledgeBase> kb;
@@ -112,8 +112,11 @@ struct Cluster::Impl {
 
   ~Impl();
 
+  // After a run in which every rank finished: each rank's time (ms, 0 for a rank without units)
+  // observed by the key's balancer (a fresh one where the shares that ran are not its plan);
+  // returns its plan for the next run.
   const std::vector<double>& next_shares(const std::string& key, const std::vector<double>& ran,
-                                         const std::vector<double>& speed);
+                                         const std::vector<double>& rank_ms);
   KnowledgeBase& knowledge_base();
   // A cluster's entries are kept under their own tree key, beside the ranks' own entries for
   // their slices: "cluster:" and the tree's signature.
@@ -187,6 +190,28 @@ class RankExchanger final : public Exchanger {
   std::map<const VectorState*, std::vector<unsigned char>> replicas_;
   std::vector<unsigned char> send_, receive_, values_, all_values_;
 };
+
+// Bindings that are each rank's own block of a vector (Binding::distributed; cluster_distributed.cpp).
+// What every rank binds, gathered to every rank before the checks, so that every rank decides
+// alike: per binding, whether it is distributed (as the root binds it) and the size the tree
+// sees (the root's, or the sum of the ranks' blocks); per distributed binding, each rank's block.
+struct BoundSizes {
+  std::vector<std::uint64_t> sizes;
+  std::vector<char> distributed;
+  std::vector<std::vector<std::uint64_t>> blocks;  // [binding][rank], elements (distributed only)
+  std::vector<std::vector<char>> flags;            // [binding][rank]: each rank's mark
+  bool any = false;
+};
+// Collective: `count` bindings (the root's count; a rank with another count sends what it has).
+BoundSizes gather_bound_sizes(Cluster::Impl& c, const std::vector<Binding>& bindings, std::size_t count);
+// On every rank alike, before any device work. Before the tree's analysis: the marks agree,
+// distributed bindings are vectors (not results), every block is whole units, and each rank's
+// blocks cover the same units; returns each rank's units (its blocks pin the split). After it:
+// distributed vectors are split into units (not read whole alone), every block but the last
+// whole granules.
+std::vector<std::size_t> distributed_units(const BoundSizes& b, const std::vector<Binding>& bindings);
+void check_distributed(const BoundSizes& b, const std::vector<Binding>& bindings, const Analysis& an,
+                       const std::vector<std::size_t>& units, std::size_t granule);
 
 }  // namespace detail
 

@@ -60,7 +60,7 @@ std::string describe_devices(const std::vector<DeviceInfo>& devices) {
 }
 
 // Where a run's rank shares came from (ClusterReport::shares_from), as the root sends it.
-constexpr const char* kShareSources[] = {"even", "given", "measured", "stored"};
+constexpr const char* kShareSources[] = {"even", "given", "measured", "stored", "distributed"};
 
 // Whether the ranks' partitions meet while the tree runs (the file's banner): then each rank holds
 // whole-sized vectors and exchanges through a RankExchanger.
@@ -108,7 +108,7 @@ void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an, 
 // A joined tree: every rank runs units (each exchange is every rank's), at least a halo's width
 // (a rank's halo units are its neighbours' alone), and MPI may be called from the worker that
 // does an exchange.
-void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& units, int thread_level) {
+void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& units, int thread_level, bool pinned) {
   if (thread_level < MPI_THREAD_SERIALIZED)
     throw_error(errc::invalid_tree,
                 "cannot split this tree over ranks: its partitions exchange data as it runs, from the Runtime's "
@@ -130,7 +130,8 @@ void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& un
                       (widest_vector.empty() ? std::string("one unit")
                                              : std::to_string(widest) + " (the halo of vector '" + widest_vector + "')"),
                   {.node = "cluster", .argument = "rank shares",
-                   .fix = "give every rank a larger share (ClusterOptions::rank_shares), or run fewer ranks"});
+                   .fix = pinned ? "give every rank a larger block of the distributed vectors, or run fewer ranks"
+                                 : "give every rank a larger share (ClusterOptions::rank_shares), or run fewer ranks"});
 }
 
 }  // namespace
@@ -156,13 +157,12 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     c.timed(what, [&](MPI_Request* r) { return MPI_Ibcast(data, n, t, from, c.comm, r); });
   };
 
-  // The root's binding sizes: every rank analyses the tree as the root will run it.
+  // The binding sizes: every rank analyses the tree as the root will run it, with the root's
+  // sizes and, for distributed vectors, the sum of every rank's block.
   std::uint64_t count = bindings.size();
   bcast(&count, 1, MPI_UINT64_T, 0, "the binding count");
-  std::vector<std::uint64_t> sizes(count);
-  if (root)
-    for (std::size_t i = 0; i < count; ++i) sizes[i] = bindings[i].elements;
-  bcast(sizes.data(), static_cast<int>(count), MPI_UINT64_T, 0, "the binding sizes");
+  const detail::BoundSizes bound = detail::gather_bound_sizes(c, bindings, count);
+  const std::vector<std::uint64_t>& sizes = bound.sizes;
 
   detail::Analysis an;
   KbFeatures features;
@@ -170,6 +170,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   std::vector<std::size_t> first(c.ranks), units(c.ranks);
   std::string key;
   bool meet = false;
+  std::vector<std::size_t> pinned;  // distributed data: each rank's units, as its blocks lie
   c.together("checking the tree", [&] {
     if (tree.empty()) throw_error(errc::invalid_tree, "the tree is empty", {.node = "tree", .fix = "build a tree"});
     if (count != bindings.size())
@@ -177,15 +178,18 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
                   "this rank binds " + std::to_string(bindings.size()) + " vectors and results, the root " +
                       std::to_string(count),
                   {.node = "bindings", .fix = "bind the same vectors and results in the same order on every rank"});
+    if (bound.any) pinned = detail::distributed_units(bound, bindings);
     std::vector<Binding> shaped = bindings;
     static unsigned char placeholder;  // the other ranks' data are never read: any non-null pointer
     for (std::size_t i = 0; i < count; ++i) {
       shaped[i].elements = sizes[i];
-      if (!root && !shaped[i].data) shaped[i].data = &placeholder;
+      shaped[i].distributed = false;
+      if ((!root || bound.distributed[i]) && !shaped[i].data) shaped[i].data = &placeholder;
     }
     an = detail::analyze(*tree.impl(), shaped);
     meet = joined(an);
     check_splittable(*tree.impl(), an, meet);
+    if (bound.any) detail::check_distributed(bound, bindings, an, pinned, detail::granularity(*tree.impl(), an, {}));
 
     key = tree.signature() + "#" + std::to_string(an.units);
     features = detail::input_features(*tree.impl(), an);  // the whole vectors' sizes, alike on every rank
@@ -195,11 +199,14 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   std::vector<double> shares(c.ranks, 1.0 / c.ranks);
   int from = 0;  // kShareSources
   if (root) {
-    if (!c.options.rank_shares.empty()) {
+    if (!pinned.empty()) {  // distributed data pin the split: their blocks lie where they lie
+      for (int r = 0; r < c.ranks; ++r) shares[r] = an.units ? static_cast<double>(pinned[r]) / an.units : 0;
+      from = 4;
+    } else if (!c.options.rank_shares.empty()) {
       shares = c.options.rank_shares;
       from = 1;
     } else if (auto it = c.measured.find(key); it != c.measured.end()) {
-      shares = it->second.next;
+      shares = it->second.config().shares;
       from = 2;
     } else if (auto stored = c.stored_shares(tree.signature(), features)) {
       shares = *stored;
@@ -216,10 +223,14 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     std::vector<DeviceInfo> stand_ins(c.ranks);
     for (int r = 0; r < c.ranks; ++r) stand_ins[r].index = static_cast<std::size_t>(r);
     rank_plan = Config{shares};
-    const auto dec = detail::decompose(an.units, detail::granularity(*tree.impl(), an, {}), rank_plan, stand_ins);
-    for (const auto& p : dec.parts) units[p.device] = p.units;
+    if (!pinned.empty()) {
+      units = pinned;
+    } else {
+      const auto dec = detail::decompose(an.units, detail::granularity(*tree.impl(), an, {}), rank_plan, stand_ins);
+      for (const auto& p : dec.parts) units[p.device] = p.units;
+    }
     for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
-    if (meet) check_joined(an, units, c.thread_level);
+    if (meet) check_joined(an, units, c.thread_level, !pinned.empty());
     // What one MPI message carries, checked here so no rank fails between collectives.
     for (int r = 0; r < c.ranks; ++r) as_int(first[r] + units[r], "units of rank " + std::to_string(r));
     for (const auto& u : an.vectors) {
@@ -247,9 +258,10 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     exchanger.emplace(c, counts, displs);
   }
 
-  // Each bound vector's data on this rank (the root's own stays where it is: MPI_IN_PLACE), made
-  // before anything moves, so that a rank short of memory fails with the others. `at` is where
-  // this rank's units lie in it: its start for a slice, its units' place in a whole-sized one.
+  // Each bound vector's data on this rank (the root's own stays where it is: MPI_IN_PLACE; a
+  // rank's distributed block too, but in a joined run), made before anything moves, so that a
+  // rank short of memory fails with the others. `at` is where this rank's units lie in it: its
+  // start for a slice, its units' place in a whole-sized one.
   std::vector<Binding> local = bindings;
   std::vector<unsigned char*> at(count, nullptr);
   std::vector<detail::AlignedBuffer> buffers;
@@ -268,6 +280,21 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
       const auto& u = an.use(b.vector.get());
       auto* data = static_cast<unsigned char*>(bindings[i].data);
       const std::size_t unit_bytes = u.vector->unit * b.type.size;
+      b.distributed = false;
+      if (bound.distributed[i]) {
+        if (!meet) {  // the block is the slice: bound where it is
+          b.first_unit = first[c.rank];
+          b.whole_units = an.units;
+          b.elements = mine * u.vector->unit;
+          at[i] = data;
+          continue;
+        }
+        // A joined run's whole-sized vector on every rank, the block copied to its units' place.
+        b.data = buffers.emplace_back(sizes[i] * b.type.size).data.get();
+        at[i] = static_cast<unsigned char*>(b.data) + first[c.rank] * unit_bytes;
+        if (mine && (u.read_partitioned || u.read_halo || u.read_whole)) std::memcpy(at[i], data, mine * unit_bytes);
+        continue;
+      }
       if (u.read_whole || meet) {  // the whole vector on every rank
         b.data = root ? data : buffers.emplace_back(sizes[i] * b.type.size).data.get();
         at[i] = static_cast<unsigned char*>(b.data) + first[c.rank] * unit_bytes;
@@ -285,7 +312,16 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     if (!b.vector) continue;
     const auto& u = an.use(b.vector.get());
     const std::string what = "scattering vector '" + u.vector->name + "'";
-    if (u.read_whole) {
+    if (bound.distributed[i]) {
+      // Read whole (and by slices: an N-Body's positions): every rank's block to every rank.
+      if (u.read_whole) {
+        Datatype unit(u.vector->unit * b.type.size);
+        c.timed("gathering the blocks of vector '" + u.vector->name + "'", [&](MPI_Request* r) {
+          return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b.data, counts.data(), displs.data(), unit.type,
+                                 c.comm, r);
+        });
+      }
+    } else if (u.read_whole) {
       Datatype element(b.type.size);
       bcast(b.data, static_cast<int>(sizes[i]), element.type, 0, what);
     } else if (u.read_partitioned || u.read_halo) {
@@ -343,6 +379,10 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     if (!b.vector) continue;
     const auto& u = an.use(b.vector.get());
     if (!u.written) continue;
+    if (bound.distributed[i]) {  // stays on its rank: a joined run's units back into the block
+      if (meet && mine) std::memcpy(bindings[i].data, at[i], mine * u.vector->unit * b.type.size);
+      continue;
+    }
     Datatype unit(u.vector->unit * b.type.size);
     c.timed("gathering vector '" + u.vector->name + "'", [&](MPI_Request* r) {
       return MPI_Igatherv(root ? MPI_IN_PLACE : at[i], counts[c.rank], unit.type, bindings[i].data, counts.data(),
@@ -411,18 +451,18 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   if (busy <= 0) busy = report.local.wall_ms;
   if (exchanger) busy = std::max(busy - exchanger->waited_ms, 0.01 * busy);
   const auto gathered = c.allgather(detail::join({std::to_string(busy), describe_devices(c.runtime->devices())}));
-  std::vector<double> speed(c.ranks);
-  bool every_rank = true;
+  std::vector<double> rank_ms(c.ranks);
+  bool timed_all = true;
   for (int q = 0; q < c.ranks; ++q) {
     const auto f = detail::split(gathered[q]);
     const double ms = std::stod(f.at(0));
     report.shares.push_back({q, first[q], units[q], rank_plan.shares[q], ms, f.at(1)});
-    speed[q] = units[q] && ms > 0 ? static_cast<double>(units[q]) / ms : 0;
-    every_rank = every_rank && speed[q] > 0;
+    rank_ms[q] = units[q] ? ms : 0;  // the balancer's idle device
+    timed_all = timed_all && (!units[q] || ms > 0);
   }
-  if (every_rank) {  // a rank without units leaves the last measure in place
-    const auto& next = c.next_shares(key, rank_plan.shares, speed);
-    if (root) c.store_shares(tree, features, rank_plan, next, report.shares);
+  if (timed_all) {  // a rank with units but no time (nothing ran) says nothing
+    report.next_shares = c.next_shares(key, rank_plan.shares, rank_ms);
+    if (root) c.store_shares(tree, features, rank_plan, report.next_shares, report.shares);
   }
   report.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -26,10 +26,10 @@ add_test(NAME mpi.cluster.rank_hangs
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ends.sh 60 "no answer from the other ranks within" ${SINEW_MPIRUN}
                  -np 2 $<TARGET_FILE:sinew_cluster_tests> --hang-on-rank 1)
 # Two devices per rank (one driven like a GPU): a joined run split over the ranks, then over each
-# rank's devices.
+# rank's devices; distributed blocks bound on a discrete device (explicit transfers).
 add_test(NAME mpi.cluster.np2_two_devices
          COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
-                 $<TARGET_FILE:sinew_cluster_tests> --gtest_filter=*Loops*:*Halos*)
+                 $<TARGET_FILE:sinew_cluster_tests> --gtest_filter=*Loops*:*Halos*:Distributed.*)
 
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)
@@ -73,6 +73,19 @@ if(TARGET saxpy)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
                      $<TARGET_FILE:${sample}> --size 64 --mpi --rank-shares 0.3,0.7)
   endforeach()
+endif()
+
+# Every sample with each rank's data its own (sinew::distributed: no scatter, no gather), through
+# bench_mpi --distributed 1 at small sizes: each row's output equals the sample's reference.
+if(SINEW_BUILD_BENCH)
+  add_test(NAME mpi.bench.distributed.np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bench_rows.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:bench_mpi>
+                   --exchanges 0 --distributed 1 --repeat 1 --warmup 1
+                   --samples saxpy,filter_pipeline,histogram,heat,nbody --sizes saxpy=20001,filter_pipeline=64x41,nbody=301)
+  add_test(NAME mpi.bench.distributed.np3_discrete
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bench_rows.sh ${SINEW_MPIRUN} -np 3 -x SINEW_DISCRETE=cpu:0
+                   $<TARGET_FILE:bench_mpi> --exchanges 0 --distributed 1 --repeat 1 --warmup 1
+                   --samples saxpy,filter_pipeline,heat,nbody --sizes saxpy=20001,filter_pipeline=64x41,heat=61,nbody=300)
 endif()
 
 get_property(_mpi_tests DIRECTORY PROPERTY TESTS)
