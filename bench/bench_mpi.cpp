@@ -26,7 +26,9 @@
 // an in-memory knowledge base; the Cluster's first runs settle the rank shares). Rows
 // "sample,<name>,<size>,<ranks>,<one process ms>,<cluster ms>,<cluster/one>,<shares>,<check>":
 // the cost of going through MPI for that sample, and whether the Cluster's output equals the
-// sample's reference.
+// sample's reference. The default list takes in a scan (prefix_sum: one total per partition
+// crosses between ranks) and divide and conquer (mergesort, max_subarray: the levels above the
+// crossover run on the root's device, every rank's part crossing to it and back).
 #include "common/descriptors.hpp"
 
 #include <sinew/sinew.hpp>
@@ -213,7 +215,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::map<std::string, std::string> o = {{"min-bytes", "1K"}, {"max-bytes", "256M"}, {"repeat", "5"},
                                           {"warmup", "3"}, {"exchanges", "1"}, {"size", "small"},
-                                          {"samples", "saxpy,filter_pipeline,histogram,heat,nbody"},
+                                          {"samples", "saxpy,filter_pipeline,histogram,heat,nbody,prefix_sum,mergesort,max_subarray"},
                                           {"baseline-devices", ""}};
   int rc = 0;
   try {
