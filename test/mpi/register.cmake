@@ -65,7 +65,13 @@ if(TARGET saxpy)
     "mergesort.np2|2|$<TARGET_FILE:mergesort> --size 20000 --leaf 64"
     "mergesort.np3_uneven|3|$<TARGET_FILE:mergesort> --size 30001 --leaf 64 --fanout 3 --rank-shares 0.2,0.5,0.3"
     "max_subarray.np2|2|$<TARGET_FILE:max_subarray> --size 20000 --leaf 64"
-    "max_subarray.np3_uneven|3|$<TARGET_FILE:max_subarray> --size 30001 --leaf 32 --rank-shares 0.5,0.2,0.3")
+    "max_subarray.np3_uneven|3|$<TARGET_FILE:max_subarray> --size 30001 --leaf 32 --rank-shares 0.5,0.2,0.3"
+    "sobel.np2|2|$<TARGET_FILE:sobel> --size 64"
+    "sobel.np3_uneven|3|$<TARGET_FILE:sobel> --size 61 --rank-shares 0.5,0.2,0.3"
+    "mandelbrot.np2|2|$<TARGET_FILE:mandelbrot> --size 48"
+    "mandelbrot.np3|3|$<TARGET_FILE:mandelbrot> --size 48"
+    "matmul.np2|2|$<TARGET_FILE:matmul> --size 64"
+    "matmul.np3_uneven|3|$<TARGET_FILE:matmul> --size 64 --rank-shares 0.2,0.5,0.3")
   foreach(run IN LISTS _sample_runs)
     string(REPLACE "|" ";" parts "${run}")
     list(GET parts 0 name)
@@ -74,6 +80,13 @@ if(TARGET saxpy)
     separate_arguments(command UNIX_COMMAND "${command}")
     add_test(NAME mpi.samples.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
+  endforeach()
+  # The numbered concept samples take --mpi too (common/concept.hpp): 2 and 3 ranks alternately.
+  set(_np 2)
+  foreach(sample 01_first_kernel 02_pipeline 03_loop_until 04_map_reduce_custom 05_halo 06_scan)
+    add_test(NAME mpi.samples.${sample}.np${_np}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${_np} $<TARGET_FILE:${sample}> --mpi)
+    math(EXPR _np "5 - ${_np}")
   endforeach()
   # A discrete (GPU-like) device on every rank: explicit transfers, no zero-copy.
   add_test(NAME mpi.samples.filter_pipeline.np2_discrete
