@@ -209,6 +209,9 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     an = detail::analyze(*tree.impl(), shaped);
     meet = joined(an);
     check_splittable(*tree.impl(), an, meet);
+    // A joined run's plan as a Config (a plan text parsed here): its crossover splits the ranks.
+    if (meet && !options.config && !options.plan.empty())
+      options.config = Config::parse(options.plan, c.runtime->devices());
     crossover = rank_crossover(*tree.impl(), an, c.ranks, options);
 
     key = tree.signature() + "#" + std::to_string(an.units);

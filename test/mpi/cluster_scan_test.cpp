@@ -201,26 +201,30 @@ TEST(ClusterDivideAndConquer, EveryLevelRunsOnceWithUnevenRankSharesAndAGivenCro
   const std::size_t n = 3000, leaf = 8, fanout = 2;
   std::size_t levels = 1;
   for (std::size_t s = leaf; s < n; s *= fanout) ++levels;
-  for (std::optional<unsigned> crossover : {std::optional<unsigned>(), std::optional<unsigned>(3u)}) {
+  const std::size_t devices = uneven.runtime().devices().size();
+  // The Cluster's crossover; crossover 3 in a Config; crossover 2 in a plan text.
+  for (int variant = 0; variant < 3; ++variant) {
     auto v = sinew::vector<cl_int>().name("count");
     auto tree = divide_and_conquer(v, kernel_source(kSort, "zero_leaf"), kernel_source(kSort, "count_level"),
                                    {.fanout = fanout, .leaf_size = leaf});
     std::vector<int> data(n, -1);
     RunOptions ro;
-    if (crossover) {
-      Config c{std::vector<double>(uneven.runtime().devices().size(), 1.0 / uneven.runtime().devices().size())};
-      c.crossover = crossover;
+    std::size_t granule = 0;  // the rank split's, when the crossover is given
+    if (variant == 1) {
+      Config c{std::vector<double>(devices, 1.0 / static_cast<double>(devices))};
+      c.crossover = 3;
       ro.config = c;
+      granule = leaf * fanout * fanout;  // whole subproblems of level 2
+    } else if (variant == 2) {
+      ro.plan = "cpu=1,crossover=2";
+      granule = leaf * fanout;
     }
     const auto rep = uneven.run(tree, {Binding(v, data)}, ro);
-    if (crossover) {
-      // The rank split cut whole subproblems of the level below the crossover (8 * 2^2 elements).
+    if (granule)
       for (const auto& s : rep.shares)
-        if (s.first + s.units < n) EXPECT_EQ((s.first + s.units) % 32, 0u) << rep.str();
-    }
+        if (s.first + s.units < n) EXPECT_EQ((s.first + s.units) % granule, 0u) << rep.str();
     if (uneven.is_root())
-      EXPECT_EQ(first_difference(data, std::vector<int>(n, static_cast<int>(levels - 1))), -1)
-          << (crossover ? "crossover 3" : "the Cluster's crossover");
+      EXPECT_EQ(first_difference(data, std::vector<int>(n, static_cast<int>(levels - 1))), -1) << "variant " << variant;
   }
 }
 

@@ -167,13 +167,14 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
     // process's parts, even a lone partition's on the crossover device: the levels must be alike
     // on every process, so its partitions must align with them (Cluster::run's rank split and
     // the decomposition of each process's units use the crossover's granule).
-    if (p.split != planned)
+    const std::size_t end = run.exchanger->first + run.exchanger->units;
+    if (p.split != planned || (planned > 0 && end < elements && end % n.subproblem(planned - 1) != 0))
       throw_error(errc::invalid_tree,
                   "the process's units [" + std::to_string(run.exchanger->first) + ", " +
                       std::to_string(run.exchanger->first + run.exchanger->units) +
                       ") are not split in whole subproblems of the crossover's level " + std::to_string(planned),
                   {.node = run.path(n), .argument = "crossover",
-                   .fix = "split the processes' units in multiples of the crossover's subproblem"});
+                   .fix = "split the processes' units in whole subproblems of the crossover's level below"});
     if (p.levels > 0 && p.split >= p.levels) p.split = p.levels - 1;
     p.gather = elements > 0;
     return p;
