@@ -36,6 +36,9 @@
 // elements per unit stays the root's), rows "distributed,<name>,<size>,<ranks>,<one process
 // ms>,<cluster ms>,<cluster/one>,<shares>,<check>", the check after the blocks are gathered to
 // the root outside the timed runs ("refused: ..." where the Cluster refuses such a binding).
+// The default list takes in a scan (prefix_sum: one total per partition
+// crosses between ranks) and divide and conquer (mergesort, max_subarray: the levels above the
+// crossover run on the root's device, every rank's part crossing to it and back).
 #include "common/descriptors.hpp"
 
 #include <sinew/sinew.hpp>
@@ -300,7 +303,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   std::map<std::string, std::string> o = {{"min-bytes", "1K"}, {"max-bytes", "256M"}, {"repeat", "5"},
                                           {"warmup", "3"}, {"exchanges", "1"}, {"size", "small"}, {"sizes", ""},
-                                          {"samples", "saxpy,filter_pipeline,histogram,heat,nbody"},
+                                          {"samples", "saxpy,filter_pipeline,histogram,heat,nbody,prefix_sum,mergesort,max_subarray"},
                                           {"baseline-devices", ""}, {"distributed", "0"},
                                           {"rank-shares", ""}};
   int rc = 0;

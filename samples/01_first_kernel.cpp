@@ -2,12 +2,14 @@
 //
 // A kernel leaf names a kernel of a .cl file and lists its arguments in the kernel's parameter
 // order. inout(v) passes each device its slice of v (the kernel indexes it from 0); count(v) is
-// the slice's length. Run: 01_first_kernel [device index] (without one, the runtime plans).
+// the slice's length. Run: 01_first_kernel [device index] (without one, the runtime plans), or
+// over the ranks of an MPI job: mpirun -np 3 01_first_kernel --mpi.
 // The kernels of the samples are in samples/kernels/, embedded into the samples at build time:
 // sinew::samples::kernel(file, entry) is sinew::kernel_source(<the file's text>, entry, file). A
 // program of your own would call sinew::kernel("path/to/file.cl", entry) or kernel_source.
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <iostream>
@@ -26,13 +28,12 @@ int main(int argc, char** argv) {
   std::cout << scale.dump();
 
   try {
-    sinew::Runtime rt;
     sinew::RunOptions options;
     options.profile = true;  // the report below shows each kernel's device time
-    if (argc > 1) options.device = std::stoul(argv[1]);
-    // run() returns a future; host must stay untouched until it is ready. Then it holds v.
-    sinew::Report report = rt.run(scale, {{v, host}}, options).get();
-    std::cout << report.str() << "\n";
+    // Runtime::run() returns a future; host must stay untouched until it is ready. Then it holds v.
+    const auto ran = sinew::samples::run_concept(argc, argv, scale, {{v, host}}, options);
+    if (!ran.checks) return 0;
+    std::cout << ran.report.str() << "\n";
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -3,9 +3,10 @@
 // Stage 1 writes t = x*x, stage 2 reads t and writes y = t + 1. t is never bound to host
 // memory: it is a channel, sized like its neighbours, and stays on each device between the
 // stages; only x goes up and only y comes back. x is bound to const data (read-only).
-// Run: 02_pipeline [device index]
+// Run: 02_pipeline [device index | --mpi] (--mpi: over the ranks of an MPI job, under mpirun)
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <iostream>
@@ -28,12 +29,11 @@ int main(int argc, char** argv) {
   std::cout << tree.dump();
 
   try {
-    sinew::Runtime rt;
     sinew::RunOptions options;
     options.profile = true;  // the report below shows each kernel's device time
-    if (argc > 1) options.device = std::stoul(argv[1]);
-    auto report = rt.run(tree, {{x, input}, {y, hy}}, options).get();
-    std::cout << report.str() << "\n";
+    const auto ran = sinew::samples::run_concept(argc, argv, tree, {{x, input}, {y, hy}}, options);
+    if (!ran.checks) return 0;
+    std::cout << ran.report.str() << "\n";
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -5,9 +5,10 @@
 // predicate; here it stops once the residual fell below 1/1000 of its start, i.e. after 10
 // halvings. .times(100) caps the iterations should the predicate never hold. The inputs are small
 // integers, so every value and every sum is exact in float and the check can demand equality.
-// Run: 03_loop_until [device index]
+// Run: 03_loop_until [device index | --mpi] (--mpi: over the ranks of an MPI job, under mpirun)
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <cmath>
@@ -38,12 +39,12 @@ int main(int argc, char** argv) {
   cl_float last = -1;
   sinew::Report report;
   try {
-    sinew::Runtime rt;
     sinew::RunOptions options;
     options.profile = true;  // the report below shows each kernel's device time
-    if (argc > 1) options.device = std::stoul(argv[1]);
     // The result can be bound to a host variable, and is also in the Report.
-    report = rt.run(tree, {{x, hx}, {residual, &last}}, options).get();
+    const auto ran = sinew::samples::run_concept(argc, argv, tree, {{x, hx}, {residual, &last}}, options);
+    if (!ran.checks) return 0;
+    report = ran.report;
     std::cout << report.str() << "\n";
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -5,9 +5,10 @@
 // given with reduce::custom_source; reduce::custom reads a file by path), an associative and
 // commutative OpenCL C function float2 f(float2, float2), with its identity (-inf, FLT_MAX).
 // Sinew builds the reduction kernels around it and combines the partitions' partial results with
-// the same function, so the answer does not depend on the plan. Run: 04_map_reduce_custom [device]
+// the same function, so the answer does not depend on the plan. Run: 04_map_reduce_custom [device | --mpi]
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel, kernel_text: the samples' kernels, embedded
 
 #include <cfloat>
@@ -42,13 +43,12 @@ int main(int argc, char** argv) {
 
   cl_float2 found{};
   try {
-    sinew::Runtime rt;
     sinew::RunOptions options;
     options.profile = true;  // the report below shows each kernel's device time
-    if (argc > 1) options.device = std::stoul(argv[1]);
-    auto report = rt.run(tree, {{x, input}}, options).get();
-    std::cout << report.str() << "\n";
-    found = report.value(best);
+    const auto ran = sinew::samples::run_concept(argc, argv, tree, {{x, input}}, options);
+    if (!ran.checks) return 0;
+    std::cout << ran.report.str() << "\n";
+    found = ran.report.value(best);  // over ranks: every rank's value combined
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -12,9 +12,11 @@
 // tree writes x, the runtime moves the halo units between the partitions before each next read:
 // one element at each partition boundary per iteration, never the whole vector (a tree on one
 // device moves none). The report lists those exchanges.
-// Run: 05_halo [device index] (without one, x is split evenly over every device).
+// Run: 05_halo [device index] (without one, x is split evenly over every device), or over the
+// ranks of an MPI job: mpirun -np 3 05_halo --mpi (the halo units then cross between ranks too).
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <algorithm>
@@ -44,16 +46,15 @@ int main(int argc, char** argv) {
   }
 
   try {
-    sinew::Runtime rt;
-    sinew::RunOptions options;
-    if (argc > 1) {
-      options.device = std::stoul(argv[1]);
-    } else {
-      sinew::Config even;  // split evenly: with several devices, halo units cross between them
-      even.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
-      options.config = even;
-    }
-    sinew::Report report = rt.run(tree, {{x, host}}, options).get();
+    const auto ran = sinew::samples::run_concept(
+        argc, argv, tree, {{x, host}}, {}, [](sinew::Runtime& rt, sinew::RunOptions& options) {
+          if (options.device) return;
+          sinew::Config even;  // split evenly: with several devices, halo units cross between them
+          even.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
+          options.config = even;
+        });
+    if (!ran.checks) return 0;
+    const sinew::Report& report = ran.report;
     std::cout << report.str() << "\n";
     // One entry per halo read of a vector the tree wrote since: here per iteration after the
     // first (the first reads x from the host). bytes moved between partitions; boundary_bytes

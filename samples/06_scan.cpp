@@ -9,9 +9,11 @@
 // The operator may be sum, min, max (scan_op::sum() ...) or any associative OpenCL C function
 // with its identity, e.g. scan_op::custom_source<cl_int>("int f(int a, int b) {...}", "f", 0);
 // it need not commute. scan(v, op, kind) scans in place; scan(in, out, op, kind) into a second
-// vector. Run: 06_scan [device]
+// vector. Run: 06_scan [device], or over the ranks of an MPI job: mpirun -np 3 06_scan --mpi (each
+// rank's partitions then take the totals of the ranks before them).
 #include <sinew/sinew.hpp>
 
+#include "common/concept.hpp"  // sinew::samples::run_concept: [device] or --mpi
 #include "common/kernels.hpp"  // sinew::samples::kernel: the samples' kernels, embedded
 
 #include <cstdint>
@@ -42,11 +44,9 @@ int main(int argc, char** argv) {
   std::cout << tree.dump();
 
   try {
-    sinew::Runtime rt;
-    sinew::RunOptions options;
-    if (argc > 1) options.device = std::stoul(argv[1]);
-    auto report = rt.run(tree, {{x, input}, {flags, keep}, {slots, slot}}, options).get();
-    std::cout << report.str() << "\n";
+    const auto ran = sinew::samples::run_concept(argc, argv, tree, {{x, input}, {flags, keep}, {slots, slot}});
+    if (!ran.checks) return 0;
+    std::cout << ran.report.str() << "\n";
   } catch (const sinew::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

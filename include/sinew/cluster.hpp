@@ -41,9 +41,12 @@
 // units' pages are touched but for those read whole) and runs with a plan given here (its
 // RunOptions' config, plan or device; else an even split over its devices): no training, which
 // every other rank would have to follow. Every rank needs at least a halo's width of units.
-// Refused on every rank, with a sinew::Error before any device work: scans and divide and
-// conquer (each partition needs the results of those before it), and a loop predicate over a
-// custom reduction.
+// A scan's partitions take the totals of every rank before theirs. Divide and conquer runs the
+// levels below the crossover (RunOptions::config's, else the highest leaving 8 subproblems per
+// rank; the rank split cuts whole subproblems of them) on every rank, and the levels above on the
+// root's crossover device over the whole vector, gathered there and scattered back: the top
+// levels cost one rank's device. Refused on every rank, with a sinew::Error before any device
+// work: a loop predicate over a custom reduction.
 //
 // Failures: an error on one rank (a bad tree, a kernel that fails to build, an OpenCL error, a
 // loop predicate that throws) makes run() throw sinew::Error on every rank, naming the failing

@@ -21,6 +21,11 @@ std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vec
   return an.units % both == 0 ? both : rules.hard;
 }
 
+std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Config& config) {
+  visit(root, [&](const NodeImpl& n) { granule = std::lcm(granule, n.plan_granule(config)); });
+  return granule;
+}
+
 std::uint64_t Footprint::bytes(std::size_t units, bool zero_copy) const {
   std::uint64_t sum = 0;
   for (const auto& b : partition)

@@ -152,6 +152,9 @@ struct Decomposition {
 // whole number of work-items, a range divisible by its required local size, and — where the total
 // allows — a multiple of each device's preferred work-group multiple: warp, wavefront).
 std::size_t granularity(const NodeImpl& root, const Analysis& an, const std::vector<DeviceInfo>& devices);
+// `granule` with what a plan's own items ask of the partitions (NodeImpl::plan_granule: a
+// divide-and-conquer crossover wants whole subproblems below it).
+std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Config& config);
 
 // How a discrete device's share may be cut beyond one partition per queue. When the tree is
 // streamable, the share is cut into chunks dealt round-robin to the `overlap` queues, so each

@@ -5,7 +5,9 @@
 // implements this interface); it calls the exchanger where a single process would read other
 // partitions' data: a replica re-synchronisation (every process's slices of a vector read whole),
 // a halo exchange (the neighbouring processes' edge units), a loop's predicate (every process's
-// values of the iteration's reductions). The tree walk is the same on every process, so each
+// values of the iteration's reductions), a scan's carry (the totals of the processes before), the
+// upper levels of divide and conquer (every process's part to the root process and back). The
+// tree walk is the same on every process, so each
 // calls the exchanger at the same points, in the same order: the calls are collective. A call
 // throws sinew::Error when another process failed or did not answer in time; the run then ends
 // with that error as with any other.
@@ -22,6 +24,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sinew::detail {
 
@@ -29,8 +32,10 @@ class Exchanger {
  public:
   virtual ~Exchanger() = default;
 
-  // The units this process runs.
+  // The units this process runs. `root`: the process that runs what one process runs for all
+  // (the upper levels of divide and conquer); the others send it their parts.
   std::size_t first = 0, units = 0;
+  bool root = false;
 
   // `whole` holds every unit of `u` on the host, this process's up to date: fills in every other
   // process's slice.
@@ -44,6 +49,17 @@ class Exchanger {
   // The predicate's view of a reduction: this process's value of `reduction` (a map_reduce node)
   // in `results` replaced by every process's, combined.
   virtual void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) = 0;
+
+  // A scan's carry: every process gives its values (`mine`, any number of `value_bytes` each:
+  // its non-empty partitions' totals in unit order); returns those of the processes before this
+  // one, in process (unit) order. `what` names the exchange in errors.
+  virtual std::vector<unsigned char> values_before(const std::vector<unsigned char>& mine, std::size_t value_bytes,
+                                                   const std::string& what) = 0;
+  // `whole` holds every unit of `u` on the host, this process's up to date: on the root, fills in
+  // every other process's units; elsewhere, sends this process's units to the root.
+  virtual void gather_to_root(const VectorUse& u, unsigned char* whole) = 0;
+  // The root's `whole` is complete: every other process's units of it into its own `whole`.
+  virtual void scatter_from_root(const VectorUse& u, unsigned char* whole) = 0;
 
   // How many units before and after [first, first + units) belong to other processes' halos of `u`.
   std::size_t remote_before(const VectorUse& u) const { return first ? u.halo_before : 0; }

@@ -2,7 +2,9 @@
 // and the exchanges of a run whose partitions meet (detail::RankExchanger, exec/exchanger.hpp):
 // the slices of a vector read whole (Allgatherv), the halo units of neighbouring ranks
 // (Isend/Irecv of the edge units only), a loop predicate's values (Allgather, combined by the
-// rule one process uses over its partitions). Built only with SINEW_MPI.
+// rule one process uses over its partitions), a scan's totals (Allgather of the counts, then
+// Allgatherv), divide and conquer's parts to the root and back (Gatherv, Scatterv). Built only
+// with SINEW_MPI.
 #include "exec/reduce.hpp"
 #include "runtime/cluster_impl.hpp"
 #include "tree/nodes/map_reduce.hpp"
@@ -112,6 +114,7 @@ RankExchanger::RankExchanger(Cluster::Impl& c, std::vector<int> counts, std::vec
     : c_(c), counts_(std::move(counts)), displs_(std::move(displs)) {
   first = static_cast<std::size_t>(displs_[c.rank]);
   units = static_cast<std::size_t>(counts_[c.rank]);
+  root = c.rank == 0;
 }
 
 void RankExchanger::wait(MPI_Request* requests, int count, const std::string& what) {
@@ -121,6 +124,11 @@ void RankExchanger::wait(MPI_Request* requests, int count, const std::string& wh
     for (auto& [v, buffer] : replicas_) c_.abandoned.push_back(std::move(buffer));
     replicas_.clear();
     for (auto* b : {&send_, &receive_, &values_, &all_values_}) c_.abandoned.push_back(std::move(*b));
+    // (The counts are ints: kept as bytes.)
+    for (auto* v : {&value_counts_, &value_displs_}) {
+      auto& kept = c_.abandoned.emplace_back(v->size() * sizeof(int));
+      std::memcpy(kept.data(), v->data(), kept.size());
+    }
     throw;
   }
 }
@@ -191,6 +199,63 @@ void RankExchanger::combine(const NodeImpl& reduction, std::map<std::string, Val
   for (int q = 0; q < c_.ranks; ++q)
     parts.emplace_back(all_values_.begin() + q * t.size, all_values_.begin() + (q + 1) * t.size);
   value = combine_builtin(reducer.op, parts, t);  // Cluster::run refuses custom reducers in predicates
+}
+
+std::vector<unsigned char> RankExchanger::values_before(const std::vector<unsigned char>& mine, std::size_t value_bytes,
+                                                       const std::string& what) {
+  // How many values each rank has (a rank's non-empty partitions: not known elsewhere), then the
+  // values themselves.
+  const int count = as_int(mine.size() / value_bytes, what);
+  value_counts_.assign(static_cast<std::size_t>(c_.ranks), 0);
+  MPI_Request r = MPI_REQUEST_NULL;
+  c_.check(MPI_Iallgather(&count, 1, MPI_INT, value_counts_.data(), 1, MPI_INT, c_.exchange, &r), what);
+  wait(&r, 1, what);
+  value_displs_.assign(static_cast<std::size_t>(c_.ranks), 0);
+  for (int q = 1; q < c_.ranks; ++q) value_displs_[q] = value_displs_[q - 1] + value_counts_[q - 1];
+  values_ = mine;
+  all_values_.resize(static_cast<std::size_t>(value_displs_.back() + value_counts_.back()) * value_bytes);
+  Datatype value(value_bytes);
+  c_.check(MPI_Iallgatherv(values_.data(), count, value.type, all_values_.data(), value_counts_.data(),
+                           value_displs_.data(), value.type, c_.exchange, &r),
+           what);
+  wait(&r, 1, what);
+  return {all_values_.begin(), all_values_.begin() + value_displs_[c_.rank] * static_cast<std::ptrdiff_t>(value_bytes)};
+}
+
+void RankExchanger::gather_to_root(const VectorUse& u, unsigned char* whole) {
+  // Through the exchanger's own buffer, as gather_slices: the root's holds every unit.
+  const std::size_t ub = u.vector->unit * u.vector->type.size;
+  auto& buffer = replicas_[u.vector.get()];
+  buffer.resize(root ? u.bytes() : units * ub);
+  std::memcpy(buffer.data() + (root ? first * ub : 0), whole + first * ub, units * ub);
+  Datatype unit(ub);
+  const std::string what = "the parts of vector '" + u.vector->name + "' for the root";
+  MPI_Request r = MPI_REQUEST_NULL;
+  c_.check(MPI_Igatherv(root ? MPI_IN_PLACE : buffer.data(), counts_[c_.rank], unit.type, buffer.data(),
+                        counts_.data(), displs_.data(), unit.type, 0, c_.exchange, &r),
+           what);
+  wait(&r, 1, what);
+  if (root) {
+    std::memcpy(whole, buffer.data(), first * ub);
+    std::memcpy(whole + (first + units) * ub, buffer.data() + (first + units) * ub, u.bytes() - (first + units) * ub);
+  }
+}
+
+void RankExchanger::scatter_from_root(const VectorUse& u, unsigned char* whole) {
+  const std::size_t ub = u.vector->unit * u.vector->type.size;
+  auto& buffer = replicas_[u.vector.get()];
+  if (root)
+    buffer.assign(whole, whole + u.bytes());
+  else
+    buffer.resize(units * ub);
+  Datatype unit(ub);
+  const std::string what = "the root's result in vector '" + u.vector->name + "'";
+  MPI_Request r = MPI_REQUEST_NULL;
+  c_.check(MPI_Iscatterv(buffer.data(), counts_.data(), displs_.data(), unit.type, root ? MPI_IN_PLACE : buffer.data(),
+                         counts_[c_.rank], unit.type, 0, c_.exchange, &r),
+           what);
+  wait(&r, 1, what);
+  if (!root) std::memcpy(whole + first * ub, buffer.data(), units * ub);
 }
 
 }  // namespace detail

@@ -173,6 +173,10 @@ class RankExchanger final : public Exchanger {
   void exchange_halo(const VectorUse& u, const unsigned char* head, const unsigned char* tail, unsigned char* before,
                      unsigned char* after) override;
   void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) override;
+  std::vector<unsigned char> values_before(const std::vector<unsigned char>& mine, std::size_t value_bytes,
+                                           const std::string& what) override;
+  void gather_to_root(const VectorUse& u, unsigned char* whole) override;
+  void scatter_from_root(const VectorUse& u, unsigned char* whole) override;
   // Milliseconds spent waiting for the other ranks in exchanges (not this rank's work).
   double waited_ms = 0;
   // Set once the rank's run has begun: from then on a wait also ends on another rank's failure
@@ -189,6 +193,7 @@ class RankExchanger final : public Exchanger {
   // The exchanges' own buffers (the executor's may be gone when an exchange is given up on).
   std::map<const VectorState*, std::vector<unsigned char>> replicas_;
   std::vector<unsigned char> send_, receive_, values_, all_values_;
+  std::vector<int> value_counts_, value_displs_;
 };
 
 // Bindings that are each rank's own block of a vector (Binding::distributed; cluster_distributed.cpp).

@@ -8,12 +8,18 @@
 // vector read whole and by slices, or a halo) is "joined": every rank binds whole-sized host
 // vectors (only its own units' pages are touched, but for the vectors read whole), runs the whole
 // tree's analysis on its units alone, and exchanges with the other ranks as it runs through a
-// detail::RankExchanger (exec/exchanger.hpp).
+// detail::RankExchanger (exec/exchanger.hpp). Scans and divide and conquer are such trees: a
+// scan's partitions take the totals of the ranks before them (one value per partition over MPI);
+// divide and conquer runs the levels below its crossover on every rank's own partitions and the
+// levels above on the root's crossover device, every rank's part crossing to the root and back
+// once per run of the node (the top levels' work and the whole vector on one rank: the cost of
+// an exact breadth-first D&C; rank_crossover picks the crossover so that most levels run split).
 #include "decompose/decompose.hpp"
 #include "exec/reduce.hpp"
 #include "runtime/cluster_impl.hpp"
 #include "runtime/execute_part.hpp"
 #include "tree/analysis.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 #include "tree/nodes/loop.hpp"
 #include "tree/nodes/map_reduce.hpp"
 
@@ -71,18 +77,11 @@ bool joined(const detail::Analysis& an) {
   return false;
 }
 
-// What every rank must refuse alike, before any device work: partitions that meet in ways no
-// exchange carries between ranks (a scan's running totals, divide and conquer's levels), a loop
-// predicate over a custom reduction (its combination runs on a device), and — for trees whose
-// partitions never meet — declared sizes (a rank binds a slice).
+// What every rank must refuse alike, before any device work: a loop predicate over a custom
+// reduction (its combination runs on a device), and — for trees whose partitions never meet —
+// declared sizes (a rank binds a slice).
 void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an, bool meet) {
   detail::walk(root, [&](const detail::NodeImpl& n, const std::string& path) {
-    if (n.joins_partitions() && n.kind() != "loop")
-      throw_error(errc::invalid_tree,
-                  "cannot split this tree over ranks: its partitions meet while it runs (" + std::string(n.kind()) +
-                      ": each partition needs the ones before it), and a cluster run carries only replicas, halos "
-                      "and loop predicates between ranks",
-                  {.node = path, .fix = "run it with a Runtime on one process, or move it to a tree of its own"});
     const auto* loop = dynamic_cast<const detail::LoopNode*>(&n);
     if (!loop || !loop->has_predicate()) return;
     detail::visit(loop->body(), [&](const detail::NodeImpl& c) {
@@ -134,6 +133,29 @@ void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& un
                                  : "give every rank a larger share (ClusterOptions::rank_shares), or run fewer ranks"});
 }
 
+// Divide and conquer over ranks: the crossover level below which every rank runs the levels on
+// its own units (the rank split then cuts whole subproblems of the level below it). The given
+// plan's, else for each D&C node the highest level that leaves at least 8 subproblems per rank
+// below it (shares in steps of an eighth of an even one), the lowest of those over the nodes;
+// none without D&C nodes.
+std::optional<unsigned> rank_crossover(const detail::NodeImpl& root, const detail::Analysis& an, int ranks,
+                                       const RunOptions& options) {
+  std::optional<unsigned> crossover;
+  detail::visit(root, [&](const detail::NodeImpl& n) {
+    const auto* dc = dynamic_cast<const detail::DivideAndConquerNode*>(&n);
+    if (!dc) return;
+    if (options.config && options.config->crossover) {
+      crossover = options.config->crossover;
+      return;
+    }
+    const std::size_t elements = an.use(&dc->vector()).elements, levels = dc->levels(elements);
+    unsigned level = levels > 1 ? 1 : 0;
+    while (level + 1 < levels && elements / dc->subproblem(level) >= 8 * static_cast<std::size_t>(ranks)) ++level;
+    crossover = std::min(crossover.value_or(level), level);
+  });
+  return crossover;
+}
+
 }  // namespace
 
 ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
@@ -171,6 +193,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   std::string key;
   bool meet = false;
   std::vector<std::size_t> pinned;  // distributed data: each rank's units, as its blocks lie
+  std::optional<unsigned> crossover;  // divide and conquer's, alike on every rank
   c.together("checking the tree", [&] {
     if (tree.empty()) throw_error(errc::invalid_tree, "the tree is empty", {.node = "tree", .fix = "build a tree"});
     if (count != bindings.size())
@@ -189,7 +212,17 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     an = detail::analyze(*tree.impl(), shaped);
     meet = joined(an);
     check_splittable(*tree.impl(), an, meet);
-    if (bound.any) detail::check_distributed(bound, bindings, an, pinned, detail::granularity(*tree.impl(), an, {}));
+    // A joined run's plan as a Config (a plan text parsed here): its crossover splits the ranks.
+    if (meet && !options.config && !options.plan.empty())
+      options.config = Config::parse(options.plan, c.runtime->devices());
+    crossover = rank_crossover(*tree.impl(), an, c.ranks, options);
+    if (bound.any) {  // each rank's blocks hold whole granules, divide and conquer's subproblems included
+      Config at_crossover;
+      at_crossover.crossover = crossover;
+      detail::check_distributed(
+          bound, bindings, an, pinned,
+          detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), at_crossover));
+    }
 
     key = tree.signature() + "#" + std::to_string(an.units);
     features = detail::input_features(*tree.impl(), an);  // the whole vectors' sizes, alike on every rank
@@ -223,10 +256,13 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     std::vector<DeviceInfo> stand_ins(c.ranks);
     for (int r = 0; r < c.ranks; ++r) stand_ins[r].index = static_cast<std::size_t>(r);
     rank_plan = Config{shares};
+    rank_plan.crossover = crossover;
     if (!pinned.empty()) {
       units = pinned;
     } else {
-      const auto dec = detail::decompose(an.units, detail::granularity(*tree.impl(), an, {}), rank_plan, stand_ins);
+      const std::size_t granule =
+          detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), rank_plan);
+      const auto dec = detail::decompose(an.units, granule, rank_plan, stand_ins);
       for (const auto& p : dec.parts) units[p.device] = p.units;
     }
     for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
@@ -358,6 +394,8 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
           const std::size_t n = c.runtime->devices().size();
           options.config = Config{std::vector<double>(n, 1.0 / static_cast<double>(n))};
         }
+        // Every rank's partitions aligned with the levels the ranks run apart.
+        if (options.config && crossover) options.config->crossover = crossover;
         options.balance = false;
         options.train = false;
         exchanger->running = true;

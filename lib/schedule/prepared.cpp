@@ -33,10 +33,7 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
     std::lock_guard lock(mutex_);
     if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
   }
-  // What the plan's own items ask of the partitions (a divide-and-conquer crossover).
-  std::size_t g = granule;
-  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
-  auto d = std::make_shared<Decomposition>(decompose(analysis.units, g, config, devices, streaming));
+  auto d = std::make_shared<Decomposition>(decompose(analysis.units, plan_granule(config), config, devices, streaming));
   d->explained = d->explain(devices);
   if (!keepable) return d;
   std::lock_guard lock(mutex_);
@@ -46,10 +43,12 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   return d;
 }
 
+std::size_t PreparedTree::plan_granule(const Config& config) const {
+  return plan_granularity(root(), granule, config);
+}
+
 Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>& devices) const {
-  std::size_t g = granule;
-  visit(root(), [&](const NodeImpl& n) { g = std::lcm(g, n.plan_granule(config)); });
-  return fit_memory(config, analysis.units, g, devices, streaming);
+  return fit_memory(config, analysis.units, plan_granule(config), devices, streaming);
 }
 
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
@@ -81,7 +80,8 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
   const Config fitted = p.fitted(config, env.infos);
   auto dec = p.decomposition(fitted, env.infos);
   if (exchanger) {  // the process's own units only, numbered as in the whole tree
-    auto part = std::make_shared<Decomposition>(decompose(exchanger->units, p.granule, fitted, env.infos, p.streaming));
+    auto part = std::make_shared<Decomposition>(
+        decompose(exchanger->units, p.plan_granule(fitted), fitted, env.infos, p.streaming));
     for (auto& q : part->parts) q.first += exchanger->first;
     part->explained = part->explain(env.infos);
     dec = std::move(part);

@@ -45,6 +45,9 @@ struct PreparedTree {
   KbFeatures features;    // input_features(): sizes, marked scalars, host.pinned
 
   const NodeImpl& root() const { return *tree.impl(); }
+  // Units per granule under `config`: the granule with what the plan's own items ask of the
+  // partitions (a divide-and-conquer crossover: whole subproblems below it).
+  std::size_t plan_granule(const Config& config) const;
   // The decomposition of the tree's units by `config` (checked: Config::check), with its
   // explanation; made once per plan (decomposing and explaining cost some 10-20 us per request).
   std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;

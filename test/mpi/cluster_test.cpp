@@ -389,12 +389,10 @@ TEST(Cluster, ReadsHalosAcrossRanks) {
     for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], expected[i]) << "element " << i;
 }
 
-TEST(Cluster, RefusesScansAndCustomPredicatesBeforeDeviceWork) {
+// (Scans and divide and conquer run over ranks: cluster_scan_test.cpp.)
+TEST(Cluster, RefusesCustomPredicatesBeforeDeviceWork) {
   auto v = sinew::vector<cl_int>().name("v");
   std::vector<int> data = ints(64);
-  auto s = scan(v, scan_op::sum());
-  expect_error_everywhere([&] { cluster->run(s, {Binding(v, data)}); }, "cannot split this tree over ranks");
-
   auto part = sinew::vector<cl_int>().name("part");
   auto r = result<cl_int>("r");
   auto body = kernel_source(kCopy, "copy_int").args(sinew::in(v), sinew::out(part));

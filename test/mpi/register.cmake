@@ -31,6 +31,17 @@ add_test(NAME mpi.cluster.np2_two_devices
          COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
                  $<TARGET_FILE:sinew_cluster_tests> --gtest_filter=*Loops*:*Halos*:Distributed.*)
 
+# Scans and divide and conquer over ranks (cluster_scan_test.cpp): over 2 and 3 ranks, and over 2
+# ranks of two devices each, one driven like a GPU.
+add_executable(sinew_cluster_scan_tests mpi/cluster_scan_test.cpp)
+target_link_libraries(sinew_cluster_scan_tests PRIVATE sinew::sinew GTest::gtest)
+foreach(np 2 3)
+  add_test(NAME mpi.cluster_scan.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_cluster_scan_tests>)
+endforeach()
+add_test(NAME mpi.cluster_scan.np2_two_devices
+         COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
+                 $<TARGET_FILE:sinew_cluster_scan_tests>)
+
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)
   set(_sample_runs
@@ -48,7 +59,19 @@ if(TARGET saxpy)
     "heat.np2|2|$<TARGET_FILE:heat> --size 64 --tolerance 0.15 --iterations 1000"
     "heat.np3_uneven|3|$<TARGET_FILE:heat> --size 61 --rank-shares 0.5,0.2,0.3"
     "nbody.np2|2|$<TARGET_FILE:nbody> --size 301"
-    "nbody.np3_uneven|3|$<TARGET_FILE:nbody> --size 300 --rank-shares 0.2,0.5,0.3")
+    "nbody.np3_uneven|3|$<TARGET_FILE:nbody> --size 300 --rank-shares 0.2,0.5,0.3"
+    "prefix_sum.np2|2|$<TARGET_FILE:prefix_sum> --size 20000"
+    "prefix_sum.np3_uneven_exclusive|3|$<TARGET_FILE:prefix_sum> --size 20001 --exclusive --rank-shares 0.2,0.5,0.3"
+    "mergesort.np2|2|$<TARGET_FILE:mergesort> --size 20000 --leaf 64"
+    "mergesort.np3_uneven|3|$<TARGET_FILE:mergesort> --size 30001 --leaf 64 --fanout 3 --rank-shares 0.2,0.5,0.3"
+    "max_subarray.np2|2|$<TARGET_FILE:max_subarray> --size 20000 --leaf 64"
+    "max_subarray.np3_uneven|3|$<TARGET_FILE:max_subarray> --size 30001 --leaf 32 --rank-shares 0.5,0.2,0.3"
+    "sobel.np2|2|$<TARGET_FILE:sobel> --size 64"
+    "sobel.np3_uneven|3|$<TARGET_FILE:sobel> --size 61 --rank-shares 0.5,0.2,0.3"
+    "mandelbrot.np2|2|$<TARGET_FILE:mandelbrot> --size 48"
+    "mandelbrot.np3|3|$<TARGET_FILE:mandelbrot> --size 48"
+    "matmul.np2|2|$<TARGET_FILE:matmul> --size 64"
+    "matmul.np3_uneven|3|$<TARGET_FILE:matmul> --size 64 --rank-shares 0.2,0.5,0.3")
   foreach(run IN LISTS _sample_runs)
     string(REPLACE "|" ";" parts "${run}")
     list(GET parts 0 name)
@@ -58,11 +81,12 @@ if(TARGET saxpy)
     add_test(NAME mpi.samples.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
   endforeach()
-  # A scan (each partition needs the totals of those before it): refused on every rank before
-  # device work, the job ending non-zero.
-  foreach(sample prefix_sum)
-    add_test(NAME mpi.samples.${sample}.np2_refused
-             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/refused.sh ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:${sample}> --mpi)
+  # The numbered concept samples take --mpi too (common/concept.hpp): 2 and 3 ranks alternately.
+  set(_np 2)
+  foreach(sample 01_first_kernel 02_pipeline 03_loop_until 04_map_reduce_custom 05_halo 06_scan)
+    add_test(NAME mpi.samples.${sample}.np${_np}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${_np} $<TARGET_FILE:${sample}> --mpi)
+    math(EXPR _np "5 - ${_np}")
   endforeach()
   # A discrete (GPU-like) device on every rank: explicit transfers, no zero-copy.
   add_test(NAME mpi.samples.filter_pipeline.np2_discrete
@@ -72,6 +96,15 @@ if(TARGET saxpy)
     add_test(NAME mpi.samples.${sample}.np2_discrete
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
                      $<TARGET_FILE:${sample}> --size 64 --mpi --rank-shares 0.3,0.7)
+  endforeach()
+  foreach(sample prefix_sum mergesort max_subarray)
+    set(_leaf --leaf 32)
+    if(sample STREQUAL "prefix_sum")
+      set(_leaf)
+    endif()
+    add_test(NAME mpi.samples.${sample}.np2_discrete
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np 2 -x SINEW_DISCRETE=cpu:0
+                     $<TARGET_FILE:${sample}> --size 10000 ${_leaf} --mpi --rank-shares 0.3,0.7)
   endforeach()
 endif()
 

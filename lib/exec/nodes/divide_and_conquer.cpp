@@ -10,6 +10,14 @@
 //   3. a partition whose result ended in its scratch buffer copies it into its slice.
 // Each level is host-timed on its devices (Report::levels): the queues finish after every level,
 // one wait per level, which a level's millions of elements dwarf.
+//
+// A process's part of a larger run (a Cluster's rank, exec/exchanger.hpp) runs the levels below
+// the crossover on its partitions (the processes' units and their partitions are aligned to
+// whole subproblems of the highest of them, alike on every process), then at step 2 sends its
+// parts to the root process, whose crossover device runs the remaining levels over the whole
+// vector, and gets its units of the result back. So the upper levels run on one process's one
+// device, and every process's part crosses to it and back once.
+#include "exec/exchanger.hpp"
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
@@ -118,6 +126,16 @@ struct DcState final : NodeState {
   std::shared_ptr<DcUpper> upper;  // shared by every partition; null when no level runs there
 };
 
+// The vector's elements (unit 1): all of them, also where the run is one process's part of a
+// larger one and decomposes only its own units.
+std::size_t whole_elements(const RunState& run, const DivideAndConquerNode& n) {
+  return run.an.use(&n.vector()).elements;
+}
+
+// Whether this process runs the levels above the partitions': one process's own, or the root's
+// of a run split over processes.
+bool runs_upper(const RunState& run) { return !run.exchanger || run.exchanger->root; }
+
 // Where the levels run for this request.
 struct DcPlan {
   std::size_t levels = 0;
@@ -129,19 +147,37 @@ struct DcPlan {
 DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
   const Config& c = run.dec.config;
   DcPlan p;
-  const std::size_t elements = run.dec.total_units;  // unit 1
+  const std::size_t elements = whole_elements(run, n);
   p.levels = n.levels(elements);
   p.upper = c.upper.value_or(static_cast<std::size_t>(
       std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin()));
   // Partitions hold whole subproblems of the levels below the crossover (plan_granule); a level a
   // partition does not align with (the remainder of a ragged split) is the crossover device's.
   p.split = DivideAndConquerNode::crossover(c, p.levels);
+  const std::size_t planned = p.split;
   std::size_t nonempty = 0, device = 0;
   for (const auto& part : run.dec.parts) {
     if (part.units == 0) continue;
     ++nonempty;
     device = part.device;
     while (p.split > 0 && part.first % n.subproblem(p.split - 1) != 0) --p.split;
+  }
+  if (run.exchanger) {
+    // Every process runs the same levels on its partitions and the root the rest over every
+    // process's parts, even a lone partition's on the crossover device: the levels must be alike
+    // on every process, so its partitions must align with them (Cluster::run's rank split and
+    // the decomposition of each process's units use the crossover's granule).
+    const std::size_t end = run.exchanger->first + run.exchanger->units;
+    if (p.split != planned || (planned > 0 && end < elements && end % n.subproblem(planned - 1) != 0))
+      throw_error(errc::invalid_tree,
+                  "the process's units [" + std::to_string(run.exchanger->first) + ", " +
+                      std::to_string(run.exchanger->first + run.exchanger->units) +
+                      ") are not split in whole subproblems of the crossover's level " + std::to_string(planned),
+                  {.node = run.path(n), .argument = "crossover",
+                   .fix = "split the processes' units in whole subproblems of the crossover's level below"});
+    if (p.levels > 0 && p.split >= p.levels) p.split = p.levels - 1;
+    p.gather = elements > 0;
+    return p;
   }
   if (nonempty <= 1 && (nonempty == 0 || device == p.upper)) {
     p.split = p.levels;  // already where the upper levels run: they stay there
@@ -155,7 +191,7 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
 // Records a level's time and bytes on `device`, merged with the other workers' records of it.
 void record(RunState& run, const DivideAndConquerNode& n, std::size_t level, std::size_t device, double ms,
             std::uint64_t bytes) {
-  const std::size_t elements = run.dec.total_units;
+  const std::size_t elements = whole_elements(run, n);
   const std::string& path = run.path(n);
   std::lock_guard lock(run.levels_mutex);
   auto it = std::find_if(run.levels.begin(), run.levels.end(),
@@ -227,23 +263,31 @@ class DivideAndConquerRunner final : public NodeRunner {
       upper->device = plan.upper;
       upper->pool = run.env.queues;
       upper->cl_device = d.device();
-      upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
-      upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
-      const std::size_t bytes = run.dec.total_units * tsize;
-      // A CPU that works in host memory itself runs the upper levels where the vector lies.
-      upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
+      const std::size_t bytes = whole_elements(run, n) * tsize;
       const VectorUse& use = run.an.use(&n.vector());
-      upper->in_user_memory = upper->a_is_host && use.bound();
+      if (runs_upper(run)) {
+        upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
+        upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
+        // A CPU that works in host memory itself runs the upper levels where the vector lies.
+        upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
+        upper->in_user_memory = upper->a_is_host && use.bound();
+      } else {
+        // A process that only sends its parts to the root and takes its units back: through the
+        // host memory it binds (a whole-sized vector) when it has it.
+        upper->in_user_memory = use.bound();
+      }
       if (upper->in_user_memory) {
         upper->host = reinterpret_cast<unsigned char*>(run.host_of(use));
       } else {
         upper->staging.reset(new unsigned char[bytes]);  // no zero fill: every byte is gathered
         upper->host = upper->staging.get();
       }
-      upper->a = upper->a_is_host
-                     ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host)
-                     : run.device_buffer(d.context(), bytes, d.info());
-      upper->b = run.device_buffer(d.context(), bytes, d.info());
+      if (runs_upper(run)) {
+        upper->a = upper->a_is_host
+                       ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host)
+                       : run.device_buffer(d.context(), bytes, d.info());
+        upper->b = run.device_buffer(d.context(), bytes, d.info());
+      }
     }
     for (PartState* ps : w.parts) {
       auto s = std::make_unique<DcState>();
@@ -299,6 +343,8 @@ class DivideAndConquerRunner final : public NodeRunner {
  private:
   // At the barrier (one thread, every queue finished): the partitions' parts gathered on the
   // crossover device, the remaining levels there, the result scattered back into the slices.
+  // A process's part of a larger run sends its parts to the root's crossover device and takes its
+  // units of the result back (the file's banner).
   static void upper_levels(RunState& run, const DivideAndConquerNode& n, const DcPlan& plan) {
     std::vector<PartState*> order;
     for (auto& ps : run.parts)
@@ -306,9 +352,8 @@ class DivideAndConquerRunner final : public NodeRunner {
     std::sort(order.begin(), order.end(), [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
     DcUpper& u = *order.front()->state<DcState>(n).upper;
     const std::size_t tsize = n.vector().type.size;
-    const std::size_t elements = run.dec.total_units;
+    const std::size_t elements = whole_elements(run, n);
     const std::size_t bytes = elements * tsize;
-    cl::CommandQueue& queue = u.slot->queue;
     double start = run.now_ms();
     // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
     // the upper levels run there too.
@@ -326,38 +371,40 @@ class DivideAndConquerRunner final : public NodeRunner {
       ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
       moved += s.elements * tsize;
     }
-    if (!u.a_is_host) {
-      queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
-      moved += bytes;
-    }
-    bool in_b = false;
-    for (std::size_t level = plan.split; level < plan.levels; ++level) {
-      enqueue_level(run, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
-      queue.finish();
-      const double end = run.now_ms();
-      if (level + 1 == plan.levels) {
-        // Scatter: the result into every partition's slice.
-        if (u.a_is_host) {
-          if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
-          queue.finish();
-        } else {
-          queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host);
-          moved += bytes;
-        }
-        for (PartState* ps : order) {
-          DcState& s = ps->state<DcState>(n);
-          if (in_place(ps, false)) continue;
-          ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, s.elements * tsize,
-                                                 u.host + ps->part->first * tsize);
-          moved += s.elements * tsize;
-        }
-        record(run, n, level, u.device, run.now_ms() - start, moved);
-      } else {
-        record(run, n, level, u.device, end - start, moved);
+    if (run.exchanger) run.exchanger->gather_to_root(use, u.host);
+    if (runs_upper(run)) {
+      cl::CommandQueue& queue = u.slot->queue;
+      if (!u.a_is_host) {
+        queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
+        moved += bytes;
       }
-      moved = 0;
-      start = run.now_ms();
+      bool in_b = false;
+      for (std::size_t level = plan.split; level < plan.levels; ++level) {
+        enqueue_level(run, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
+        queue.finish();
+        if (level + 1 == plan.levels) break;  // the top level's time takes in the scatter below
+        record(run, n, level, u.device, run.now_ms() - start, moved);
+        moved = 0;
+        start = run.now_ms();
+      }
+      if (u.a_is_host) {
+        if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
+        queue.finish();
+      } else {
+        queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host);
+        moved += bytes;
+      }
     }
+    if (run.exchanger) run.exchanger->scatter_from_root(use, u.host);
+    // Scatter: the result into every partition's slice.
+    for (PartState* ps : order) {
+      DcState& s = ps->state<DcState>(n);
+      if (in_place(ps, false)) continue;
+      ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, s.elements * tsize,
+                                             u.host + ps->part->first * tsize);
+      moved += s.elements * tsize;
+    }
+    if (runs_upper(run)) record(run, n, plan.levels - 1, u.device, run.now_ms() - start, moved);
   }
 };
 

@@ -8,6 +8,9 @@
 //   3. each partition combines its slice with its carry (none for the first partition, for an
 //      empty one, or a built-in carry equal to the identity).
 // The partitions' totals are what crosses between devices: one element each way per partition.
+// A process's part of a larger run (a Cluster's rank) gets the totals of the processes before it
+// at step 2, through the run's exchanger.
+#include "exec/exchanger.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/reduce.hpp"
 #include "platform/error.hpp"
@@ -167,7 +170,8 @@ class ScanRunner final : public NodeRunner {
   }
 
   // At the barrier (one thread, every queue finished): each partition's carry from the totals
-  // of the non-empty partitions before it in unit order.
+  // of the non-empty partitions before it in unit order — those of the processes before this
+  // one first, when the run is one process's part of a larger one (exec/exchanger.hpp).
   static void give_carries(RunState& run, const ScanNode& n) {
     const ElementType& t = n.input().type;
     std::vector<PartState*> order;
@@ -177,6 +181,24 @@ class ScanRunner final : public NodeRunner {
     const auto identity = builtin ? identity_of(n.op.op, t) : n.op.identity;
     std::vector<unsigned char> before;  // built-in: the fold so far; custom: the totals so far
     cl_uint count = 0;
+    auto take = [&](const std::vector<unsigned char>& total) {
+      if (builtin)
+        before = count == 0 ? total : combine_builtin(n.op.op, {before, total}, t).bytes;
+      else
+        before.insert(before.end(), total.begin(), total.end());
+      ++count;
+    };
+    if (run.exchanger) {
+      std::vector<unsigned char> mine;
+      for (PartState* ps : order) {
+        const ScanState& s = ps->state<ScanState>(n);
+        if (s.elements) mine.insert(mine.end(), s.total.begin(), s.total.end());
+      }
+      const auto earlier = run.exchanger->values_before(mine, t.size, "the totals of scan '" + run.path(n) + "'");
+      for (std::size_t at = 0; at < earlier.size(); at += t.size)
+        take(std::vector<unsigned char>(earlier.begin() + static_cast<std::ptrdiff_t>(at),
+                                        earlier.begin() + static_cast<std::ptrdiff_t>(at + t.size)));
+    }
     for (PartState* ps : order) {
       ScanState& s = ps->state<ScanState>(n);
       s.carries.clear();
@@ -188,11 +210,7 @@ class ScanRunner final : public NodeRunner {
         s.carries = before;
         s.carry_count = builtin ? 1 : count;
       }
-      if (builtin)
-        before = count == 0 ? s.total : combine_builtin(n.op.op, {before, s.total}, t).bytes;
-      else
-        before.insert(before.end(), s.total.begin(), s.total.end());
-      ++count;
+      take(s.total);
     }
   }
 
@@ -202,6 +220,9 @@ class ScanRunner final : public NodeRunner {
     if (s.carry_count == 0) return;
     const std::string* path = &run.path(n);
     cl::CommandQueue& queue = ps.worker->queue();
+    // A custom scan over processes may carry more totals than this process has partitions.
+    if (s.carries.size() > s.carry_buffer.getInfo<CL_MEM_SIZE>())
+      s.carry_buffer = run.device_buffer(ps.worker->context, s.carries.size(), ps.worker->info());
     cl::Event written;
     run.count_copy(*ps.worker, CopyKind::to_device, s.carries.size());
     queue.enqueueWriteBuffer(s.carry_buffer, CL_FALSE, 0, s.carries.size(), s.carries.data(), nullptr,
