@@ -169,14 +169,7 @@ class RuntimeImpl {
             exchanger]() mutable {
       const PreparedTree& p = *prepared;
       Plan plan;
-      if (planned) {
-        plan = planner().plan(p, *bound, force);
-        // A plan that puts everything on one device runs exactly as a run pinned to that device
-        // does: the same configuration (its best known level), partitions and queues. Trained
-        // plans named the CPU alone "at overlap 2" and ran as a plan of their own.
-        if (const auto alone = only_device(plan.config))
-          plan.config = planner().single_device(p, *bound, *alone).config;
-      }
+      if (planned) plan = planner().plan(p, *bound, force);
       if (pinned) {
         const Config best = planner().single_device(p, *bound, *pinned).config;
         try {
@@ -224,18 +217,6 @@ class RuntimeImpl {
       if (watch) observe(*watch, p, *bound, planned ? &plan : nullptr, rep);
       return rep;
     };
-  }
-
-  // The device a static plan gives all the work to, if there is one.
-  static std::optional<std::size_t> only_device(const Config& c) {
-    if (c.schedule != Schedule::static_ || c.crossover) return std::nullopt;
-    std::optional<std::size_t> only;
-    for (std::size_t d = 0; d < c.shares.size(); ++d)
-      if (c.shares[d] > 0) {
-        if (only) return std::nullopt;
-        only = d;
-      }
-    return only;
   }
 
   // The balancer watching one tree and input (and, for a given plan, that plan).

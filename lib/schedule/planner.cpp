@@ -123,7 +123,10 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, p.features); });
     if (!hit || !usable(*hit)) return std::nullopt;
-    Plan found{hit->config, Provenance::knowledge_base, key, hit->id, hit->source.value_or(0), 0, 0};
+    // Without the idle devices' levels (an entry stored before training named a device alone at
+    // one level only): a plan of one device runs that device alone's partitions and queues.
+    Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
+               hit->source.value_or(0), 0, 0};
     remember(ck, found, gen);
     return found;
   };
