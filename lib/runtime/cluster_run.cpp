@@ -107,6 +107,30 @@ void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an, 
 // A joined tree: every rank runs units (each exchange is every rank's), at least a halo's width
 // (a rank's halo units are its neighbours' alone), and MPI may be called from the worker that
 // does an exchange.
+// The fewest units a rank of a joined tree runs (every exchange is every rank's; a rank's halo
+// units are its neighbours' alone), and the vector whose halo asks for more than one.
+std::pair<std::size_t, std::string> joined_minimum(const detail::Analysis& an) {
+  std::pair<std::size_t, std::string> most{1, ""};
+  for (const auto& u : an.vectors)
+    if (u.read_halo && std::max(u.halo_before, u.halo_after) > most.first)
+      most = {std::max(u.halo_before, u.halo_after), u.vector->name};
+  return most;
+}
+
+// Shares the Cluster chose itself (measured by the balancer, or stored) may leave a rank of a
+// joined tree idle (one rank alone is fastest): it gets the fewest units it must run, in whole
+// granules, taken from the rank with the most. Shares the user gave are checked as given.
+void lift_idle_ranks(std::vector<std::size_t>& units, std::size_t granule, std::size_t least) {
+  const std::size_t need = (least + granule - 1) / granule * granule;
+  for (auto& u : units) {
+    if (u >= least) continue;
+    auto& most = *std::max_element(units.begin(), units.end());
+    const std::size_t moved = std::min(need - u, most > need ? most - need : 0);
+    most -= moved;
+    u += moved;
+  }
+}
+
 void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& units, int thread_level, bool pinned) {
   if (thread_level < MPI_THREAD_SERIALIZED)
     throw_error(errc::invalid_tree,
@@ -114,13 +138,7 @@ void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& un
                 "threads, and MPI was initialised without MPI_THREAD_SERIALIZED",
                 {.node = "cluster", .fix = "let the Cluster initialise MPI, or call MPI_Init_thread with "
                                            "MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE"});
-  std::size_t widest = 1;
-  std::string widest_vector;
-  for (const auto& u : an.vectors)
-    if (u.read_halo && std::max(u.halo_before, u.halo_after) > widest) {
-      widest = std::max(u.halo_before, u.halo_after);
-      widest_vector = u.vector->name;
-    }
+  const auto [widest, widest_vector] = joined_minimum(an);
   for (std::size_t r = 0; r < units.size(); ++r)
     if (units[r] < widest)
       throw_error(errc::invalid_argument,
@@ -264,6 +282,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
           detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), rank_plan);
       const auto dec = detail::decompose(an.units, granule, rank_plan, stand_ins);
       for (const auto& p : dec.parts) units[p.device] = p.units;
+      if (meet && (from == 2 || from == 3)) lift_idle_ranks(units, granule, joined_minimum(an).first);
     }
     for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
     if (meet) check_joined(an, units, c.thread_level, !pinned.empty());

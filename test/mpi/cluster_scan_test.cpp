@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace sinew;
 
@@ -94,6 +97,37 @@ TEST(ClusterScan, InPlaceWithUnevenRankShares) {
   if (!uneven.is_root()) return;
   const auto expected = scan_reference(in, add, 0, false);
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(data[i], expected[i]) << "element " << i;
+}
+
+// Shares the Cluster found itself (here: stored, as a balancer that found one rank alone fastest
+// leaves them) give every rank of a joined tree the units it must run; results stay right.
+TEST(ClusterScan, StoredSharesWithAnIdleRankStillGiveItItsUnits) {
+  const std::string kb = ::testing::TempDir() + "sinew-cluster-scan-kb-" + std::to_string(::getpid()) + ".sqlite";
+  const std::size_t n = 5000;
+  auto v = sinew::vector<cl_int>().name("v"), w = sinew::vector<cl_int>().name("w");
+  const auto tree = scan(v, w, scan_op::sum());
+  const std::vector<int> in = ints(n, 5);
+  std::vector<int> out(n, -1);
+  ClusterOptions o;
+  o.runtime.kb_path = kb;
+  { Cluster(o).run(tree, {Binding(v, in), Binding(w, out)}); }
+  if (cluster->is_root()) {  // the stored entry: every unit on the last rank
+    auto k = KnowledgeBase::open(kb);
+    auto entries = k->entries_for_tree("cluster:" + tree.signature());
+    ASSERT_EQ(entries.size(), 1u);
+    entries[0].config.shares.assign(static_cast<std::size_t>(cluster->ranks()), 0.0);
+    entries[0].config.shares.back() = 1.0;
+    k->store_entry(entries[0]);
+  }
+  std::fill(out.begin(), out.end(), -1);
+  Cluster again(o);
+  const auto rep = again.run(tree, {Binding(v, in), Binding(w, out)});
+  EXPECT_EQ(rep.shares_from, "stored");
+  for (const auto& s : rep.shares) EXPECT_GE(s.units, 1u) << rep.str();
+  if (cluster->is_root()) {
+    EXPECT_EQ(first_difference(out, scan_reference(in, add, 0, false)), -1);
+    std::remove(kb.c_str());
+  }
 }
 
 // A custom operator that does not commute — the last non-zero value so far — so the ranks' totals
