@@ -279,6 +279,25 @@ __kernel void smooth(__global const int* v, __global int* next, __global int* di
   }
 })";
 
+// The heat-like loop over rows of `w` ints: smooth sweeps, each reading a halo of one row, until
+// no cell changes by more than `limit` (at most 300); `v`, the grid, is all a run binds.
+struct SmoothLoop {
+  Vector<cl_int> v;
+  Node tree;
+};
+SmoothLoop smooth_loop(std::size_t w, int limit) {
+  auto v = sinew::vector<cl_int>().unit(w).name("v"), next = sinew::vector<cl_int>().unit(w).name("next");
+  auto diff = sinew::vector<cl_int>().unit(w).name("diff");
+  auto change = result<cl_int>("change");
+  auto sweep = kernel_source(kSmooth, "smooth")
+                   .args(halo(v, 1, 1, Boundary::clamp), sinew::out(next), sinew::out(diff), scalar(cl_uint(w)))
+                   .range_of(next)
+                   .elements_per_thread(w);
+  return {v, loop(pipeline(map_reduce(sweep, reduce::max(diff, change)), copy(next, v)))
+                 .until(change, [=](cl_int x) { return x <= limit; })
+                 .times(300)};
+}
+
 // A body's new value from every body's (read whole): next[i] = p[i] + (sum of p) % 97 - 48.
 const char* kAllPairs = R"(
 __kernel void all_pairs(__global const int* p, __global int* next, uint first, uint n) {
@@ -337,18 +356,9 @@ TEST(Cluster, LoopsExchangeHalosAndAgreeOnThePredicate) {
     ClusterOptions o;
     o.rank_shares = shares;
     Cluster c(o);
-    auto v = sinew::vector<cl_int>().unit(w).name("v"), next = sinew::vector<cl_int>().unit(w).name("next");
-    auto diff = sinew::vector<cl_int>().unit(w).name("diff");
-    auto change = result<cl_int>("change");
-    auto sweep = kernel_source(kSmooth, "smooth")
-                     .args(halo(v, 1, 1, Boundary::clamp), sinew::out(next), sinew::out(diff), scalar(cl_uint(w)))
-                     .range_of(next)
-                     .elements_per_thread(w);
-    auto tree = loop(pipeline(map_reduce(sweep, reduce::max(diff, change)), copy(next, v)))
-                    .until(change, [=](cl_int x) { return x <= limit; })
-                    .times(300);
+    const auto heat = smooth_loop(w, limit);
     std::vector<int> data = start;
-    const auto rep = c.run(tree, {Binding(v, data)});
+    const auto rep = c.run(heat.tree, {Binding(heat.v, data)});
     EXPECT_EQ(rep.local.iterations, iterations);
     if (cluster->is_root())
       for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], expected[i]) << "element " << i;
@@ -584,18 +594,9 @@ TEST(Distributed, LoopsExchangeHalosBetweenTheRanksBlocks) {
   const auto expected = smooth_reference(start, w, 300, 40, iterations);
   const auto b = blocks(rows, cluster->ranks());
   const std::size_t first = first_of(b, cluster->rank()) * w, mine = b[cluster->rank()] * w;
-  auto v = sinew::vector<cl_int>().unit(w).name("v"), next = sinew::vector<cl_int>().unit(w).name("next");
-  auto diff = sinew::vector<cl_int>().unit(w).name("diff");
-  auto change = result<cl_int>("change");
-  auto sweep = kernel_source(kSmooth, "smooth")
-                   .args(halo(v, 1, 1, Boundary::clamp), sinew::out(next), sinew::out(diff), scalar(cl_uint(w)))
-                   .range_of(next)
-                   .elements_per_thread(w);
-  auto tree = loop(pipeline(map_reduce(sweep, reduce::max(diff, change)), copy(next, v)))
-                  .until(change, [](cl_int x) { return x <= 40; })
-                  .times(300);
+  const auto heat = smooth_loop(w, 40);
   std::vector<int> data = block(start, first, mine);
-  const auto rep = cluster->run(tree, {distributed(v, data)});
+  const auto rep = cluster->run(heat.tree, {distributed(heat.v, data)});
   EXPECT_EQ(rep.shares_from, "distributed");
   EXPECT_EQ(rep.local.iterations, iterations);
   for (std::size_t i = 0; i < mine; ++i) ASSERT_EQ(data[i], expected[first + i]) << "element " << first + i;

@@ -95,6 +95,26 @@ std::string chunks_cover(const Report& r, std::size_t n) {
   return "";
 }
 
+// The visit-counting map_reduce over `n` units by `plan`: every unit visited once and tagged with
+// its index, the reduction's total `n`, the chunks a partition of the units. The report, for the
+// caller's own checks.
+Report visit_every_unit(bool discrete, const std::string& plan, std::size_t n) {
+  auto V = sinew::vector<cl_int>().name("visits");
+  auto T = sinew::vector<cl_uint>().name("tag");
+  auto O = sinew::vector<cl_uint>().name("one");
+  auto total = sinew::result<cl_uint>("total");
+  std::vector<cl_int> visits(n, 0);
+  std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
+  const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
+  const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
+  EXPECT_EQ(r.value(total), n);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+  return r;
+}
+
 class Dynamic : public ::testing::TestWithParam<bool> {};
 
 TEST_P(Dynamic, EveryUnitExactlyOnceForEveryChunkPolicy) {
@@ -102,20 +122,8 @@ TEST_P(Dynamic, EveryUnitExactlyOnceForEveryChunkPolicy) {
   for (const auto& plan : plans(discrete))
     for (std::size_t n : kSizes) {
       SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
-      auto V = sinew::vector<cl_int>().name("visits");
-      auto T = sinew::vector<cl_uint>().name("tag");
-      auto O = sinew::vector<cl_uint>().name("one");
-      auto total = sinew::result<cl_uint>("total");
-      std::vector<cl_int> visits(n, 0);
-      std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
-      const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
-      const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
+      const Report r = visit_every_unit(discrete, plan, n);
       ASSERT_EQ(r.config.schedule, Schedule::dynamic);
-      EXPECT_EQ(r.value(total), n);
-      std::size_t wrong = 0;
-      for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
-      EXPECT_EQ(wrong, 0u);
-      EXPECT_EQ(chunks_cover(r, n), "");
       EXPECT_NE(r.decomposition.find("taken:"), std::string::npos) << r.decomposition;
       if (plan.find("min_chunk=100000000") != std::string::npos) EXPECT_EQ(r.partitions.size(), 1u);
       // A device with share 0 takes nothing.
@@ -232,19 +240,7 @@ TEST_P(Dynamic, ADeviceLeftAloneRunsEveryUnitOnceOnItsQueues) {
   const std::size_t last = device_count() - 1;
   for (std::size_t n : {1u, 1000u, 100003u}) {
     SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
-    auto V = sinew::vector<cl_int>().name("visits");
-    auto T = sinew::vector<cl_uint>().name("tag");
-    auto O = sinew::vector<cl_uint>().name("one");
-    auto total = sinew::result<cl_uint>("total");
-    std::vector<cl_int> visits(n, 0);
-    std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
-    const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
-    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
-    EXPECT_EQ(r.value(total), n);
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
-    EXPECT_EQ(wrong, 0u);
-    EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+    const Report r = visit_every_unit(discrete, plan, n);
     EXPECT_EQ(r.chunk_units.at(last), n) << r.decomposition;
     // Discrete, the static split's chunks: one per queue where there are units for two.
     if (discrete && n > 1) EXPECT_EQ(r.chunks.at(last), 2u) << r.decomposition;
