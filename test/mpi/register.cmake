@@ -54,7 +54,9 @@ if(TARGET saxpy)
     "histogram.np2|2|$<TARGET_FILE:histogram> --size 64"
     "histogram.np3_uneven|3|$<TARGET_FILE:histogram> --size 64 --rank-shares 0.2,0.5,0.3"
     "saxpy_blas.np2|2|$<TARGET_FILE:saxpy> --mode blas --size 30000"
+    "fft.np2|2|$<TARGET_FILE:fft> --size 4"
     "fft.np3|3|$<TARGET_FILE:fft> --size 4"
+    "segmentation.np2|2|$<TARGET_FILE:segmentation> --size 65536"
     "segmentation.np3|3|$<TARGET_FILE:segmentation> --size 65536"
     "heat.np2|2|$<TARGET_FILE:heat> --size 64 --tolerance 0.15 --iterations 1000"
     "heat.np3_uneven|3|$<TARGET_FILE:heat> --size 61 --rank-shares 0.5,0.2,0.3"
@@ -81,12 +83,12 @@ if(TARGET saxpy)
     add_test(NAME mpi.samples.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} ${command} --mpi)
   endforeach()
-  # The numbered concept samples take --mpi too (common/concept.hpp): 2 and 3 ranks alternately.
-  set(_np 2)
+  # The numbered concept samples take --mpi too (common/concept.hpp), over 2 and 3 ranks.
   foreach(sample 01_first_kernel 02_pipeline 03_loop_until 04_map_reduce_custom 05_halo 06_scan)
-    add_test(NAME mpi.samples.${sample}.np${_np}
-             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${_np} $<TARGET_FILE:${sample}> --mpi)
-    math(EXPR _np "5 - ${_np}")
+    foreach(np 2 3)
+      add_test(NAME mpi.samples.${sample}.np${np}
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sample.sh ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:${sample}> --mpi)
+    endforeach()
   endforeach()
   # A discrete (GPU-like) device on every rank: explicit transfers, no zero-copy.
   add_test(NAME mpi.samples.filter_pipeline.np2_discrete
