@@ -277,8 +277,9 @@ void samples(const std::vector<std::string>& names, const std::string& size, con
     }
     if (refused.empty()) gather_blocks(whole, blocks);
     if (rank != 0) continue;
-    const auto check =
-        refused.empty() ? sample->check() : sinew::samples::Check{.ok = false, .message = "refused: " + refused};
+    sinew::samples::Check check;
+    if (refused.empty()) check = sample->check();
+    else check.message = "refused: " + refused;
     std::printf("distributed,%s,%s,%d,%.3f,%.3f,%.3f,%s,%s\n", name.c_str(), sample->size_text().c_str(), ranks, one,
                 kept, one > 0 && kept > 0 ? kept / one : 0.0, shares.str().c_str(),
                 check.ok ? "OK" : check.message.c_str());

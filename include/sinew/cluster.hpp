@@ -122,8 +122,8 @@ struct ClusterReport {
   // outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
   double prepare_ms = 0, scatter_ms = 0, run_ms = 0, gather_ms = 0, combine_ms = 0;
   std::vector<RankShare> shares; // per rank, in rank order (the same on every rank)
-  // "given", "measured" (this Cluster), "stored" (knowledge base), "even", "distributed" (the
-  // blocks of distributed bindings)
+  // "given", "measured" (this Cluster), "stored" (knowledge base), "derived" (from the knowledge
+  // base's other inputs of the tree), "even", "distributed" (the blocks of distributed bindings)
   std::string shares_from;
   // The shares the balancer plans for the tree's next run (the next run's own where none are
   // given; with distributed data, the split it would move the blocks to). Empty where some rank

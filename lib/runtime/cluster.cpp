@@ -94,10 +94,22 @@ KnowledgeBase& Cluster::Impl::knowledge_base() {
   if (!kb) kb = KnowledgeBase::open(*runtime->options().kb_path, {.log = runtime->options().log});
   return *kb;
 }
-std::optional<std::vector<double>> Cluster::Impl::stored_shares(const std::string& signature, const KbFeatures& features) {
+std::optional<std::vector<double>> Cluster::Impl::stored_shares(const std::string& signature, const KbFeatures& features,
+                                                                bool& derived) {
+  derived = false;
   try {
     auto& k = knowledge_base();
-    if (auto e = k.find({cluster_tree(signature), device_set, version}, features)) return e->config.shares;
+    const KbKey key{cluster_tree(signature), device_set, version};
+    if (auto e = k.find(key, features)) return e->config.shares;
+    // An input the cluster has not run: its shares derived from the inputs it has, by the
+    // Runtime's interpolator (the cost model needs per-device runs; ranks have their nearest).
+    const auto known = k.entries(key);
+    if (known.empty()) return std::nullopt;
+    const auto interpolator = make_interpolator(runtime->options().interpolation.value_or(Interpolation::nearest));
+    if (auto d = interpolator->derive(known, features); d && d->config.shares.size() == static_cast<std::size_t>(ranks)) {
+      derived = true;
+      return d->config.shares;
+    }
   } catch (const Error& e) {  // the knowledge base never stops a run: warn, go on evenly
     runtime->options().log(LogLevel::warning, std::string("cluster: the knowledge base failed: ") + e.what());
   }

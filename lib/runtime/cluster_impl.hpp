@@ -121,7 +121,10 @@ struct Cluster::Impl {
   // A cluster's entries are kept under their own tree key, beside the ranks' own entries for
   // their slices: "cluster:" and the tree's signature.
   static std::string cluster_tree(const std::string& signature) { return "cluster:" + signature; }
-  std::optional<std::vector<double>> stored_shares(const std::string& signature, const KbFeatures& features);
+  // The root's knowledge base's rank shares for the tree and input, else (`derived` set) derived
+  // from its other inputs' shares.
+  std::optional<std::vector<double>> stored_shares(const std::string& signature, const KbFeatures& features,
+                                                   bool& derived);
   void store_shares(const Node& tree, const KbFeatures& features, const Config& ran, const std::vector<double>& next,
                     const std::vector<RankShare>& ranks_ran);
 

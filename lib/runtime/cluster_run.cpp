@@ -66,7 +66,7 @@ std::string describe_devices(const std::vector<DeviceInfo>& devices) {
 }
 
 // Where a run's rank shares came from (ClusterReport::shares_from), as the root sends it.
-constexpr const char* kShareSources[] = {"even", "given", "measured", "stored", "distributed"};
+constexpr const char* kShareSources[] = {"even", "given", "measured", "stored", "distributed", "derived"};
 
 // Whether the ranks' partitions meet while the tree runs (the file's banner): then each rank holds
 // whole-sized vectors and exchanges through a RankExchanger.
@@ -117,7 +117,7 @@ std::pair<std::size_t, std::string> joined_minimum(const detail::Analysis& an) {
   return most;
 }
 
-// Shares the Cluster chose itself (measured by the balancer, or stored) may leave a rank of a
+// Shares the Cluster chose itself (measured by the balancer, stored or derived) may leave a rank of a
 // joined tree idle (one rank alone is fastest): it gets the fewest units it must run, in whole
 // granules, taken from the rank with the most. Shares the user gave are checked as given.
 void lift_idle_ranks(std::vector<std::size_t>& units, std::size_t granule, std::size_t least) {
@@ -259,9 +259,9 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     } else if (auto it = c.measured.find(key); it != c.measured.end()) {
       shares = it->second.config().shares;
       from = 2;
-    } else if (auto stored = c.stored_shares(tree.signature(), features)) {
+    } else if (bool derived = false; auto stored = c.stored_shares(tree.signature(), features, derived)) {
       shares = *stored;
-      from = 3;
+      from = derived ? 5 : 3;
     }
   }
   bcast(shares.data(), c.ranks, MPI_DOUBLE, 0, "the rank shares");
@@ -282,7 +282,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
           detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), rank_plan);
       const auto dec = detail::decompose(an.units, granule, rank_plan, stand_ins);
       for (const auto& p : dec.parts) units[p.device] = p.units;
-      if (meet && (from == 2 || from == 3)) lift_idle_ranks(units, granule, joined_minimum(an).first);
+      if (meet && (from == 2 || from == 3 || from == 5)) lift_idle_ranks(units, granule, joined_minimum(an).first);
     }
     for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
     if (meet) check_joined(an, units, c.thread_level, !pinned.empty());

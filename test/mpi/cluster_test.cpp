@@ -186,6 +186,17 @@ TEST(Cluster, RankSharesOutliveTheClusterInTheKnowledgeBase) {
     EXPECT_EQ(device_count(entries[0].key.devices), static_cast<std::size_t>(cluster->ranks()));
     EXPECT_EQ(k->runs(entries[0].id).size(), 2u);  // both runs, each rank's time a partition's
   }
+  {
+    // An input this cluster never ran: its rank shares derived from the stored input's.
+    std::vector<int> x2 = ints(2 * n), y2(2 * n);
+    const auto rep = Cluster(o).run(tree, {Binding(in, x2), Binding(out, y2)});
+    EXPECT_EQ(rep.shares_from, "derived");
+    double sum = 0;
+    for (const auto& s : rep.shares) sum += s.share;
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+    if (cluster->is_root())
+      for (std::size_t i = 0; i < 2 * n; ++i) ASSERT_EQ(y2[i], x2[i] * 3 + static_cast<int>(i + 2 * n)) << i;
+  }
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((kb + suffix).c_str());
 }
 
