@@ -95,25 +95,29 @@ std::string chunks_cover(const Report& r, std::size_t n) {
   return "";
 }
 
-// The visit-counting map_reduce over `n` units by `plan`: every unit visited once and tagged with
-// its index, the reduction's total `n`, the chunks a partition of the units. The report, for the
-// caller's own checks.
-Report visit_every_unit(bool discrete, const std::string& plan, std::size_t n) {
-  auto V = sinew::vector<cl_int>().name("visits");
-  auto T = sinew::vector<cl_uint>().name("tag");
-  auto O = sinew::vector<cl_uint>().name("one");
-  auto total = sinew::result<cl_uint>("total");
-  std::vector<cl_int> visits(n, 0);
-  std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
-  const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
-  const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
-  EXPECT_EQ(r.value(total), n);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
-  EXPECT_EQ(wrong, 0u);
-  EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
-  return r;
-}
+// The visit-counting map_reduce. run(): over `n` units by `plan`, every unit visited once and
+// tagged with its index, the reduction's total `n`, the chunks a partition of the units; the
+// report, for the caller's own checks. One object is one tree (a runtime keeps what it learnt
+// about a tree with the tree).
+struct Visits {
+  Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+  Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+  Vector<cl_uint> O = sinew::vector<cl_uint>().name("one");
+  Result<cl_uint> total = sinew::result<cl_uint>("total");
+  Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
+
+  Report run(bool discrete, const std::string& plan, std::size_t n) const {
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
+    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
+    EXPECT_EQ(r.value(total), n);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+    return r;
+  }
+};
 
 class Dynamic : public ::testing::TestWithParam<bool> {};
 
@@ -122,7 +126,7 @@ TEST_P(Dynamic, EveryUnitExactlyOnceForEveryChunkPolicy) {
   for (const auto& plan : plans(discrete))
     for (std::size_t n : kSizes) {
       SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
-      const Report r = visit_every_unit(discrete, plan, n);
+      const Report r = Visits().run(discrete, plan, n);
       ASSERT_EQ(r.config.schedule, Schedule::dynamic);
       EXPECT_NE(r.decomposition.find("taken:"), std::string::npos) << r.decomposition;
       if (plan.find("min_chunk=100000000") != std::string::npos) EXPECT_EQ(r.partitions.size(), 1u);
@@ -212,21 +216,10 @@ TEST_P(Dynamic, RunsOfOnePlanStartFromTheLastRunsRatesAndComputeEveryUnitOnce) {
                            : device_count() == 2 ? "0=0.5,1=0.5,schedule=dynamic"
                                                  : "0=0.4,1=0.3,2=0.3,schedule=dynamic";
   const std::size_t n = 100003;
-  auto V = sinew::vector<cl_int>().name("visits");
-  auto T = sinew::vector<cl_uint>().name("tag");
-  auto O = sinew::vector<cl_uint>().name("one");
-  auto total = sinew::result<cl_uint>("total");
-  const Node tree = map_reduce(source("visit").args(inout(V), out(T), out(O), offset(T)), reduce::sum(O, total));
+  const Visits visits;  // one tree for every run
   for (int run = 0; run < 5; ++run) {
     SCOPED_TRACE(plan + ", run " + std::to_string(run) + (discrete ? ", discrete" : ""));
-    std::vector<cl_int> visits(n, 0);
-    std::vector<cl_uint> tag(n, 0xFFFFFFFFu), one(n, 0);
-    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}, {O, one}}, {.plan = plan}).get();
-    EXPECT_EQ(r.value(total), n);
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
-    EXPECT_EQ(wrong, 0u);
-    EXPECT_EQ(chunks_cover(r, n), "") << r.decomposition;
+    visits.run(discrete, plan, n);
   }
 }
 
@@ -240,7 +233,7 @@ TEST_P(Dynamic, ADeviceLeftAloneRunsEveryUnitOnceOnItsQueues) {
   const std::size_t last = device_count() - 1;
   for (std::size_t n : {1u, 1000u, 100003u}) {
     SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
-    const Report r = visit_every_unit(discrete, plan, n);
+    const Report r = Visits().run(discrete, plan, n);
     EXPECT_EQ(r.chunk_units.at(last), n) << r.decomposition;
     // Discrete, the static split's chunks: one per queue where there are units for two.
     if (discrete && n > 1) EXPECT_EQ(r.chunks.at(last), 2u) << r.decomposition;
