@@ -4,12 +4,24 @@
 set(SINEW_MPIRUN ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
 set(SINEW_MPI_ENV ${SINEW_TEST_ENV} "POCL_DEVICES=pthread")
 
-# The Cluster's own suite: every rank runs every test (SPMD); the root checks outputs.
-add_executable(sinew_cluster_tests mpi/cluster_test.cpp)
-target_link_libraries(sinew_cluster_tests PRIVATE sinew::sinew GTest::gtest)
-foreach(np 2 3)
-  add_test(NAME mpi.cluster.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_cluster_tests>)
-endforeach()
+# A Cluster suite (every rank runs every test, SPMD; the root checks outputs): mpi.NAME.np2 and
+# .np3, a PoCL device per rank, and .np2_two_devices, two devices per rank, one driven like a GPU
+# (a joined run split over the ranks, then over each rank's devices), with ARGS after the binary.
+function(sinew_mpi_suite name source)
+  cmake_parse_arguments(S "" "" "TWO_DEVICES_ARGS" ${ARGN})
+  add_executable(sinew_${name}_tests mpi/${source})
+  target_link_libraries(sinew_${name}_tests PRIVATE sinew::sinew GTest::gtest)
+  foreach(np 2 3)
+    add_test(NAME mpi.${name}.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_${name}_tests>)
+  endforeach()
+  add_test(NAME mpi.${name}.np2_two_devices
+           COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
+                   $<TARGET_FILE:sinew_${name}_tests> ${S_TWO_DEVICES_ARGS})
+endfunction()
+
+# The Cluster's own suite; with two devices per rank, the loops, the halos and distributed blocks
+# bound on a discrete device (explicit transfers).
+sinew_mpi_suite(cluster cluster_test.cpp TWO_DEVICES_ARGS --gtest_filter=*Loops*:*Halos*:Distributed.*)
 add_test(NAME mpi.cluster.one_after_another
          COMMAND ${SINEW_MPIRUN} -np 2 $<TARGET_FILE:sinew_cluster_tests> --one-after-another)
 # A rank that dies mid-job: mpirun ends every rank and exits non-zero, well before the timeout.
@@ -25,22 +37,9 @@ add_test(NAME mpi.cluster.rank_dies_mid_loop
 add_test(NAME mpi.cluster.rank_hangs
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ends.sh 60 "no answer from the other ranks within" ${SINEW_MPIRUN}
                  -np 2 $<TARGET_FILE:sinew_cluster_tests> --hang-on-rank 1)
-# Two devices per rank (one driven like a GPU): a joined run split over the ranks, then over each
-# rank's devices; distributed blocks bound on a discrete device (explicit transfers).
-add_test(NAME mpi.cluster.np2_two_devices
-         COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
-                 $<TARGET_FILE:sinew_cluster_tests> --gtest_filter=*Loops*:*Halos*:Distributed.*)
 
-# Scans and divide and conquer over ranks (cluster_scan_test.cpp): over 2 and 3 ranks, and over 2
-# ranks of two devices each, one driven like a GPU.
-add_executable(sinew_cluster_scan_tests mpi/cluster_scan_test.cpp)
-target_link_libraries(sinew_cluster_scan_tests PRIVATE sinew::sinew GTest::gtest)
-foreach(np 2 3)
-  add_test(NAME mpi.cluster_scan.np${np} COMMAND ${SINEW_MPIRUN} -np ${np} $<TARGET_FILE:sinew_cluster_scan_tests>)
-endforeach()
-add_test(NAME mpi.cluster_scan.np2_two_devices
-         COMMAND ${SINEW_MPIRUN} -np 2 -x "POCL_DEVICES=pthread pthread" -x SINEW_DISCRETE=cpu:1
-                 $<TARGET_FILE:sinew_cluster_scan_tests>)
+# Scans and divide and conquer over ranks.
+sinew_mpi_suite(cluster_scan cluster_scan_test.cpp)
 
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)
