@@ -1,0 +1,224 @@
+// decompose/dynamic.cpp — the dynamic schedule's chunk policy (DynamicChunks): the guided size
+// of a slot's next chunk, the rates it is judged by, the stop rule, and what one run of a plan
+// leaves the next (rates and host occupancy per device).
+#include "decompose/decompose.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <mutex>
+#include <optional>
+
+namespace sinew::detail {
+
+std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::size_t granule) const {
+  const double mean = 1.0 / static_cast<double>(slots.size());  // the weights add up to 1
+  const double guided = static_cast<double>(remaining) / (kDivisor * static_cast<double>(slots.size())) *
+                        (weights.at(slot) / mean);
+  // Whole granules, rounded down to their two leading binary digits (1, 2, 3, 4, 6, 8, 12, ...):
+  // at most a third less than guided, and few distinct chunk sizes from run to run, since PoCL
+  // compiles a kernel for each new size. (Not measured to matter yet: 512² Mandelbrot on two
+  // PoCL devices of a shared machine ran 12-25 ms a run either way, as the load came and went.)
+  std::size_t granules = std::max<std::size_t>(1, static_cast<std::size_t>(guided / static_cast<double>(granule)));
+  if (const int low = std::bit_width(granules) - 2; low > 0) granules &= ~((std::size_t{1} << low) - 1);
+  const std::size_t at_least = least(slot, granule);
+  std::size_t units = std::max(granules * granule, at_least);
+  return units >= remaining || remaining - units < at_least ? remaining : units;
+}
+
+// A CPU 200x slower than a GPU's queues, given min_units of Mandelbrot's costly rows, finished
+// long after the GPU had done everything else (H100 machine: 0.17x the GPU alone at 8192²).
+std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+  const double heaviest = *std::max_element(weights.begin(), weights.end());
+  const double scaled = heaviest > 0 ? static_cast<double>(min_units) * weights.at(slot) / heaviest : 0;
+  return std::max(granule, static_cast<std::size_t>(scaled) / granule * granule);
+}
+
+std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) const {
+  double measured = 0, measured_weight = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (progress.at(s).done && progress[s].busy_ms > 0) {
+      measured += static_cast<double>(progress[s].done) / progress[s].busy_ms;
+      measured_weight += weights.at(s);
+    }
+  const double scale = measured > 0 && measured_weight > 0 ? measured / measured_weight : 1;
+  std::vector<double> r(slots.size());
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    r[s] = progress[s].done && progress[s].busy_ms > 0 ? static_cast<double>(progress[s].done) / progress[s].busy_ms
+                                                       : weights.at(s) * scale;
+  return r;
+}
+
+double DynamicChunks::net(std::size_t slot, double rate, const std::vector<double>& r,
+                          const std::vector<Progress>& progress) const {
+  if (host_cores.size() != slots.size() || host_cores[slot] > 0) return rate;
+  const Progress& p = progress.at(slot);
+  const double held = p.done && p.busy_ms > 0 && p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms)
+                      : slot < occupancy.size()                ? occupancy[slot]
+                                                               : 0.0;
+  double cpu_rate = 0, cores = 0;  // the CPU slots still taking chunks
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (host_cores[s] > 0 && !progress[s].stopped) {
+      cpu_rate += r[s];
+      cores += host_cores[s];
+    }
+  return cores > 0 ? rate - held * cpu_rate / cores : rate;
+}
+
+DynamicChunks DynamicChunks::seeded() const {
+  DynamicChunks out = *this;
+  out.probes.assign(slots.size(), false);
+  if (!memory) return out;
+  std::vector<double> rate, occupancy;
+  {
+    std::lock_guard lock(memory->mutex);
+    rate = memory->rate;
+    occupancy = memory->occupancy;
+  }
+  // Each device's plan weight (the sum of its slots').
+  std::vector<double> device_weight;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
+    device_weight[d] += weights[s];
+  }
+  rate.resize(device_weight.size(), 0);
+  occupancy.resize(device_weight.size(), 0);
+  double remembered = 0, their_weight = 0;
+  for (std::size_t d = 0; d < device_weight.size(); ++d)
+    if (rate[d] > 0 && device_weight[d] > 0) {
+      remembered += rate[d];
+      their_weight += device_weight[d];
+    }
+  if (!(remembered > 0 && their_weight > 0)) return out;
+  double sum = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    const double within = device_weight[d] > 0 ? weights[s] / device_weight[d] : 0;
+    out.weights[s] = rate[d] > 0 ? rate[d] * within : weights[s] * remembered / their_weight;
+    out.occupancy[s] = rate[d] > 0 ? occupancy[d] : 0;
+    sum += out.weights[s];
+  }
+  for (double& w : out.weights) w /= sum;
+  const std::vector<Progress> none(slots.size());
+  const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
+  return out;
+}
+
+std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+  const std::vector<Progress> none(slots.size());
+  std::optional<std::size_t> taking;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (s < probes.size() && probes[s]) return std::nullopt;
+    if (take(s, total, granule, none) == 0) continue;
+    if (taking && *taking != slots[s].device) return std::nullopt;
+    taking = slots[s].device;
+  }
+  if (!taking || *taking >= alone.size() || alone[*taking].empty()) return std::nullopt;
+  return taking;
+}
+
+void DynamicChunks::remember(const std::vector<Progress>& progress) const {
+  if (!memory || progress.size() != slots.size()) return;
+  // This run's rate and occupancy per device (its measured slots': rates summed, occupancy
+  // averaged).
+  std::size_t devices = 0;
+  for (const auto& p : slots) devices = std::max(devices, p.device + 1);
+  std::vector<double> rate(devices, 0), held(devices, 0);
+  std::vector<std::size_t> measured(devices, 0);
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const Progress& p = progress[s];
+    if (!(p.done && p.busy_ms > 0)) continue;
+    const std::size_t d = slots[s].device;
+    rate[d] += static_cast<double>(p.done) / p.busy_ms;
+    held[d] += p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
+    ++measured[d];
+  }
+  std::lock_guard lock(memory->mutex);
+  auto& m = *memory;
+  m.rate.resize(std::max(m.rate.size(), devices), 0);
+  m.occupancy.resize(m.rate.size(), 0);
+  double now = 0, before = 0;  // devices measured now and before: their rates now and then
+  for (std::size_t d = 0; d < devices; ++d)
+    if (measured[d] && m.rate[d] > 0) {
+      now += rate[d];
+      before += m.rate[d];
+    }
+  const double change = now > 0 && before > 0 ? now / before : 1;
+  for (std::size_t d = 0; d < devices; ++d) {
+    if (measured[d]) {
+      m.rate[d] = rate[d];
+      m.occupancy[d] = held[d] / static_cast<double>(measured[d]);
+    } else {
+      m.rate[d] *= change;
+    }
+  }
+}
+
+std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::size_t granule,
+                                const std::vector<Progress>& progress) const {
+  if (remaining == 0) return 0;
+  std::size_t units = next(slot, remaining, granule);
+  const std::vector<double> r = rates(progress);
+  double others = 0, held = 0;  // the other slots still taking chunks: their rate, their backlog
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (s != slot && !progress[s].stopped) {
+      others += r[s];
+      held += static_cast<double>(progress[s].held);
+    }
+  // Rates are units per ms, blind to what the units cost. The slot's own measure may come from
+  // cheaper units than the others' (Mandelbrot's rows above the set, cut first): it trusts the
+  // slower of it and its weight scaled as the others' measured rates are to theirs.
+  double mine = r[slot], measured = 0, measured_weight = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (s != slot && progress[s].done && progress[s].busy_ms > 0) {
+      measured += r[s];
+      measured_weight += weights[s];
+    }
+  if (measured_weight > 0) mine = std::min(mine, weights[slot] * measured / measured_weight);
+  if (others <= 0) return units;  // no one else would take the rest
+  // A slot that could do at most a 17th of the rest gains the run at most 6%, and costs it more:
+  // a CPU device's threads take the cores that copy the GPUs' chunks in and out (H100 machine,
+  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone). What it
+  // adds is its rate less what its host thread costs the CPU slots (net()).
+  const double adds = net(slot, mine, r, progress);
+  if (mine <= 0 || adds <= 0 || adds < negligible * others) return 0;
+  // Every slot still taking part is a queue of this slot's (sub-)device (the others stopped or too
+  // slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in hand.
+  // A device's queues share its compute units, so a costly chunk on one ends sooner once the
+  // others are done; the guided chunks' tail only added launches (H100 machine, Mandelbrot 8192²
+  // on 4 queues: 43 chunks, 1.8 ms over the static split's 12.9).
+  const std::size_t at_least = std::min(least(slot, granule), remaining);
+  const double taking = others + (progress[slot].stopped ? 0 : r[slot]);  // every slot taking chunks
+  std::size_t waiting = 1;
+  bool one_device = true;
+  for (std::size_t s = 0; s < slots.size() && one_device; ++s) {
+    if (s == slot || progress[s].stopped) continue;
+    if (const double a = net(s, r[s], r, progress); a <= 0 || a < negligible * (taking - r[s]))
+      continue;  // it would stop when it asks
+    // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
+    if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) one_device = false;
+    else if (!progress[s].held) ++waiting;
+  }
+  if (one_device) {
+    const std::size_t even = (remaining + waiting - 1) / waiting;
+    return std::min(std::max((even + granule - 1) / granule * granule, at_least), remaining);
+  }
+  const double rest = static_cast<double>(remaining) + held;
+  const double own = static_cast<double>(progress[slot].held);
+  if ((own + static_cast<double>(at_least)) / mine > rest / others) return 0;
+  // The chunk that would end when the others end the rest without it: (own + c) / mine =
+  // (rest - c) / others.
+  double balanced = (mine * rest - others * own) / (others + mine);
+  // A slot that could do at most a ninth of the rest gains the run little and, its chunk landing
+  // on units dearer than those it was measured on, could lose it much: its chunks are a quarter
+  // of that, so that it still ends with the others when its units cost up to 4x what it predicts.
+  if (mine * kSlowShare < others) balanced /= kSlowMargin;
+  const std::size_t cap =
+      std::max(at_least, balanced > 0 ? static_cast<std::size_t>(balanced / static_cast<double>(granule)) * granule : 0);
+  if (units > cap) units = remaining - cap < granule ? remaining : cap;  // never leave part of a granule
+  return units;
+}
+
+}  // namespace sinew::detail
