@@ -65,7 +65,9 @@ std::string describe_devices(const std::vector<DeviceInfo>& devices) {
   return s;
 }
 
-// Where a run's rank shares came from (ClusterReport::shares_from), as the root sends it.
+// Where a run's rank shares came from, as the root sends it (an int), and its name in
+// ClusterReport::shares_from.
+enum ShareSource : int { kEven, kGiven, kMeasured, kStored, kDistributed, kDerived };
 constexpr const char* kShareSources[] = {"even", "given", "measured", "stored", "distributed", "derived"};
 
 // Whether the ranks' partitions meet while the tree runs (the file's banner): then each rank holds
@@ -104,9 +106,6 @@ void check_splittable(const detail::NodeImpl& root, const detail::Analysis& an, 
                    .fix = "declare the vector without a size (it takes the binding's)"});
 }
 
-// A joined tree: every rank runs units (each exchange is every rank's), at least a halo's width
-// (a rank's halo units are its neighbours' alone), and MPI may be called from the worker that
-// does an exchange.
 // The fewest units a rank of a joined tree runs (every exchange is every rank's; a rank's halo
 // units are its neighbours' alone), and the vector whose halo asks for more than one.
 std::pair<std::size_t, std::string> joined_minimum(const detail::Analysis& an) {
@@ -131,6 +130,9 @@ void lift_idle_ranks(std::vector<std::size_t>& units, std::size_t granule, std::
   }
 }
 
+// A joined tree: every rank runs units (each exchange is every rank's), at least a halo's width
+// (a rank's halo units are its neighbours' alone), and MPI may be called from the worker that
+// does an exchange.
 void check_joined(const detail::Analysis& an, const std::vector<std::size_t>& units, int thread_level, bool pinned) {
   if (thread_level < MPI_THREAD_SERIALIZED)
     throw_error(errc::invalid_tree,
@@ -212,6 +214,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   bool meet = false;
   std::vector<std::size_t> pinned;  // distributed data: each rank's units, as its blocks lie
   std::optional<unsigned> crossover;  // divide and conquer's, alike on every rank
+  std::size_t granule = 1;            // of the rank split: whole subproblems below the crossover
   c.together("checking the tree", [&] {
     if (tree.empty()) throw_error(errc::invalid_tree, "the tree is empty", {.node = "tree", .fix = "build a tree"});
     if (count != bindings.size())
@@ -234,13 +237,11 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     if (meet && !options.config && !options.plan.empty())
       options.config = Config::parse(options.plan, c.runtime->devices());
     crossover = rank_crossover(*tree.impl(), an, c.ranks, options);
-    if (bound.any) {  // each rank's blocks hold whole granules, divide and conquer's subproblems included
-      Config at_crossover;
-      at_crossover.crossover = crossover;
-      detail::check_distributed(
-          bound, bindings, an, pinned,
-          detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), at_crossover));
-    }
+    Config at_crossover;
+    at_crossover.crossover = crossover;
+    granule = detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), at_crossover);
+    // Each rank's distributed blocks hold whole granules, divide and conquer's subproblems included.
+    if (bound.any) detail::check_distributed(bound, bindings, an, pinned, granule);
 
     key = tree.signature() + "#" + std::to_string(an.units);
     features = detail::input_features(*tree.impl(), an);  // the whole vectors' sizes, alike on every rank
@@ -248,20 +249,20 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
 
   // The rank shares, chosen by the root (only it reads the knowledge base) and sent to every rank.
   std::vector<double> shares(c.ranks, 1.0 / c.ranks);
-  int from = 0;  // kShareSources
+  int from = kEven;  // a ShareSource
   if (root) {
     if (!pinned.empty()) {  // distributed data pin the split: their blocks lie where they lie
       for (int r = 0; r < c.ranks; ++r) shares[r] = an.units ? static_cast<double>(pinned[r]) / an.units : 0;
-      from = 4;
+      from = kDistributed;
     } else if (!c.options.rank_shares.empty()) {
       shares = c.options.rank_shares;
-      from = 1;
+      from = kGiven;
     } else if (auto it = c.measured.find(key); it != c.measured.end()) {
       shares = it->second.config().shares;
-      from = 2;
+      from = kMeasured;
     } else if (bool derived = false; auto stored = c.stored_shares(tree.signature(), features, derived)) {
       shares = *stored;
-      from = derived ? 5 : 3;
+      from = derived ? kDerived : kStored;
     }
   }
   bcast(shares.data(), c.ranks, MPI_DOUBLE, 0, "the rank shares");
@@ -278,11 +279,10 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     if (!pinned.empty()) {
       units = pinned;
     } else {
-      const std::size_t granule =
-          detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), rank_plan);
       const auto dec = detail::decompose(an.units, granule, rank_plan, stand_ins);
       for (const auto& p : dec.parts) units[p.device] = p.units;
-      if (meet && (from == 2 || from == 3 || from == 5)) lift_idle_ranks(units, granule, joined_minimum(an).first);
+      const bool chosen = from == kMeasured || from == kStored || from == kDerived;  // not the user's
+      if (meet && chosen) lift_idle_ranks(units, granule, joined_minimum(an).first);
     }
     for (std::size_t r = 0, at = 0; r < units.size(); at += units[r++]) first[r] = at;  // ranks in order
     if (meet) check_joined(an, units, c.thread_level, !pinned.empty());
