@@ -124,11 +124,9 @@ void RankExchanger::wait(MPI_Request* requests, int count, const std::string& wh
     for (auto& [v, buffer] : replicas_) c_.abandoned.push_back(std::move(buffer));
     replicas_.clear();
     for (auto* b : {&send_, &receive_, &values_, &all_values_}) c_.abandoned.push_back(std::move(*b));
-    // (The counts are ints: kept as bytes.)
-    for (auto* v : {&value_counts_, &value_displs_}) {
-      auto& kept = c_.abandoned.emplace_back(v->size() * sizeof(int));
-      std::memcpy(kept.data(), v->data(), kept.size());
-    }
+    // The counts and displacements a pending collective reads (or, for a scan's value counts,
+    // writes): the vectors themselves, since MPI holds their addresses.
+    for (auto* v : {&counts_, &displs_, &value_counts_, &value_displs_}) c_.abandoned_counts.push_back(std::move(*v));
     throw;
   }
 }
@@ -207,8 +205,10 @@ std::vector<unsigned char> RankExchanger::values_before(const std::vector<unsign
   // values themselves.
   const int count = as_int(mine.size() / value_bytes, what);
   value_counts_.assign(static_cast<std::size_t>(c_.ranks), 0);
+  value_counts_[c_.rank] = count;  // in place: no buffer of this call's own that MPI reads
   MPI_Request r = MPI_REQUEST_NULL;
-  c_.check(MPI_Iallgather(&count, 1, MPI_INT, value_counts_.data(), 1, MPI_INT, c_.exchange, &r), what);
+  c_.check(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, value_counts_.data(), 1, MPI_INT, c_.exchange, &r),
+           what);
   wait(&r, 1, what);
   value_displs_.assign(static_cast<std::size_t>(c_.ranks), 0);
   for (int q = 1; q < c_.ranks; ++q) value_displs_[q] = value_displs_[q - 1] + value_counts_[q - 1];

@@ -99,6 +99,7 @@ struct Cluster::Impl {
   // Buffers of exchanges given up on (a notice, the timeout): MPI may still write into them, so
   // they live as long as the process.
   std::deque<std::vector<unsigned char>> abandoned;
+  std::deque<std::vector<int>> abandoned_counts;  // their counts and displacements
   std::unique_ptr<Runtime> runtime;
 
   // By tree signature and unit count: the balancer of the rank split, the device balancer
