@@ -78,9 +78,9 @@ const std::vector<double>& Cluster::Impl::next_shares(const std::string& key, co
                                                       const std::vector<double>& rank_ms) {
   auto it = measured.find(key);
   if (it == measured.end() || it->second.config().shares != ran) {
-    std::vector<DeviceInfo> stand_ins(ran.size());
-    for (std::size_t r = 0; r < ran.size(); ++r) stand_ins[r].index = r;
-    it = measured.insert_or_assign(key, detail::Balancer(stand_ins, Config{ran}, runtime->options().balancer)).first;
+    it = measured.insert_or_assign(key, detail::Balancer(detail::rank_stand_ins(ran.size()), Config{ran},
+                                                         runtime->options().balancer))
+             .first;
   }
   // No level-2 retraining: a search over the ranks would make every rank follow it.
   const auto step = it->second.observe(rank_ms, {});

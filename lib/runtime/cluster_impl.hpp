@@ -200,6 +200,14 @@ class RankExchanger final : public Exchanger {
   std::vector<int> value_counts_, value_displs_;
 };
 
+// One stand-in device per rank (index r for rank r): the ranks as the devices of decompose()
+// and of the Balancer, which split units and move shares between ranks as between devices.
+inline std::vector<DeviceInfo> rank_stand_ins(std::size_t ranks) {
+  std::vector<DeviceInfo> out(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) out[r].index = r;
+  return out;
+}
+
 // Bindings that are each rank's own block of a vector (Binding::distributed; cluster_distributed.cpp).
 // What every rank binds, gathered to every rank before the checks, so that every rank decides
 // alike: per binding, whether it is distributed (as the root binds it) and the size the tree

@@ -272,14 +272,12 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
   c.together("splitting the units over the ranks", [&] {
     // Whole granules per rank, the last active rank taking the rest, by the same rounding that
     // splits a rank's units over its devices (decompose over stand-ins for the ranks).
-    std::vector<DeviceInfo> stand_ins(c.ranks);
-    for (int r = 0; r < c.ranks; ++r) stand_ins[r].index = static_cast<std::size_t>(r);
     rank_plan = Config{shares};
     rank_plan.crossover = crossover;
     if (!pinned.empty()) {
       units = pinned;
     } else {
-      const auto dec = detail::decompose(an.units, granule, rank_plan, stand_ins);
+      const auto dec = detail::decompose(an.units, granule, rank_plan, detail::rank_stand_ins(c.ranks));
       for (const auto& p : dec.parts) units[p.device] = p.units;
       const bool chosen = from == kMeasured || from == kStored || from == kDerived;  // not the user's
       if (meet && chosen) lift_idle_ranks(units, granule, joined_minimum(an).first);
