@@ -90,32 +90,25 @@ std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices
   if (n == 0 || !(size > 0)) return std::nullopt;
   // Each device alone at each level: its times per size (several runs: their median).
   std::map<std::pair<std::string, double>, std::vector<double>> times;  // (level, size) -> ms
-  std::map<std::string, Config> levels;
+  std::map<std::string, std::pair<Config, std::size_t>> levels;  // name -> a device alone, the device
   for (const auto& r : runs) {
-    const Config& c = r.config;
-    if (c.shares.size() != n || c.schedule != Schedule::static_ || c.crossover || !(r.time_ms > 0)) continue;
-    if (std::count_if(c.shares.begin(), c.shares.end(), [](double s) { return s > 0; }) != 1) continue;
-    if (!same_kind(r.features, query)) continue;
+    if (r.config.shares.size() != n || !(r.time_ms > 0) || !same_kind(r.features, query)) continue;
     const double x = input_size(r.features);
-    if (!(x > 0)) continue;
-    const std::size_t d = static_cast<std::size_t>(std::find_if(c.shares.begin(), c.shares.end(), [](double s) { return s > 0; }) - c.shares.begin());
-    Config level = Config::single(d, n);
-    level.overlap = c.overlap;
-    level.fission = c.fission;
-    level = without_idle_levels(level, devices);
-    levels.emplace(level.str(), level);
-    times[{level.str(), x}].push_back(r.time_ms);
+    const auto alone = alone_plan(r.config, devices);
+    if (!alone || !(x > 0)) continue;
+    const std::string name = alone->first.str();
+    levels.emplace(name, *alone);
+    times[{name, x}].push_back(r.time_ms);
   }
   std::vector<CostFit> fits;
-  for (const auto& [name, level] : levels) {
+  for (const auto& [name, alone] : levels) {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [key, t] : times)
       if (key.first == name) pts.emplace_back(key.second, median(t));
     if (pts.size() < 2) continue;
     CostFit f;
-    f.level = level;
-    f.device = static_cast<std::size_t>(
-        std::find_if(level.shares.begin(), level.shares.end(), [](double s) { return s > 0; }) - level.shares.begin());
+    f.level = alone.first;
+    f.device = alone.second;
     std::tie(f.a, f.b) = fit_line(pts);
     f.sizes = pts.size();
     fits.push_back(f);

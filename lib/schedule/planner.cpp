@@ -197,15 +197,10 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
                                                        const std::vector<DeviceInfo>& devices) {
   std::vector<std::pair<Config, std::vector<double>>> times;
   for (const auto& r : runs) {
-    const auto& s = r.config.shares;
-    if (device >= s.size() || s[device] <= 0 || r.config.schedule != Schedule::static_ || r.config.crossover) continue;
-    bool alone = true;
-    for (std::size_t d = 0; d < s.size(); ++d) alone &= d == device || s[d] == 0;
-    if (!alone) continue;
-    Config c = Config::single(device, s.size());
-    c.overlap = r.config.overlap;
-    c.fission = r.config.fission;
-    c = without_idle_levels(c, devices);  // a CPU's runs "at" each overlap level are one plan's
+    // (A CPU's runs "at" each overlap level are one plan's.)
+    const auto alone = alone_plan(r.config, devices);
+    if (!alone || alone->second != device) continue;
+    const Config& c = alone->first;
     auto it = std::find_if(times.begin(), times.end(), [&](const auto& t) { return t.first == c; });
     if (it == times.end()) times.emplace_back(c, std::vector<double>{r.time_ms});
     else it->second.push_back(r.time_ms);

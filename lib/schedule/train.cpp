@@ -334,8 +334,6 @@ const TrainingPoint& Search::best_point() const {
                            [](const TrainingPoint& a, const TrainingPoint& b) { return a.time_ms < b.time_ms; });
 }
 
-// Measures a config `quality` times (a first use of a fission configuration gets one more,
-// untimed run: it builds programs for the new sub-devices).
 Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices) {
   if (c.crossover) return c;
   bool discrete = false, cpu = false;
@@ -346,6 +344,23 @@ Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices) {
   return c;
 }
 
+std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices) {
+  if (c.schedule != Schedule::static_ || c.crossover) return std::nullopt;
+  std::optional<std::size_t> only;
+  for (std::size_t d = 0; d < c.shares.size(); ++d)
+    if (c.shares[d] > 0) {
+      if (only) return std::nullopt;
+      only = d;
+    }
+  if (!only) return std::nullopt;
+  Config alone = Config::single(*only, c.shares.size());
+  alone.overlap = c.overlap;
+  alone.fission = c.fission;
+  return std::pair{without_idle_levels(alone, devices), *only};
+}
+
+// Measures a config `quality` times (a first use of a fission configuration gets one more,
+// untimed run: it builds programs for the new sub-devices).
 const TrainingPoint& Search::point(const Config& asked, unsigned quality) {
   const Config c = without_idle_levels(asked, devices_);
   if (quality == 0) quality = std::max(1u, o_.quality);

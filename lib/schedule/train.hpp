@@ -108,6 +108,9 @@ TrainingResult train(const std::vector<DeviceInfo>& devices, const Measure& meas
 // is (training measured it under each overlap level's name, kept the luckiest and stored it as
 // a plan of its own).
 Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices);
+// A static plan of shares that gives all the work to one device: that device alone at the plan's
+// levels (without_idle_levels) and the device's index; nothing for any other plan.
+std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices);
 
 // The groups work moves between: the device kinds when the machine has several (CPU vs GPU),
 // else every device on its own (several GPUs, or several PoCL CPUs).
