@@ -170,8 +170,7 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
     const std::size_t end = run.exchanger->first + run.exchanger->units;
     if (p.split != planned || (planned > 0 && end < elements && end % n.subproblem(planned - 1) != 0))
       throw_error(errc::invalid_tree,
-                  "the process's units [" + std::to_string(run.exchanger->first) + ", " +
-                      std::to_string(run.exchanger->first + run.exchanger->units) +
+                  "the process's units [" + std::to_string(run.exchanger->first) + ", " + std::to_string(end) +
                       ") are not split in whole subproblems of the crossover's level " + std::to_string(planned),
                   {.node = run.path(n), .argument = "crossover",
                    .fix = "split the processes' units in whole subproblems of the crossover's level below"});
