@@ -148,10 +148,10 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
   ScratchCopies scratch(env, p, bindings);
-  Measure measured = [&](const Config& c) {
+  auto execute = [&](const Config& c, bool timed) {
     scratch.restore();
     const Report r = measure(env, p, scratch.bindings, c);
-    if (record) {
+    if (record && timed) {
       KbRun run;
       run.features = p.features;
       run.config = r.config;  // as it ran: fitted to the devices' memory
@@ -166,6 +166,8 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     }
     return m;
   };
+  const Measure measured = [&](const Config& c) { return execute(c, true); };
+  const Measure untimed = [&](const Config& c) { return execute(c, false); };
   // A divide-and-conquer tree trains its crossover (the deepest node's levels, if several).
   std::vector<std::size_t> dc_subproblems;
   visit(p.root(), [&](const NodeImpl& n) {
@@ -182,7 +184,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
   TrainingOptions o = options;
   o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it
-  return train(env.infos, measured, o, progress, start);
+  return train(env.infos, measured, o, progress, start, untimed);
 }
 
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,

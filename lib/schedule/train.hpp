@@ -97,9 +97,12 @@ std::size_t execution_budget(const TrainingOptions& options);
 using Progress = std::function<void(const std::string&)>;
 
 // Searches fission x overlap x distribution for `devices`. `start`, when given (e.g. the nearest
-// knowledge-base entry), is where the search begins.
+// knowledge-base entry), is where the search begins. `untimed`, when given, runs the untimed
+// first runs (a new fission's, a device alone's) in place of `measure`: the caller records only
+// the timed ones.
 TrainingResult train(const std::vector<DeviceInfo>& devices, const Measure& measure, const TrainingOptions& options,
-                     const Progress& progress = {}, const std::optional<Config>& start = {});
+                     const Progress& progress = {}, const std::optional<Config>& start = {},
+                     const Measure& untimed = {});
 
 // `c` with the platform levels that none of its working devices uses reset to their defaults:
 // the overlap level (1) where no discrete device has a share, the fission ("none") where no CPU

@@ -170,7 +170,7 @@ std::size_t Search::singles_cost() const {
   if (groups_.size() < 2) return 0;
   std::size_t runs = 0;
   for (std::size_t g = 0; g < groups_.size(); ++g) runs += discrete_group(g) ? overlaps_.size() : fissions_.size();
-  return runs;
+  return 2 * runs;
 }
 
 // Hybrid must beat each group alone to win, and a group alone must be measured at its own best

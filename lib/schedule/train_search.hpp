@@ -22,7 +22,8 @@ namespace sinew::detail {
 
 class Search {
  public:
-  Search(const std::vector<DeviceInfo>& devices, const Measure& measure, const TrainingOptions& o, const Progress& p);
+  Search(const std::vector<DeviceInfo>& devices, const Measure& measure, const Measure& untimed,
+         const TrainingOptions& o, const Progress& p);
   TrainingResult run(const std::optional<Config>& start);
 
  private:
@@ -41,6 +42,8 @@ class Search {
   const TrainingPoint& best_point() const;
   // Measures a config `quality` times (see train.cpp).
   const TrainingPoint& point(const Config& c, unsigned quality = 0);
+  // Whether `c` is one device (group) alone, of a search over several, and not measured yet.
+  bool first_alone(const Config& c) const;
   // The fastest measured plan: the `finalists` leaders run once more each (what the budget
   // leaves), then the lowest median of each configuration's points wins.
   std::pair<Config, double> decide(std::size_t finalists);
@@ -63,8 +66,8 @@ class Search {
   bool discrete_group(std::size_t g) const;
   // The levels of group g's own dimension: its overlap levels or its fissions, `c`'s first.
   std::vector<Config> group_levels(const Config& c, std::size_t g) const;
-  // Executions singles(c, true) may take: every group at every level, one run each, the
-  // fissions not built yet included.
+  // Executions singles(c, true) may take: every group at every level, one timed and one untimed
+  // run each, the fissions not built yet included.
   std::size_t singles_cost() const;
   // Every group alone at `c`'s platform configuration; with `every_level`, also at every other
   // level of its own dimension (one run each: decide() measures the leaders again).
@@ -98,6 +101,7 @@ class Search {
 
   const std::vector<DeviceInfo>& devices_;
   const Measure& measure_;
+  const Measure& untimed_;  // the untimed first runs (train()'s `untimed`)
   TrainingOptions o_;
   Progress progress_;
   std::vector<std::vector<std::size_t>> groups_;

@@ -123,7 +123,7 @@ TEST(Train, TheCheckOfADerivedPlanFixesItsOverlapWithinItsBudget) {
   Config derived;
   derived.shares = {0.4, 0.6};
   derived.overlap = 1;
-  const std::size_t budget = 12;
+  const std::size_t budget = *TrainingSettings{}.with_defaults().derive_executions;
   auto r = train(devs, std::ref(m), screen_options(TrainingOptions{}, budget), {}, derived);
   EXPECT_LE(r.executions, budget);
   EXPECT_EQ(r.executions, m.calls);
