@@ -47,6 +47,8 @@ class Search {
   // The fastest measured plan: the `finalists` leaders run once more each (what the budget
   // leaves), then the lowest median of each configuration's points wins.
   std::pair<Config, double> decide(std::size_t finalists);
+  // A device alone whose time contradicts the splits' device times, measured again (train.cpp).
+  void recheck_alone();
   // The flows: a full training (even split, CPU-assisted), a derived plan's check, one device's
   // platform levels (TrainingOptions::alone).
   void full(const Config& base, std::size_t reserved);
