@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 using namespace bench;
@@ -78,6 +80,7 @@ class Table1 {
     if (b.quick && !b.given("overlaps") && overlaps_.size() > 2) overlaps_.resize(2);
     step_ = b.option("step", 0.25);
     max_executions_ = b.option("max-executions", 12u);
+    versus_rounds_ = b.option("versus-rounds", 2u);
   }
   const Roles& roles() const { return roles_; }
 
@@ -89,6 +92,8 @@ class Table1 {
       if (!b_.vm["no-derived"].as<bool>())
         for (std::size_t n : sizes.at(name))
           if (!b_.stop()) derive(name, n, sizes.at(name));
+      for (std::size_t n : sizes.at(name))
+        if (!b_.stop()) versus(name, n);
     }
     return !b_.stop();
   }
@@ -334,6 +339,65 @@ class Table1 {
     record_planned(k, t, name, n, note, "KB of " + from + " (" + strategy + ")");
   }
 
+  // The plan a row ran, from its "config" column (Config::str()) back to a Config.
+  std::optional<sinew::Config> config_of(const Csv::Row* r) const {
+    if (!ok(r) || get(*r, "config").empty()) return std::nullopt;
+    std::string s = get(*r, "config");  // {fission=none, overlap=2, shares=[0.5, 0.5], schedule=dynamic}
+    const auto open = s.find("shares=["), close = s.find(']', open);
+    if (open == std::string::npos || close == std::string::npos) return std::nullopt;
+    std::string spec;
+    std::size_t d = 0;
+    for (const auto& x : words(std::regex_replace(s.substr(open + 8, close - open - 8), std::regex(","), " ")))
+      spec += (spec.empty() ? "" : ",") + std::to_string(d++) + "=" + x;
+    s.erase(open, close - open + 1);
+    for (const auto& item : words(std::regex_replace(s, std::regex("[{},]"), " ")))
+      if (item.find('=') != std::string::npos) spec += "," + item;
+    return sinew::Config::parse(spec, rt_.devices());
+  }
+
+  // Head to head (--versus-rounds R): the oracle's best split, each trained plan, the derived plan
+  // and the best single device, each run once a round in turn for R rounds on the one runtime, so
+  // that the machine's swings hit every plan alike; % of oracle per round. The sweep's best point
+  // is its luckiest measurement among dozens (on the H100 machine points a step apart differ by
+  // 20-40% from one run to the next): this is the fair comparison.
+  void versus(const std::string& name, std::size_t n) {
+    const unsigned rounds = versus_rounds_;
+    if (!rounds || !oracle() || b_.find(key(name, n, "versus", "oracle")) || b_.find(key(name, n, "size"))) return;
+    const std::string size = std::to_string(n);
+    std::vector<std::pair<std::string, const Csv::Row*>> rows{{"oracle", best(name, size, "oracle")}};
+    for (const auto& st : strategies_) rows.emplace_back(st, b_.find(key(name, n, "trained", st)));
+    rows.emplace_back("derived", b_.find(key(name, n, "derived")));
+    const Csv::Row *gpu = best(name, size, "gpu-only"), *cpu = b_.find(key(name, n, "cpu-only"));
+    rows.emplace_back("single", std::isnan(ms(cpu)) || ms(gpu) < ms(cpu) ? gpu : cpu);
+    auto sample = sinew::samples::find(name);
+    std::vector<std::pair<std::string, sinew::Config>> plans;
+    std::vector<Job> jobs;
+    try {
+      sample->prepare(n);
+      for (const auto& [who, r] : rows)
+        if (auto c = config_of(r)) {
+          plans.emplace_back(who, *c);
+          jobs.push_back(sinew_job(rt_, *sample, with_config(*c)));
+        }
+    } catch (const std::exception& e) {
+      b_.record(key(name, n, "versus", "oracle"), {{"check", std::string("ERROR: ") + e.what()}});
+      return;
+    }
+    if (plans.empty() || plans.front().first != "oracle") return;
+    b_.progress(name + " " + size_label(name, n) + " head to head: " + std::to_string(plans.size()) + " plans, " +
+                std::to_string(rounds) + " rounds");
+    const Interleaved runs = interleave(jobs, rounds);
+    for (std::size_t j = 0; j < plans.size(); ++j) {
+      Csv::Row r;
+      Bench::put(r, summarize(runs.ms[j]));
+      plan_fields(r, plans[j].second, name, n);
+      if (runs.check != "OK") r["check"] = runs.check;
+      const Stats ratio = ratios(runs.ms[0], runs.ms[j]);  // oracle / this plan, per round
+      r["note"] = fmt("%.3f", ratio.median_ms) + " [" + fmt("%.2f", ratio.min_ms) + "-" + fmt("%.2f", ratio.max_ms) + "]";
+      b_.record(key(name, n, "versus", plans[j].first), r);
+    }
+  }
+
   Bench& b_;
   sinew::Runtime& rt_;
   Roles roles_;
@@ -342,6 +406,7 @@ class Table1 {
   std::vector<unsigned> overlaps_;
   double step_ = 0.05;
   unsigned max_executions_ = 0;
+  unsigned versus_rounds_ = 0;
 
   // ----- the report, from the CSV --------------------------------------------------------------
 
@@ -477,6 +542,45 @@ std::string Table1::report() {
     md << "![fraction of the oracle](bench_table1-oracle.png)\n\n";
   else
     notes << "- plot: " << n << "\n";
+  // Head to head: the same plans run in turn, round after round.
+  std::vector<std::string> hv{"sample", "size", "oracle plan (cpu, ovl)", "oracle ms"};
+  for (const auto& st : strategies_) hv.push_back(st + " % of oracle [min-max]");
+  for (const char* x : {"derived % of oracle [min-max]", "best single device % of oracle", "best single / trained"})
+    hv.push_back(x);
+  Table tv(hv);
+  auto share_of = [](const Csv::Row* r) {
+    return !ok(r) ? std::string("-") : pct(to_num(get(*r, "cpu_share"))) + ", " + get(*r, "overlap");
+  };
+  auto percent = [](const Csv::Row* r) {  // the note "0.950 [0.80-1.10]" as "95% [80-110]"
+    if (!ok(r)) return std::string("-");
+    double m = 0, lo = 0, hi = 0;
+    if (std::sscanf(get(*r, "note").c_str(), "%lf [%lf-%lf]", &m, &lo, &hi) != 3) return std::string("-");
+    return fmt("%.0f%%", 100 * m) + " [" + fmt("%.0f", 100 * lo) + "-" + fmt("%.0f", 100 * hi) + "]";
+  };
+  for (const auto& c : cases) {
+    const auto* o = row(c, "versus", "oracle");
+    if (!o) continue;
+    const auto* single = row(c, "versus", "single");
+    std::vector<std::string> l{c.first, get(*o, "size_label"), share_of(o), ms_cell(o)};
+    double best_trained = kNaN;
+    for (const auto& st : strategies_) {
+      const auto* tr = row(c, "versus", st);
+      l.push_back(percent(tr));
+      if (!std::isnan(ms(tr))) best_trained = std::isnan(best_trained) ? ms(tr) : std::min(best_trained, ms(tr));
+    }
+    l.push_back(percent(row(c, "versus", "derived")));
+    l.push_back(percent(single));
+    l.push_back(fmt("%.2f", ms(single) / best_trained));
+    tv.add(l);
+  }
+  if (!tv.empty())
+    md << "### Head to head\n\nThe oracle's best split, each trained plan, the derived plan and the best single device "
+          "(the faster of GPU-only and CPU-only above) run in turn on one runtime, "
+       << versus_rounds_
+       << " rounds (--versus-rounds): medians, and % of oracle as the median over the rounds of oracle time / the "
+          "plan's time in the same round, with its range. The sweep's best point above is its luckiest among dozens "
+          "measured once each; here every plan meets the same moments of the machine.\n\n"
+       << tv.str() << "\n";
   std::size_t skipped = 0, warm_only = 0;
   for (const auto& r : b_.csv().rows()) {
     const std::string& c = get(r, "check");
@@ -528,7 +632,10 @@ int main(int argc, char** argv) {
                                       "training budget per strategy (0: the library's, 40; --quick 12); the model "
                                       "strategy stays within 10 of it")(
       "no-oracle", po::bool_switch(), "skip the sweep of static splits")("no-derived", po::bool_switch(),
-                                                                         "skip the derived plans");
+                                                                         "skip the derived plans")(
+      "versus-rounds", po::value<unsigned>()->default_value(9)->value_name("R"),
+      "head to head: the oracle's best split, the trained and derived plans and the best single device in turn, R "
+      "rounds, % of oracle per round (0: none; --quick 2)");
   Bench b({"bench_table1", "Table 1 and Figs. 2-3 — CPU+GPU against GPU-only, Sinew's plans against the oracle",
            "The spec's Table 1 and Figs. 2-3: per sample and size, GPU-only and CPU-only, Sinew trained with "
            "each\nstrategy, the oracle sweep of static splits, the plan derived from the other sizes; speedups as "
