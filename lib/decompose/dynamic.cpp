@@ -27,10 +27,20 @@ std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::si
 
 // A CPU 200x slower than a GPU's queues, given min_units of Mandelbrot's costly rows, finished
 // long after the GPU had done everything else (H100 machine: 0.17x the GPU alone at 8192²).
-std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+namespace {
+std::size_t least_of(const std::vector<double>& weights, std::size_t min_units, std::size_t slot, std::size_t granule) {
   const double heaviest = *std::max_element(weights.begin(), weights.end());
   const double scaled = heaviest > 0 ? static_cast<double>(min_units) * weights.at(slot) / heaviest : 0;
   return std::max(granule, static_cast<std::size_t>(scaled) / granule * granule);
+}
+}  // namespace
+
+std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+  return least_of(weights, min_units, slot, granule);
+}
+
+std::size_t DynamicChunks::probe(std::size_t slot, std::size_t granule) const {
+  return least_of(plan_weights.empty() ? weights : plan_weights, min_units, slot, granule);
 }
 
 std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) const {
@@ -66,6 +76,7 @@ double DynamicChunks::net(std::size_t slot, double rate, const std::vector<doubl
 
 DynamicChunks DynamicChunks::seeded() const {
   DynamicChunks out = *this;
+  if (out.plan_weights.empty()) out.plan_weights = weights;
   out.probes.assign(slots.size(), false);
   if (!memory) return out;
   std::vector<double> rate, occupancy;
@@ -101,8 +112,32 @@ DynamicChunks DynamicChunks::seeded() const {
   for (double& w : out.weights) w /= sum;
   const std::vector<Progress> none(slots.size());
   const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
+  // (`in`: a device with a slot that takes chunks at the start, or never measured.)
+  std::vector<bool> kept_out(device_weight.size(), false), in(device_weight.size(), false);
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    (rate[d] > 0 && out.take(s, lots, 1, none) == 0 ? kept_out : in)[d] = true;
+  }
+  // Which kept-out devices this run probes (see probes).
+  std::vector<bool> probing(device_weight.size(), false);
+  {
+    std::lock_guard lock(memory->mutex);
+    auto& m = *memory;
+    m.skip.resize(std::max(m.skip.size(), device_weight.size()), 0);
+    m.gap.resize(m.skip.size(), 0);
+    for (std::size_t d = 0; d < device_weight.size(); ++d) {
+      if (!kept_out[d] || in[d]) {
+        m.skip[d] = m.gap[d] = 0;
+      } else if (m.skip[d] > 0) {
+        --m.skip[d];
+      } else {
+        probing[d] = true;
+        m.gap[d] = std::clamp(2 * m.gap[d], 1u, kProbeGap);
+        m.skip[d] = m.gap[d];
+      }
+    }
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s) out.probes[s] = probing[slots[s].device];
   return out;
 }
 
