@@ -113,9 +113,10 @@ struct DynamicChunks {
   // A copy whose weights are the remembered rates, each device's split over its slots as the
   // plan's weights split it (normalised to add up to 1; a device never measured keeps its
   // weights, scaled as the remembered devices' rates are to their weights), whose occupancy is
-  // the remembered one, and whose `probes` are set. As it is when nothing is remembered. Each
+  // the remembered one, and whose `probes` are set for a run of `total` units (0: unknown; its
+  // probes are never cheap) in granules of `granule`. As it is when nothing is remembered. Each
   // call is a run's start: it counts the runs a kept-out device sits out (Memory::skip).
-  DynamicChunks seeded() const;
+  DynamicChunks seeded(std::size_t total = 0, std::size_t granule = 1) const;
   // Seeded: the slots that the remembered rates keep out of the run (take() gives them nothing
   // at its start) but whose device was measured before, in the runs that probe it. Each takes
   // its least chunk first, so its device is measured again and comes back once it pays (the load
@@ -125,9 +126,14 @@ struct DynamicChunks {
   // 260x slower than the GPU, its least chunk of Mandelbrot's costly rows, ended after the GPU
   // had done all the rest, and every probing run loses the GPU's static split, alone_device),
   // and a device that stays out stops costing the runs but one in kProbeGap + 1. Still in every
-  // run, the others' measured change moves its remembered rate (remember()).
+  // run, the others' measured change moves its remembered rate (remember()). A cheap probe is
+  // taken in every run: where no device taking chunks would lose its static split and the probe
+  // is predicted to end within 1 / kCheapProbe of the run (a GPU queue's probe of saxpy beside
+  // a CPU taking the rest: a CPU load that makes the queue worth its place is seen in the next
+  // run, not up to kProbeGap runs later).
   std::vector<bool> probes;
   static constexpr unsigned kProbeGap = 32;
+  static constexpr double kCheapProbe = 8;
   // The units of slot `slot`'s probe: its least chunk by the plan's weights, not by the seeded
   // ones. A probe sized by the rate the last probe measured shrank run after run, each smaller
   // chunk's time more its latency than its work and its rate lower (H100 machine, saxpy 50M: a

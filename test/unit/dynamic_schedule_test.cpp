@@ -619,7 +619,7 @@ TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
   dec.dynamic.remember(measured);
   std::vector<std::size_t> probing;
   for (std::size_t run = 0; run < 200; ++run) {
-    const DynamicChunks d = dec.dynamic.seeded();
+    const DynamicChunks d = dec.dynamic.seeded(total, 64);
     EXPECT_EQ(d.probes, (std::vector<bool>{d.probes[0], false, false, false, false}));  // the GPU's queues never
     if (d.probes[0]) {
       probing.push_back(run);
@@ -706,4 +706,38 @@ TEST(DynamicSchedule, ASlowedDeviceHandsWorkBackWithinTheRun) {
         << "CPU took " << sim.units[0] << " units in " << sim.chunks[0] << " chunks, the queues " << sim.units[1] << " + "
         << sim.units[2];
   }
+}
+
+// A probe that costs the run little is taken in every run (a GPU queue's probe of saxpy beside a
+// CPU that takes the rest), so a load that makes the queue worth its place is seen at once: the
+// run after the first loaded one gives it chunks.
+TEST(DynamicSchedule, ACheapProbeIsTakenInEveryRun) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 50000000;
+  const Decomposition dec =
+      decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
+  // Unloaded: the CPU 7.5M units per ms, the queue's probe 0.1 ms of latency and 575k units per
+  // ms, its thread holding a core.
+  auto run = [&](const DynamicChunks& d, double cpu_rate, std::size_t gpu_units = 0) {
+    std::vector<DynamicChunks::Progress> p(2);
+    const std::size_t probe = d.probes[1] ? d.probe(1, 32) : gpu_units;
+    p[0].done = total - probe, p[0].busy_ms = static_cast<double>(total - probe) / cpu_rate;
+    if (probe) p[1].done = probe, p[1].busy_ms = 0.1 + static_cast<double>(probe) / 575000, p[1].host_ms = p[1].busy_ms;
+    d.remember(p);
+  };
+  run(dec.dynamic.seeded(total, 32), 7.5e6, 872608);  // nothing remembered: a guided chunk by the weights
+  for (int i = 0; i < 10; ++i) {
+    const DynamicChunks d = dec.dynamic.seeded(total, 32);
+    EXPECT_TRUE(d.probes[1]) << "run " << i;
+    EXPECT_EQ(d.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
+    run(d, 7.5e6);
+  }
+  // A load slows the CPU 5x: the first loaded run still keeps the queue out but probes it ...
+  const DynamicChunks first = dec.dynamic.seeded(total, 32);
+  EXPECT_TRUE(first.probes[1]);
+  run(first, 7.5e6 / 5);
+  // ... and the run after gives it chunks.
+  const DynamicChunks second = dec.dynamic.seeded(total, 32);
+  EXPECT_FALSE(second.probes[1]);
+  EXPECT_GT(second.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
 }
