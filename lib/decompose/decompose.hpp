@@ -78,8 +78,9 @@ struct DynamicChunks {
   // GPU, given the least chunk of Mandelbrot's costly rows, ended long after the GPU had done all
   // the rest). Otherwise its guided chunk (next) is cut down so that it ends no later than the
   // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
-  // that); a slot under `negligible` of the others' speed takes nothing; the last slot taking
-  // chunks never stops.
+  // that; any other: so that what it holds and the chunk end halfway to then, leaving later
+  // chunks for the others to take back should it slow down); a slot under `negligible` of the
+  // others' speed takes nothing; the last slot taking chunks never stops.
   std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
                    const std::vector<Progress>& progress) const;
   static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
