@@ -12,8 +12,13 @@
 //   efficiency of the dynamic runs (the ideal time from each device's solo throughput,
 //   1 / sum(1 / t_alone), against the measured time; issue 18 asks >= 0.90 for saxpy and
 //   Mandelbrot). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
-//   the GPU), dynamic runs the GPU's static split (DynamicChunks::alone): its chunk count is the
-//   static split's, and dynamic / oracle measures what is left of the schedule's own cost.
+//   the GPU), dynamic runs the GPU's static split (DynamicChunks::alone) with the GPU's queues
+//   as its only workers: its chunk count is the static split's, and dynamic / oracle measures
+//   what is left of the schedule's own cost. The CPU, once measured, is probed now and then
+//   (its least chunk in the first run that keeps it out, then after 1, 2, 4, ... 32 runs): a
+//   probing run is a dynamic one, so the rounds' spread shows them. --cpu-share X weights the
+//   dynamic plan by X instead of the solo speeds (on two PoCL devices, 0.004 drives the path the
+//   H100 machine's Mandelbrot takes).
 // - load: the spec's Fig. 4 step for the dynamic schedule. Saxpy, the dynamic plan weighted by
 //   the solo speeds with no load; the load-aware oracle is the best static split of a sweep with
 //   the CPU load on (tools/load.hpp, `sinew load`'s generator). Then --before executions of the
@@ -22,7 +27,8 @@
 //   execution against the oracle's median under load, the first alone and the median (issue 18
 //   asks a loss <= 10% from the first loaded execution on). DIR/bench_dynamic_load.csv holds one
 //   row per execution: its time, each device's chunks and units (a GPU kept out by the dynamic
-//   schedule still takes its least chunk per queue, its probe: about a 3000th of the units).
+//   schedule takes its probe per queue, the least chunk by the plan's weights, in every run while
+//   that is cheap: about a thousandth of the units).
 //
 // What limits saxpy from host memory (the H100 machine): the CPU alone reads and writes host
 // memory at about 100 GB/s (6.1 ms for 50M floats); the GPU's data goes through pageable staging,
@@ -66,6 +72,7 @@ struct Context {
   Roles::Pair p;
   double step;
   unsigned rounds;
+  double cpu_share = -1;  // --cpu-share: the dynamic plan's CPU weight (< 0: the solo speeds')
   bool failed = false;
 
   Stats row(const std::string& workload, const std::string& size, const std::string& plan, const sinew::Config& c,
@@ -89,10 +96,11 @@ struct Context {
     }
     return {best_ms, best_share};
   }
-  // Dynamic, weighted by the devices' solo speeds.
+  // Dynamic, weighted by the devices' solo speeds (or --cpu-share).
   sinew::Config dynamic_plan(double cpu_alone_ms, double gpu_alone_ms,
                              const std::function<sinew::Config(sinew::Config)>& platform) const {
-    sinew::Config d = platform(make_plan(r, (1 / cpu_alone_ms) / (1 / cpu_alone_ms + 1 / gpu_alone_ms)));
+    const double share = cpu_share >= 0 ? cpu_share : (1 / cpu_alone_ms) / (1 / cpu_alone_ms + 1 / gpu_alone_ms);
+    sinew::Config d = platform(make_plan(r, share));
     d.schedule = sinew::Schedule::dynamic;
     return d;
   }
@@ -249,7 +257,10 @@ int main(int argc, char** argv) {
       "before", po::value<unsigned>()->default_value(10)->value_name("N"),
       "load step: dynamic executions before the load (--quick 2)")(
       "threads", po::value<unsigned>()->default_value(0)->value_name("N"),
-      "load step: load threads (0: one per hardware thread; --quick 2)");
+      "load step: load threads (0: one per hardware thread; --quick 2)")(
+      "cpu-share", po::value<double>()->value_name("X"),
+      "the dynamic plan's CPU weight instead of the solo speeds' (e.g. 0.004 on two PoCL devices: the GPU's "
+      "queues left alone, as the H100 machine's Mandelbrot is)");
   Bench b({"bench_dynamic", "the dynamic schedule against static splits",
            "The dynamic schedule on the CPU and the GPU: irregular work (mandelbrot), a regular kernel (saxpy) and a\n"
            "regular pipeline (filter) against each device alone, the oracle static split and the trained plan in\n"
@@ -273,6 +284,10 @@ int main(int argc, char** argv) {
     auto rt = make_runtime(b.zero_copy_stand_in, o);
     Context c{b, *rt, Roles::of(*rt), {}, step, std::max(1u, b.option("rounds", 2u))};
     c.p = c.r.pair();
+    if (b.vm.count("cpu-share")) {
+      c.cpu_share = b.vm["cpu-share"].as<double>();
+      if (!(c.cpu_share >= 0 && c.cpu_share <= 1)) b.fail("--cpu-share", "the share is in [0, 1]");
+    }
     if (!c.p.two) throw std::runtime_error("two devices are needed (a CPU and a GPU, or POCL_DEVICES=\"pthread pthread\")");
     Table t({"workload", "size", "CPU alone ms", "GPU alone ms", "oracle static ms (CPU share)", "trained ms (plan)",
              "dynamic ms", "dynamic / oracle speed [min, max]", "dynamic - oracle ms", "LB efficiency",
@@ -306,7 +321,9 @@ int main(int argc, char** argv) {
             "static CPU share of a sweep in steps of " + fmt("%g", step) + "; dynamic / oracle speed: per round, its median [min, max]. LB efficiency: 1 / (1 / CPU alone + 1 / GPU "
             "alone) over the dynamic time (EngineCL's). Dynamic weights: the devices' solo speeds. Every plan (each "
             "device alone, the sweep, dynamic) has the trained plan's fission and overlap. Mandelbrot: escape-time "
-            "counts, the set in the image's upper half, max iterations " + std::to_string(max_iter) + ".\n\n" + t.str();
+            "counts, the set in the image's upper half, max iterations " + std::to_string(max_iter) + "." +
+            (c.cpu_share >= 0 ? " The dynamic plan's CPU weight: " + fmt("%g", c.cpu_share) + " (--cpu-share)." : "") +
+            "\n\n" + t.str();
     return b.finish(md + notes, c.failed);
   } catch (const std::exception& e) {
     std::cerr << b.d.name << ": " << e.what() << "\n";

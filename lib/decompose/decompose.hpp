@@ -78,8 +78,9 @@ struct DynamicChunks {
   // GPU, given the least chunk of Mandelbrot's costly rows, ended long after the GPU had done all
   // the rest). Otherwise its guided chunk (next) is cut down so that it ends no later than the
   // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
-  // that); a slot under `negligible` of the others' speed takes nothing; the last slot taking
-  // chunks never stops.
+  // that; any other: so that what it holds and the chunk end halfway to then, leaving later
+  // chunks for the others to take back should it slow down); a slot under `negligible` of the
+  // others' speed takes nothing; the last slot taking chunks never stops.
   std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
                    const std::vector<Progress>& progress) const;
   static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
@@ -105,18 +106,42 @@ struct DynamicChunks {
   struct Memory {
     std::mutex mutex;
     std::vector<double> rate, occupancy;  // per runtime device index; rate 0: never measured
+    // Per runtime device index, for a device the remembered rates keep out: the runs it sits out
+    // before its next probe, and the gap its last probe began (0: not kept out). See probes.
+    std::vector<unsigned> skip, gap;
   };
   std::shared_ptr<Memory> memory = std::make_shared<Memory>();
   // A copy whose weights are the remembered rates, each device's split over its slots as the
   // plan's weights split it (normalised to add up to 1; a device never measured keeps its
   // weights, scaled as the remembered devices' rates are to their weights), whose occupancy is
-  // the remembered one, and whose `probes` are set. As it is when nothing is remembered.
-  DynamicChunks seeded() const;
+  // the remembered one, and whose `probes` are set for a run of `total` units (0: unknown; its
+  // probes are never cheap) in granules of `granule`. As it is when nothing is remembered. Each
+  // call is a run's start: it counts the runs a kept-out device sits out (Memory::skip).
+  DynamicChunks seeded(std::size_t total = 0, std::size_t granule = 1) const;
   // Seeded: the slots that the remembered rates keep out of the run (take() gives them nothing
-  // at its start) but whose device was measured before. Each takes its least chunk first, so
-  // its device is measured again in every run and comes back once it pays (the load gone): a
-  // device kept out by its remembered rate alone would never be measured again.
+  // at its start) but whose device was measured before, in the runs that probe it. Each takes
+  // its least chunk first, so its device is measured again and comes back once it pays (the load
+  // gone): a device kept out by its remembered rate alone would never be measured again. A device
+  // is probed in the first run that keeps it out, then after 1, 2, 4, ... runs without a probe,
+  // at most kProbeGap: a probe costs the run more than a device kept out could give it (a CPU
+  // 260x slower than the GPU, its least chunk of Mandelbrot's costly rows, ended after the GPU
+  // had done all the rest, and every probing run loses the GPU's static split, alone_device),
+  // and a device that stays out stops costing the runs but one in kProbeGap + 1. Still in every
+  // run, the others' measured change moves its remembered rate (remember()). A cheap probe is
+  // taken in every run: where no device taking chunks would lose its static split and the probe
+  // is predicted to end within 1 / kCheapProbe of the run (a GPU queue's probe of saxpy beside
+  // a CPU taking the rest: a CPU load that makes the queue worth its place is seen in the next
+  // run, not up to kProbeGap runs later).
   std::vector<bool> probes;
+  static constexpr unsigned kProbeGap = 32;
+  static constexpr double kCheapProbe = 8;
+  // The units of slot `slot`'s probe: its least chunk by the plan's weights, not by the seeded
+  // ones. A probe sized by the rate the last probe measured shrank run after run, each smaller
+  // chunk's time more its latency than its work and its rate lower (H100 machine, saxpy 50M: a
+  // GPU queue's probe went 872608, 17824, 3616, 800, 192, 32 units in six runs, and a queue
+  // measured at 32 units per 0.1 ms stayed out under a load that made it worth a tenth of the work).
+  std::size_t probe(std::size_t slot, std::size_t granule) const;
+  std::vector<double> plan_weights;  // seeded: the plan's weights (empty: `weights` are)
   // Per runtime device index: for a discrete device, the partitions the static split gives it
   // when it runs the tree alone (streamed chunks dealt round its queues, the last ones shrinking;
   // empty for any other, and for every device where the plan gives a share to one device only

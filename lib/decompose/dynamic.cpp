@@ -27,10 +27,20 @@ std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::si
 
 // A CPU 200x slower than a GPU's queues, given min_units of Mandelbrot's costly rows, finished
 // long after the GPU had done everything else (H100 machine: 0.17x the GPU alone at 8192²).
-std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+namespace {
+std::size_t least_of(const std::vector<double>& weights, std::size_t min_units, std::size_t slot, std::size_t granule) {
   const double heaviest = *std::max_element(weights.begin(), weights.end());
   const double scaled = heaviest > 0 ? static_cast<double>(min_units) * weights.at(slot) / heaviest : 0;
   return std::max(granule, static_cast<std::size_t>(scaled) / granule * granule);
+}
+}  // namespace
+
+std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+  return least_of(weights, min_units, slot, granule);
+}
+
+std::size_t DynamicChunks::probe(std::size_t slot, std::size_t granule) const {
+  return least_of(plan_weights.empty() ? weights : plan_weights, min_units, slot, granule);
 }
 
 std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) const {
@@ -64,8 +74,9 @@ double DynamicChunks::net(std::size_t slot, double rate, const std::vector<doubl
   return cores > 0 ? rate - held * cpu_rate / cores : rate;
 }
 
-DynamicChunks DynamicChunks::seeded() const {
+DynamicChunks DynamicChunks::seeded(std::size_t total, std::size_t granule) const {
   DynamicChunks out = *this;
+  if (out.plan_weights.empty()) out.plan_weights = weights;
   out.probes.assign(slots.size(), false);
   if (!memory) return out;
   std::vector<double> rate, occupancy;
@@ -98,11 +109,55 @@ DynamicChunks DynamicChunks::seeded() const {
     out.occupancy[s] = rate[d] > 0 ? occupancy[d] : 0;
     sum += out.weights[s];
   }
+  // Each slot's rate in units per ms (a device never measured: extrapolated as its weight is).
+  std::vector<double> slot_rate(out.weights);
   for (double& w : out.weights) w /= sum;
   const std::vector<Progress> none(slots.size());
   const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    out.probes[s] = rate[slots[s].device] > 0 && out.take(s, lots, 1, none) == 0;
+  // (`in`: a device with a slot that takes chunks at the start, or never measured.)
+  std::vector<bool> kept_out(device_weight.size(), false), in(device_weight.size(), false);
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    (rate[d] > 0 && out.take(s, lots, 1, none) == 0 ? kept_out : in)[d] = true;
+  }
+  // The kept-out devices whose probes are cheap (see probes): no device taking chunks has a
+  // static split the probe would cost it, and each of their slots' probes would end within
+  // 1 / kCheapProbe of the time the devices taking chunks need for the run.
+  std::vector<bool> cheap(device_weight.size(), total > 0);
+  double in_rate = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    if (!in[d]) continue;
+    in_rate += slot_rate[s];
+    if (d < alone.size() && !alone[d].empty()) std::fill(cheap.begin(), cheap.end(), false);
+  }
+  const double run_ms = in_rate > 0 ? static_cast<double>(total) / in_rate : 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    const std::size_t d = slots[s].device;
+    if (!(slot_rate[s] > 0 && static_cast<double>(out.probe(s, granule)) / slot_rate[s] <= run_ms / kCheapProbe))
+      cheap[d] = false;
+  }
+  // Which kept-out devices this run probes.
+  std::vector<bool> probing(device_weight.size(), false);
+  {
+    std::lock_guard lock(memory->mutex);
+    auto& m = *memory;
+    m.skip.resize(std::max(m.skip.size(), device_weight.size()), 0);
+    m.gap.resize(m.skip.size(), 0);
+    for (std::size_t d = 0; d < device_weight.size(); ++d) {
+      if (!kept_out[d] || in[d] || cheap[d]) {
+        probing[d] = kept_out[d] && !in[d];
+        m.skip[d] = m.gap[d] = 0;
+      } else if (m.skip[d] > 0) {
+        --m.skip[d];
+      } else {
+        probing[d] = true;
+        m.gap[d] = std::clamp(2 * m.gap[d], 1u, kProbeGap);
+        m.skip[d] = m.gap[d];
+      }
+    }
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s) out.probes[s] = probing[slots[s].device];
   return out;
 }
 
@@ -214,7 +269,12 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
   // A slot that could do at most a ninth of the rest gains the run little and, its chunk landing
   // on units dearer than those it was measured on, could lose it much: its chunks are a quarter
   // of that, so that it still ends with the others when its units cost up to 4x what it predicts.
+  // Any other slot commits at most half of what it would end by then: what it holds and this
+  // chunk end halfway, so that a load that slows it mid-run leaves the rest to the others (a CPU
+  // at half the speed of the run, 3x slower from 60% of it on: 1.15x a static split that knew the
+  // load was coming, holding its balanced share; 1.01x holding half of it).
   if (mine * kSlowShare < others) balanced /= kSlowMargin;
+  else balanced = (balanced - own) / 2;
   const std::size_t cap =
       std::max(at_least, balanced > 0 ? static_cast<std::size_t>(balanced / static_cast<double>(granule)) * granule : 0);
   if (units > cap) units = remaining - cap < granule ? remaining : cap;  // never leave part of a granule

@@ -237,6 +237,10 @@ TEST_P(Dynamic, ADeviceLeftAloneRunsEveryUnitOnceOnItsQueues) {
     EXPECT_EQ(r.chunk_units.at(last), n) << r.decomposition;
     // Discrete, the static split's chunks: one per queue where there are units for two.
     if (discrete && n > 1) EXPECT_EQ(r.chunks.at(last), 2u) << r.decomposition;
+    // ... and only its queues are the run's workers: the others, which would take nothing, hold no
+    // host thread and make no CPU work for its waits to nap beside (Report::device_ms 0).
+    if (discrete && n > 1)
+      for (std::size_t d = 0; d < last; ++d) EXPECT_EQ(r.device_ms.at(d), 0.0) << "device " << d;
   }
 }
 

@@ -164,9 +164,14 @@ struct Simulated {
   std::vector<std::size_t> units;
   std::vector<std::size_t> chunks;
 };
-// `cost`: what each unit costs (default 1), rates being cost per ms.
+// `cost`: what each unit costs (default 1), rates being cost per ms. `slowdown`: a load that
+// divides slot `slot`'s rate by `factor` from `at_ms` on (none where factor is 1).
+struct Slowdown {
+  std::size_t slot = 0;
+  double at_ms = 0, factor = 1;
+};
 Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granule, const std::vector<double>& rate,
-                   const std::function<double(std::size_t)>& cost = {}) {
+                   const std::function<double(std::size_t)>& cost = {}, Slowdown slowdown = {}) {
   std::vector<double> prefix(total + 1, 0);
   for (std::size_t u = 0; u < total; ++u) prefix[u + 1] = prefix[u] + (cost ? cost(u) : 1.0);
   const std::size_t n = d.slots.size();
@@ -202,7 +207,12 @@ Simulated simulate(const DynamicChunks& d, std::size_t total, std::size_t granul
     out.units[s] += units;
     ++out.chunks[s];
     p[s].held += units;
-    queue_end[s] = std::max(queue_end[s], now) + (prefix[at] - prefix[at - units]) / rate[s];
+    const double from = std::max(queue_end[s], now), work = prefix[at] - prefix[at - units];
+    queue_end[s] = from + work / rate[s];
+    if (s == slowdown.slot && queue_end[s] > slowdown.at_ms) {  // the part after the load comes runs slower
+      const double before = std::max(0.0, slowdown.at_ms - from) * rate[s];
+      queue_end[s] = std::max(from, slowdown.at_ms) + (work - before) / rate[s] * slowdown.factor;
+    }
     flight[s].push_back({queue_end[s], units});
     // Two in flight once the first has ended: the slot takes its next chunk once the one before
     // its last has ended.
@@ -598,4 +608,169 @@ TEST(DynamicSchedule, ADeviceLeftAloneRunsItsStaticSplit) {
   const DynamicChunks next = dec.dynamic.seeded();
   EXPECT_TRUE(next.probes.at(0));
   EXPECT_FALSE(next.alone_device(total, 64));
+}
+
+// A device the remembered rates keep out is probed in the first run that keeps it out, then
+// after 1, 2, 4, ... runs without a probe (at most kProbeGap): the other runs give a discrete
+// device left alone its static split (alone_device). A probe that finds it worth its place again
+// brings it back at once.
+TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t total = 1u << 24;
+  Streaming streaming;
+  streaming.streamable = true;
+  streaming.bytes_per_unit = 16;
+  const Decomposition dec = decompose(
+      total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices, streaming);
+  // Measured once (a plan that gave it a chunk): the CPU 260x slower than the GPU.
+  std::vector<DynamicChunks::Progress> measured(5);
+  measured[0].done = 100, measured[0].busy_ms = 10;
+  for (std::size_t q = 1; q < 5; ++q) measured[q].done = 6500, measured[q].busy_ms = 10;
+  dec.dynamic.remember(measured);
+  std::vector<std::size_t> probing;
+  for (std::size_t run = 0; run < 200; ++run) {
+    const DynamicChunks d = dec.dynamic.seeded(total, 64);
+    EXPECT_EQ(d.probes, (std::vector<bool>{d.probes[0], false, false, false, false}));  // the GPU's queues never
+    if (d.probes[0]) {
+      probing.push_back(run);
+      EXPECT_FALSE(d.alone_device(total, 64));
+      // The probe measures the CPU as slow as before.
+      std::vector<DynamicChunks::Progress> p = measured;
+      p[0].done = d.probe(0, 64), p[0].busy_ms = static_cast<double>(p[0].done) / 10;
+      d.remember(p);
+    } else {
+      EXPECT_EQ(d.alone_device(total, 64), std::optional<std::size_t>(1)) << "run " << run;
+      std::vector<DynamicChunks::Progress> p = measured;
+      p[0] = {};
+      d.remember(p);
+    }
+  }
+  ASSERT_GE(probing.size(), 2u);
+  EXPECT_EQ(probing[0], 0u);
+  EXPECT_EQ(std::vector<std::size_t>(probing.begin(), probing.begin() + 6), (std::vector<std::size_t>{0, 2, 5, 10, 19, 36}));
+  for (std::size_t i = 1; i < probing.size(); ++i) EXPECT_LE(probing[i] - probing[i - 1], DynamicChunks::kProbeGap + 1);
+  EXPECT_LE(probing.size(), 2 + 200 / DynamicChunks::kProbeGap + 5);
+  // A probe finds the CPU a third of the GPU's speed (the GPU loaded by another process): it
+  // takes chunks from the next run on, no probe needed, and the GPU no longer runs alone.
+  for (std::size_t run = 0;; ++run) {
+    ASSERT_LT(run, 2 * DynamicChunks::kProbeGap);
+    const DynamicChunks d = dec.dynamic.seeded();
+    if (!d.probes[0]) continue;
+    std::vector<DynamicChunks::Progress> p = measured;
+    p[0].done = 8667, p[0].busy_ms = 10;
+    d.remember(p);
+    break;
+  }
+  const DynamicChunks back = dec.dynamic.seeded();
+  EXPECT_EQ(back.probes, std::vector<bool>(5, false));
+  EXPECT_GT(back.take(0, total, 64, std::vector<DynamicChunks::Progress>(5)), 0u);
+  EXPECT_FALSE(back.alone_device(total, 64));
+}
+
+// A probe is its slot's least chunk by the plan's weights: a slow measure does not shrink the
+// next probe (a 32-unit probe measured mostly its latency, and kept the device out for good).
+TEST(DynamicSchedule, AProbeKeepsItsSize) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 50000000;
+  const Decomposition dec =
+      decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
+  const std::size_t first = dec.dynamic.least(1, 32);
+  EXPECT_EQ(dec.dynamic.seeded().probe(1, 32), first);  // nothing remembered: the least chunk
+  ASSERT_GT(first, 10000u);
+  for (int run = 0; run < 6; ++run) {
+    // The CPU 7500 units per ms, the queue's probe measured at its latency: 0.1 ms a probe.
+    const DynamicChunks d = dec.dynamic.seeded();
+    const std::size_t probe = d.probe(1, 32);
+    EXPECT_EQ(probe, first) << "run " << run;
+    if (run > 0) EXPECT_LT(d.least(1, 32), first);  // the seeded weights alone would have shrunk it
+    std::vector<DynamicChunks::Progress> p(2);
+    p[0].done = total - probe, p[0].busy_ms = static_cast<double>(total - probe) / 7500;
+    p[1].done = probe, p[1].busy_ms = 0.1 + static_cast<double>(probe) / 575, p[1].host_ms = p[1].busy_ms;
+    d.remember(p);
+  }
+}
+
+// The first execution under a load that slows the CPU 3x starts from the unloaded run's rates:
+// the CPU's first chunks are guided, not the whole of its share, so the GPU's queues take back
+// what the slowed CPU cannot finish in time. Within 5% of the load-aware static split (issue 18
+// asks 10% on the machine; here 0.4-1.3%).
+TEST(DynamicSchedule, ASlowedDeviceHandsWorkBackWithinTheRun) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 1u << 22;
+  for (const double gpu_rate : {1000.0, 1500.0, 2000.0, 4000.0, 8000.0}) {
+    SCOPED_TRACE(gpu_rate);
+    const Decomposition dec =
+        decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
+    // The unloaded run: the CPU 6000 units per ms, each queue gpu_rate / 2, their threads waiting
+    // in the driver.
+    std::vector<DynamicChunks::Progress> before(3);
+    before[0].done = 6000 * 100, before[0].busy_ms = 100;
+    for (std::size_t q : {1u, 2u}) before[q].done = static_cast<std::size_t>(gpu_rate / 2 * 100), before[q].busy_ms = 100;
+    dec.dynamic.remember(before);
+    const DynamicChunks first = dec.dynamic.seeded();
+    ASSERT_EQ(first.probes, std::vector<bool>(3, false));
+    const std::vector<double> loaded = {2000, gpu_rate / 2, gpu_rate / 2};
+    const Simulated sim = simulate(first, total, 64, loaded);
+    const double oracle = static_cast<double>(total) / (2000 + gpu_rate);
+    EXPECT_LE(sim.makespan_ms, oracle * 1.05)
+        << "CPU took " << sim.units[0] << " units in " << sim.chunks[0] << " chunks, the queues " << sim.units[1] << " + "
+        << sim.units[2];
+  }
+}
+
+// A probe that costs the run little is taken in every run (a GPU queue's probe of saxpy beside a
+// CPU that takes the rest), so a load that makes the queue worth its place is seen at once: the
+// run after the first loaded one gives it chunks.
+TEST(DynamicSchedule, ACheapProbeIsTakenInEveryRun) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 50000000;
+  const Decomposition dec =
+      decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
+  // Unloaded: the CPU 7.5M units per ms, the queue's probe 0.1 ms of latency and 575k units per
+  // ms, its thread holding a core.
+  auto run = [&](const DynamicChunks& d, double cpu_rate, std::size_t gpu_units = 0) {
+    std::vector<DynamicChunks::Progress> p(2);
+    const std::size_t probe = d.probes[1] ? d.probe(1, 32) : gpu_units;
+    p[0].done = total - probe, p[0].busy_ms = static_cast<double>(total - probe) / cpu_rate;
+    if (probe) p[1].done = probe, p[1].busy_ms = 0.1 + static_cast<double>(probe) / 575000, p[1].host_ms = p[1].busy_ms;
+    d.remember(p);
+  };
+  run(dec.dynamic.seeded(total, 32), 7.5e6, 872608);  // nothing remembered: a guided chunk by the weights
+  for (int i = 0; i < 10; ++i) {
+    const DynamicChunks d = dec.dynamic.seeded(total, 32);
+    EXPECT_TRUE(d.probes[1]) << "run " << i;
+    EXPECT_EQ(d.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
+    run(d, 7.5e6);
+  }
+  // A load slows the CPU 5x: the first loaded run still keeps the queue out but probes it ...
+  const DynamicChunks first = dec.dynamic.seeded(total, 32);
+  EXPECT_TRUE(first.probes[1]);
+  run(first, 7.5e6 / 5);
+  // ... and the run after gives it chunks.
+  const DynamicChunks second = dec.dynamic.seeded(total, 32);
+  EXPECT_FALSE(second.probes[1]);
+  EXPECT_GT(second.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
+}
+
+// A load arrives while the run goes (the CPU 3x slower from a tenth, a third or 60% of the
+// unloaded run on): the CPU's chunks still to come are cut from its slower measure and the
+// queues take back the rest. Within 5% of a static split that knew when the load would come
+// (0.2-2%; up to 15% while a slot could commit its whole balanced share at once).
+TEST(DynamicSchedule, ADeviceSlowedMidRunHandsBackTheRest) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 1u << 22;
+  for (const double queue : {500.0, 1000.0, 3000.0}) {
+    const double gpu = 2 * queue;
+    const std::string plan = "cpu=" + std::to_string(6000 / (6000 + gpu)) + ",overlap=2,schedule=dynamic";
+    const Decomposition dec = decompose(total, 64, Config::parse(plan, devices), devices);
+    for (const double at : {0.1, 0.3, 0.6}) {
+      SCOPED_TRACE(std::to_string(queue) + " per queue, the load at " + std::to_string(at));
+      const double at_ms = at * static_cast<double>(total) / (6000 + gpu);
+      const Simulated sim = simulate(dec.dynamic, total, 64, {6000, queue, queue}, {}, {0, at_ms, 3});
+      // The oracle: the CPU does 6000 per ms until the load, 2000 after; the queues `gpu` throughout.
+      const double oracle = (static_cast<double>(total) - 4000 * at_ms) / (2000 + gpu);
+      EXPECT_LE(sim.makespan_ms, oracle * 1.05) << "CPU took " << sim.units[0] << " units in " << sim.chunks[0]
+                                                << " chunks, the queues " << sim.units[1] << " + " << sim.units[2];
+    }
+  }
 }
