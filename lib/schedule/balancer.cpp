@@ -25,6 +25,9 @@ constexpr double kZPay = 2.0;  // a plan that ends an episode slower goes back
 // The standard error of a median (or interquartile mean) of n runs is about this many sigma/sqrt(n).
 constexpr double kCentreEfficiency = 1.25;
 constexpr std::size_t kSpreadRuns = 24;  // runs whose spread a device's expected time is taken over
+// A fixed cost carried over from an earlier regime leaves at least this much of the regime's
+// fastest time to the work (see Balancer::rate).
+constexpr double kCarriedFixed = 0.5;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -248,13 +251,21 @@ DeviceRate Balancer::rate(std::size_t d) const {
   // The fixed cost: a line t = a*s + b fitted (least squares, each share's centre weighted by
   // its runs) through the shares the regime ran at, once they span enough and the device is
   // steady enough for the slope to be known within a tenth of the proportional rate (b then within a tenth of the
-  // time). Otherwise the last one fitted (0: the time is taken as proportional).
-  r.b = fixed_[d];
+  // time). Otherwise the last one fitted (0: the time is taken as proportional), but at most
+  // kCarriedFixed of the regime's fastest share centre: that b was fitted in another regime, and
+  // a load changes fixed costs too. On the GPU machine (k4) a CPU's b fitted to its loaded runs
+  // (1.3 ms) exceeded its whole time at 5% once the load left (0.55 ms): every run of the new
+  // regime fell below it, the CPU had no rate, and the step it showed moved nothing.
   std::vector<std::pair<double, std::vector<double>>> at;  // share -> log times
   for (const auto& s : runs) {
     auto it = std::find_if(at.begin(), at.end(), [&](const auto& p) { return p.first == s.share; });
     if (it == at.end()) at.push_back({s.share, {}}), it = at.end() - 1;
     it->second.push_back(std::log(s.ms));
+  }
+  {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& [share, logs] : at) fastest = std::min(fastest, std::exp(centre(logs)));
+    r.b = std::min(fixed_[d], kCarriedFixed * fastest);
   }
   if (at.size() >= 2) {
     double w = 0, sx = 0, sy = 0, lo = 1, hi = 0, least = std::numeric_limits<double>::infinity();
