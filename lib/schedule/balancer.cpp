@@ -150,7 +150,7 @@ double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<doubl
       const double work = a[active[i]] * shares[active[i]];
       const auto from = static_cast<std::ptrdiff_t>(times.size());
       if (r.spread.empty()) times.push_back({work + r.b, i});
-      for (double f : r.spread) times.push_back({work * f + r.b, i});
+      for (double f : r.spread) times.push_back({(work + r.b) * f, i});
       // Each device's times come sorted (its spread is): merged, not sorted.
       std::inplace_merge(times.begin(), times.begin() + from, times.end());
     }
@@ -289,15 +289,19 @@ DeviceRate Balancer::rate(std::size_t d) const {
     }
   }
   std::vector<double> logs;
+  std::vector<Sample> used;
   for (const auto& s : runs)
-    if (s.ms > r.b) logs.push_back(std::log((s.ms - r.b) / s.share));
+    if (s.ms > r.b) logs.push_back(std::log((s.ms - r.b) / s.share)), used.push_back(s);
   if (logs.empty()) return r;
   r.a = std::exp(centre(logs));
   r.runs = logs.size();
   r.se = kCentreEfficiency * noise(d) / std::sqrt(static_cast<double>(r.runs));
-  // The latest kSpreadRuns runs (the noise as it is now), sorted for expected_ms().
-  for (std::size_t i = logs.size() - std::min(kSpreadRuns, logs.size()); i < logs.size(); ++i)
-    r.spread.push_back(std::exp(logs[i]) / r.a);
+  // The latest kSpreadRuns runs (the noise as it is now), each as a factor of the model's whole
+  // time at its share, sorted for expected_ms(). Of the whole time, not of its part beyond b: the
+  // noise is the run's (b's too), and at a small share, where b is most of the time, a factor of
+  // the rest would blow +-30% up to 3x and hedge a device out of the work it should take back.
+  for (std::size_t i = used.size() - std::min(kSpreadRuns, used.size()); i < used.size(); ++i)
+    r.spread.push_back(used[i].ms / r.at(used[i].share));
   std::sort(r.spread.begin(), r.spread.end());
   return r;
 }
@@ -383,9 +387,13 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
       continue;
     }
     // The step may have come a run or two before these (a first run under the load that noise
-    // kept inside the band): runs just before them that lie beyond half the band belong to it.
+    // kept inside the band): runs just before them that lie beyond half the band belong to it,
+    // and nearer the new runs than the old. Not half the band alone: a load leaving takes the
+    // time down 3-5x, and a loaded run that noise put half a band low would join the quiet runs
+    // (one such run in four made the CPU's spread 3.5x and hedged it out of its work).
+    const double half = std::max(band, std::abs(median_of(last) - ref)) / 2;
     std::size_t since = kStepRuns;
-    while (since < before.size() && beyond(before[before.size() - 1 - (since - kStepRuns)], band / 2)) ++since;
+    while (since < before.size() && beyond(before[before.size() - 1 - (since - kStepRuns)], half)) ++since;
     out.push_back({d, since});
   }
   return out;

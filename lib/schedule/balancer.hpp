@@ -85,8 +85,8 @@ struct BalanceStep {
 };
 
 // One device's time model, t = a*share + b, from `runs` watched runs; se: the standard error of
-// log(a); spread: the rate of each of the latest runs as a factor of a, ascending (empty: taken
-// as {1}), the runs' own noise as it came, heavy tails and all. Unknown (runs == 0): never measured.
+// log(a); spread: each of the latest runs' time as a factor of the model's at its share (a*s + b),
+// ascending (empty: taken as {1}), the runs' own noise as it came, heavy tails and all. Unknown (runs == 0): never measured.
 struct DeviceRate {
   double a = 0, b = 0, se = 0;
   std::vector<double> spread;
