@@ -359,42 +359,76 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
   const double bound = std::log(1.0 / *s_.balanced_within);
   for (std::size_t d = 0; d < config_.shares.size(); ++d) {
     if (config_.shares[d] <= 0) continue;
-    std::vector<double> before, last;
+    std::vector<double> logs;
     for (std::size_t i = n - std::min<std::size_t>(n, kRegimeRuns); i < n; ++i)
-      if (runs_[i][d] > 0) (i + kStepRuns < n ? before : last).push_back(std::log(runs_[i][d]));
-    if (before.size() < kStepRuns || last.size() < kStepRuns) continue;
-    // Every one of the runs beyond kZStep of the device's noise from the plan's earlier median,
-    // on the same side: under normal noise a chance of about 1e-7 per run, where one outlier
-    // or a median pushed by noise never suffices. A load that matters (2-3x) clears it at once.
-    // The noise as the larger of two estimates (run-to-run changes, the spread of the plan's
-    // earlier runs): each alone is now and then half the truth, which would let noise through.
-    const double ref = median_of(before);
-    std::vector<double> spread;
-    for (double v : before) spread.push_back(std::abs(v - ref));
-    const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
-    // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
-    // are themselves uncertain then.
-    const double band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(before.size())));
-    const bool up = last.front() > ref;
-    auto beyond = [&](double v, double by) { return up ? v > ref + by : v < ref - by; };
-    if (!std::all_of(last.begin(), last.end(), [&](double v) { return beyond(v, band); })) {
-      // The end of a noisy regime, over kQuietRuns runs.
-      if (before.size() < kQuietRuns + kStepRuns) continue;
-      const std::vector<double> earlier(before.begin(), before.end() - (kQuietRuns - kStepRuns));
-      std::vector<double> quiet(before.end() - (kQuietRuns - kStepRuns), before.end());
-      quiet.insert(quiet.end(), last.begin(), last.end());
-      if (quieted(earlier, quiet, bound)) out.push_back({d, kQuietRuns});
+      if (runs_[i][d] > 0) logs.push_back(std::log(runs_[i][d]));
+    // The plan's earlier runs (all but the last m) and the last m, each one's reference (the
+    // earlier runs' median) and band.
+    struct Split {
+      std::vector<double> before, last;
+      double ref = 0, band = 0;
+    };
+    auto split = [&](std::size_t m) {
+      Split sp;
+      if (logs.size() < m + kStepRuns) return sp;
+      sp.before.assign(logs.begin(), logs.end() - static_cast<std::ptrdiff_t>(m));
+      sp.last.assign(logs.end() - static_cast<std::ptrdiff_t>(m), logs.end());
+      // Beyond kZStep of the device's noise from the plan's earlier median. The noise as the
+      // larger of two estimates (run-to-run changes, the spread of the plan's earlier runs):
+      // each alone is now and then half the truth, which would let noise through.
+      sp.ref = median_of(sp.before);
+      std::vector<double> spread;
+      for (double v : sp.before) spread.push_back(std::abs(v - sp.ref));
+      const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
+      // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
+      // are themselves uncertain then.
+      sp.band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(sp.before.size())));
+      return sp;
+    };
+    auto beyond = [](const Split& sp, bool up, double v, double by) { return up ? v > sp.ref + by : v < sp.ref - by; };
+    // Every one of the last kStepRuns runs beyond the band, on the same side: under normal noise
+    // a chance of about 1e-7 per run, where one outlier or a median pushed by noise never
+    // suffices. A load that matters (2-3x) clears it at once.
+    const Split sp = split(kStepRuns);
+    if (sp.last.empty()) continue;
+    const bool up = sp.last.front() > sp.ref;
+    if (std::all_of(sp.last.begin(), sp.last.end(), [&](double v) { return beyond(sp, up, v, sp.band); })) {
+      // The step may have come a run or two before these (a first run under the load that noise
+      // kept inside the band): runs just before them that lie beyond half the band belong to it,
+      // and nearer the new runs than the old. Not half the band alone: a load leaving takes the
+      // time down 3-5x, and a loaded run that noise put half a band low would join the quiet runs
+      // (one such run in four made the CPU's spread 3.5x and hedged it out of its work).
+      const double half = std::max(sp.band, std::abs(median_of(sp.last) - sp.ref)) / 2;
+      std::size_t since = kStepRuns;
+      while (since < sp.before.size() && beyond(sp, up, sp.before[sp.before.size() - 1 - (since - kStepRuns)], half))
+        ++since;
+      out.push_back({d, since});
       continue;
     }
-    // The step may have come a run or two before these (a first run under the load that noise
-    // kept inside the band): runs just before them that lie beyond half the band belong to it,
-    // and nearer the new runs than the old. Not half the band alone: a load leaving takes the
-    // time down 3-5x, and a loaded run that noise put half a band low would join the quiet runs
-    // (one such run in four made the CPU's spread 3.5x and hedged it out of its work).
-    const double half = std::max(band, std::abs(median_of(last) - ref)) / 2;
-    std::size_t since = kStepRuns;
-    while (since < before.size() && beyond(before[before.size() - 1 - (since - kStepRuns)], half)) ++since;
-    out.push_back({d, since});
+    // The end of a noisy regime, over kQuietRuns runs.
+    if (const Split q = split(kQuietRuns);
+        sp.before.size() >= kQuietRuns + kStepRuns && quieted(q.before, q.last, bound)) {
+      out.push_back({d, kQuietRuns});
+      continue;
+    }
+    // The start of a noisy regime (a load arriving on a CPU: 2-5x swings, now and then a run as
+    // fast as before): of the last m runs (kStepRuns < m <= kNoisyStepRuns) all but one beyond the
+    // band on one side, the first and the latest among them. Under normal noise m * p^(m-1), p
+    // the chance of one run beyond (0.6% at 2.5 sigma): about 1e-6 for m = 4. On the GPU
+    // machine (k1) the load's first ten runs had one such fast run in every three, and the
+    // rule of three in a row saw the load after thirteen executions; the step's own runs, once
+    // among the earlier ones, also raise their median and spread.
+    for (std::size_t m = kStepRuns + 1; m <= kNoisyStepRuns; ++m) {
+      const Split w = split(m);
+      if (w.last.empty()) break;
+      const bool side = w.last.back() > w.ref;
+      const auto in = static_cast<std::size_t>(
+          std::count_if(w.last.begin(), w.last.end(), [&](double v) { return !beyond(w, side, v, w.band); }));
+      if (in <= 1 && beyond(w, side, w.last.front(), w.band) && beyond(w, side, w.last.back(), w.band)) {
+        out.push_back({d, m});
+        break;
+      }
+    }
   }
   return out;
 }

@@ -692,7 +692,13 @@ double oracle_share(const RateTrace& t, std::size_t first, std::size_t last) {
 struct PhaseResult {
   double lost = 0;          // sum(balanced) / sum(oracle) - 1
   std::size_t to_bound = 0;  // executions from the phase's first until every window of 5 stays in the bound
+  // Executions from the phase's first until every plan is within the bound: its replayed time
+  // summed over the whole phase's runs against the oracle's (oracle / plan >= 0.88). The plan
+  // judged, not the runs: under the load a run's time swings 2-5x, and the oracle's split held
+  // against itself on alternate runs fails the window criterion in over half the windows.
+  std::size_t plan_to_bound = 0;
   double oracle_cpu = 0, final_cpu = 0;
+  double final_ratio = 0;  // the oracle's time over the phase's last plan's, both over the phase's runs
 };
 
 PhaseResult judge(const RateTrace& t, const Replay& r, std::size_t first, std::size_t last) {
@@ -713,14 +719,26 @@ PhaseResult judge(const RateTrace& t, const Replay& r, std::size_t first, std::s
   }
   // A window counted at its middle run, from the first window that stays in.
   p.to_bound = last_out == SIZE_MAX ? 1 : last_out + 1 >= last ? SIZE_MAX : last_out + 2 - 5 + 5 / 2 - first + 1;
+  auto phase_ms = [&](double cpu) {
+    double sum = 0;
+    for (std::size_t n = first; n < last; ++n) sum += replayed_ms(t, n, cpu);
+    return sum;
+  };
+  const double oracle_sum = phase_ms(p.oracle_cpu);
+  last_out = SIZE_MAX;
+  for (std::size_t n = first; n < last; ++n)
+    if (oracle_sum / phase_ms(r.cpu[n]) < 0.88) last_out = n;
+  p.plan_to_bound = last_out == SIZE_MAX ? 1 : last_out + 1 >= last ? SIZE_MAX : last_out + 2 - first;
+  p.final_ratio = oracle_sum / phase_ms(p.final_cpu);
   return p;
 }
 
 std::string describe(const char* phase, const PhaseResult& p) {
   std::ostringstream s;
-  s << phase << ": lost " << std::lround(100 * p.lost) << "%, to the bound "
-    << (p.to_bound == SIZE_MAX ? std::string("never") : std::to_string(p.to_bound)) << ", CPU " << p.final_cpu
-    << " (oracle " << p.oracle_cpu << ")";
+  auto count = [](std::size_t n) { return n == SIZE_MAX ? std::string("never") : std::to_string(n); };
+  s << phase << ": lost " << std::lround(100 * p.lost) << "%, to the bound " << count(p.to_bound) << " (windows), "
+    << count(p.plan_to_bound) << " (plans), CPU " << p.final_cpu << " (oracle " << p.oracle_cpu << ", "
+    << std::lround(100 * p.final_ratio) << "% of its speed)";
   return s.str();
 }
 
@@ -734,17 +752,21 @@ TEST(BalancerTrace, TheGpuMachinesLoadStepIsFollowed) {
   std::cout << r.ms_per_observe << " ms per observe\n" << describe("before", before) << "\n" << describe("during", during) << "\n"
             << describe("after", after) << "\n" << r.moves << " moves\n";
   // The goals (the bound within 8 executions of each step, <= 10% lost during the load, <= 5%
-  // before and after) as far as the balancer meets them on this trace: the load leaving is
-  // followed at once (a quiet regime after a noisy one); the load arriving shows in its first
-  // runs only as 2-5x swings, one of them as fast as before, and is seen after ten to thirteen
-  // (replayed: 13 to the bound, 5% lost). Before the load the trained plan (56%) is kept for
-  // most of the phase: the oracle's 47% is predicted to gain less than the noise allows to move on.
-  EXPECT_LE(after.to_bound, 8u);
+  // before and after): the load leaving is followed at once (a quiet regime after a noisy one);
+  // the load arriving shows in its first runs only as 2-5x swings, one in three as fast as
+  // before, and is seen once all but one of the last four to six runs are beyond the noise
+  // (replayed: 8 executions to the bound of the plans, 15 with three runs in a row required).
+  // The bound is the plans' (see PhaseResult): the windows of five runs stay out of it for half
+  // the phase under the load whatever the plan (replayed: 49 with the plans in the bound from
+  // the 8th execution).
+  EXPECT_LE(after.plan_to_bound, 8u);
   EXPECT_LE(after.lost, 0.05);
   EXPECT_LE(during.lost, 0.10);
-  EXPECT_LE(during.to_bound, 16u);
-  EXPECT_LE(before.lost, 0.08);
-  EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.05) << "the load-aware optimum, not equal finish times";
+  EXPECT_LE(during.plan_to_bound, 8u);
+  EXPECT_LE(before.lost, 0.05);
+  // Equal finish times would give the loaded CPU about 25%: out of the bound (see the oracle's
+  // curve over this phase: 88% of its speed at 28%).
+  EXPECT_GE(during.final_ratio, 0.95) << "the load-aware optimum, not equal finish times";
 }
 
 TEST(BalancerTrace, TheGpuMachinesLoadFromTheFirstRunIsFollowed) {
@@ -774,7 +796,27 @@ TEST(BalancerTrace, TheLoadLeavingASmallShareIsFollowed) {
   const Replay r = replay(t, 0.534);  // the run's starting plan, trained without the load
   const PhaseResult during = judge(t, r, 0, 100), after = judge(t, r, 100, 200);
   std::cout << describe("during", during) << "\n" << describe("after", after) << "\n" << r.moves << " moves\n";
+  EXPECT_LE(after.plan_to_bound, 8u);
   EXPECT_LE(after.to_bound, 8u);
   EXPECT_LE(after.lost, 0.05);
-  EXPECT_NEAR(after.final_cpu, after.oracle_cpu, 0.08);
+  EXPECT_GE(after.final_ratio, 0.95);
+}
+
+// k3 (13th session): the load during executions 100-199, replayed with the fixed costs of k4's
+// (the same machine and sample). On the GPU machine the balancer moved to 28% and then 19% on
+// the CPU within seven executions of the load, and to 14% sixty executions later; the windows
+// of five runs put the bound "not within the phase" (their medians spread 0.63-1.89 against
+// the oracle's runs beside them), where the plans were within it from the 8th execution.
+TEST(BalancerTrace, TheLoadStepIsFollowedWithFixedCosts) {
+  const RateTrace t = read_rates("fig4_k3_rates.csv", {0.2, 1.6});
+  ASSERT_EQ(t.rate.size(), 300u);
+  const Replay r = replay(t, 0.5575);  // the run's trained starting plan
+  const PhaseResult before = judge(t, r, 0, 100), during = judge(t, r, 100, 200), after = judge(t, r, 200, 300);
+  std::cout << describe("before", before) << "\n" << describe("during", during) << "\n" << describe("after", after)
+            << "\n" << r.moves << " moves\n";
+  EXPECT_LE(before.lost, 0.05);
+  EXPECT_LE(during.plan_to_bound, 8u);
+  EXPECT_LE(during.lost, 0.10);
+  EXPECT_LE(after.plan_to_bound, 8u);
+  EXPECT_LE(after.lost, 0.05);
 }
