@@ -334,6 +334,8 @@ namespace {
 // the earlier median, widened for few runs as stepped() widens its band, and every new run lies
 // beyond the earlier runs' 10% quantile on that side (the quiet runs are not the noisy regime's
 // usual fast ones). Seen over kQuietRuns runs: fewer would let the low end of +-50% noise pass.
+// A step is taken where its runs, without one, would lie where they do with less than this chance.
+constexpr double kStepChance = 1e-3;
 constexpr double kQuietNoise = 0.15;
 constexpr std::size_t kQuietRuns = 5;
 bool quieted(const std::vector<double>& before, const std::vector<double>& last, double bound) {
@@ -386,6 +388,13 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
       return sp;
     };
     auto beyond = [](const Split& sp, bool up, double v, double by) { return up ? v > sp.ref + by : v < sp.ref - by; };
+    // The chance that one run of the plan lies beyond the band on that side, from its earlier
+    // runs themselves (Laplace's rule: never 0): a device with a heavy tail of its own (a CPU
+    // 2-3x slow one run in ten) gets there often without a step.
+    auto chance = [&](const Split& w, bool up) {
+      const auto n = std::count_if(w.before.begin(), w.before.end(), [&](double v) { return beyond(w, up, v, w.band); });
+      return (static_cast<double>(n) + 1) / (static_cast<double>(w.before.size()) + 2);
+    };
     // Every one of the last kStepRuns runs beyond the band, on the same side: under normal noise
     // a chance of about 1e-7 per run, where one outlier or a median pushed by noise never
     // suffices. A load that matters (2-3x) clears it at once.
@@ -412,10 +421,11 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
       continue;
     }
     // The start of a noisy regime (a load arriving on a CPU: 2-5x swings, now and then a run as
-    // fast as before): of the last m runs (kStepRuns < m <= kNoisyStepRuns) all but one beyond the
-    // band on one side, the first and the latest among them. Under normal noise m * p^(m-1), p
-    // the chance of one run beyond (0.6% at 2.5 sigma): about 1e-6 for m = 4. On the GPU
-    // machine (k1) the load's first ten runs had one such fast run in every three, and the
+    // fast as before): of the last m runs (kStepRuns < m <= kNoisyStepRuns) all but a third
+    // beyond the band on one side, the first and the latest among them, where that is no more
+    // likely than kStepChance without a step (C(m, inside) * p^(m - inside), p the chance above:
+    // after 45 runs none beyond, 3 of 4 pass; with one in ten beyond, 6 of 9 only just). On the
+    // GPU machine (k1) the load's first ten runs had one such fast run in every three, and the
     // rule of three in a row saw the load after thirteen executions; the step's own runs, once
     // among the earlier ones, also raise their median and spread.
     for (std::size_t m = kStepRuns + 1; m <= kNoisyStepRuns; ++m) {
@@ -424,7 +434,10 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
       const bool side = w.last.back() > w.ref;
       const auto in = static_cast<std::size_t>(
           std::count_if(w.last.begin(), w.last.end(), [&](double v) { return !beyond(w, side, v, w.band); }));
-      if (in <= 1 && beyond(w, side, w.last.front(), w.band) && beyond(w, side, w.last.back(), w.band)) {
+      double ways = 1;  // C(m, in)
+      for (std::size_t k = 0; k < in; ++k) ways = ways * static_cast<double>(m - k) / static_cast<double>(k + 1);
+      if (in <= m / 3 && beyond(w, side, w.last.front(), w.band) && beyond(w, side, w.last.back(), w.band) &&
+          ways * std::pow(chance(w, side), static_cast<double>(m - in)) < kStepChance) {
         out.push_back({d, m});
         break;
       }

@@ -122,8 +122,8 @@ class Balancer {
   static constexpr std::size_t kRegimeRuns = 48;
   // Runs that show a load step: all on one side of the plan's earlier median, beyond the noise.
   static constexpr std::size_t kStepRuns = 3;
-  // ... or all but one of the last few runs (up to this many), on one side: a load's 2-5x swings.
-  static constexpr std::size_t kNoisyStepRuns = 6;
+  // ... or all but a third of the last few runs (up to this many), on one side: a load's 2-5x swings.
+  static constexpr std::size_t kNoisyStepRuns = 9;
   // A plan that ends an episode slower than its predecessor by more than this (and the noise of
   // the comparison) goes back.
   static constexpr double kMustPay = 0.03;

@@ -275,6 +275,116 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
   EXPECT_LE(moves, 1u);
 }
 
+// A CPU's own heavy tail on the GPU machine: besides +-20% noise, one run in ten 2-3x slower
+// (a page-fault storm, another process's burst), as stationary as the rest. The runs of a load
+// arriving look alike at first (2-5x, one in three as fast as before), but keep coming: a run
+// beyond the noise is taken for a step only where the plan's earlier runs were not there as
+// often. Over 100 seeds of 140 executions after the first 60 the rules see 11 steps in all (the
+// rule of three in a row alone: 10; all but one of four to six without the earlier runs' own
+// rate: 32), and every final plan is within the bound of the expected makespan's optimum.
+// Not solved here: the slow-drift path moves about once a seed between plans equally good
+// under such a tail (0.13 and 0.27 on the CPU), as the tail's runs among the latest 24 vary.
+TEST(Balancer, AHeavyTailIsNoStep) {
+  constexpr std::size_t kSeeds = 100, kSeen = 60, kRuns = 200;
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.noise = 0.2;
+  std::uniform_real_distribution<double> u(0, 1), tail(2, 3);
+  auto run = [&](const Config& c) {
+    auto t = m.times(c);
+    if (u(m.rng) < 0.1) t[0] *= tail(m.rng);
+    return t;
+  };
+  // The expected makespan of a split, over 4000 draws of the same noise.
+  auto expected = [&](double cpu) {
+    m.rng.seed(7);
+    double sum = 0;
+    for (int k = 0; k < 4000; ++k) {
+      const auto t = run(two_way(cpu));
+      sum += std::max(t[0], t[1]);
+    }
+    return sum / 4000;
+  };
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = 0; k <= 100; ++k) best = std::min(best, expected(k / 100.0));
+  std::size_t steps = 0, moves = 0, out = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    for (std::size_t i = 0; i < kRuns; ++i) {
+      const BalanceStep st = b.observe(run(b.config()), {});
+      steps += st.step && i >= kSeen;
+      moves += st.event.has_value() && i >= kSeen;
+    }
+    out += best / expected(b.config().shares[0]) < 0.88;
+  }
+  std::cout << steps << " steps and " << moves << " moves after the first " << kSeen << " executions in " << kSeeds
+            << " runs of " << kRuns << " with a heavy tail; " << out << " plans out of the bound at the end\n";
+  EXPECT_LE(steps, kSeeds / 5);
+  EXPECT_EQ(out, 0u);
+}
+
+// A load arriving as it did on the GPU machine (k1): the CPU 2.5x slower but swinging, one run
+// in three as fast as before the load and one in five twice as slow again, besides +-20% noise
+// on both devices. The plan reaches the bound of the expected makespan's optimum under the load
+// (its time over the same noise within 0.88 of the best split's) and stays there: within 8
+// executions of the load's start in 74 of 100 seeds (median 5), within 12 in 90 (58 and 15 with
+// three runs in a row beyond the noise as the only sign of a step). A load whose runs are as
+// fast as before one time in three shows, in some seeds, in half its first dozen runs: no rule
+// that does not move on noise sees it within 8 there.
+TEST(Balancer, ASwingingLoadReachesTheBoundWithinEightExecutions) {
+  constexpr std::size_t kSeeds = 100, load_on = 60, total = 120;
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.noise = 0.2;
+  m.slow = {1, 1};
+  std::uniform_real_distribution<double> u(0, 1);
+  auto run = [&](const Config& c) {
+    auto t = m.times(c);
+    if (m.slow[0] > 1) {
+      const double x = u(m.rng);
+      if (x < 1.0 / 3) t[0] /= m.slow[0];  // as fast as before the load
+      else if (x < 1.0 / 3 + 0.2) t[0] *= 2;
+    }
+    return t;
+  };
+  auto expected = [&](double cpu) {
+    m.rng.seed(7);
+    double sum = 0;
+    for (int k = 0; k < 4000; ++k) {
+      const auto t = run(two_way(cpu));
+      sum += std::max(t[0], t[1]);
+    }
+    return sum / 4000;
+  };
+  m.slow = {2.5, 1};
+  std::vector<double> loaded(101);
+  for (int k = 0; k <= 100; ++k) loaded[k] = expected(k / 100.0);
+  const double best = *std::min_element(loaded.begin(), loaded.end());
+  std::size_t ok = 0, late = 0, steps = 0;
+  std::vector<std::size_t> runs;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    m.slow = {1, 1};
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    std::size_t last_out = SIZE_MAX;
+    for (std::size_t i = 0; i < total; ++i) {
+      if (i == load_on) m.slow = {2.5, 1};
+      const double cpu = b.config().shares[0];
+      if (i >= load_on && best / loaded[static_cast<std::size_t>(std::lround(cpu * 100))] < 0.88) last_out = i;
+      steps += b.observe(run(b.config()), {}).step && i < load_on;
+    }
+    const std::size_t to = last_out == SIZE_MAX ? 1 : last_out + 1 >= total ? SIZE_MAX : last_out - load_on + 2;
+    ok += to <= 8;
+    late += to > 12;
+    runs.push_back(to);
+  }
+  std::sort(runs.begin(), runs.end());
+  std::cout << "a swinging load: within the bound in <= 8 executions in " << ok << "/" << kSeeds << " (median "
+            << runs[kSeeds / 2] << ", 90th percentile " << runs[kSeeds * 9 / 10] << ")\n";
+  EXPECT_GE(ok, kSeeds * 7 / 10);
+  EXPECT_LE(late, kSeeds / 10);
+  EXPECT_EQ(steps, 0u) << "no step before the load";
+}
+
 TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
   for (std::size_t device : {0u, 1u}) {
     Model m{{1.0, 0.4}, {0.5, 1.5}};
@@ -754,11 +864,10 @@ TEST(BalancerTrace, TheGpuMachinesLoadStepIsFollowed) {
   // The goals (the bound within 8 executions of each step, <= 10% lost during the load, <= 5%
   // before and after): the load leaving is followed at once (a quiet regime after a noisy one);
   // the load arriving shows in its first runs only as 2-5x swings, one in three as fast as
-  // before, and is seen once all but one of the last four to six runs are beyond the noise
-  // (replayed: 8 executions to the bound of the plans, 15 with three runs in a row required).
-  // The bound is the plans' (see PhaseResult): the windows of five runs stay out of it for half
-  // the phase under the load whatever the plan (replayed: 49 with the plans in the bound from
-  // the 8th execution).
+  // before, and is seen once all but a third of the last four to nine runs are beyond the noise
+  // (replayed: 7 executions to the bound of the plans and 2% lost; 15 and 5% with three runs in
+  // a row as the only sign). The bound is the plans' (see PhaseResult): the windows of five
+  // runs can stay out of it for half the phase under the load whatever the plan.
   EXPECT_LE(after.plan_to_bound, 8u);
   EXPECT_LE(after.lost, 0.05);
   EXPECT_LE(during.lost, 0.10);
