@@ -19,11 +19,21 @@
 //
 // Per phase (before, during, after the load): the medians of its last runs, the rebalances, the
 // executions to settle (five balanced runs in a row, as the balancer judges them), the
-// executions to the bound (from the phase's first run to the run from which the median of every
-// five balanced runs in a row stays within the balance bound of the median of the five
-// interleaved oracle runs beside them: oracle / balanced >= balanced_within), and the time lost:
-// sum(balanced) / sum(interleaved oracle) - 1 over the phase, with the spread (10th-90th
-// percentile) of both and the median of the per-execution ratio.
+// executions to the bound, and the time lost: sum(balanced) / sum(interleaved oracle) - 1 over
+// the phase, with the spread (10th-90th percentile) of both and the median of the per-execution
+// ratio. The bound two ways:
+// - windows: from the phase's first run to the run from which the median of every five balanced
+//   runs in a row stays within the balance bound of the median of the five interleaved oracle
+//   runs beside them (oracle / balanced >= balanced_within);
+// - plans: from the phase's first run to the run from which every run's plan is within the
+//   bound, a plan judged on all the phase's balanced runs at CPU shares within 3 points of its
+//   own against the oracle runs beside them (sum(oracle) / sum(balanced) >= balanced_within).
+// Under a load the windows are no fair criterion: a run swings 2-5x, and in the 13th session's
+// k3 the oracle's own split, its even runs against its odd ones, was out of the bound in 27 of
+// 46 windows of five (k4: 18 of 46), so a balancer running the oracle's split exactly would
+// still be "not within the phase". The plans are judged on tens of runs each, as the synthetic
+// tests judge a plan by its time without noise. The report gives both, and per phase the
+// windows in which the oracle fails against itself (the windows criterion's own noise).
 //
 // Files: DIR/NAME.csv one row per execution (oracle_ms: the interleaved oracle run's time),
 // DIR/NAME_oracle.csv the sweep, DIR/NAME.svg the figure (execution time, balanced and oracle,
@@ -49,6 +59,7 @@ namespace {
 constexpr std::size_t kTail = 20;        // runs whose medians describe a phase's end state
 constexpr std::size_t kBalancedRun = 5;  // consecutive balanced runs that count as settled
 constexpr std::size_t kBoundWindow = 5;  // runs whose median is held against the oracle's time
+constexpr double kPlanPool = 0.03;       // CPU shares pooled with a plan's own to judge it (to_bound_plans)
 const char* const kPhases[] = {"before", "during", "after"};
 
 std::string column_id(const sinew::DeviceInfo& d) {
@@ -212,6 +223,50 @@ std::optional<std::size_t> to_bound(const std::vector<Execution>& runs, std::siz
   if (*out + 1 >= last) return std::nullopt;
   const std::size_t window_start = *out + 2 - kBoundWindow;  // the first window that stays in
   return window_start + kBoundWindow / 2 - first + 1;
+}
+
+// Executions from a phase's first to the first from which every execution's plan is within the
+// bound, the plan judged on the phase's balanced runs at CPU shares within kPlanPool of its own
+// against the interleaved oracle runs beside them: sum(oracle) / sum(balanced) >= within; 1 when
+// every plan is within it, empty when the phase's last plan is not. The plan judged, not a
+// window of runs: under a load one split's time swings 2-5x from run to run, and a window of five
+// holds the oracle's split against its own alternate runs out of the bound in over half the
+// windows (13th session, k3). Pooled over neighbouring shares so that a plan of a few runs
+// (a step's first moves) is judged on more than its own, as the plans near it run as fast.
+std::optional<std::size_t> to_bound_plans(const std::vector<Execution>& runs, std::size_t first, std::size_t last,
+                                          double within) {
+  std::optional<std::size_t> out;  // the last execution whose plan is out
+  for (std::size_t n = first; n < last; ++n) {
+    double sum = 0, oracle_sum = 0;
+    for (std::size_t k = first; k < last; ++k)
+      if (std::abs(runs[k].shares.cpu - runs[n].shares.cpu) <= kPlanPool + 1e-9 && !std::isnan(runs[k].oracle_ms))
+        sum += runs[k].wall_ms, oracle_sum += runs[k].oracle_ms;
+    if (sum <= 0) return std::nullopt;
+    if (oracle_sum / sum < within) out = n;
+  }
+  if (!out) return std::size_t{1};
+  if (*out + 1 >= last) return std::nullopt;
+  return *out + 2 - first;
+}
+
+// The windows criterion's own noise: windows of kBoundWindow oracle runs (the even executions')
+// against as many of the same split (the odd ones') out of the bound either way, over all
+// windows: "out/all".
+std::string oracle_against_itself(const std::vector<Execution>& runs, std::size_t first, std::size_t last,
+                                  double within) {
+  std::vector<double> even, odd;
+  for (std::size_t n = first; n < last; ++n)
+    if (!std::isnan(runs[n].oracle_ms)) ((n - first) % 2 ? odd : even).push_back(runs[n].oracle_ms);
+  const std::size_t pairs = std::min(even.size(), odd.size());
+  if (pairs < kBoundWindow) return "-";
+  std::size_t out = 0, all = 0;
+  for (std::size_t end = kBoundWindow; end <= pairs; ++end, ++all) {
+    const std::vector<double> a(even.begin() + static_cast<std::ptrdiff_t>(end - kBoundWindow), even.begin() + static_cast<std::ptrdiff_t>(end)),
+        b(odd.begin() + static_cast<std::ptrdiff_t>(end - kBoundWindow), odd.begin() + static_cast<std::ptrdiff_t>(end));
+    const double r = median(a) / median(b);
+    out += std::min(r, 1 / r) < within;
+  }
+  return std::to_string(out) + "/" + std::to_string(all);
 }
 
 // "median [p10, p90]" of `ms`.
@@ -431,7 +486,8 @@ int main(int argc, char** argv) {
     const double within = sinew::RuntimeOptions{}.effective().balancer.balanced_within.value();  // as the runtime reads it
     Table sweep({"CPU share", "load off ms", "load on ms"}),
         phases({"phase", "executions", "CPU share", "GPU share", "median ms", "oracle split (CPU)", "oracle ms",
-                "level-1", "level-2", "executions to settle", "executions to the bound"}),
+                "level-1", "level-2", "executions to settle", "executions to the bound (windows)",
+                "executions to the bound (plans)", "oracle against itself: windows out"}),
         lost({"phase", "balanced sum ms", "oracle sum ms", "lost", "balanced ms: median [p10, p90]",
               "oracle ms: median [p10, p90]", "balanced / oracle per execution: median [p10, p90]"});
     auto cell = [](const Stats& m, bool best) {
@@ -465,12 +521,14 @@ int main(int argc, char** argv) {
         stretch = 1 - runs[n].deviation >= within ? stretch + 1 : 0;
         if (stretch == kBalancedRun && !settle) settle = n + 1 - kBalancedRun - first;
       }
-      const auto bound = to_bound(runs, first, last, within);
+      const auto bound = to_bound(runs, first, last, within), plans = to_bound_plans(runs, first, last, within);
       phases.add({std::string(kPhases[p]) + " (" + std::to_string(first) + "-" + std::to_string(last - 1) + ")",
                   std::to_string(last - first), pct(median(cpu)), pct(median(gpu)), fmt("%.3f", median(ms)),
                   pct(oracle.best_share(p == 1)), oms.empty() ? "-" : fmt("%.3f", median(oms)), std::to_string(l1),
                   std::to_string(l2), settle ? std::to_string(*settle) : "not within the phase",
-                  bound ? std::to_string(*bound) : "not within the phase"});
+                  bound ? std::to_string(*bound) : "not within the phase",
+                  plans ? std::to_string(*plans) : "not within the phase",
+                  oracle_against_itself(runs, first, last, within)});
       // Lost over the executions that have an oracle run beside them (all, unless the sweep
       // failed for this load).
       if (ratio.size() < all.size()) {
@@ -513,7 +571,13 @@ int main(int argc, char** argv) {
        << kBalancedRun << " consecutive balanced executions. To the bound: executions from the phase's first to the "
           "one from which the median of every "
        << kBoundWindow << " executions in a row stays within the bound of the median of the " << kBoundWindow
-       << " interleaved oracle runs beside them (oracle / balanced >= " << within << ") to the phase's end.\n\n"
+       << " interleaved oracle runs beside them (oracle / balanced >= " << within << ") to the phase's end. To the "
+          "bound (plans): executions from the phase's first to the one from which every execution's plan is within "
+          "the bound, a plan judged on all the phase's balanced executions at CPU shares within "
+       << pct(kPlanPool) << " of its own against the oracle runs beside them (sum(oracle) / sum(balanced) >= "
+       << within << "); under a load that swings a run 2-5x this is the fair one: the last column counts the "
+          "windows of "
+       << kBoundWindow << " in which the oracle's split is out of the bound against its own alternate runs.\n\n"
        << phases.str()
        << "\n### Time lost against the interleaved oracle\n\nEach balanced execution is followed by one execution "
           "of the oracle's split for the load of the moment (the balancer off for it, the same data), so both meet "

@@ -25,6 +25,9 @@ constexpr double kZPay = 2.0;  // a plan that ends an episode slower goes back
 // The standard error of a median (or interquartile mean) of n runs is about this many sigma/sqrt(n).
 constexpr double kCentreEfficiency = 1.25;
 constexpr std::size_t kSpreadRuns = 24;  // runs whose spread a device's expected time is taken over
+// A fixed cost carried over from an earlier regime leaves at least this much of the regime's
+// fastest time to the work (see Balancer::rate).
+constexpr double kCarriedFixed = 0.5;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -147,7 +150,7 @@ double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<doubl
       const double work = a[active[i]] * shares[active[i]];
       const auto from = static_cast<std::ptrdiff_t>(times.size());
       if (r.spread.empty()) times.push_back({work + r.b, i});
-      for (double f : r.spread) times.push_back({work * f + r.b, i});
+      for (double f : r.spread) times.push_back({(work + r.b) * f, i});
       // Each device's times come sorted (its spread is): merged, not sorted.
       std::inplace_merge(times.begin(), times.begin() + from, times.end());
     }
@@ -248,13 +251,21 @@ DeviceRate Balancer::rate(std::size_t d) const {
   // The fixed cost: a line t = a*s + b fitted (least squares, each share's centre weighted by
   // its runs) through the shares the regime ran at, once they span enough and the device is
   // steady enough for the slope to be known within a tenth of the proportional rate (b then within a tenth of the
-  // time). Otherwise the last one fitted (0: the time is taken as proportional).
-  r.b = fixed_[d];
+  // time). Otherwise the last one fitted (0: the time is taken as proportional), but at most
+  // kCarriedFixed of the regime's fastest share centre: that b was fitted in another regime, and
+  // a load changes fixed costs too. On the GPU machine (k4) a CPU's b fitted to its loaded runs
+  // (1.3 ms) exceeded its whole time at 5% once the load left (0.55 ms): every run of the new
+  // regime fell below it, the CPU had no rate, and the step it showed moved nothing.
   std::vector<std::pair<double, std::vector<double>>> at;  // share -> log times
   for (const auto& s : runs) {
     auto it = std::find_if(at.begin(), at.end(), [&](const auto& p) { return p.first == s.share; });
     if (it == at.end()) at.push_back({s.share, {}}), it = at.end() - 1;
     it->second.push_back(std::log(s.ms));
+  }
+  {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& [share, logs] : at) fastest = std::min(fastest, std::exp(centre(logs)));
+    r.b = std::min(fixed_[d], kCarriedFixed * fastest);
   }
   if (at.size() >= 2) {
     double w = 0, sx = 0, sy = 0, lo = 1, hi = 0, least = std::numeric_limits<double>::infinity();
@@ -278,15 +289,19 @@ DeviceRate Balancer::rate(std::size_t d) const {
     }
   }
   std::vector<double> logs;
+  std::vector<Sample> used;
   for (const auto& s : runs)
-    if (s.ms > r.b) logs.push_back(std::log((s.ms - r.b) / s.share));
+    if (s.ms > r.b) logs.push_back(std::log((s.ms - r.b) / s.share)), used.push_back(s);
   if (logs.empty()) return r;
   r.a = std::exp(centre(logs));
   r.runs = logs.size();
   r.se = kCentreEfficiency * noise(d) / std::sqrt(static_cast<double>(r.runs));
-  // The latest kSpreadRuns runs (the noise as it is now), sorted for expected_ms().
-  for (std::size_t i = logs.size() - std::min(kSpreadRuns, logs.size()); i < logs.size(); ++i)
-    r.spread.push_back(std::exp(logs[i]) / r.a);
+  // The latest kSpreadRuns runs (the noise as it is now), each as a factor of the model's whole
+  // time at its share, sorted for expected_ms(). Of the whole time, not of its part beyond b: the
+  // noise is the run's (b's too), and at a small share, where b is most of the time, a factor of
+  // the rest would blow +-30% up to 3x and hedge a device out of the work it should take back.
+  for (std::size_t i = used.size() - std::min(kSpreadRuns, used.size()); i < used.size(); ++i)
+    r.spread.push_back(used[i].ms / r.at(used[i].share));
   std::sort(r.spread.begin(), r.spread.end());
   return r;
 }
@@ -319,6 +334,8 @@ namespace {
 // the earlier median, widened for few runs as stepped() widens its band, and every new run lies
 // beyond the earlier runs' 10% quantile on that side (the quiet runs are not the noisy regime's
 // usual fast ones). Seen over kQuietRuns runs: fewer would let the low end of +-50% noise pass.
+// A step is taken where its runs, without one, would lie where they do with less than this chance.
+constexpr double kStepChance = 1e-3;
 constexpr double kQuietNoise = 0.15;
 constexpr std::size_t kQuietRuns = 5;
 bool quieted(const std::vector<double>& before, const std::vector<double>& last, double bound) {
@@ -344,38 +361,87 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
   const double bound = std::log(1.0 / *s_.balanced_within);
   for (std::size_t d = 0; d < config_.shares.size(); ++d) {
     if (config_.shares[d] <= 0) continue;
-    std::vector<double> before, last;
+    std::vector<double> logs;
     for (std::size_t i = n - std::min<std::size_t>(n, kRegimeRuns); i < n; ++i)
-      if (runs_[i][d] > 0) (i + kStepRuns < n ? before : last).push_back(std::log(runs_[i][d]));
-    if (before.size() < kStepRuns || last.size() < kStepRuns) continue;
-    // Every one of the runs beyond kZStep of the device's noise from the plan's earlier median,
-    // on the same side: under normal noise a chance of about 1e-7 per run, where one outlier
-    // or a median pushed by noise never suffices. A load that matters (2-3x) clears it at once.
-    // The noise as the larger of two estimates (run-to-run changes, the spread of the plan's
-    // earlier runs): each alone is now and then half the truth, which would let noise through.
-    const double ref = median_of(before);
-    std::vector<double> spread;
-    for (double v : before) spread.push_back(std::abs(v - ref));
-    const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
-    // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
-    // are themselves uncertain then.
-    const double band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(before.size())));
-    const bool up = last.front() > ref;
-    auto beyond = [&](double v, double by) { return up ? v > ref + by : v < ref - by; };
-    if (!std::all_of(last.begin(), last.end(), [&](double v) { return beyond(v, band); })) {
-      // The end of a noisy regime, over kQuietRuns runs.
-      if (before.size() < kQuietRuns + kStepRuns) continue;
-      const std::vector<double> earlier(before.begin(), before.end() - (kQuietRuns - kStepRuns));
-      std::vector<double> quiet(before.end() - (kQuietRuns - kStepRuns), before.end());
-      quiet.insert(quiet.end(), last.begin(), last.end());
-      if (quieted(earlier, quiet, bound)) out.push_back({d, kQuietRuns});
+      if (runs_[i][d] > 0) logs.push_back(std::log(runs_[i][d]));
+    // The plan's earlier runs (all but the last m) and the last m, each one's reference (the
+    // earlier runs' median) and band.
+    struct Split {
+      std::vector<double> before, last;
+      double ref = 0, band = 0;
+    };
+    auto split = [&](std::size_t m) {
+      Split sp;
+      if (logs.size() < m + kStepRuns) return sp;
+      sp.before.assign(logs.begin(), logs.end() - static_cast<std::ptrdiff_t>(m));
+      sp.last.assign(logs.end() - static_cast<std::ptrdiff_t>(m), logs.end());
+      // Beyond kZStep of the device's noise from the plan's earlier median. The noise as the
+      // larger of two estimates (run-to-run changes, the spread of the plan's earlier runs):
+      // each alone is now and then half the truth, which would let noise through.
+      sp.ref = median_of(sp.before);
+      std::vector<double> spread;
+      for (double v : sp.before) spread.push_back(std::abs(v - sp.ref));
+      const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
+      // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
+      // are themselves uncertain then.
+      sp.band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(sp.before.size())));
+      return sp;
+    };
+    auto beyond = [](const Split& sp, bool up, double v, double by) { return up ? v > sp.ref + by : v < sp.ref - by; };
+    // The chance that one run of the plan lies beyond the band on that side, from its earlier
+    // runs themselves (Laplace's rule: never 0): a device with a heavy tail of its own (a CPU
+    // 2-3x slow one run in ten) gets there often without a step.
+    auto chance = [&](const Split& w, bool up) {
+      const auto n = std::count_if(w.before.begin(), w.before.end(), [&](double v) { return beyond(w, up, v, w.band); });
+      return (static_cast<double>(n) + 1) / (static_cast<double>(w.before.size()) + 2);
+    };
+    // Every one of the last kStepRuns runs beyond the band, on the same side: under normal noise
+    // a chance of about 1e-7 per run, where one outlier or a median pushed by noise never
+    // suffices. A load that matters (2-3x) clears it at once.
+    const Split sp = split(kStepRuns);
+    if (sp.last.empty()) continue;
+    const bool up = sp.last.front() > sp.ref;
+    if (std::all_of(sp.last.begin(), sp.last.end(), [&](double v) { return beyond(sp, up, v, sp.band); })) {
+      // The step may have come a run or two before these (a first run under the load that noise
+      // kept inside the band): runs just before them that lie beyond half the band belong to it,
+      // and nearer the new runs than the old. Not half the band alone: a load leaving takes the
+      // time down 3-5x, and a loaded run that noise put half a band low would join the quiet runs
+      // (one such run in four made the CPU's spread 3.5x and hedged it out of its work).
+      const double half = std::max(sp.band, std::abs(median_of(sp.last) - sp.ref)) / 2;
+      std::size_t since = kStepRuns;
+      while (since < sp.before.size() && beyond(sp, up, sp.before[sp.before.size() - 1 - (since - kStepRuns)], half))
+        ++since;
+      out.push_back({d, since});
       continue;
     }
-    // The step may have come a run or two before these (a first run under the load that noise
-    // kept inside the band): runs just before them that lie beyond half the band belong to it.
-    std::size_t since = kStepRuns;
-    while (since < before.size() && beyond(before[before.size() - 1 - (since - kStepRuns)], band / 2)) ++since;
-    out.push_back({d, since});
+    // The end of a noisy regime, over kQuietRuns runs.
+    if (const Split q = split(kQuietRuns);
+        sp.before.size() >= kQuietRuns + kStepRuns && quieted(q.before, q.last, bound)) {
+      out.push_back({d, kQuietRuns});
+      continue;
+    }
+    // The start of a noisy regime (a load arriving on a CPU: 2-5x swings, now and then a run as
+    // fast as before): of the last m runs (kStepRuns < m <= kNoisyStepRuns) all but a third
+    // beyond the band on one side, the first and the latest among them, where that is no more
+    // likely than kStepChance without a step (C(m, inside) * p^(m - inside), p the chance above:
+    // after 45 runs none beyond, 3 of 4 pass; with one in ten beyond, 6 of 9 only just). On the
+    // GPU machine (k1) the load's first ten runs had one such fast run in every three, and the
+    // rule of three in a row saw the load after thirteen executions; the step's own runs, once
+    // among the earlier ones, also raise their median and spread.
+    for (std::size_t m = kStepRuns + 1; m <= kNoisyStepRuns; ++m) {
+      const Split w = split(m);
+      if (w.last.empty()) break;
+      const bool side = w.last.back() > w.ref;
+      const auto in = static_cast<std::size_t>(
+          std::count_if(w.last.begin(), w.last.end(), [&](double v) { return !beyond(w, side, v, w.band); }));
+      double ways = 1;  // C(m, in)
+      for (std::size_t k = 0; k < in; ++k) ways = ways * static_cast<double>(m - k) / static_cast<double>(k + 1);
+      if (in <= m / 3 && beyond(w, side, w.last.front(), w.band) && beyond(w, side, w.last.back(), w.band) &&
+          ways * std::pow(chance(w, side), static_cast<double>(m - in)) < kStepChance) {
+        out.push_back({d, m});
+        break;
+      }
+    }
   }
   return out;
 }

@@ -6,9 +6,10 @@
 // since the device's rate last changed (its *regime*): the interquartile mean of log((t - b)/s)
 // over at most kRegimeRuns runs, with b from a least-squares line through the shares the regime
 // ran at once the device is steady enough for its slope to be known within 10%, else the last
-// such fit (0 at first). Each device also has a noise estimate: the median of its run-to-run
-// changes (|log t_i/t_(i-1)| within one plan) as a standard deviation, drawn towards +-30% until
-// it has seen enough. On the GPU machine a CPU device's time varies by 15-50% from run to run and
+// such fit (0 at first), but at most half the regime's fastest time (a fixed cost fitted under
+// a load can exceed the device's whole time once the load left). Each device also has a noise
+// estimate: the median of its run-to-run changes (|log t_i/t_(i-1)| within one plan) as a
+// standard deviation, drawn towards +-30% until it has seen enough. On the GPU machine a CPU device's time varies by 15-50% from run to run and
 // both devices swing 2-3x under load, so no single run, and no difference within the noise,
 // moves work.
 //
@@ -24,7 +25,10 @@
 // - A load step. Each of a device's last kStepRuns times lies beyond 2.5 noise deviations of the
 //   median of its earlier runs of the plan, on one side: its rate changed for good (under normal
 //   noise a chance of about 1e-7 a run; a load that matters clears it at once). Or a noisy regime
-//   ended (a load leaving: 2-5x swings, then runs within a few percent, inside the old spread):
+//   started (a load's 2-5x swings, one run in three as fast as before): all but a third of the
+//   last four to nine runs beyond, where the plan's earlier runs make that less likely than 1e-3
+//   without a step (so that a device's own heavy tail is none). Or a noisy regime ended (a
+//   load leaving: 2-5x swings, then runs within a few percent, inside the old spread):
 //   the last five runs' median beyond 2.5 of their own deviations from the earlier median, every
 //   one beyond the earlier runs' 10% quantile. Its regime and its noise estimate restart from
 //   the runs since the step and the plan is re-planned in one move to the optimum
@@ -85,8 +89,8 @@ struct BalanceStep {
 };
 
 // One device's time model, t = a*share + b, from `runs` watched runs; se: the standard error of
-// log(a); spread: the rate of each of the latest runs as a factor of a, ascending (empty: taken
-// as {1}), the runs' own noise as it came, heavy tails and all. Unknown (runs == 0): never measured.
+// log(a); spread: each of the latest runs' time as a factor of the model's at its share (a*s + b),
+// ascending (empty: taken as {1}), the runs' own noise as it came, heavy tails and all. Unknown (runs == 0): never measured.
 struct DeviceRate {
   double a = 0, b = 0, se = 0;
   std::vector<double> spread;
@@ -122,6 +126,8 @@ class Balancer {
   static constexpr std::size_t kRegimeRuns = 48;
   // Runs that show a load step: all on one side of the plan's earlier median, beyond the noise.
   static constexpr std::size_t kStepRuns = 3;
+  // ... or all but a third of the last few runs (up to this many), on one side: a load's 2-5x swings.
+  static constexpr std::size_t kNoisyStepRuns = 9;
   // A plan that ends an episode slower than its predecessor by more than this (and the noise of
   // the comparison) goes back.
   static constexpr double kMustPay = 0.03;

@@ -42,9 +42,12 @@ struct Model {
   std::vector<double> slow;  // per-device factor on a (1: unloaded)
   std::mt19937 rng{11};
 
+  std::vector<double> slow_fixed;  // per-device factor on b (1: unloaded)
+
   double factor(std::size_t d) const { return d < slow.size() ? slow[d] : 1.0; }
+  double fixed(std::size_t d) const { return b[d] * (d < slow_fixed.size() ? slow_fixed[d] : 1.0); }
   // Without noise.
-  double exact(std::size_t d, double share) const { return share > 0 ? a[d] * factor(d) * share * n + b[d] : 0.0; }
+  double exact(std::size_t d, double share) const { return share > 0 ? a[d] * factor(d) * share * n + fixed(d) : 0.0; }
   std::vector<double> times(const Config& c) {
     std::uniform_real_distribution<double> u(-noise, noise);
     std::vector<double> t(c.shares.size(), 0.0);
@@ -60,7 +63,7 @@ struct Model {
   // The load-aware optimum, from the model itself (every device's exact line).
   double optimum_ms() const {
     std::vector<DeviceRate> r(a.size());
-    for (std::size_t d = 0; d < r.size(); ++d) r[d] = {.a = a[d] * factor(d) * n, .b = b[d], .runs = 1};
+    for (std::size_t d = 0; d < r.size(); ++d) r[d] = {.a = a[d] * factor(d) * n, .b = fixed(d), .runs = 1};
     Config best;
     best.shares = fastest_split(r);
     // Finer than the balancer's 1% grid: the continuous optimum is at most this good.
@@ -71,7 +74,7 @@ struct Model {
   // The CPU share (device 0 of two) at which both finish together, without noise.
   double balanced_cpu_share() const {
     const double a0 = a[0] * factor(0) * n, a1 = a[1] * factor(1) * n;
-    return (a1 + b[1] - b[0]) / (a0 + a1);
+    return (a1 + fixed(1) - fixed(0)) / (a0 + a1);
   }
 };
 
@@ -173,7 +176,7 @@ TEST(Balancer, FastestSplitIsTheAnalyticOptimumOrOneDeviceAlone) {
 
 // The test: a load step with +-30% multiplicative noise on every device's every run,
 // both ways (the load arriving and leaving), over 200 seeds. Each step reaches the bound within
-// 8 executions (and stays) in most of them: 99% and 96% of these seeds, 95.4% and 93.6% of
+// 8 executions (and stays) in most of them: 100% and 97.5% of these seeds, 99.9% and 98.1% of
 // seeds 1001-2000. The limit is statistical: by the 8th execution the changed device has been
 // seen in six runs (three to show the step, three of the new plan), and a rate 15% off from
 // those puts the plan out of the bound; the balancer hedges against it (an uncertain device
@@ -272,6 +275,116 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
   EXPECT_LE(moves, 1u);
 }
 
+// A CPU's own heavy tail on the GPU machine: besides +-20% noise, one run in ten 2-3x slower
+// (a page-fault storm, another process's burst), as stationary as the rest. The runs of a load
+// arriving look alike at first (2-5x, one in three as fast as before), but keep coming: a run
+// beyond the noise is taken for a step only where the plan's earlier runs were not there as
+// often. Over 100 seeds of 140 executions after the first 60 the rules see 11 steps in all (the
+// rule of three in a row alone: 10; all but one of four to six without the earlier runs' own
+// rate: 32), and every final plan is within the bound of the expected makespan's optimum.
+// Not solved here: the slow-drift path moves about once a seed between plans equally good
+// under such a tail (0.13 and 0.27 on the CPU), as the tail's runs among the latest 24 vary.
+TEST(Balancer, AHeavyTailIsNoStep) {
+  constexpr std::size_t kSeeds = 100, kSeen = 60, kRuns = 200;
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.noise = 0.2;
+  std::uniform_real_distribution<double> u(0, 1), tail(2, 3);
+  auto run = [&](const Config& c) {
+    auto t = m.times(c);
+    if (u(m.rng) < 0.1) t[0] *= tail(m.rng);
+    return t;
+  };
+  // The expected makespan of a split, over 4000 draws of the same noise.
+  auto expected = [&](double cpu) {
+    m.rng.seed(7);
+    double sum = 0;
+    for (int k = 0; k < 4000; ++k) {
+      const auto t = run(two_way(cpu));
+      sum += std::max(t[0], t[1]);
+    }
+    return sum / 4000;
+  };
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = 0; k <= 100; ++k) best = std::min(best, expected(k / 100.0));
+  std::size_t steps = 0, moves = 0, out = 0;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    for (std::size_t i = 0; i < kRuns; ++i) {
+      const BalanceStep st = b.observe(run(b.config()), {});
+      steps += st.step && i >= kSeen;
+      moves += st.event.has_value() && i >= kSeen;
+    }
+    out += best / expected(b.config().shares[0]) < 0.88;
+  }
+  std::cout << steps << " steps and " << moves << " moves after the first " << kSeen << " executions in " << kSeeds
+            << " runs of " << kRuns << " with a heavy tail; " << out << " plans out of the bound at the end\n";
+  EXPECT_LE(steps, kSeeds / 5);
+  EXPECT_EQ(out, 0u);
+}
+
+// A load arriving as it did on the GPU machine (k1): the CPU 2.5x slower but swinging, one run
+// in three as fast as before the load and one in five twice as slow again, besides +-20% noise
+// on both devices. The plan reaches the bound of the expected makespan's optimum under the load
+// (its time over the same noise within 0.88 of the best split's) and stays there: within 8
+// executions of the load's start in 74 of 100 seeds (median 5), within 12 in 90 (58 and 15 with
+// three runs in a row beyond the noise as the only sign of a step). A load whose runs are as
+// fast as before one time in three shows, in some seeds, in half its first dozen runs: no rule
+// that does not move on noise sees it within 8 there.
+TEST(Balancer, ASwingingLoadReachesTheBoundWithinEightExecutions) {
+  constexpr std::size_t kSeeds = 100, load_on = 60, total = 120;
+  Model m{{1.0, 0.4}, {0.5, 1.5}};
+  m.noise = 0.2;
+  m.slow = {1, 1};
+  std::uniform_real_distribution<double> u(0, 1);
+  auto run = [&](const Config& c) {
+    auto t = m.times(c);
+    if (m.slow[0] > 1) {
+      const double x = u(m.rng);
+      if (x < 1.0 / 3) t[0] /= m.slow[0];  // as fast as before the load
+      else if (x < 1.0 / 3 + 0.2) t[0] *= 2;
+    }
+    return t;
+  };
+  auto expected = [&](double cpu) {
+    m.rng.seed(7);
+    double sum = 0;
+    for (int k = 0; k < 4000; ++k) {
+      const auto t = run(two_way(cpu));
+      sum += std::max(t[0], t[1]);
+    }
+    return sum / 4000;
+  };
+  m.slow = {2.5, 1};
+  std::vector<double> loaded(101);
+  for (int k = 0; k <= 100; ++k) loaded[k] = expected(k / 100.0);
+  const double best = *std::min_element(loaded.begin(), loaded.end());
+  std::size_t ok = 0, late = 0, steps = 0;
+  std::vector<std::size_t> runs;
+  for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+    m.slow = {1, 1};
+    m.rng.seed(static_cast<unsigned>(seed));
+    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    std::size_t last_out = SIZE_MAX;
+    for (std::size_t i = 0; i < total; ++i) {
+      if (i == load_on) m.slow = {2.5, 1};
+      const double cpu = b.config().shares[0];
+      if (i >= load_on && best / loaded[static_cast<std::size_t>(std::lround(cpu * 100))] < 0.88) last_out = i;
+      steps += b.observe(run(b.config()), {}).step && i < load_on;
+    }
+    const std::size_t to = last_out == SIZE_MAX ? 1 : last_out + 1 >= total ? SIZE_MAX : last_out - load_on + 2;
+    ok += to <= 8;
+    late += to > 12;
+    runs.push_back(to);
+  }
+  std::sort(runs.begin(), runs.end());
+  std::cout << "a swinging load: within the bound in <= 8 executions in " << ok << "/" << kSeeds << " (median "
+            << runs[kSeeds / 2] << ", 90th percentile " << runs[kSeeds * 9 / 10] << ")\n";
+  EXPECT_GE(ok, kSeeds * 7 / 10);
+  EXPECT_LE(late, kSeeds / 10);
+  EXPECT_EQ(steps, 0u) << "no step before the load";
+}
+
 TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
   for (std::size_t device : {0u, 1u}) {
     Model m{{1.0, 0.4}, {0.5, 1.5}};
@@ -282,6 +395,43 @@ TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
       m.slow[device] = (i == 30 || i == 31) ? 3.0 : 1.0;  // a page-fault storm, two runs long
     });
     EXPECT_EQ(t.events(), 0u) << "spike on device " << device;
+  }
+}
+
+// The load first (k4 on the GPU machine): the plan, trained without it, meets a CPU five times
+// slower whose fixed cost (thread wake-ups behind the load's threads) is 7.5 times its own, and
+// moves to a small share (about 5%) where the CPU's time is mostly that fixed cost, which the
+// balancer learns from the shares it passes through. The load leaves: at 5% the CPU now takes 70
+// against the 150 of its loaded fixed cost alone. Each seed reaches the bound of the unloaded
+// optimum (28% on the CPU) within 8 executions of the load leaving.
+TEST(Balancer, ASmallShareWhoseFixedCostFellSeesTheLoadLeave) {
+  for (double noise : {0.1, 0.3}) {
+    constexpr std::size_t kSeeds = 100, load_off = 80, total = 160;
+    std::size_t ok = 0, small = 0;
+    std::vector<std::size_t> off_runs;
+    for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
+      Model m{{1.0, 0.4}, {20, 10}};
+      m.noise = noise;
+      m.slow = {5, 1};
+      m.slow_fixed = {7.5, 1};
+      m.rng.seed(static_cast<unsigned>(seed));
+      Model unloaded = m;
+      unloaded.slow = {1, 1}, unloaded.slow_fixed = {1, 1};
+      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(unloaded.balanced_cpu_share()), {});
+      Trace t = drive(b, m, total, [&](std::size_t i) {
+        if (i == load_off) m.slow = {1, 1}, m.slow_fixed = {1, 1};
+      });
+      small += t.plans[load_off - 1].shares[0] <= 0.08;
+      const std::size_t off = runs_to_bound(unloaded, t, load_off, total);
+      ok += off <= 8;
+      off_runs.push_back(off);
+    }
+    std::sort(off_runs.begin(), off_runs.end());
+    std::cout << "noise " << noise << ": at a small share under the load in " << small << "/" << kSeeds
+              << "; within the bound <= 8 executions after the load left in " << ok << "/" << kSeeds << " (median "
+              << off_runs[kSeeds / 2] << ")\n";
+    EXPECT_GE(small, kSeeds * 9 / 10) << "noise " << noise << ": the loaded optimum is a small share";
+    EXPECT_GE(ok, kSeeds * 93 / 100) << "noise " << noise;
   }
 }
 
@@ -561,38 +711,58 @@ TEST(Balancer, RejectsSettingsOutOfRange) {
 
 // ----- The GPU machine's own noise: Fig. 4's runs replayed --------------------------------------
 //
-// test/data/fig4_{k1,k2}_rates.csv: per execution of bench_balance on the GPU machine (saxpy 50M
-// pinned, a 16-thread CPU load during executions 100-199 (k1) or 0-99 (k2)), each device's time
-// per unit of share (its measured ms / its share). Replayed, a plan's device times at run n are
-// rate_d(n) * share_d: the trace's noise (a CPU swinging 1.3-2x, and 2-5x under the load, both
-// devices jumping together) meets whatever plan the balancer runs. The oracle, as in
+// test/data/fig4_k{1,2,3,4}_rates.csv: per execution of bench_balance on the GPU machine (saxpy 50M
+// pinned, a 16-thread CPU load during executions 100-199 (k1, k3) or 0-99 (k2, k4)), each device's
+// time per unit of share (its measured ms / its share); k3 and k4 (the 13th session's runs, against
+// the interleaved oracle) also the CPU share the run had. Replayed, a plan's device times at run n
+// are rate_d(n) * share_d: the trace's noise (a CPU swinging 1.3-2x, and 2-5x under the load, both
+// devices jumping together) meets whatever plan the balancer runs. With fixed costs b_d (where the
+// trace has its shares), the run's time less b_d is what scales: b_d + (rate_d(n) * s_n - b_d) /
+// s_n * share_d, s_n the share the device had in the run (a device at a small share then takes
+// mostly its fixed cost, as the GPU at 95% and the CPU at 5% did in k4). The oracle, as in
 // bench_balance, runs beside it on the same runs: the static split with the least summed
 // makespan over the phase, in hindsight.
 
 namespace {
 
 struct RateTrace {
-  std::vector<std::array<double, 2>> rate;  // per run: ms per unit of share, {CPU, GPU}
+  std::vector<std::array<double, 2>> rate;  // per run: ms per unit of share beyond the fixed cost, {CPU, GPU}
   std::vector<bool> load;
+  std::vector<double> cpu_share;  // per run: the CPU share the recorded run had (k3, k4)
+  std::array<double, 2> fixed{};  // ms: each device's fixed cost
 };
 
-RateTrace read_rates(const std::string& name) {
+// `fixed`: each device's fixed cost, taken out of the recorded runs (the trace must have its shares).
+RateTrace read_rates(const std::string& name, std::array<double, 2> fixed = {}) {
   RateTrace t;
+  t.fixed = fixed;
   std::ifstream in(std::string(SINEW_TEST_DATA_DIR) + "/" + name);
   std::string line;
-  std::getline(in, line);  // n,load,cpu,gpu
+  std::getline(in, line);  // n,load,cpu,gpu[,cpu_share]
   while (std::getline(in, line)) {
     std::stringstream ss(line);
-    std::string n, load, cpu, gpu;
+    std::string n, load, cpu, gpu, share;
     std::getline(ss, n, ','), std::getline(ss, load, ','), std::getline(ss, cpu, ','), std::getline(ss, gpu, ',');
     t.load.push_back(load == "1");
     t.rate.push_back({std::stod(cpu), std::stod(gpu)});
+    if (std::getline(ss, share, ',')) {
+      const double s[2] = {std::stod(share), 1 - std::stod(share)};
+      t.cpu_share.push_back(s[0]);
+      // Never below a tenth of the recorded rate: a run faster than the fixed cost said it is.
+      for (int d = 0; d < 2; ++d)
+        t.rate.back()[d] = std::max(0.1 * t.rate.back()[d], (t.rate.back()[d] * s[d] - fixed[d]) / s[d]);
+    }
   }
+  if (fixed[0] > 0 || fixed[1] > 0) EXPECT_EQ(t.cpu_share.size(), t.rate.size()) << name << " has no shares";
   return t;
 }
 
+double device_ms(const RateTrace& t, std::size_t n, std::size_t d, double share) {
+  return share > 0 ? t.fixed[d] + t.rate[n][d] * share : 0.0;
+}
+
 double replayed_ms(const RateTrace& t, std::size_t n, double cpu) {
-  return std::max(t.rate[n][0] * cpu, t.rate[n][1] * (1 - cpu));
+  return std::max(device_ms(t, n, 0, cpu), device_ms(t, n, 1, 1 - cpu));
 }
 
 struct Replay {
@@ -607,8 +777,7 @@ Replay replay(const RateTrace& t, double start_cpu) {
   for (std::size_t n = 0; n < t.rate.size(); ++n) {
     const double cpu = b.config().shares[0];
     r.cpu.push_back(cpu);
-    const std::vector<double> ms = {cpu > 0 ? t.rate[n][0] * cpu : 0.0,
-                                    cpu < 1 ? t.rate[n][1] * (1 - cpu) : 0.0};
+    const std::vector<double> ms = {device_ms(t, n, 0, cpu), device_ms(t, n, 1, 1 - cpu)};
     const auto t0 = std::chrono::steady_clock::now();
     const auto st = b.observe(ms, {});
     r.ms_per_observe += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
@@ -633,7 +802,13 @@ double oracle_share(const RateTrace& t, std::size_t first, std::size_t last) {
 struct PhaseResult {
   double lost = 0;          // sum(balanced) / sum(oracle) - 1
   std::size_t to_bound = 0;  // executions from the phase's first until every window of 5 stays in the bound
+  // Executions from the phase's first until every plan is within the bound: its replayed time
+  // summed over the whole phase's runs against the oracle's (oracle / plan >= 0.88). The plan
+  // judged, not the runs: under the load a run's time swings 2-5x, and the oracle's split held
+  // against itself on alternate runs fails the window criterion in over half the windows.
+  std::size_t plan_to_bound = 0;
   double oracle_cpu = 0, final_cpu = 0;
+  double final_ratio = 0;  // the oracle's time over the phase's last plan's, both over the phase's runs
 };
 
 PhaseResult judge(const RateTrace& t, const Replay& r, std::size_t first, std::size_t last) {
@@ -654,14 +829,26 @@ PhaseResult judge(const RateTrace& t, const Replay& r, std::size_t first, std::s
   }
   // A window counted at its middle run, from the first window that stays in.
   p.to_bound = last_out == SIZE_MAX ? 1 : last_out + 1 >= last ? SIZE_MAX : last_out + 2 - 5 + 5 / 2 - first + 1;
+  auto phase_ms = [&](double cpu) {
+    double sum = 0;
+    for (std::size_t n = first; n < last; ++n) sum += replayed_ms(t, n, cpu);
+    return sum;
+  };
+  const double oracle_sum = phase_ms(p.oracle_cpu);
+  last_out = SIZE_MAX;
+  for (std::size_t n = first; n < last; ++n)
+    if (oracle_sum / phase_ms(r.cpu[n]) < 0.88) last_out = n;
+  p.plan_to_bound = last_out == SIZE_MAX ? 1 : last_out + 1 >= last ? SIZE_MAX : last_out + 2 - first;
+  p.final_ratio = oracle_sum / phase_ms(p.final_cpu);
   return p;
 }
 
 std::string describe(const char* phase, const PhaseResult& p) {
   std::ostringstream s;
-  s << phase << ": lost " << std::lround(100 * p.lost) << "%, to the bound "
-    << (p.to_bound == SIZE_MAX ? std::string("never") : std::to_string(p.to_bound)) << ", CPU " << p.final_cpu
-    << " (oracle " << p.oracle_cpu << ")";
+  auto count = [](std::size_t n) { return n == SIZE_MAX ? std::string("never") : std::to_string(n); };
+  s << phase << ": lost " << std::lround(100 * p.lost) << "%, to the bound " << count(p.to_bound) << " (windows), "
+    << count(p.plan_to_bound) << " (plans), CPU " << p.final_cpu << " (oracle " << p.oracle_cpu << ", "
+    << std::lround(100 * p.final_ratio) << "% of its speed)";
   return s.str();
 }
 
@@ -675,17 +862,20 @@ TEST(BalancerTrace, TheGpuMachinesLoadStepIsFollowed) {
   std::cout << r.ms_per_observe << " ms per observe\n" << describe("before", before) << "\n" << describe("during", during) << "\n"
             << describe("after", after) << "\n" << r.moves << " moves\n";
   // The goals (the bound within 8 executions of each step, <= 10% lost during the load, <= 5%
-  // before and after) as far as the balancer meets them on this trace: the load leaving is
-  // followed at once (a quiet regime after a noisy one); the load arriving shows in its first
-  // runs only as 2-5x swings, one of them as fast as before, and is seen after ten to thirteen
-  // (replayed: 13 to the bound, 5% lost). Before the load the trained plan (56%) is kept for
-  // most of the phase: the oracle's 47% is predicted to gain less than the noise allows to move on.
-  EXPECT_LE(after.to_bound, 8u);
+  // before and after): the load leaving is followed at once (a quiet regime after a noisy one);
+  // the load arriving shows in its first runs only as 2-5x swings, one in three as fast as
+  // before, and is seen once all but a third of the last four to nine runs are beyond the noise
+  // (replayed: 7 executions to the bound of the plans and 2% lost; 15 and 5% with three runs in
+  // a row as the only sign). The bound is the plans' (see PhaseResult): the windows of five
+  // runs can stay out of it for half the phase under the load whatever the plan.
+  EXPECT_LE(after.plan_to_bound, 8u);
   EXPECT_LE(after.lost, 0.05);
   EXPECT_LE(during.lost, 0.10);
-  EXPECT_LE(during.to_bound, 16u);
-  EXPECT_LE(before.lost, 0.08);
-  EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.05) << "the load-aware optimum, not equal finish times";
+  EXPECT_LE(during.plan_to_bound, 8u);
+  EXPECT_LE(before.lost, 0.05);
+  // Equal finish times would give the loaded CPU about 25%: out of the bound (see the oracle's
+  // curve over this phase: 88% of its speed at 28%).
+  EXPECT_GE(during.final_ratio, 0.95) << "the load-aware optimum, not equal finish times";
 }
 
 TEST(BalancerTrace, TheGpuMachinesLoadFromTheFirstRunIsFollowed) {
@@ -701,4 +891,41 @@ TEST(BalancerTrace, TheGpuMachinesLoadFromTheFirstRunIsFollowed) {
   EXPECT_LE(after.lost, 0.05);
   EXPECT_LE(during.lost, 0.20);
   EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.08);
+}
+
+// k4 (13th session): the load from the first run, replayed with the fixed costs the run's own
+// sweep shows (the CPU alone 6.8 ms and 0.55 ms at 5%: about 0.2 ms; the GPU alone 8.0 ms and
+// 4.8 at 50%: about 1.6 ms). On the GPU machine the balancer settled at 5% on the CPU under the
+// load and kept it after the load left (+53.5% against the oracle): the fixed cost it had fitted
+// to the CPU's loaded runs (1.3 ms) exceeded the CPU's whole time at 5% unloaded (0.55 ms), so
+// its quiet runs left the CPU with no rate at all, and the step it saw moved nothing.
+TEST(BalancerTrace, TheLoadLeavingASmallShareIsFollowed) {
+  const RateTrace t = read_rates("fig4_k4_rates.csv", {0.2, 1.6});
+  ASSERT_EQ(t.rate.size(), 200u);
+  const Replay r = replay(t, 0.534);  // the run's starting plan, trained without the load
+  const PhaseResult during = judge(t, r, 0, 100), after = judge(t, r, 100, 200);
+  std::cout << describe("during", during) << "\n" << describe("after", after) << "\n" << r.moves << " moves\n";
+  EXPECT_LE(after.plan_to_bound, 8u);
+  EXPECT_LE(after.to_bound, 8u);
+  EXPECT_LE(after.lost, 0.05);
+  EXPECT_GE(after.final_ratio, 0.95);
+}
+
+// k3 (13th session): the load during executions 100-199, replayed with the fixed costs of k4's
+// (the same machine and sample). On the GPU machine the balancer moved to 28% and then 19% on
+// the CPU within seven executions of the load, and to 14% sixty executions later; the windows
+// of five runs put the bound "not within the phase" (their medians spread 0.63-1.89 against
+// the oracle's runs beside them), where the plans were within it from the 8th execution.
+TEST(BalancerTrace, TheLoadStepIsFollowedWithFixedCosts) {
+  const RateTrace t = read_rates("fig4_k3_rates.csv", {0.2, 1.6});
+  ASSERT_EQ(t.rate.size(), 300u);
+  const Replay r = replay(t, 0.5575);  // the run's trained starting plan
+  const PhaseResult before = judge(t, r, 0, 100), during = judge(t, r, 100, 200), after = judge(t, r, 200, 300);
+  std::cout << describe("before", before) << "\n" << describe("during", during) << "\n" << describe("after", after)
+            << "\n" << r.moves << " moves\n";
+  EXPECT_LE(before.lost, 0.05);
+  EXPECT_LE(during.plan_to_bound, 8u);
+  EXPECT_LE(during.lost, 0.10);
+  EXPECT_LE(after.plan_to_bound, 8u);
+  EXPECT_LE(after.lost, 0.05);
 }
