@@ -83,7 +83,7 @@ struct TrainingSettings {
   // A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
   // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
   // each device alone; the fastest is stored. 0: derived plans are used as derived, unmeasured
-  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 14.
+  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 15.
   std::optional<std::size_t> derive_executions;
 
   // Every unset setting given its default, every setting checked: throws sinew::Error naming

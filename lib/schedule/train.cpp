@@ -173,8 +173,8 @@ TrainingResult Search::run(const std::optional<Config>& start) {
   const bool own_model_budget = model && !o_.exhaustive && !o_.fixed_platform;
   const std::size_t finalists = o_.fixed_platform || own_model_budget ? 0 : 2;
   // With the finalists' runs, one for a device alone timed against the splits' evidence, measured
-  // again (recheck_alone; not in a derived plan's check or a pinned device's few runs).
-  const bool recheck = finalists && !o_.alone && !o_.screen_only;
+  // again (recheck_alone; not in a pinned device's screening, which runs no split).
+  const bool recheck = finalists && !o_.alone;
   const std::size_t final_runs = finalists * (model ? 2 : 1) + (recheck ? 1 : 0);
   if (o_.alone) {
     alone(*o_.alone, final_runs);
@@ -320,8 +320,12 @@ void Search::recheck_alone() {
   const Config c = points_[worst->point].config;
   note("measuring " + c.str() + " again: its " + std::to_string(points_[worst->point].time_ms) +
        " ms exceed what the splits' own device times bound it by");
+  const std::size_t before = points_.size();
+  point(c, 1);  // (run before: no untimed run)
+  const TrainingPoint fresh = points_.back();
+  points_.resize(before);
   std::erase_if(points_, [&](const TrainingPoint& p) { return p.config == c; });
-  point(c, 1);
+  points_.push_back(fresh);
 }
 
 std::pair<Config, double> Search::decide(std::size_t finalists) {
