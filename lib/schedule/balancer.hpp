@@ -196,6 +196,7 @@ class Balancer {
   // After a plan went back, the balancer waits this many runs before a slow-drift move, doubling
   // each time, so a plan that cannot be improved is not moved over and over.
   std::size_t hold_ = 0, backoff_ = 0;
+  std::size_t lopsided_ = 0;  // watched runs in a row whose plan was lopsided (observe())
 };
 
 }  // namespace sinew::detail
