@@ -275,6 +275,23 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
   EXPECT_LE(moves, 1u);
 }
 
+namespace {
+
+// The expected makespan of a split, over 4000 draws of `run`'s noise (the model's generator
+// seeded alike for every split).
+template <class Run>
+double expected_makespan(Model& m, Run& run, double cpu) {
+  m.rng.seed(7);
+  double sum = 0;
+  for (int k = 0; k < 4000; ++k) {
+    const auto t = run(two_way(cpu));
+    sum += std::max(t[0], t[1]);
+  }
+  return sum / 4000;
+}
+
+}  // namespace
+
 // A CPU's own heavy tail on the GPU machine: besides +-20% noise, one run in ten 2-3x slower
 // (a page-fault storm, another process's burst), as stationary as the rest. The runs of a load
 // arriving look alike at first (2-5x, one in three as fast as before), but keep coming: a run
@@ -294,16 +311,7 @@ TEST(Balancer, AHeavyTailIsNoStep) {
     if (u(m.rng) < 0.1) t[0] *= tail(m.rng);
     return t;
   };
-  // The expected makespan of a split, over 4000 draws of the same noise.
-  auto expected = [&](double cpu) {
-    m.rng.seed(7);
-    double sum = 0;
-    for (int k = 0; k < 4000; ++k) {
-      const auto t = run(two_way(cpu));
-      sum += std::max(t[0], t[1]);
-    }
-    return sum / 4000;
-  };
+  auto expected = [&](double cpu) { return expected_makespan(m, run, cpu); };
   double best = std::numeric_limits<double>::infinity();
   for (int k = 0; k <= 100; ++k) best = std::min(best, expected(k / 100.0));
   std::size_t steps = 0, moves = 0, out = 0;
@@ -346,15 +354,7 @@ TEST(Balancer, ASwingingLoadReachesTheBoundWithinEightExecutions) {
     }
     return t;
   };
-  auto expected = [&](double cpu) {
-    m.rng.seed(7);
-    double sum = 0;
-    for (int k = 0; k < 4000; ++k) {
-      const auto t = run(two_way(cpu));
-      sum += std::max(t[0], t[1]);
-    }
-    return sum / 4000;
-  };
+  auto expected = [&](double cpu) { return expected_makespan(m, run, cpu); };
   m.slow = {2.5, 1};
   std::vector<double> loaded(101);
   for (int k = 0; k <= 100; ++k) loaded[k] = expected(k / 100.0);
@@ -911,18 +911,33 @@ TEST(BalancerTrace, TheLoadLeavingASmallShareIsFollowed) {
   EXPECT_GE(after.final_ratio, 0.95);
 }
 
+namespace {
+
+// A trace of 300 runs with a load during executions 100-199, replayed from the run's starting
+// plan; its phases (before, during, after) judged and printed.
+struct LoadStep {
+  Replay r;
+  PhaseResult before, during, after;
+};
+LoadStep replay_load_step(const std::string& trace, std::array<double, 2> fixed, double start_cpu) {
+  const RateTrace t = read_rates(trace, fixed);
+  EXPECT_EQ(t.rate.size(), 300u) << trace;
+  LoadStep l{replay(t, start_cpu), {}, {}, {}};
+  l.before = judge(t, l.r, 0, 100), l.during = judge(t, l.r, 100, 200), l.after = judge(t, l.r, 200, 300);
+  std::cout << describe("before", l.before) << "\n" << describe("during", l.during) << "\n"
+            << describe("after", l.after) << "\n" << l.r.moves << " moves\n";
+  return l;
+}
+
+}  // namespace
+
 // k3 (13th session): the load during executions 100-199, replayed with the fixed costs of k4's
 // (the same machine and sample). On the GPU machine the balancer moved to 28% and then 19% on
 // the CPU within seven executions of the load, and to 14% sixty executions later; the windows
 // of five runs put the bound "not within the phase" (their medians spread 0.63-1.89 against
 // the oracle's runs beside them), where the plans were within it from the 8th execution.
 TEST(BalancerTrace, TheLoadStepIsFollowedWithFixedCosts) {
-  const RateTrace t = read_rates("fig4_k3_rates.csv", {0.2, 1.6});
-  ASSERT_EQ(t.rate.size(), 300u);
-  const Replay r = replay(t, 0.5575);  // the run's trained starting plan
-  const PhaseResult before = judge(t, r, 0, 100), during = judge(t, r, 100, 200), after = judge(t, r, 200, 300);
-  std::cout << describe("before", before) << "\n" << describe("during", during) << "\n" << describe("after", after)
-            << "\n" << r.moves << " moves\n";
+  const auto [r, before, during, after] = replay_load_step("fig4_k3_rates.csv", {0.2, 1.6}, 0.5575);  // its trained start
   EXPECT_LE(before.lost, 0.05);
   EXPECT_LE(during.plan_to_bound, 8u);
   EXPECT_LE(during.lost, 0.10);
@@ -938,12 +953,7 @@ TEST(BalancerTrace, TheLoadStepIsFollowedWithFixedCosts) {
 // 6.5 alone, and the gain the model predicted stayed within the noise while the CPU finished in
 // a quarter of the GPU's time; a lopsided plan is now moved.
 TEST(BalancerTrace, ALopsidedPlanAfterTheLoadIsMoved) {
-  const RateTrace t = read_rates("fig4_k5_rates.csv", {0.8, 1.9});
-  ASSERT_EQ(t.rate.size(), 300u);
-  const Replay r = replay(t, 0.5);  // the run's trained starting plan
-  const PhaseResult before = judge(t, r, 0, 100), during = judge(t, r, 100, 200), after = judge(t, r, 200, 300);
-  std::cout << describe("before", before) << "\n" << describe("during", during) << "\n" << describe("after", after)
-            << "\n" << r.moves << " moves\n";
+  const auto [r, before, during, after] = replay_load_step("fig4_k5_rates.csv", {0.8, 1.9}, 0.5);  // its trained start
   // (Replayed, the phases before and during the load lose 5% and 19% with or without the rule;
   // after it 12% without, the CPU left at 10%.)
   EXPECT_LE(after.lost, 0.05);
