@@ -72,8 +72,7 @@ TEST(DeriveFromCosts, ALargeSizeFarFromSmallOnesGetsTheGpuAtItsDeepestOverlap) {
   Model m = machine();
   m.noise = 0.05;
   std::vector<KbRun> runs;
-  train_at(m, 1000, runs);
-  train_at(m, 20000, runs);
+  for (double size : {1000.0, 20000.0}) train_at(m, size, runs);
   EXPECT_LE(time_at(m, 1000, Config::single(0, 2)), optimum_at(m, 1000) * (1 + 1e-9));
   const double n = 400000;
   const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
@@ -91,9 +90,7 @@ TEST(DeriveFromCosts, ASmallSizeFarFromLargeOnesGetsTheCpuAlone) {
   Model m = machine();
   m.noise = 0.02;
   std::vector<KbRun> runs;
-  train_at(m, 20000, runs);
-  train_at(m, 100000, runs);
-  train_at(m, 200000, runs);
+  for (double size : {20000.0, 100000.0, 200000.0}) train_at(m, size, runs);
   const double n = 500;
   const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
   ASSERT_TRUE(plan);
