@@ -301,31 +301,23 @@ void Search::recheck_alone() {
     std::optional<std::size_t> alone;
     for (std::size_t i = 0; i < points_.size(); ++i) {
       const TrainingPoint& p = points_[i];
-      double s = 0, t = 0, all = 0;
-      for (std::size_t d = 0; d < p.config.shares.size(); ++d) all += p.config.shares[d];
-      for (auto d : groups_[g]) {
-        s += p.config.shares[d];
-        if (p.config.shares[d] > 0 && d < p.device_ms.size()) t = std::max(t, p.device_ms[d]);
-      }
-      if (s > 0 && s < all * (1 - 1e-9) && t > 0 && p.config.schedule == Schedule::static_) bound = std::min(bound, t / s);
-      if (s >= all * (1 - 1e-9) && (!alone || p.time_ms < points_[*alone].time_ms)) alone = i;
+      const auto [s, t] = group_load(p, g);  // (a plan's shares add up to 1)
+      if (s > 0 && s < 1 - 1e-9 && t > 0 && p.config.schedule == Schedule::static_) bound = std::min(bound, t / s);
+      if (s >= 1 - 1e-9 && (!alone || p.time_ms < points_[*alone].time_ms)) alone = i;
     }
     if (!alone || bound >= 1e300) continue;
     const double excess = points_[*alone].time_ms / (bound * (1 + 2 * o_.precision));
     if (excess > 1 && (!worst || excess > worst->excess)) worst = Suspect{*alone, excess};
   }
   if (!worst) return;
-  // One run, as the point had (a device alone's one untimed run is behind it already).
-  if (executions_ + 1 > o_.max_executions) throw Budget{};
   const Config c = points_[worst->point].config;
   note("measuring " + c.str() + " again: its " + std::to_string(points_[worst->point].time_ms) +
        " ms exceed what the splits' own device times bound it by");
-  const std::size_t before = points_.size();
-  point(c, 1);  // (run before: no untimed run)
-  const TrainingPoint fresh = points_.back();
-  points_.resize(before);
-  std::erase_if(points_, [&](const TrainingPoint& p) { return p.config == c; });
-  points_.push_back(fresh);
+  // One run, as the point had (measured before: no untimed run; point() throws Budget where
+  // none is left), then the earlier points of the plan go.
+  point(c, 1);
+  points_.erase(std::remove_if(points_.begin(), points_.end() - 1, [&](const TrainingPoint& p) { return p.config == c; }),
+                points_.end() - 1);
 }
 
 std::pair<Config, double> Search::decide(std::size_t finalists) {

@@ -45,25 +45,26 @@ Config Search::screen_platform(const TrainingPoint& from) {
 // does share_g in t_g, so all of them together do the whole in 1 / sum(share_g / t_g).
 double Search::balanced_time(const TrainingPoint& p) const {
   double rate = 0;
-  for (const auto& g : groups_) {
-    double t = 0, share = 0;
-    for (auto d : g) {
-      share += p.config.shares[d];
-      if (p.config.shares[d] > 0) t = std::max(t, p.device_ms[d]);
-    }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto [share, t] = group_load(p, g);
     if (share > 0 && t > 0) rate += share / t;
   }
   return rate > 0 ? 1.0 / rate : p.time_ms;
 }
 
+std::pair<double, double> Search::group_load(const TrainingPoint& p, std::size_t g) const {
+  double share = 0, t = 0;
+  for (auto d : groups_[g]) {
+    share += p.config.shares[d];
+    if (p.config.shares[d] > 0 && d < p.device_ms.size()) t = std::max(t, p.device_ms[d]);
+  }
+  return {share, t};
+}
+
 bool Search::balanced(const TrainingPoint& p) const {
   double lo = 1e300, hi = 0;
-  for (const auto& g : groups_) {
-    double t = 0, s = 0;
-    for (auto d : g) {
-      s += p.config.shares[d];
-      if (p.config.shares[d] > 0) t = std::max(t, p.device_ms[d]);
-    }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto [s, t] = group_load(p, g);
     if (s <= 0) continue;
     lo = std::min(lo, t);
     hi = std::max(hi, t);

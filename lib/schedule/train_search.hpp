@@ -58,6 +58,8 @@ class Search {
   // --- train_search.cpp ------------------------------------------------------------------------
   Config screen_platform(const TrainingPoint& from);
   double balanced_time(const TrainingPoint& p) const;
+  // Group g's summed share in p's plan, and the time its slowest device with a share took.
+  std::pair<double, double> group_load(const TrainingPoint& p, std::size_t g) const;
   bool balanced(const TrainingPoint& p) const;
   Config strategy(Config c);
   Config even(Config c);
