@@ -99,6 +99,9 @@ struct DeviceRate {
   double at(double share) const { return share > 0 ? a * share + b : 0.0; }
 };
 
+// Shares on a grid of 1%, slivers (below Balancer::kMinShare) dropped, the rest renormalised
+// (schedule/split_model.cpp, as the functions below).
+std::vector<double> on_grid(std::vector<double> shares);
 // The split minimising the predicted makespan of the known devices in `rates` (the others get
 // 0), over every set of them; shares on the 1% grid, slivers (below kMinShare) dropped. Empty
 // when no device is known.
