@@ -488,24 +488,21 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   const Gain g = gain(false);
   step.unbalanced =
       !g.target.empty() && !(g.target == config_.shares) && g.gain > std::max(0.5 * bound, kZWatch * g.se);
-  // Lopsided: over the window a device at a small share (kLopsidedShare) finishes in less than half
-  // the time of another, and the model's target gives it more, for kLopsidedRuns windows in a row (a transient never lasts
-  // that long; a step is seen by stepped()). Moved whatever the gain's noise says: a device at a small share
-  // that the model has seen at that share alone (no line, no fixed cost) looks as slow per unit
-  // as its fixed cost makes it, and the gain it predicts stays within the noise for good (on the
-  // GPU machine the CPU kept 10% after a load left, finishing in 1.9 ms of the GPU's 7.8, for
-  // 100 executions: a = 19 ms per input, where it takes 6.5 alone). The move gives the model a
-  // second share, and the episode takes the plan back where it was slower.
+  // Lopsided: over the window a device at a small share (kLopsidedShare) finishes in less than
+  // half the time of another (the judged deviation beyond 1 - kLopsided), and the model's target
+  // gives it more, for kLopsidedRuns windows in a row (a transient never lasts that long; a step
+  // is seen by stepped()). Moved whatever the gain's noise says: a device that the model has seen
+  // at that share alone (no line, no fixed cost) looks as slow per unit as its fixed cost makes
+  // it, and the gain it predicts stays within the noise for good (on the GPU machine the CPU kept
+  // 10% after a load left, finishing in 1.9 ms of the GPU's 7.8, for 100 executions: a = 19 ms
+  // per input, where it takes 6.5 alone). The move gives the model a second share, and the
+  // episode takes the plan back where it was slower.
   {
-    std::size_t first = ms.size();
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (std::size_t d = 0; d < ms.size(); ++d) {
-      if (config_.shares[d] <= 0 || judged[d] <= 0) continue;
-      if (judged[d] < lo) lo = judged[d], first = d;
-      hi = std::max(hi, judged[d]);
-    }
-    const bool lopsided = first < ms.size() && config_.shares[first] <= kLopsidedShare && lo < kLopsided * hi &&
-                          !g.target.empty() && g.target[first] > config_.shares[first];
+    std::size_t first = ms.size();  // the active device finishing first, by the window's medians
+    for (std::size_t d = 0; d < ms.size(); ++d)
+      if (config_.shares[d] > 0 && judged[d] > 0 && (first == ms.size() || judged[d] < judged[first])) first = d;
+    const bool lopsided = first < ms.size() && config_.shares[first] <= kLopsidedShare &&
+                          step.deviation > 1 - kLopsided && !g.target.empty() && g.target[first] > config_.shares[first];
     lopsided_ = lopsided ? lopsided_ + 1 : 0;
     if (lopsided_ >= kLopsidedRuns * window) {
       step.unbalanced = true;
