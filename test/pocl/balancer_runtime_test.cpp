@@ -127,6 +127,11 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
     KbEntry e = entries[0];
     features = e.features;
     e.config.shares = {0.9, 0.1};
+    // A static plan: training may have chosen the dynamic schedule (it wins on these two PoCL
+    // devices now and then), whose chunks balance each run themselves and which the balancer
+    // never moves.
+    e.config.schedule = Schedule::static_;
+    e.config.min_chunk = 0;
     e.provenance = Provenance::trained;
     k->store_entry(e);
   }
