@@ -37,9 +37,11 @@ constexpr double kLopsidedShare = 0.25;  // ... where that device's share is at 
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
+  // Selection, not a sort: the balancer takes medians of up to 96 values many times a run.
   const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return n % 2 ? *mid : 0.5 * (*std::max_element(v.begin(), mid) + *mid);
 }
 
 // Interquartile mean (the median up to four values): robust to a run in four that swings 3x,
@@ -66,6 +68,7 @@ Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, const Balancer
                 {.argument = "Config::shares", .fix = "give one share per runtime device"});
   regime_.resize(devices_.size());
   changes_.resize(devices_.size());
+  past_.resize(devices_.size());
   fixed_.assign(devices_.size(), 0.0);
 }
 
@@ -81,30 +84,33 @@ double Balancer::deviation(const Config& c, const std::vector<double>& device_ms
   return active < 2 ? 0.0 : 1.0 - lo / hi;
 }
 
-double Balancer::noise(std::size_t d) const {
+double Balancer::noise(std::size_t d) const { return noise_of(changes_[d]); }
+
+double Balancer::noise_of(const std::deque<double>& c) {
   // |X - Y| of two normal runs has the median 0.954 sigma. A few changes say little (the median
   // of 8 is often half the noise): the estimate is drawn towards kUnknownNoise as if that had
   // been seen kNoisePrior times.
-  const auto& c = changes_[d];
   const double n = static_cast<double>(c.size());
   const double seen = c.empty() ? 0.0 : median_of({c.begin(), c.end()}) / 0.954;
   return std::max(0.01, (n * seen + kNoisePrior * kUnknownNoise) / (n + kNoisePrior));
 }
 
-DeviceRate Balancer::rate(std::size_t d) const {
+DeviceRate Balancer::rate(std::size_t d) const { return model(regime_[d], noise(d), fixed_[d]); }
+
+DeviceRate Balancer::model(const std::deque<Sample>& regime, double sigma, double& fixed) {
   // A plan's first run counts where it is no slower than the plan's later runs at that share
   // (their centre and two standard deviations): a compilation or an allocation in it would be
   // far out; without it the run is as good as any, and right after a step every run counts.
   std::vector<Sample> runs;
-  for (const auto& s : regime_[d]) {
+  for (const auto& s : regime) {
     if (!s.first) {
       runs.push_back(s);
       continue;
     }
     std::vector<double> later;
-    for (const auto& o : regime_[d])
+    for (const auto& o : regime)
       if (!o.first && o.share == s.share) later.push_back(std::log(o.ms));
-    if (later.size() >= 2 && std::log(s.ms) <= centre(later) + 2 * noise(d)) runs.push_back(s);
+    if (later.size() >= 2 && std::log(s.ms) <= centre(later) + 2 * sigma) runs.push_back(s);
   }
   DeviceRate r;
   if (runs.empty()) return r;
@@ -125,7 +131,7 @@ DeviceRate Balancer::rate(std::size_t d) const {
   {
     double fastest = std::numeric_limits<double>::infinity();
     for (const auto& [share, logs] : at) fastest = std::min(fastest, std::exp(centre(logs)));
-    r.b = std::min(fixed_[d], kCarriedFixed * fastest);
+    r.b = std::min(fixed, kCarriedFixed * fastest);
   }
   if (at.size() >= 2) {
     double w = 0, sx = 0, sy = 0, lo = 1, hi = 0, least = std::numeric_limits<double>::infinity();
@@ -144,8 +150,8 @@ DeviceRate Balancer::rate(std::size_t d) const {
       sxy += n * (at[g].first - mx) * (m[g] - my);
     }
     if (hi - lo >= 0.05 && sxx > 0) {
-      const double a = sxy / sxx, se_a = kCentreEfficiency * noise(d) * my / std::sqrt(sxx);
-      if (se_a < 0.1 * my / mx) r.b = fixed_[d] = std::clamp(my - a * mx, 0.0, 0.9 * least);
+      const double a = sxy / sxx, se_a = kCentreEfficiency * sigma * my / std::sqrt(sxx);
+      if (se_a < 0.1 * my / mx) r.b = fixed = std::clamp(my - a * mx, 0.0, 0.9 * least);
     }
   }
   std::vector<double> logs;
@@ -155,7 +161,7 @@ DeviceRate Balancer::rate(std::size_t d) const {
   if (logs.empty()) return r;
   r.a = std::exp(centre(logs));
   r.runs = logs.size();
-  r.se = kCentreEfficiency * noise(d) / std::sqrt(static_cast<double>(r.runs));
+  r.se = kCentreEfficiency * sigma / std::sqrt(static_cast<double>(r.runs));
   // The latest kSpreadRuns runs (the noise as it is now), each as a factor of the model's whole
   // time at its share, sorted for expected_ms(). Of the whole time, not of its part beyond b: the
   // noise is the run's (b's too), and at a small share, where b is most of the time, a factor of
@@ -215,12 +221,21 @@ bool quieted(const std::vector<double>& before, const std::vector<double>& last,
 }  // namespace
 
 std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
+  auto out = stepped_within_plan();
+  for (std::size_t d = 0; d < config_.shares.size(); ++d)
+    if (config_.shares[d] > 0 && std::none_of(out.begin(), out.end(), [&](const auto& c) { return c.first == d; }))
+      if (const std::size_t m = returned(d)) out.push_back({d, m});
+  return out;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped_within_plan() const {
   std::vector<std::pair<std::size_t, std::size_t>> out;
   const std::size_t n = runs_.size();
   if (n < 2 * kStepRuns) return out;
   const double bound = std::log(1.0 / *s_.balanced_within);
   for (std::size_t d = 0; d < config_.shares.size(); ++d) {
     if (config_.shares[d] <= 0) continue;
+    const double noise_d = noise(d);
     std::vector<double> logs;
     for (std::size_t i = n - std::min<std::size_t>(n, kRegimeRuns); i < n; ++i)
       if (runs_[i][d] > 0) logs.push_back(std::log(runs_[i][d]));
@@ -241,7 +256,7 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
       sp.ref = median_of(sp.before);
       std::vector<double> spread;
       for (double v : sp.before) spread.push_back(std::abs(v - sp.ref));
-      const double sigma = std::max(noise(d), 1.4826 * median_of(std::move(spread)));
+      const double sigma = std::max(noise_d, 1.4826 * median_of(std::move(spread)));
       // Wider while the plan's earlier runs are few (as Student's t is): their median and spread
       // are themselves uncertain then.
       sp.band = std::max(bound, kZStep * sigma * (1 + 3.0 / static_cast<double>(sp.before.size())));
@@ -304,6 +319,77 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
     }
   }
   return out;
+}
+
+void Balancer::restart(std::size_t d, std::size_t since) {
+  // The regime it leaves: its runs before the step, and their noise (a load brings its own, and
+  // takes it away again).
+  Past left{.fixed = fixed_[d]};
+  while (regime_[d].size() > since) left.runs.push_back(regime_[d].front()), regime_[d].pop_front();
+  while (changes_[d].size() + 1 > since && !changes_[d].empty())
+    left.changes.push_back(changes_[d].front()), changes_[d].pop_front();
+  // The regime it is in now, if it showed it before (Past::fits): the nearest such.
+  std::optional<std::size_t> recalled;
+  double nearest = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < past_[d].size(); ++i) {
+    std::vector<double> off;
+    for (const auto& s : regime_[d]) off.push_back(std::abs(past_[d][i].off(s.share, s.ms)));
+    const bool fits = std::all_of(off.begin(), off.end(), [&](double v) { return v <= past_[d][i].band; });
+    if (const double by = median_of(off); fits && by < nearest) nearest = by, recalled = i;
+  }
+  if (recalled) {
+    Past p = std::move(past_[d][*recalled]);
+    past_[d].erase(past_[d].begin() + static_cast<std::ptrdiff_t>(*recalled));
+    for (auto it = p.runs.rbegin(); it != p.runs.rend() && regime_[d].size() < kRegimeRuns; ++it)
+      regime_[d].push_front(*it);
+    for (auto it = p.changes.rbegin(); it != p.changes.rend() && changes_[d].size() < kNoiseRuns; ++it)
+      changes_[d].push_front(*it);
+    fixed_[d] = p.fixed;
+  }
+  if (left.runs.size() >= kStepRuns) {
+    double fixed = left.fixed;
+    left.rate = model(left.runs, noise_of(left.changes), fixed);
+    left.band = std::max(std::log(1.0 / *s_.balanced_within), kZStep * noise_of(left.changes));
+    if (left.rate.known()) past_[d].push_front(std::move(left));
+    if (past_[d].size() > kPastRegimes) past_[d].pop_back();
+  }
+}
+
+std::size_t Balancer::returned(std::size_t d) const {
+  // Back in a regime it showed before (a load that left a device at a small share, whose runs
+  // there are quiet and fast again, but within the loaded regime's spread of 2-5x, which the
+  // rules of stepped_within_plan() do not see through). Its last m runs (kStepRuns <= m <=
+  // kNoisyStepRuns), across plans as the regime spans them:
+  // - each lie within that regime's band of its model at their shares;
+  // - lie, by their median, beyond the current regime's band of its own model (fitted without
+  //   them): the current regime does not explain them;
+  // - and the current regime's earlier runs (at least kNoisyStepRuns), held against the same
+  //   band at their shares, make the first less likely than kStepChance.
+  std::vector<Sample> runs;
+  for (const auto& s : regime_[d])
+    if (!s.first) runs.push_back(s);
+  const double bound = std::log(1.0 / *s_.balanced_within), sigma = noise(d);
+  for (const Past& p : past_[d]) {
+    auto inside = [&](const Sample& s) { return std::abs(p.off(s.share, s.ms)) <= p.band; };
+    for (std::size_t m = kStepRuns; m <= kNoisyStepRuns && m + 2 * kNoisyStepRuns <= runs.size(); ++m) {
+      const auto split = runs.end() - static_cast<std::ptrdiff_t>(m);
+      if (!std::all_of(split, runs.end(), inside)) break;
+      const auto n = std::count_if(runs.begin(), split, inside);
+      const double p_in = (static_cast<double>(n) + 1) / (static_cast<double>(split - runs.begin()) + 2);
+      if (!(std::pow(p_in, static_cast<double>(m)) < kStepChance)) continue;
+      double fixed = fixed_[d];
+      const DeviceRate now = model({runs.begin(), split}, sigma, fixed);
+      if (!now.known()) continue;
+      std::vector<double> off_now, off_then;
+      for (auto it = split; it != runs.end(); ++it)
+        off_now.push_back(std::abs(std::log(it->ms / now.at(it->share)))), off_then.push_back(std::abs(p.off(it->share, it->ms)));
+      const double by_now = median_of(std::move(off_now)), by_then = median_of(std::move(off_then));
+      if (by_now > std::max(bound, 2 * by_then)) {
+        return m;
+      }
+    }
+  }
+  return 0;
 }
 
 Balancer::Gain Balancer::gain(bool idle_too) const {
@@ -405,11 +491,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     step.step = step.unbalanced = true;
     // The plan's time since the step is what the new plan must beat.
     episode_ = Episode{config_, plan_ms(kStepRuns), slowest_device(kStepRuns)};
-    for (auto [d, since] : changed) {
-      while (regime_[d].size() > since) regime_[d].pop_front();
-      // Its noise too is the new regime's (a load brings its own, and takes it away again).
-      while (changes_[d].size() + 1 > since && !changes_[d].empty()) changes_[d].pop_front();
-    }
+    for (auto [d, since] : changed) restart(d, since);
     moves_ = 0;
     state_ = State::confirming;
     const Gain g = gain(true);

@@ -34,7 +34,12 @@
 //   the runs since the step and the plan is re-planned in one move to the optimum
 //   of the new rates (the other devices keep their long regimes, so only one estimate is short;
 //   idle devices count with the rates they last showed). A one-device plan whose idle devices
-//   were never measured asks level 2 instead.
+//   were never measured asks level 2 instead. The regime a device leaves is kept (the last
+//   kPastRegimes): when its runs come back to one (each within that regime's noise band of its
+//   model at their shares, the current regime's model twice as far off, and the current
+//   regime's earlier runs making that less likely than 1e-3 by chance), that is a step too, and
+//   the old regime's runs join the new ones. A load that leaves a device at a small share takes
+//   it back to where it was: the runs at the shares it had then give its line at once.
 // - Confirmation. After a move, once the new plan has `window` judged runs, the plan moves once
 //   more to the optimum of the estimates, which now have twice the moved device's runs, and
 //   after that only for a predicted gain beyond the noise (at most level1_steps moves an
@@ -67,6 +72,7 @@
 #include <sinew/options.hpp>
 #include <sinew/report.hpp>
 
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -164,9 +170,30 @@ class Balancer {
     double se = 0;               // its standard error, from the devices' estimates
   };
 
+  // A regime a device left at a step: its runs, their run-to-run changes, its fixed cost, and
+  // the model and noise band they gave. A device is back in it when each of its latest runs lies
+  // within the band of the model's time at its share (see stepped(), restart()).
+  struct Past {
+    std::deque<Sample> runs;
+    std::deque<double> changes;
+    double fixed = 0;
+    DeviceRate rate;
+    double band = 0;  // kZStep of the regime's noise (at least the balance bound), in log time
+    double off(double share, double ms) const { return std::log(ms / rate.at(share)); }
+  };
+  // The model t = a*s + b of a regime's runs under noise `sigma`; `fixed`: the fixed cost last
+  // fitted, refitted where the runs allow.
+  static DeviceRate model(const std::deque<Sample>& regime, double sigma, double& fixed);
+  static double noise_of(const std::deque<double>& changes);
+  // Device d's rate changed `since` runs ago: its regime and noise restart from those runs, or
+  // from an earlier regime of its that they fit (recalled), and the one it left is kept.
+  void restart(std::size_t d, std::size_t since);
   // Devices whose rate changed for good at this run, each with the number of its latest runs
   // since the change.
   std::vector<std::pair<std::size_t, std::size_t>> stepped() const;
+  std::vector<std::pair<std::size_t, std::size_t>> stepped_within_plan() const;  // the plan's runs alone
+  // Device d is back in a regime it left (past_): the number of its latest runs that show it, or 0.
+  std::size_t returned(std::size_t d) const;
   Gain gain(bool idle_too) const;  // the optimum over the active (and known idle) devices
   // The median run (slowest device) of the plan's last `last` runs (0: all), and the device that
   // is slowest in their element-wise median.
@@ -184,6 +211,9 @@ class Balancer {
   unsigned moves_ = 0;                       // level-1 moves of the current episode
   std::vector<std::deque<Sample>> regime_;   // per device: its runs since its rate last changed
   std::vector<std::deque<double>> changes_;  // per device: |log| run-to-run ratios within a plan
+  // Per device: the regimes it left, the latest first (at most kPastRegimes).
+  static constexpr std::size_t kPastRegimes = 3;
+  std::vector<std::deque<Past>> past_;
   // Per device: the fixed cost b last fitted (0: none); kept by rate() for the regimes after.
   mutable std::vector<double> fixed_;
   std::deque<std::vector<double>> runs_;  // the device times of the plan's judged runs
