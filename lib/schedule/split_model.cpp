@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace sinew::detail {
@@ -92,7 +93,7 @@ double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<doubl
   std::size_t combos = 1;
   for (std::size_t i = 0; i < known.size(); ++i) combos *= 3;
   std::vector<double> a(rates.size(), 0.0);
-  std::vector<std::pair<double, std::size_t>> times;  // (time, index into active)
+  std::vector<std::pair<double, std::size_t>> times, merged;  // (time, index into active)
   std::vector<std::size_t> below(active.size());
   for (std::size_t c = 0; c < combos; ++c) {
     double w = 1;
@@ -108,8 +109,11 @@ double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<doubl
       const auto from = static_cast<std::ptrdiff_t>(times.size());
       if (r.spread.empty()) times.push_back({work + r.b, i});
       for (double f : r.spread) times.push_back({(work + r.b) * f, i});
-      // Each device's times come sorted (its spread is): merged, not sorted.
-      std::inplace_merge(times.begin(), times.begin() + from, times.end());
+      // Each device's times come sorted (its spread is): merged, not sorted (into a buffer kept
+      // across the combinations: std::inplace_merge allocates one each time).
+      merged.clear();
+      std::merge(times.begin(), times.begin() + from, times.begin() + from, times.end(), std::back_inserter(merged));
+      times.swap(merged);
     }
     std::fill(below.begin(), below.end(), 0);
     std::size_t short_of = active.size();  // devices with no time at or below t yet
