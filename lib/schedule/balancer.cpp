@@ -397,10 +397,11 @@ Balancer::Gain Balancer::gain(bool idle_too) const {
   for (std::size_t d = 0; d < rates.size(); ++d)
     if (config_.shares[d] > 0 || idle_too) rates[d] = rate(d);
   Gain g;
-  g.target = hedged_split(rates);
+  double then = 0;
+  g.target = hedged_split(rates, &then);
   if (g.target.empty()) return g;
   // Expected times, as the target was chosen: the runs to come pay each device's noise too.
-  const double now = expected_ms(rates, config_.shares), then = expected_ms(rates, g.target);
+  const double now = g.target == config_.shares ? then : expected_ms(rates, config_.shares);
   if (!(now > 0) || std::isinf(now)) return g;
   // In log terms, like the rates' standard errors it is held against (1 - then/now cannot pass
   // three of them where the noise is large, however far off the plan is).

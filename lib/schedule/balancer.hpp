@@ -118,7 +118,8 @@ std::vector<double> fastest_split(const std::vector<DeviceRate>& rates);
 // part, so an uncertain device gets a little less; and a run lasts as long as its slowest
 // device, so a device that is slow now and then (a CPU under load: 2-5x in one run in five)
 // holds the others up in those runs and gets less than equal finish times at the median.
-std::vector<double> hedged_split(const std::vector<DeviceRate>& rates);
+// `expected`, where given: the returned split's expected_ms().
+std::vector<double> hedged_split(const std::vector<DeviceRate>& rates, double* expected = nullptr);
 // The expected makespan of `shares`: over the rates' errors (three-point Gauss-Hermite per
 // device, up to four devices) and over the active devices' spreads (every combination, each
 // device independent of the others).

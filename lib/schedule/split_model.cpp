@@ -133,15 +133,27 @@ double expected_ms(const std::vector<DeviceRate>& rates, const std::vector<doubl
   return sum;
 }
 
-std::vector<double> hedged_split(const std::vector<DeviceRate>& rates) {
+std::vector<double> hedged_split(const std::vector<DeviceRate>& rates, double* expected) {
   std::vector<double> best = fastest_split(rates);
   std::vector<std::size_t> known;
   for (std::size_t d = 0; d < rates.size(); ++d)
     if (rates[d].known()) known.push_back(d);
-  if (best.empty() || known.size() < 2 || known.size() > 4) return best;
-  auto expected = [&](const std::vector<double>& shares) { return expected_ms(rates, shares); };
+  if (best.empty() || known.size() < 2 || known.size() > 4) {
+    if (expected) *expected = best.empty() ? 0.0 : expected_ms(rates, best);
+    return best;
+  }
+  // Each split's expected makespan once: the climb meets the split it came from again at every
+  // step (the balancer runs this after every execution; on the GPU machine its host work showed
+  // in the run's time).
+  std::vector<std::pair<std::vector<double>, double>> seen;
+  auto expected_of = [&](const std::vector<double>& shares) {
+    for (const auto& [c, e] : seen)
+      if (c == shares) return e;
+    seen.emplace_back(shares, expected_ms(rates, shares));
+    return seen.back().second;
+  };
   // From the point optimum, work moved in steps of 1% between any two devices, while that helps.
-  double best_e = expected(best);
+  double best_e = expected_of(best);
   for (bool better = true; better;) {
     better = false;
     for (auto from : known)
@@ -151,10 +163,11 @@ std::vector<double> hedged_split(const std::vector<DeviceRate>& rates) {
         const double step = std::min(0.01, c[from]);
         c[from] -= step, c[to] += step;
         if (c[from] < Balancer::kMinShare) c[to] += c[from], c[from] = 0;
-        const double e = expected(c);
+        const double e = expected_of(c);
         if (e < best_e * (1 - 1e-9)) best = std::move(c), best_e = e, better = true;
       }
   }
+  if (expected) *expected = best_e;
   return best;
 }
 
