@@ -14,7 +14,7 @@ namespace {
 struct KernelState final : NodeState {
   cl::Kernel* kernel = nullptr;
   std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
-  std::size_t chunk_local = 0;  // on a CPU: a dynamic chunk's work-group (chunk_local), a static partition's (static_local)
+  std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
 };
 
 // The work-group size of a dynamic schedule's chunk on a CPU device (one driven as a discrete
@@ -38,20 +38,6 @@ std::size_t chunk_local(const std::vector<std::size_t>& g, std::size_t limit, un
       std::bit_floor(std::max<std::size_t>(1, std::min(limit, g[0] / (4 * std::max<std::size_t>(1, compute_units)))));
   const std::size_t l = std::min(cap, g[0] & (~g[0] + 1));  // the lowest set bit
   return l >= std::min<std::size_t>(cap, 8) ? l : 0;
-}
-
-// The work-group size of a static partition on a CPU device, for a kernel that leaves it to the
-// driver and takes no local memory: one size whatever the partition's length, so that a plan
-// moved to new shares (the balancer's moves, training's splits) meets kernels PoCL compiled
-// before. Left to itself PoCL picks a divisor of each range and compiles the kernel again for
-// it: on the GPU machine the first run of a moved saxpy split took 46 ms against 5. A 2D or 3D
-// range as chunk_local() (its first dimension is the same in every partition); a 1D range the
-// largest power of two at most `limit` leaving four work-groups per compute unit, the rest of
-// the range (fewer work-items than one group) launched after it in groups of one.
-std::size_t static_local(const std::vector<std::size_t>& g, std::size_t limit, unsigned compute_units) {
-  if (g.size() > 1) return chunk_local(g, limit, compute_units);
-  return std::bit_floor(
-      std::max<std::size_t>(1, std::min(limit, g[0] / (4 * std::max<std::size_t>(1, compute_units)))));
 }
 
 cl::NDRange nd(const std::vector<std::size_t>& v) {
@@ -101,13 +87,8 @@ class KernelRunner final : public LeafRunner {
                       {.node = path, .argument = "local_multiple", .device = w.info().name,
                        .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
       }
-      if (w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple) {
-        const auto g = n.global_range(n.range()->unit, ps->part->units);
-        if (run.dec.is_dynamic())
-          state->chunk_local = chunk_local(g, limit, w.info().compute_units);
-        else if (std::none_of(n.args.begin(), n.args.end(), [](const Arg& a) { return a.kind == Arg::Kind::local; }))
-          state->chunk_local = static_local(g, limit, w.info().compute_units);
-      }
+      if (run.dec.is_dynamic() && w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple)
+        state->chunk_local = chunk_local(n.global_range(n.range()->unit, ps->part->units), limit, w.info().compute_units);
       ps->nodes[&n] = std::move(state);
     }
   }
@@ -153,19 +134,7 @@ class KernelRunner final : public LeafRunner {
     // only poor work-group sizes (1 for a prime count): launch the largest multiple, then the few
     // remaining work-items at a global offset.
     const std::size_t wgm = ps.worker->info().preferred_work_group_multiple;
-    if (g.size() == 1 && l.empty() && !n.local_multiple && state.chunk_local && g[0] % state.chunk_local) {
-      // A fixed work-group (static_local) that does not divide the range: the groups, then the
-      // rest in groups of one (one more compiled size, whatever the rest's length).
-      const std::size_t main = g[0] - g[0] % state.chunk_local;
-      if (main) {
-        cl::Event head;
-        ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NDRange(state.chunk_local),
-                                                nullptr, run.event_of(head));
-        run.track(ps, head, path, true);
-      }
-      ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NDRange(1), nullptr,
-                                              run.event_of(ev));
-    } else if (g.size() == 1 && l.empty() && !n.local_multiple && !state.chunk_local && wgm > 1 && g[0] > wgm && g[0] % wgm) {
+    if (g.size() == 1 && l.empty() && !n.local_multiple && !state.chunk_local && wgm > 1 && g[0] > wgm && g[0] % wgm) {
       const std::size_t main = g[0] - g[0] % wgm;
       cl::Event head;
       ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr,
