@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace sinew::detail {
 
@@ -69,6 +70,7 @@ Balancer::Balancer(std::vector<DeviceInfo> devices, Config start, const Balancer
   regime_.resize(devices_.size());
   changes_.resize(devices_.size());
   past_.resize(devices_.size());
+  start_ = config_.shares;
   fixed_.assign(devices_.size(), 0.0);
 }
 
@@ -517,6 +519,20 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
 
   if (state_ == State::confirming) {
     if (runs_.size() < window) return step;
+    // A probe's runs that its device's model does not explain (the load that left it idle has
+    // gone): its regime restarts from them, or from an earlier one they fit (restart()).
+    if (probing_ && moves_ == 1) {
+      const std::size_t d = probed_, since = regime_[d].size() - std::min(regime_[d].size(), probe_from_);
+      double fixed = fixed_[d];
+      const DeviceRate before =
+          model({regime_[d].begin(), regime_[d].end() - static_cast<std::ptrdiff_t>(since)}, noise(d), fixed);
+      std::vector<double> off;
+      for (auto it = regime_[d].end() - static_cast<std::ptrdiff_t>(since); it != regime_[d].end(); ++it)
+        off.push_back(std::abs(std::log(it->ms / before.at(it->share))));
+      if (since >= kStepRuns && before.known() &&
+          median_of(std::move(off)) > std::max(std::log(1.0 / *s_.balanced_within), kZStep * noise(d)))
+        restart(d, since);
+    }
     // The moved device's estimate now has two shares: one more move where it is still clearly off.
     const Gain g = gain(false);
     // The first confirmation moves to the estimate whatever it says (a step's move was sized on
@@ -551,19 +567,47 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
         grows = grows || (config_.shares[d] > 0 && episode_->plan.shares[d] <= 0);
       if (std::log(now / episode_->ms) <= (grows ? 0.0 : kMustPay + kZPay * se)) episode_.reset();
     }
+    const bool probed = std::exchange(probing_, false);
     if (episode_ && !(episode_->plan == config_)) {
       Config back = episode_->plan;
       episode_.reset();
       step.event = move(1, back, ms, step.deviation);
       backoff();
+      if (probed) probe_wait_ = std::min(2 * probe_wait_, kProbeLast);
       return step;
     }
     episode_.reset();
     backoff_ = 0;
+    if (probed) probe_wait_ = kProbeFirst;
     return step;
   }
 
-  // Watching: slow drift, for plans with devices to move work between.
+  // Watching. A device the balancer took all work from (the plan it started from gave it some)
+  // is given a probe's share now and then: nothing else would ever show that it got faster again
+  // (an idle device has no runs, and a plan of the others does not step when a load leaves it).
+  // After kProbeFirst watched runs, then twice as long after each probe that did not pay.
+  if (hold_ == 0 && runs_.size() >= window) {
+    std::optional<std::size_t> idle;
+    for (std::size_t d = 0; d < ms.size() && !idle; ++d)
+      if (config_.shares[d] <= 0 && start_[d] > 0 && rate(d).known()) idle = d;
+    idle_runs_ = idle ? idle_runs_ + 1 : 0;
+    if (idle && idle_runs_ >= probe_wait_) {
+      Config after = config_;
+      for (auto& v : after.shares) v *= 1 - kProbeShare;
+      after.shares[*idle] = kProbeShare;
+      episode_ = Episode{config_, plan_ms(), slowest_device()};
+      moves_ = 1;
+      state_ = State::confirming;
+      probing_ = true;
+      probed_ = *idle;
+      probe_from_ = regime_[*idle].size();
+      idle_runs_ = 0;
+      step.event = move(1, after, ms, step.deviation);
+      step.lbt = lbt_;
+      return step;
+    }
+  }
+  // Slow drift, for plans with devices to move work between.
   if (active < 2 || runs_.size() < window) {
     step.lbt = lbt_;
     return step;

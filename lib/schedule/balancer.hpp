@@ -53,7 +53,13 @@
 // - Slow drift. Otherwise, lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w) (the spec's formula) where a
 //   run is unbalanced when the move to the optimum is predicted to gain more than three standard
 //   errors of the estimates and more than half the bound; lbt reaching the trigger moves the plan
-//   (then confirmation as above). One-device plans move only on a step.
+//   (then confirmation as above). One-device plans move only on a step, or by a probe:
+// - A probe. A device the balancer took all work from (the plan it started from gave it some)
+//   gets kProbeShare after kProbeFirst watched runs, then twice as many after each probe that did
+//   not pay, up to kProbeLast: an idle device has no runs, and the others' plan does not step
+//   when a load leaves it. Its probe runs, where its model does not explain them, restart its
+//   regime (or recall an earlier one); the probe is an episode like a move, taken back unless
+//   the plan it ends with is faster.
 //
 // Level 2 retrains the distribution within the current fission/overlap (a callback: the runtime
 // measures real runs, the tests synthetic device models): only for a one-device plan whose time
@@ -231,6 +237,14 @@ class Balancer {
   // each time, so a plan that cannot be improved is not moved over and over.
   std::size_t hold_ = 0, backoff_ = 0;
   std::size_t lopsided_ = 0;  // watched runs in a row whose plan was lopsided (observe())
+  // Probes of a device the balancer left idle (observe()): the shares it started from, watched
+  // runs since such a device was idle, and how many before the next probe.
+  static constexpr double kProbeShare = 0.05;
+  static constexpr std::size_t kProbeFirst = 32, kProbeLast = 128;
+  std::vector<double> start_;
+  std::size_t idle_runs_ = 0, probe_wait_ = kProbeFirst;
+  bool probing_ = false;  // the current episode is a probe
+  std::size_t probed_ = 0, probe_from_ = 0;  // its device, and that device's regime runs before it
 };
 
 }  // namespace sinew::detail
