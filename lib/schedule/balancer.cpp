@@ -330,7 +330,8 @@ void Balancer::restart(std::size_t d, std::size_t since) {
   while (regime_[d].size() > since) left.runs.push_back(regime_[d].front()), regime_[d].pop_front();
   while (changes_[d].size() + 1 > since && !changes_[d].empty())
     left.changes.push_back(changes_[d].front()), changes_[d].pop_front();
-  // The regime it is in now, if it showed it before (Past::fits): the nearest such.
+  // The regime it is in now, if it showed it before: of the kept regimes whose band holds each
+  // run since the step (Past::off), the one whose model they are nearest by their median.
   std::optional<std::size_t> recalled;
   double nearest = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < past_[d].size(); ++i) {
@@ -365,7 +366,7 @@ std::size_t Balancer::returned(std::size_t d) const {
   // - each lie within that regime's band of its model at their shares;
   // - lie, by their median, beyond the current regime's band of its own model (fitted without
   //   them): the current regime does not explain them;
-  // - and the current regime's earlier runs (at least kNoisyStepRuns), held against the same
+  // - and the current regime's earlier runs (at least 2 * kNoisyStepRuns), held against the same
   //   band at their shares, make the first less likely than kStepChance.
   std::vector<Sample> runs;
   for (const auto& s : regime_[d])
@@ -386,9 +387,7 @@ std::size_t Balancer::returned(std::size_t d) const {
       for (auto it = split; it != runs.end(); ++it)
         off_now.push_back(std::abs(std::log(it->ms / now.at(it->share)))), off_then.push_back(std::abs(p.off(it->share, it->ms)));
       const double by_now = median_of(std::move(off_now)), by_then = median_of(std::move(off_then));
-      if (by_now > std::max(bound, 2 * by_then)) {
-        return m;
-      }
+      if (by_now > std::max(bound, 2 * by_then)) return m;
     }
   }
   return 0;
@@ -522,7 +521,8 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     // A probe's runs that its device's model does not explain (the load that left it idle has
     // gone): its regime restarts from them, or from an earlier one they fit (restart()).
     if (probing_ && moves_ == 1) {
-      const std::size_t d = probed_, since = regime_[d].size() - std::min(regime_[d].size(), probe_from_);
+      // The probe plan's runs: its judged ones and its first (the regime holds both).
+      const std::size_t d = probed_, since = std::min(regime_[d].size(), runs_.size() + 1);
       double fixed = fixed_[d];
       const DeviceRate before =
           model({regime_[d].begin(), regime_[d].end() - static_cast<std::ptrdiff_t>(since)}, noise(d), fixed);
@@ -600,7 +600,6 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       state_ = State::confirming;
       probing_ = true;
       probed_ = *idle;
-      probe_from_ = regime_[*idle].size();
       idle_runs_ = 0;
       step.event = move(1, after, ms, step.deviation);
       step.lbt = lbt_;

@@ -244,7 +244,7 @@ class Balancer {
   std::vector<double> start_;
   std::size_t idle_runs_ = 0, probe_wait_ = kProbeFirst;
   bool probing_ = false;  // the current episode is a probe
-  std::size_t probed_ = 0, probe_from_ = 0;  // its device, and that device's regime runs before it
+  std::size_t probed_ = 0;  // its device
 };
 
 }  // namespace sinew::detail
