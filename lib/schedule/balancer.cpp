@@ -234,7 +234,7 @@ std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped_within_plan()
   std::vector<std::pair<std::size_t, std::size_t>> out;
   const std::size_t n = runs_.size();
   if (n < 2 * kStepRuns) return out;
-  const double bound = std::log(1.0 / *s_.balanced_within);
+  const double bound = log_bound();
   for (std::size_t d = 0; d < config_.shares.size(); ++d) {
     if (config_.shares[d] <= 0) continue;
     const double noise_d = noise(d);
@@ -352,7 +352,7 @@ void Balancer::restart(std::size_t d, std::size_t since) {
   if (left.runs.size() >= kStepRuns) {
     double fixed = left.fixed;
     left.rate = model(left.runs, noise_of(left.changes), fixed);
-    left.band = std::max(std::log(1.0 / *s_.balanced_within), kZStep * noise_of(left.changes));
+    left.band = std::max(log_bound(), kZStep * noise_of(left.changes));
     if (left.rate.known()) past_[d].push_front(std::move(left));
     if (past_[d].size() > kPastRegimes) past_[d].pop_back();
   }
@@ -368,10 +368,10 @@ std::size_t Balancer::returned(std::size_t d) const {
   //   them): the current regime does not explain them;
   // - and the current regime's earlier runs (at least 2 * kNoisyStepRuns), held against the same
   //   band at their shares, make the first less likely than kStepChance.
-  std::vector<Sample> runs;
+  std::deque<Sample> runs;
   for (const auto& s : regime_[d])
     if (!s.first) runs.push_back(s);
-  const double bound = std::log(1.0 / *s_.balanced_within), sigma = noise(d);
+  const double bound = log_bound(), sigma = noise(d);
   for (const Past& p : past_[d]) {
     auto inside = [&](const Sample& s) { return std::abs(p.off(s.share, s.ms)) <= p.band; };
     for (std::size_t m = kStepRuns; m <= kNoisyStepRuns && m + 2 * kNoisyStepRuns <= runs.size(); ++m) {
@@ -380,18 +380,26 @@ std::size_t Balancer::returned(std::size_t d) const {
       const auto n = std::count_if(runs.begin(), split, inside);
       const double p_in = (static_cast<double>(n) + 1) / (static_cast<double>(split - runs.begin()) + 2);
       if (!(std::pow(p_in, static_cast<double>(m)) < kStepChance)) continue;
-      double fixed = fixed_[d];
-      const DeviceRate now = model({runs.begin(), split}, sigma, fixed);
-      if (!now.known()) continue;
-      std::vector<double> off_now, off_then;
-      for (auto it = split; it != runs.end(); ++it)
-        off_now.push_back(std::abs(std::log(it->ms / now.at(it->share)))), off_then.push_back(std::abs(p.off(it->share, it->ms)));
-      const double by_now = median_of(std::move(off_now)), by_then = median_of(std::move(off_then));
-      if (by_now > std::max(bound, 2 * by_then)) return m;
+      const double by_now = off_model(runs, m, sigma, fixed_[d]);
+      if (by_now < 0) continue;
+      std::vector<double> off_then;
+      for (auto it = split; it != runs.end(); ++it) off_then.push_back(std::abs(p.off(it->share, it->ms)));
+      if (by_now > std::max(bound, 2 * median_of(std::move(off_then)))) return m;
     }
   }
   return 0;
 }
+
+double Balancer::off_model(const std::deque<Sample>& runs, std::size_t last, double sigma, double fixed) {
+  const auto split = runs.end() - static_cast<std::ptrdiff_t>(std::min(last, runs.size()));
+  const DeviceRate before = model({runs.begin(), split}, sigma, fixed);
+  if (!before.known()) return -1;
+  std::vector<double> off;
+  for (auto it = split; it != runs.end(); ++it) off.push_back(std::abs(std::log(it->ms / before.at(it->share))));
+  return median_of(std::move(off));
+}
+
+double Balancer::log_bound() const { return std::log(1.0 / *s_.balanced_within); }
 
 Balancer::Gain Balancer::gain(bool idle_too) const {
   std::vector<DeviceRate> rates(devices_.size());
@@ -523,14 +531,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     if (probing_ && moves_ == 1) {
       // The probe plan's runs: its judged ones and its first (the regime holds both).
       const std::size_t d = probed_, since = std::min(regime_[d].size(), runs_.size() + 1);
-      double fixed = fixed_[d];
-      const DeviceRate before =
-          model({regime_[d].begin(), regime_[d].end() - static_cast<std::ptrdiff_t>(since)}, noise(d), fixed);
-      std::vector<double> off;
-      for (auto it = regime_[d].end() - static_cast<std::ptrdiff_t>(since); it != regime_[d].end(); ++it)
-        off.push_back(std::abs(std::log(it->ms / before.at(it->share))));
-      if (since >= kStepRuns && before.known() &&
-          median_of(std::move(off)) > std::max(std::log(1.0 / *s_.balanced_within), kZStep * noise(d)))
+      if (since >= kStepRuns && off_model(regime_[d], since, noise(d), fixed_[d]) > std::max(log_bound(), kZStep * noise(d)))
         restart(d, since);
     }
     // The moved device's estimate now has two shares: one more move where it is still clearly off.

@@ -201,6 +201,10 @@ class Balancer {
   std::vector<std::pair<std::size_t, std::size_t>> stepped_within_plan() const;  // the plan's runs alone
   // Device d is back in a regime it left (past_): the number of its latest runs that show it, or 0.
   std::size_t returned(std::size_t d) const;
+  // How far the last `last` of `runs` lie from the model of the runs before them (the median
+  // |log| ratio of time to model; -1 where those runs give no rate).
+  static double off_model(const std::deque<Sample>& runs, std::size_t last, double sigma, double fixed);
+  double log_bound() const;  // the balance bound as a log time ratio: log(1 / balanced_within)
   Gain gain(bool idle_too) const;  // the optimum over the active (and known idle) devices
   // The median run (slowest device) of the plan's last `last` runs (0: all), and the device that
   // is slowest in their element-wise median.
