@@ -992,7 +992,7 @@ TEST(BalancerTrace, ADeviceBackInARegimeItShowedBeforeIsPlannedFromItsRunsThen) 
 // rule of the plan's own runs sees a step. They fit the CPU's regime from before the load, whose
 // runs at its old share give its line: recalled, the plan moves back at once. (Its fast runs under
 // the load, one in three, make that seen only after some 7 runs: within 12 executions of the load's
-// end in 39 of 50 seeds, median 8; without the recall 7 of 50, median 27.)
+// end in 40 of 50 seeds, median 8; without the recall 7 of 50, median 27.)
 TEST(Balancer, ADeviceBackInItsUnloadedRegimeIsPlannedFromItsRunsBeforeTheLoad) {
   constexpr std::size_t kSeeds = 50, load_on = 60, load_off = 160, total = 220;
   std::size_t ok = 0, small = 0;
