@@ -111,6 +111,10 @@ struct DeviceRate {
   double at(double share) const { return share > 0 ? a * share + b : 0.0; }
 };
 
+// The median (0 of none), by selection (the balancer takes medians of up to 96 values many times
+// a run; schedule/balancer_regimes.cpp).
+double median_of(std::vector<double> v);
+
 // Shares on a grid of 1%, slivers (below Balancer::kMinShare) dropped, the rest renormalised
 // (schedule/split_model.cpp, as the functions below).
 std::vector<double> on_grid(std::vector<double> shares);
@@ -147,6 +151,12 @@ class Balancer {
   // A plan that ends an episode slower than its predecessor by more than this (and the noise of
   // the comparison) goes back.
   static constexpr double kMustPay = 0.03;
+  // Run-to-run changes each device's noise is taken over.
+  static constexpr std::size_t kNoiseRuns = 64;
+  // Standard deviations of one run a load step's each run must lie beyond (and a regime's band).
+  static constexpr double kZStep = 2.5;
+  // The standard error of a median (or interquartile mean) of n runs is about this many sigma/sqrt(n).
+  static constexpr double kCentreEfficiency = 1.25;
 
   // Unset settings take their defaults; bad ones throw sinew::Error naming them.
   Balancer(std::vector<DeviceInfo> devices, Config start, const BalancerSettings& settings);
