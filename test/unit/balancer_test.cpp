@@ -290,6 +290,18 @@ double expected_makespan(Model& m, Run& run, double cpu) {
   return sum / 4000;
 }
 
+// A CPU load as it swung on the GPU machine (k1): while the model's CPU is slowed (slow[0] > 1),
+// one run in three as fast as before the load and one in five twice as slow again.
+std::vector<double> swinging_times(Model& m, const Config& c) {
+  auto t = m.times(c);
+  if (m.slow[0] > 1) {
+    const double x = std::uniform_real_distribution<double>(0, 1)(m.rng);
+    if (x < 1.0 / 3) t[0] /= m.slow[0];  // as fast as before the load
+    else if (x < 1.0 / 3 + 0.2) t[0] *= 2;
+  }
+  return t;
+}
+
 }  // namespace
 
 // A CPU's own heavy tail on the GPU machine: besides +-20% noise, one run in ten 2-3x slower
@@ -344,16 +356,7 @@ TEST(Balancer, ASwingingLoadReachesTheBoundWithinEightExecutions) {
   Model m{{1.0, 0.4}, {0.5, 1.5}};
   m.noise = 0.2;
   m.slow = {1, 1};
-  std::uniform_real_distribution<double> u(0, 1);
-  auto run = [&](const Config& c) {
-    auto t = m.times(c);
-    if (m.slow[0] > 1) {
-      const double x = u(m.rng);
-      if (x < 1.0 / 3) t[0] /= m.slow[0];  // as fast as before the load
-      else if (x < 1.0 / 3 + 0.2) t[0] *= 2;
-    }
-    return t;
-  };
+  auto run = [&](const Config& c) { return swinging_times(m, c); };
   auto expected = [&](double cpu) { return expected_makespan(m, run, cpu); };
   m.slow = {2.5, 1};
   std::vector<double> loaded(101);
@@ -1002,16 +1005,6 @@ TEST(Balancer, ADeviceBackInItsUnloadedRegimeIsPlannedFromItsRunsBeforeTheLoad) 
     m.noise = 0.15;
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
-    std::uniform_real_distribution<double> u(0, 1);
-    auto run = [&](const Config& c) {
-      auto t = m.times(c);
-      if (m.slow[0] > 1) {
-        const double x = u(m.rng);
-        if (x < 1.0 / 3) t[0] /= m.slow[0];
-        else if (x < 1.0 / 3 + 0.2) t[0] *= 2;
-      }
-      return t;
-    };
     const Model unloaded = m;
     Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t;
@@ -1019,7 +1012,7 @@ TEST(Balancer, ADeviceBackInItsUnloadedRegimeIsPlannedFromItsRunsBeforeTheLoad) 
       if (i == load_on) m.slow = {2.5, 1};
       if (i == load_off) m.slow = {1, 1};
       t.plans.push_back(b.config());
-      t.steps.push_back(b.observe(run(b.config()), {}));
+      t.steps.push_back(b.observe(swinging_times(m, b.config()), {}));
     }
     small += t.plans[load_off - 1].shares[0] <= 0.15;
     const std::size_t off = runs_to_bound(unloaded, t, load_off, total);
