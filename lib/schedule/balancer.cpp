@@ -25,6 +25,13 @@ constexpr double kLopsided = 0.5;
 constexpr std::size_t kLopsidedRuns = 3;
 constexpr double kLopsidedShare = 0.25;  // ... where that device's share is at most this (fixed costs dominate)
 
+// `shares` with device d given `share` of the work, the others scaled down to make room.
+std::vector<double> giving(std::vector<double> shares, std::size_t d, double share) {
+  for (auto& v : shares) v *= 1 - share;
+  shares[d] = share;
+  return shares;
+}
+
 double slowest(const std::vector<double>& ms) { return ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end()); }
 
 }  // namespace
@@ -175,6 +182,8 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     // The plan's time since the step is what the new plan must beat.
     episode_ = Episode{config_, plan_ms(kStepRuns), slowest_device(kStepRuns)};
     for (auto [d, since] : changed) restart(d, since);
+    const bool again = executions_ < young_until_;  // a step within a young regime
+    young_until_ = executions_ + kYoungRuns;
     moves_ = 0;
     state_ = State::confirming;
     const Gain g = gain(true);
@@ -191,6 +200,12 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       ++moves_;
       Config after = config_;
       after.shares = g.target;
+      // A step seen within a young regime (whose noise is not known yet: a load's 2-5x swings
+      // show as steps now and then) idles no device; it keeps a probe's share, so that the load
+      // leaving shows in its runs.
+      if (again)
+        for (std::size_t d = 0; d < after.shares.size(); ++d)
+          if (config_.shares[d] > 0 && after.shares[d] <= 0) after.shares = on_grid(giving(after.shares, d, kProbeShare));
       step.event = move(1, after, ms, step.deviation);
     }
     step.lbt = lbt_;
@@ -211,8 +226,21 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     const Gain g = gain(false);
     // The first confirmation moves to the estimate whatever it says (a step's move was sized on
     // kStepRuns runs of the changed device, this one on twice as many, and the moved device's
-    // line now has two shares); later ones only beyond the noise.
-    const double least = moves_ == 1 ? 0.0 : std::max(0.25 * bound, kZConfirm * g.se);
+    // line now has two shares); later ones only beyond the noise, or, while the regime a step
+    // started is young (kYoungRuns), by at least kYoungMove of the work, idling no device: its
+    // noise, and so the hedged optimum, are still coming in (on the GPU machine (k10) the loaded
+    // CPU's noise grew from the prior's 0.3 to 0.5 over a dozen runs, its optimum from 26% to
+    // 17%, a gain of two standard errors at most that the watch never took), and a device left
+    // idle shows no runs when the load leaves.
+    const bool young = executions_ < young_until_;
+    bool follow = young && !g.target.empty();
+    double apart = 0;
+    for (std::size_t d = 0; d < g.target.size(); ++d) {
+      apart = std::max(apart, std::abs(g.target[d] - config_.shares[d]));
+      follow = follow && !(config_.shares[d] > 0 && g.target[d] <= 0);
+    }
+    follow = follow && apart >= kYoungMove;
+    const double least = moves_ == 1 ? 0.0 : follow ? 0.25 * bound : std::max(0.25 * bound, kZConfirm * g.se);
     if (moves_ < *s_.level1_steps && !g.target.empty() && !(g.target == config_.shares) && g.gain > least) {
       ++moves_;
       Config after = config_;
@@ -221,6 +249,8 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
       step.event = move(1, after, ms, step.deviation);
       return step;
     }
+    // A young regime's episode goes on.
+    if (young && moves_ < *s_.level1_steps) return step;
     // The plan stands; it stays only if it is not slower than the plan the episode started from.
     state_ = State::watching;
     step.settled = true;
@@ -267,8 +297,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     idle_runs_ = idle ? idle_runs_ + 1 : 0;
     if (idle && idle_runs_ >= probe_wait_) {
       Config after = config_;
-      for (auto& v : after.shares) v *= 1 - kProbeShare;
-      after.shares[*idle] = kProbeShare;
+      after.shares = giving(after.shares, *idle, kProbeShare);
       episode_ = Episode{config_, plan_ms(), slowest_device()};
       moves_ = 1;
       state_ = State::confirming;

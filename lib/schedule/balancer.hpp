@@ -43,7 +43,10 @@
 // - Confirmation. After a move, once the new plan has `window` judged runs, the plan moves once
 //   more to the optimum of the estimates, which now have twice the moved device's runs, and
 //   after that only for a predicted gain beyond the noise (at most level1_steps moves an
-//   episode). Then the plan must pay: its median run is compared with the runs of the plan the
+//   episode) or, for kYoungRuns runs after a step, whenever the optimum lies kYoungMove of the
+//   work away without idling a device: the new regime's noise, which hedges the optimum, is
+//   still coming in (a load's swings show over a dozen runs). A step seen again within those
+//   runs idles no device either; it keeps kProbeShare, so that the load leaving shows. Then the plan must pay: its median run is compared with the runs of the plan the
 //   episode started from; a plan slower by more than kMustPay beyond the comparison's noise goes
 //   back (a move made on noise, or a retraining misled by it, does not stick), as does a plan
 //   that gave work to a device the old plan left idle and is not faster at all (the model cannot
@@ -259,6 +262,11 @@ class Balancer {
   std::size_t idle_runs_ = 0, probe_wait_ = kProbeFirst;
   bool probing_ = false;  // the current episode is a probe
   std::size_t probed_ = 0;  // its device
+  // After a step, until this execution, the episode follows the model's optimum as the new
+  // regime's runs and noise come in: for kYoungRuns runs, by moves of at least kYoungMove.
+  static constexpr std::size_t kYoungRuns = 12;
+  static constexpr double kYoungMove = 0.05;
+  std::size_t young_until_ = 0;
 };
 
 }  // namespace sinew::detail
