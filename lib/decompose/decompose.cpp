@@ -334,6 +334,7 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
         config.min_chunk ? config.min_chunk
                          : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
     dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
+    dec.dynamic.min_chunk_given = config.min_chunk != 0;
     dec.dynamic.occupancy.assign(dec.dynamic.slots.size(), 0);
     // (Only where the plan shares the units over devices and leaves the chunk size to the
     // schedule: a plan of one device, or with its own min_chunk, is cut as it asks.)

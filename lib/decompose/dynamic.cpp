@@ -11,6 +11,7 @@
 namespace sinew::detail {
 
 std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::size_t granule) const {
+  if (slots.size() == 1 && !min_chunk_given) return remaining;
   const double mean = 1.0 / static_cast<double>(slots.size());  // the weights add up to 1
   const double guided = static_cast<double>(remaining) / (kDivisor * static_cast<double>(slots.size())) *
                         (weights.at(slot) / mean);
