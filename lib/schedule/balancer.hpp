@@ -46,9 +46,10 @@
 //   episode) or, for kYoungRuns runs after a step, whenever the optimum lies kYoungMove of the
 //   work away without idling a device: the new regime's noise, which hedges the optimum, is
 //   still coming in (a load's swings show over a dozen runs). A step seen again within those
-//   runs idles no device either; it keeps kProbeShare, so that the load leaving shows. Then the plan must pay: its median run is compared with the runs of the plan the
-//   episode started from; a plan slower by more than kMustPay beyond the comparison's noise goes
-//   back (a move made on noise, or a retraining misled by it, does not stick), as does a plan
+//   runs idles no device either; it keeps kProbeShare, so that the load leaving shows. Then the
+//   plan must pay: its median run is compared with the runs of the plan the episode started
+//   from; a plan slower by more than kMustPay beyond the comparison's noise goes back (a move
+//   made on noise, or a retraining misled by it, does not stick), as does a plan
 //   that gave work to a device the old plan left idle and is not faster at all (the model cannot
 //   see that device's fixed costs from one share: kept within the noise, such a split would
 //   drift towards equal finish times, never back to the device alone), and the balancer
