@@ -97,16 +97,23 @@ struct Trace {
   std::size_t events() const { return events(1) + events(2); }
 };
 
-// Runs `runs` executions; `before(i)` may change the model before run i (0-based).
-template <class F>
-Trace drive(Balancer& b, Model& m, std::size_t runs, F before, const Retrain& retrain = {}) {
+// Runs `runs` executions, each device's times from `times(plan)`; `before(i)` may change the
+// model before run i (0-based).
+template <class F, class Times>
+Trace drive_with(Balancer& b, std::size_t runs, F before, Times times, const Retrain& retrain = {}) {
   Trace t;
   for (std::size_t i = 0; i < runs; ++i) {
     before(i);
     t.plans.push_back(b.config());
-    t.steps.push_back(b.observe(m.times(b.config()), retrain));
+    t.steps.push_back(b.observe(times(b.config()), retrain));
   }
   return t;
+}
+
+// The same with the model's own times.
+template <class F>
+Trace drive(Balancer& b, Model& m, std::size_t runs, F before, const Retrain& retrain = {}) {
+  return drive_with(b, runs, before, [&](const Config& c) { return m.times(c); }, retrain);
 }
 
 // Within the balance bound: the plan's time, without noise, within `within` of the load-aware
@@ -1028,13 +1035,13 @@ TEST(Balancer, ADeviceBackInItsUnloadedRegimeIsPlannedFromItsRunsBeforeTheLoad) 
     m.rng.seed(static_cast<unsigned>(seed));
     const Model unloaded = m;
     Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
-    Trace t;
-    for (std::size_t i = 0; i < total; ++i) {
-      if (i == load_on) m.slow = {2.5, 1};
-      if (i == load_off) m.slow = {1, 1};
-      t.plans.push_back(b.config());
-      t.steps.push_back(b.observe(swinging_times(m, b.config()), {}));
-    }
+    const Trace t = drive_with(
+        b, total,
+        [&](std::size_t i) {
+          if (i == load_on) m.slow = {2.5, 1};
+          if (i == load_off) m.slow = {1, 1};
+        },
+        [&](const Config& c) { return swinging_times(m, c); });
     small += t.plans[load_off - 1].shares[0] <= 0.15;
     const std::size_t off = runs_to_bound(unloaded, t, load_off, total);
     ok += off <= 12;
