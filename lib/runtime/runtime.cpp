@@ -195,7 +195,12 @@ class RuntimeImpl {
           if (planned && !(start == watch->base)) {
             watch->balancer = Balancer(env_.infos, start, balancer_);
             watch->base = start;
+            watch->recalled = false;
           }
+          // A load present from its first run shows against the plan's stored runs.
+          if (planned && watch->balancer.executions() == 0 && !watch->recalled)
+            watch->balancer.recall(planner().stored_times(plan, p));
+          watch->recalled = true;
           now = watch->balancer.config();
         }
         if (!(now == start)) {
@@ -226,6 +231,7 @@ class RuntimeImpl {
     Balancer balancer;
     Config base;  // the planner's plan it started from (then the balanced plan it stored)
     std::string label;
+    bool recalled = false;  // the balancer was given the plan's stored runs (Balancer::recall)
   };
 
   std::shared_ptr<Watched> watched(const PreparedTree& p, const Config& start, bool planned) {

@@ -118,6 +118,7 @@ BalanceEvent Balancer::move(int level, Config after, const std::vector<double>& 
                  .deviation = deviation,
                  .lbt = lbt_};
   fresh_ = !(after == config_);
+  if (fresh_) recalled_.clear();  // they were the plan's before this one
   config_ = std::move(after);
   runs_.clear();  // run-to-run changes and steps are judged within one plan
   lbt_ = 0;
@@ -182,6 +183,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
     // The plan's time since the step is what the new plan must beat.
     episode_ = Episode{config_, plan_ms(kStepRuns), slowest_device(kStepRuns)};
     for (auto [d, since] : changed) restart(d, since);
+    recalled_.clear();  // the devices' rates before the step are not what the runs to come show
     const bool again = executions_ < young_until_;  // a step within a young regime
     young_until_ = executions_ + kYoungRuns;
     moves_ = 0;

@@ -40,6 +40,12 @@
 //   regime's earlier runs making that less likely than 1e-3 by chance), that is a step too, and
 //   the old regime's runs join the new ones. A load that leaves a device at a small share takes
 //   it back to where it was: the runs at the shares it had then give its line at once.
+//   A load present from the first run has no earlier runs of the plan to show against: there the
+//   plan's runs before this balancer (recall(): the knowledge base's, from training and earlier
+//   processes) stand in for them. Each one's time is its slowest device's, so it bounds every
+//   device's from above, and only a device slower than them is seen: the median of its last
+//   kRecalledRuns runs beyond kZStep standard errors of the two medians' difference, each run
+//   beyond the balance bound. Until the plan first moves or steps.
 // - Confirmation. After a move, once the new plan has `window` judged runs, the plan moves once
 //   more to the optimum of the estimates, which now have twice the moved device's runs, and
 //   after that only for a predicted gain beyond the noise (at most level1_steps moves an
@@ -173,6 +179,10 @@ class Balancer {
   DeviceRate rate(std::size_t d) const;
   double noise(std::size_t d) const;
 
+  // The times of config()'s runs before this balancer (the knowledge base's: training, earlier
+  // processes), oldest first; the latest kRegimeRuns are kept. Before the first observe().
+  void recall(const std::vector<double>& plan_ms);
+
   // Observes the run just made with config(): `device_ms` per device, 0 for idle ones.
   BalanceStep observe(const std::vector<double>& device_ms, const Retrain& retrain);
 
@@ -215,6 +225,9 @@ class Balancer {
   std::vector<std::pair<std::size_t, std::size_t>> stepped_within_plan() const;  // the plan's runs alone
   // Device d is back in a regime it left (past_): the number of its latest runs that show it, or 0.
   std::size_t returned(std::size_t d) const;
+  // Device d slower than the plan's recalled runs (recall()): the number of its latest runs that
+  // show it, or 0.
+  std::size_t above_recalled(std::size_t d) const;
   // How far the last `last` of `runs` lie from the model of the runs before them (the median
   // |log| ratio of time to model; -1 where those runs give no rate).
   static double off_model(const std::deque<Sample>& runs, std::size_t last, double sigma, double fixed);
@@ -268,6 +281,10 @@ class Balancer {
   static constexpr std::size_t kYoungRuns = 12;
   static constexpr double kYoungMove = 0.05;
   std::size_t young_until_ = 0;
+  // The plan's runs before this balancer (recall()), as log times; cleared when the plan moves
+  // or a device steps. Its runs here that show a device slower: kRecalledRuns.
+  static constexpr std::size_t kRecalledRuns = 4;
+  std::vector<double> recalled_;
 };
 
 }  // namespace sinew::detail

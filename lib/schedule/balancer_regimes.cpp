@@ -3,6 +3,8 @@
 // (a load arriving or leaving, a device back in a regime it left), and the regimes it keeps.
 #include "schedule/balancer.hpp"
 
+#include "platform/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -160,10 +162,52 @@ bool quieted(const std::vector<double>& before, const std::vector<double>& last,
 
 std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped() const {
   auto out = stepped_within_plan();
-  for (std::size_t d = 0; d < config_.shares.size(); ++d)
-    if (config_.shares[d] > 0 && std::none_of(out.begin(), out.end(), [&](const auto& c) { return c.first == d; }))
-      if (const std::size_t m = returned(d)) out.push_back({d, m});
+  for (std::size_t d = 0; d < config_.shares.size(); ++d) {
+    if (config_.shares[d] <= 0 || std::any_of(out.begin(), out.end(), [&](const auto& c) { return c.first == d; }))
+      continue;
+    if (const std::size_t m = returned(d))
+      out.push_back({d, m});
+    else if (const std::size_t k = above_recalled(d))
+      out.push_back({d, k});
+  }
   return out;
+}
+
+void Balancer::recall(const std::vector<double>& plan_ms) {
+  if (executions_ > 0)
+    throw_error(errc::invalid_argument, "a balancer recalls its plan's earlier runs before it observes one",
+                {.argument = "plan_ms", .fix = "call recall() before the first observe()"});
+  recalled_.clear();
+  for (std::size_t i = plan_ms.size() - std::min(plan_ms.size(), kRegimeRuns); i < plan_ms.size(); ++i)
+    if (plan_ms[i] > 0 && std::isfinite(plan_ms[i])) recalled_.push_back(std::log(plan_ms[i]));
+}
+
+std::size_t Balancer::above_recalled(std::size_t d) const {
+  // A load present from the first run (on the GPU machine, 16 load threads took the CPU's time at
+  // the trained plan from 4-5 ms to 10-50 ms, 2.3-10x, in every run, while the rules above had
+  // no earlier run to hold them against; the watch took 11-41 runs to move). The recalled runs
+  // bound each device's time from above, so only slower is seen: the median of its last
+  // kRecalledRuns runs beyond kZStep standard errors of the difference of the two medians (the
+  // device's noise for both: the recalled runs' own cannot be told from a handful), each of them
+  // beyond the balance bound.
+  if (recalled_.empty() || runs_.size() < kRecalledRuns) return 0;
+  const double ref = median_of(recalled_), bound = log_bound();
+  std::vector<double> last;
+  for (std::size_t i = runs_.size() - kRecalledRuns; i < runs_.size(); ++i) {
+    if (runs_[i][d] <= 0) return 0;
+    last.push_back(std::log(runs_[i][d]));
+  }
+  const double se = kCentreEfficiency * noise(d) *
+                    std::sqrt(1.0 / static_cast<double>(kRecalledRuns) + 1.0 / static_cast<double>(recalled_.size()));
+  const double band = std::max(bound, kZStep * se);
+  if (median_of(last) <= ref + band || std::any_of(last.begin(), last.end(), [&](double v) { return v <= ref + bound; }))
+    return 0;
+  // Its runs before these that lie beyond the band belong to the new regime too.
+  std::size_t since = kRecalledRuns;
+  while (since < runs_.size() && runs_[runs_.size() - 1 - since][d] > 0 &&
+         std::log(runs_[runs_.size() - 1 - since][d]) > ref + band)
+    ++since;
+  return since;
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> Balancer::stepped_within_plan() const {

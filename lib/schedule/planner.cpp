@@ -321,6 +321,16 @@ Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bind
   return plan;
 }
 
+std::vector<double> Planner::stored_times(const Plan& plan, const PreparedTree& p) {
+  std::vector<double> out;
+  if (plan.provenance == Provenance::derived || plan.entry == 0) return out;
+  safely([&] {
+    for (const KbRun& r : kb_.runs(plan.key, p.features))
+      if (r.config == plan.config) out.push_back(r.time_ms);
+  });
+  return out;
+}
+
 void Planner::executed(const Plan& plan, const PreparedTree& prepared, const Report& report) {
   Pending p;
   p.run.key = plan.key;

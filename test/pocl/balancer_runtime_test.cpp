@@ -169,6 +169,53 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
   EXPECT_EQ(r.config, e.config);
 }
 
+// A load present from the first run: the plan's stored runs (training's, earlier processes')
+// are what its first runs here are held against (Balancer::recall). The stored plan is skewed as
+// above and its stored runs ten times faster than the trained plan ran, as if the machine had
+// been quiet then: the balancer sees the step within its first runs and moves the plan at once,
+// where the slow-drift path waits for tight estimates (the test above).
+TEST(BalancerRuntime, APlanSlowerThanItsStoredRunsFromTheFirstRunIsMovedAtOnce) {
+  TempKb kb;
+  Burn b(kElements);
+  KbKey key;
+  double trained_ms = 0;
+  {
+    Runtime rt(quiet(kb.path));
+    Report r = rt.run(b.tree, b.bind()).get();
+    ASSERT_TRUE(b.right());
+    key = make_kb_key(b.tree.signature(), rt.devices());
+    trained_ms = r.wall_ms;
+  }
+  {
+    auto k = KnowledgeBase::open(kb.path);
+    auto entries = k->entries(key);
+    ASSERT_EQ(entries.size(), 1u);
+    KbEntry e = entries[0];
+    e.config.shares = {0.9, 0.1};
+    e.config.schedule = Schedule::static_;  // as above: a dynamic plan is never moved
+    e.config.min_chunk = 0;
+    e.provenance = Provenance::trained;
+    k->store_entry(e);
+    const KbEntry stored = *k->find(key, e.features);
+    for (int i = 0; i < 3; ++i)
+      k->record_run(KbRun{.key = key, .features = stored.features, .config = stored.config,
+                          .time_ms = trained_ms / 10, .purpose = "training"});
+  }
+  Runtime rt(quiet(kb.path));
+  std::optional<BalanceEvent> first;
+  for (int i = 0; i < 6 && !first; ++i) {
+    Report r = rt.run(b.tree, b.bind()).get();
+    ASSERT_TRUE(b.right()) << "run " << i;
+    ASSERT_EQ(r.execution, static_cast<std::size_t>(i + 1));
+    first = r.balance;
+  }
+  ASSERT_TRUE(first) << "no move within six runs";
+  EXPECT_LE(first->execution, 5u);
+  EXPECT_EQ(first->level, 1);
+  EXPECT_NEAR(first->before.shares[0], 0.9, 1e-9);
+  EXPECT_LT(first->after.shares[0], 0.9);
+}
+
 TEST(BalancerRuntime, SinewBalanceZeroTurnsItOff) {
   ::setenv("SINEW_BALANCE", "0", 1);
   Runtime rt(quiet());
