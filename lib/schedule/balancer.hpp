@@ -61,7 +61,7 @@
 //   drift towards equal finish times, never back to the device alone), and the balancer
 //   then waits (a doubling backoff) before a slow-drift move.
 // - Slow drift. Otherwise, lbt(n) = unbalanced(n)*w + lbt(n-1)*(1-w) (the spec's formula) where a
-//   run is unbalanced when the move to the optimum is predicted to gain more than three standard
+//   run is unbalanced when the move to the optimum is predicted to gain more than 2.5 standard
 //   errors of the estimates and more than half the bound; lbt reaching the trigger moves the plan
 //   (then confirmation as above). One-device plans move only on a step, or by a probe:
 // - A probe. A device the balancer took all work from (the plan it started from gave it some)

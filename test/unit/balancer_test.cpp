@@ -738,7 +738,7 @@ TEST(Balancer, AMisplannedStartIsMovedAndSettles) {
   // A plan far off (80% on a CPU that should have a third): moved within the first runs, then
   // left alone by the noise. Slower than after a step: with no runs before, the devices' noise
   // is not known yet (taken as +-30%), and the move waits until the estimates are tight enough
-  // for the gain to stand three standard errors clear of it.
+  // for the gain to stand 2.5 standard errors clear of it.
   constexpr std::size_t kSeeds = 100;
   std::size_t ok = 0, late_moves = 0;
   for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
@@ -994,11 +994,14 @@ TEST(BalancerTrace, TheGpuMachinesLoadFromTheFirstRunIsFollowed) {
   const Replay r = replay(t, 0.473);  // the run's starting plan, trained without the load
   const PhaseResult during = judge(t, r, 0, 100), after = judge(t, r, 100, 200);
   std::cout << describe("during", during) << "\n" << describe("after", after) << "\n" << r.moves << " moves\n";
-  // The load leaving is followed at once. The load from the first run is no step: the plan is
-  // moved as a misplanned start, on the slow-drift path, which waits until the devices' noise is
-  // known well enough (replayed: 16% lost over the phase against the 10% goal).
-  EXPECT_LE(after.to_bound, 8u);
-  EXPECT_LE(after.lost, 0.05);
+  // The load leaving is followed at once. The load from the first run is no step here (no stored
+  // runs: see ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns): the plan is moved as a
+  // misplanned start, on the slow-drift path, which waits until the devices' noise is known well
+  // enough (replayed: 9% lost over the phase; 14% with the watch at three standard errors, when
+  // the load's end cost 3% where it costs 6% now, the windows of five out of the bound for 62
+  // runs after it, the plans within it from the 4th).
+  EXPECT_LE(after.plan_to_bound, 8u);
+  EXPECT_LE(after.lost, 0.07);
   EXPECT_LE(during.lost, 0.20);
   EXPECT_NEAR(during.final_cpu, during.oracle_cpu, 0.08);
 }
@@ -1027,15 +1030,16 @@ TEST(BalancerTrace, TheLoadLeavingASmallShareIsFollowed) {
 // machine the watch first moved 11, 41 and 12 executions into the load, and +36%, +50% and +1%
 // were lost against the oracle beside it), replayed with the fixed costs of k4 and k10.
 // Replayed, the first move comes 4 executions into the load in each, and the phase under the
-// load loses 1, 8, 10, 6 and 5% (14, 16, 16, 20 and 16% without the stored runs). After the
-// load 7, 7, 10, 2 and 5% (3, 3, 5, 2 and 4% without), a cost of the early move: the CPU, taken
+// load loses 1, 8, 10, 6 and 5% (9, 14, 17, 15 and 16% without the stored runs). After the
+// load 6, 7, 10, 2 and 5% (6, 3, 5, 2 and 4% without), a cost of the early move: the CPU, taken
 // to a small share within a few runs, has its loaded regime's runs there only, and when the load
 // leaves its quiet runs at that share give it no line to plan from at once.
-// k15-k18 (17th session, with this rule on the GPU machine: the first move 3 executions into
-// the load in each, and +24%, +14%, -1% and +23% lost under it) replay as 20, 8, 3 and 17% (18,
-// 13, 22 and 21% without). Not solved: in k15 and k18 the load grew heavier some twenty runs in
-// (the CPU at 21% from 3-4 ms to 8-20 ms) after the step's young regime had ended, and the watch
-// held the plan, its predicted gain within three standard errors of the swinging CPU's rate.
+// k15-k18 (17th session, with this rule on the GPU machine: the first move at the 4th execution
+// in each, and +24%, +14%, -1% and +23% lost under it) replay as 11, 8, 3 and 17% (19, 11, 17
+// and 17% without). In k15 and k18 the load grew heavier some twenty runs in (the CPU at 21% from
+// 3-4 ms to 8-20 ms) after the step's young regime had ended; with the watch at three standard
+// errors k15 held that plan for 60 runs (20% lost), at 2.5 it moves; k18's gain stays within
+// them. (The figures above are with the watch at 2.5.)
 TEST(BalancerTrace, ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns) {
   struct Case {
     const char* trace;
@@ -1045,7 +1049,7 @@ TEST(BalancerTrace, ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns) {
   };
   for (const Case& c : {Case{"fig4_k2_rates.csv", {0, 0}, 0.473}, Case{"fig4_k4_rates.csv", {0.2, 1.6}, 0.534},
                         Case{"fig4_k12_rates.csv", {0.2, 1.0}, 0.5767}, Case{"fig4_k13_rates.csv", {0.2, 1.0}, 0.5734},
-                        Case{"fig4_k14_rates.csv", {0.2, 1.0}, 0.5358}, Case{"fig4_k15_rates.csv", {0.2, 1.0}, 0.5, 0.21},
+                        Case{"fig4_k14_rates.csv", {0.2, 1.0}, 0.5358}, Case{"fig4_k15_rates.csv", {0.2, 1.0}, 0.5, 0.13},
                         Case{"fig4_k16_rates.csv", {0.2, 1.0}, 0.5}, Case{"fig4_k17_rates.csv", {0.2, 1.0}, 0.4572},
                         Case{"fig4_k18_rates.csv", {0.2, 1.0}, 0.4074, 0.21}}) {
     SCOPED_TRACE(c.trace);
