@@ -187,20 +187,15 @@ class RuntimeImpl {
       // when asked to.
       if (balance && (balance_asked || !run_config.crossover)) {
         const Config start = run_config;
-        watch = watched(p, start, planned);
+        watch = watched(p, start, planned ? &plan : nullptr);
         Config now;
         {
           std::lock_guard lock(watch->mutex);
           // A plan that changed underneath (retrained, or stored by another process) starts over.
           if (planned && !(start == watch->base)) {
-            watch->balancer = Balancer(env_.infos, start, balancer_);
+            watch->balancer = balancer_for(p, start, &plan);
             watch->base = start;
-            watch->recalled = false;
           }
-          // A load present from its first run shows against the plan's stored runs.
-          if (planned && watch->balancer.executions() == 0 && !watch->recalled)
-            watch->balancer.recall(planner().stored_times(plan, p));
-          watch->recalled = true;
           now = watch->balancer.config();
         }
         if (!(now == start)) {
@@ -231,17 +226,24 @@ class RuntimeImpl {
     Balancer balancer;
     Config base;  // the planner's plan it started from (then the balanced plan it stored)
     std::string label;
-    bool recalled = false;  // the balancer was given the plan's stored runs (Balancer::recall)
   };
 
-  std::shared_ptr<Watched> watched(const PreparedTree& p, const Config& start, bool planned) {
+  // A balancer starting from `start`; for a planned run (`plan`), given the plan's stored runs,
+  // against which a load present from its first run shows (Balancer::recall).
+  Balancer balancer_for(const PreparedTree& p, const Config& start, const Plan* plan) {
+    Balancer b(env_.infos, start, balancer_);
+    if (plan) b.recall(planner().stored_times(*plan, p));
+    return b;
+  }
+
+  std::shared_ptr<Watched> watched(const PreparedTree& p, const Config& start, const Plan* plan) {
     std::ostringstream key;
     key << std::setprecision(17) << p.signature;
     for (const auto& [name, value] : p.features) key << '|' << name << '=' << value;
-    if (!planned) key << "|plan " << start.str();
+    if (!plan) key << "|plan " << start.str();
     std::lock_guard lock(watched_mutex_);
     auto& w = watched_[key.str()];
-    if (!w) w = std::make_shared<Watched>(Balancer(env_.infos, start, balancer_), p.label);
+    if (!w) w = std::make_shared<Watched>(balancer_for(p, start, plan), p.label);
     return w;
   }
 
