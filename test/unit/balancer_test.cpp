@@ -282,6 +282,22 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
   EXPECT_LE(moves, 1u);
 }
 
+namespace {
+
+// `n` runs of `plan` as the knowledge base keeps them (Balancer::recall): each its slowest
+// device's time, from `times(plan)`.
+template <class Times>
+std::vector<double> stored_runs(const Config& plan, std::size_t n, Times times) {
+  std::vector<double> out;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto t = times(plan);
+    out.push_back(*std::max_element(t.begin(), t.end()));
+  }
+  return out;
+}
+
+}  // namespace
+
 // A load present from the first run (a process started on a loaded machine, its plan trained
 // without the load): no earlier run of the plan shows the step, but the plan's stored runs do
 // (Balancer::recall: two runs from training, without the load). With +-30% noise, within the
@@ -300,12 +316,7 @@ TEST(Balancer, ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns) {
       m.rng.seed(static_cast<unsigned>(seed));
       const Config start = two_way(m.balanced_cpu_share());
       Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
-      std::vector<double> times;
-      for (std::size_t k = 0; k < stored; ++k) {
-        const auto t = m.times(start);
-        times.push_back(std::max(t[0], t[1]));
-      }
-      b.recall(times);
+      b.recall(stored_runs(start, stored, [&](const Config& c) { return m.times(c); }));
       m.slow[0] = 2.5;
       Trace t = drive(b, m, total, [&](std::size_t i) {
         if (i == load_off) m.slow[0] = 1.0;
@@ -347,12 +358,7 @@ TEST(Balancer, StoredRunsAndNoiseAloneMoveNothing) {
       };
       const Config start = two_way(m.balanced_cpu_share());
       Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
-      std::vector<double> times;
-      for (int k = 0; k < 2; ++k) {
-        const auto t = run(start);
-        times.push_back(std::max(t[0], t[1]));
-      }
-      b.recall(times);
+      b.recall(stored_runs(start, 2, run));
       moves += drive_with(b, 200, [](std::size_t) {}, run).events();
       out += !within_bound(m, b.config());
     }
