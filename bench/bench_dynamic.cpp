@@ -11,7 +11,9 @@
 //   static split (what dealing chunks out costs a regular tree), and EngineCL's load-balancing
 //   efficiency of the dynamic runs (the ideal time from each device's solo throughput,
 //   1 / sum(1 / t_alone), against the measured time; issue 18 asks >= 0.90 for saxpy and
-//   Mandelbrot). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
+//   Mandelbrot), of the rounds' medians and per round (each round's solo times and dynamic time,
+//   which ran within a few hundred ms of each other; DIR/bench_dynamic_rounds.csv holds every
+//   round). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
 //   the GPU), dynamic runs the GPU's static split (DynamicChunks::alone) with the GPU's queues
 //   as its only workers: its chunk count is the static split's, and dynamic / oracle measures
 //   what is left of the schedule's own cost. The CPU, once measured, is probed now and then
@@ -50,6 +52,7 @@
 #endif
 
 #include <iostream>
+#include <optional>
 #include <set>
 
 using namespace bench;
@@ -74,6 +77,16 @@ struct Context {
   unsigned rounds;
   double cpu_share = -1;  // --cpu-share: the dynamic plan's CPU weight (< 0: the solo speeds')
   bool failed = false;
+  std::optional<Csv> rounds_log;
+
+  // Every interleaved round's times, of every workload (_rounds.csv).
+  Csv& rounds_csv() {
+    if (!rounds_log)
+      rounds_log.emplace(b.file("_rounds.csv"), std::vector<std::string>{"workload", "size", "round", "dynamic", "oracle",
+                                                                          "trained", "cpu_alone", "gpu_alone",
+                                                                          "lb_efficiency"});
+    return *rounds_log;
+  }
 
   Stats row(const std::string& workload, const std::string& size, const std::string& plan, const sinew::Config& c,
             const Stats& m) {
@@ -146,6 +159,21 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
           summarize(runs.ms[j]));
   }
   const double ideal = 1 / (1 / med[3] + 1 / med[4]);
+  // Per round too: that round's ideal (its solo times) over its dynamic time, each round's plans
+  // run within a few hundred ms of each other, so that the CPU's drift over the rounds (+-15-50%
+  // on the GPU machine) hits both sides alike. Every round's times go to _rounds.csv.
+  std::vector<double> per_round;
+  {
+    Csv& rounds = c.rounds_csv();
+    for (std::size_t i = 0; i < runs.ms[0].size(); ++i) {
+      Csv::Row row{{"workload", workload}, {"size", size}, {"round", std::to_string(i)}};
+      for (std::size_t j = 0; j < jobs.size(); ++j)
+        row[j == 3 ? "cpu_alone" : j == 4 ? "gpu_alone" : names[j]] = num(runs.ms[j].at(i));
+      per_round.push_back(1 / (1 / runs.ms[3].at(i) + 1 / runs.ms[4].at(i)) / runs.ms[0][i]);
+      row["lb_efficiency"] = num(per_round.back());
+      rounds.append(row);
+    }
+  }
   // The oracle is the fastest static plan of these rounds: the sweep's pick (measured before, not
   // interleaved, so noise can pick a split) or a device alone (share 0 or 1 of the same sweep).
   std::size_t best = 1;
@@ -157,7 +185,9 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
   t.add({workload, size, fmt("%.2f", med[3]), fmt("%.2f", med[4]), fmt("%.2f", med[best]) + " (" + pct(best_cpu_share) + ")",
          fmt("%.2f", med[2]) + " (" + trained.last.config.str() + ")", fmt("%.2f", med[0]),
          fmt("%.3f", speed.median_ms) + " [" + fmt("%.3f", speed.min_ms) + ", " + fmt("%.3f", speed.max_ms) + "]",
-         fmt("%+.2f", med[0] - med[best]), fmt("%.3f", ideal / med[0]),
+         fmt("%+.2f", med[0] - med[best]),
+         fmt("%.3f", ideal / med[0]) + "; per round " + fmt("%.3f", median(per_round)) + " [" +
+             fmt("%.3f", quantile(per_round, 0.25)) + ", " + fmt("%.3f", quantile(per_round, 0.75)) + "]",
          chunks.empty() ? "-" : std::to_string(chunks.at(c.p.cpu)) + " / " + std::to_string(chunks.at(c.p.gpu))});
 }
 
@@ -319,7 +349,7 @@ int main(int argc, char** argv) {
       md += "Medians of " + std::to_string(c.rounds) +
             " interleaved rounds; the oracle is the fastest in these rounds of each device alone and the best "
             "static CPU share of a sweep in steps of " + fmt("%g", step) + "; dynamic / oracle speed: per round, its median [min, max]. LB efficiency: 1 / (1 / CPU alone + 1 / GPU "
-            "alone) over the dynamic time (EngineCL's). Dynamic weights: the devices' solo speeds. Every plan (each "
+            "alone) over the dynamic time (EngineCL's), of the medians; per round: each round's, their median [quartiles]. Dynamic weights: the devices' solo speeds. Every plan (each "
             "device alone, the sweep, dynamic) has the trained plan's fission and overlap. Mandelbrot: escape-time "
             "counts, the set in the image's upper half, max iterations " + std::to_string(max_iter) + "." +
             (c.cpu_share >= 0 ? " The dynamic plan's CPU weight: " + fmt("%g", c.cpu_share) + " (--cpu-share)." : "") +

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 
 using namespace sinew;
@@ -267,4 +268,27 @@ TEST(TrainObjective, ADeviceAloneTimedAgainstTheSplitsEvidenceIsMeasuredAgain) {
     EXPECT_TRUE(struck);
     EXPECT_EQ(r.best.shares, (std::vector<double>{1.0, 0.0})) << "flow " << flow << ": " << r.best.str();
   }
+}
+
+TEST(TrainObjective, TheGpuAlonesOverlapLevelIsChosenThroughNoise) {
+  // The H100 machine's filter pipeline at 1024²: the GPU alone runs 0.75 ms at overlap 2 and 3
+  // (single runs 0.59-1.09), 1.01 at overlap 4 and 0.98 at overlap 1, and any CPU share costs more
+  // than the GPU's whole run. With +-30% noise on every run, training keeps the GPU alone at
+  // the GPU alone at overlap 2 or 3 in 944 of 1000 seeds (the 18th session; three leaders run twice more each in
+  // turns did no better, 954: with one run a point, the noise is the search's own). In the 18th
+  // session's Table 1 (t1a) it kept overlap 4: 73% of the oracle head to head.
+  const auto devs = cpu_gpu();
+  std::size_t right = 0;
+  const std::size_t seeds = 200;
+  for (unsigned seed = 1; seed <= seeds; ++seed) {
+    Model m{{2.4, 0.3}, {400.0, 0.0}};
+    m.overlap_a = {1.3, 1.0, 1.0, 1.35};
+    m.overlap_b = {1, 1, 1, 1};
+    m.noise = 0.3;
+    m.rng.seed(seed);
+    const TrainingResult r = train(devs, std::ref(m), with(Strategy::even_split));
+    if (r.best.shares[1] == 1.0 && (r.best.overlap == 2 || r.best.overlap == 3)) ++right;
+  }
+  std::printf("the GPU alone at overlap 2 or 3 kept in %zu of %zu seeds\n", right, seeds);
+  EXPECT_GE(right, seeds * 85 / 100);
 }
