@@ -276,7 +276,7 @@ TEST(TrainObjective, TheGpuAlonesOverlapLevelIsChosenThroughNoise) {
   // than the GPU's whole run. With +-30% noise on every run, training keeps the GPU alone at
   // the GPU alone at overlap 2 or 3 in 944 of 1000 seeds (the 18th session; three leaders run twice more each in
   // turns did no better, 954: with one run a point, the noise is the search's own). In the 18th
-  // session's Table 1 (t1a) it kept overlap 4: 73% of the oracle head to head.
+  // session's Table 1 (c1) it kept overlap 4: 73% of the oracle head to head.
   const auto devs = cpu_gpu();
   std::size_t right = 0;
   const std::size_t seeds = 200;
