@@ -13,7 +13,7 @@
 //   1 / sum(1 / t_alone), against the measured time; issue 18 asks >= 0.90 for saxpy and
 //   Mandelbrot), of the rounds' medians and per round (each round's solo times and dynamic time,
 //   which ran within a few hundred ms of each other; DIR/bench_dynamic_rounds.csv holds every
-//   round). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
+//   round, with the dynamic run's chunks and units per device). Where the CPU is too slow to count (Mandelbrot on the H100 machine: a 200th of
 //   the GPU), dynamic runs the GPU's static split (DynamicChunks::alone) with the GPU's queues
 //   as its only workers: its chunk count is the static split's, and dynamic / oracle measures
 //   what is left of the schedule's own cost. The CPU, once measured, is probed now and then
@@ -51,6 +51,7 @@
 #include "load.hpp"
 #endif
 
+#include <array>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -77,14 +78,15 @@ struct Context {
   unsigned rounds;
   double cpu_share = -1;  // --cpu-share: the dynamic plan's CPU weight (< 0: the solo speeds')
   bool failed = false;
-  std::optional<Csv> rounds_log;
+  std::optional<Csv> rounds_log = std::nullopt;
 
   // Every interleaved round's times, of every workload (_rounds.csv).
   Csv& rounds_csv() {
     if (!rounds_log)
       rounds_log.emplace(b.file("_rounds.csv"), std::vector<std::string>{"workload", "size", "round", "dynamic", "oracle",
                                                                           "trained", "cpu_alone", "gpu_alone",
-                                                                          "lb_efficiency"});
+                                                                          "lb_efficiency", "cpu_chunks", "gpu_chunks",
+                                                                          "cpu_units", "gpu_units"});
     return *rounds_log;
   }
 
@@ -145,7 +147,13 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
                                                 gpu_only};
   std::vector<Job> jobs;
   for (std::size_t j = 0; j < plans.size(); ++j) jobs.push_back(sinew_job(c.rt, s, plans[j], &last[j]));
-  const Interleaved runs = interleave(jobs, c.rounds);
+  // Each round's dynamic run: its chunks and units per device (the rounds CSV).
+  std::vector<std::array<std::string, 4>> dealt;
+  const Interleaved runs = interleave(jobs, c.rounds, [&](unsigned, const std::vector<double>&) {
+    const sinew::Report& r = last[0];
+    auto at = [](const std::vector<std::size_t>& v, std::size_t d) { return d < v.size() ? std::to_string(v[d]) : ""; };
+    dealt.push_back({at(r.chunks, c.p.cpu), at(r.chunks, c.p.gpu), at(r.chunk_units, c.p.cpu), at(r.chunk_units, c.p.gpu)});
+  });
   if (runs.check != "OK" || runs.ms.empty() || runs.ms[0].empty()) {
     c.failed = true;
     t.add({workload, size, runs.check});
@@ -171,6 +179,9 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
         row[j == 3 ? "cpu_alone" : j == 4 ? "gpu_alone" : names[j]] = num(runs.ms[j].at(i));
       per_round.push_back(1 / (1 / runs.ms[3].at(i) + 1 / runs.ms[4].at(i)) / runs.ms[0][i]);
       row["lb_efficiency"] = num(per_round.back());
+      if (i < dealt.size())
+        row["cpu_chunks"] = dealt[i][0], row["gpu_chunks"] = dealt[i][1], row["cpu_units"] = dealt[i][2],
+        row["gpu_units"] = dealt[i][3];
       rounds.append(row);
     }
   }

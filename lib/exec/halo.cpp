@@ -128,7 +128,7 @@ void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
   // multiple of the base address alignment; and a poisoned halo buffer is a sub-buffer already,
   // which cannot have its own).
   const std::size_t origin = u.halo_before * ub;
-  if (u.slice_used() && !run.host_slice(w, u) && origin % w.base_alignment() == 0 && ps.part->units &&
+  if (u.slice_used() && !run.host_slice(ps, u) && origin % w.base_alignment() == 0 && ps.part->units &&
       (!run.poison || w.zero_copy)) {
     cl_buffer_region region{origin, ps.part->units * ub};
     ps.slices[v] = halo.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);

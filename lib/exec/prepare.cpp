@@ -174,7 +174,7 @@ void allocate_swap(RunState& run, PartState& ps, const NodeImpl& copy) {
   }
   const VectorUse& s = run.an.use(src);
   const VectorUse& d = run.an.use(dst);
-  if (run.host_slice(*ps.worker, s)) return;
+  if (run.host_slice(ps, s)) return;
   const std::size_t ub = d.vector->unit * d.vector->type.size;
   swap.twin = run.partition_buffer(ps, (ps.part->units + d.halo_before + d.halo_after) * ub, ub);
   cl_buffer_region region{d.halo_before * ub, ps.part->units * ub};
@@ -237,7 +237,7 @@ void allocate(RunState& run) {
   run.host_context = user_replica_context(run);
   for (const auto& u : run.an.vectors) {
     if (replica_in_slice(run, u)) run.replica_in_slice.insert(u.vector.get());
-    if (run.host_context && u.read_whole && u.written && u.bound() && u.partitioned && !u.read_halo &&
+    if (run.host_context && u.read_whole && u.written && u.bound() && u.partitioned && !u.read_halo && !u.aligned &&
         !read_as_snapshot(run, u))
       run.replica_in_user.insert(u.vector.get());
   }
@@ -251,7 +251,7 @@ void allocate(RunState& run) {
         cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, u.bytes(), run.host_of(u));
         continue;
       }
-      if (cs.workers.front()->zero_copy && u.bound() && !u.written)
+      if (run.whole_in_user(*cs.workers.front(), u))
         cs.whole[u.vector.get()] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, u.bytes(), run.host_of(u));
       else
         cs.whole[u.vector.get()] = run.device_buffer(cs.context, u.bytes(), cs.workers.front()->info());
@@ -270,7 +270,7 @@ void allocate_slices(RunState& run, PartState& ps) {
     if (!u.partitioned) continue;
     if (ps.slices.count(u.vector.get()) || !u.slice_used()) continue;
     const std::size_t bytes = run.slice_bytes(ps, u);
-    if (run.host_slice(w, u)) {
+    if (run.host_slice(ps, u)) {
       cl_mem_flags flags = CL_MEM_USE_HOST_PTR | (u.written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
       ps.slices[u.vector.get()] = cl::Buffer(w.context, flags, bytes, run.host_of(u) + run.slice_offset(ps, u));
     } else {

@@ -211,8 +211,22 @@ class RunState {
     return ps.part->units * u.vector->unit * u.vector->type.size;
   }
   // The slice is the user's memory itself: a bound vector on a host-unified CPU device, unless
-  // its halo units are exchanged (then it is part of a halo buffer of the device's own).
-  bool host_slice(const Worker& w, const VectorUse& u) const { return w.zero_copy && u.bound() && !u.exchanged(); }
+  // its halo units are exchanged (then it is part of a halo buffer of the device's own), or a
+  // leaf's kernels count on aligned buffers (VectorUse::aligned) and the slice's memory is not
+  // aligned to the device's base address alignment (it is staged in a buffer of the device's).
+  bool host_slice(const PartState& ps, const VectorUse& u) const {
+    const Worker& w = *ps.worker;
+    return w.zero_copy && u.bound() && !u.exchanged() &&
+           (!u.aligned || aligned_for(w, host_of(u) + slice_offset(ps, u)));
+  }
+  // A vector read whole and never written is the user's memory itself on a zero-copy device, on
+  // the same terms.
+  bool whole_in_user(const Worker& w, const VectorUse& u) const {
+    return w.zero_copy && u.bound() && !u.written && (!u.aligned || aligned_for(w, host_of(u)));
+  }
+  static bool aligned_for(const Worker& w, const void* host) {
+    return reinterpret_cast<std::uintptr_t>(host) % w.base_alignment() == 0;
+  }
 
   // Where a command's event goes: nowhere unless the request is profiled (an event is a driver
   // object per command, which only the report and the trace read).

@@ -65,7 +65,7 @@ void upload_replicas(RunState& run, Worker& w) {
   cl_call({.api_call = "upload", .device = w.info().name}, [&] {
     bool wrote = false;
     for (const auto& u : run.an.vectors) {
-      if (!u.read_whole || !u.bound() || (w.zero_copy && !u.written) || run.replica_in_slice.count(u.vector.get()))
+      if (!u.read_whole || !u.bound() || run.whole_in_user(w, u) || run.replica_in_slice.count(u.vector.get()))
         continue;
       if (w.context() == run.host_context && run.replica_in_user.count(u.vector.get())) continue;  // the user's memory
       to_device(run, *w.parts.front(), cs.whole.at(u.vector.get()), 0, run.host_of(u), u.bytes(), &upload_path);
@@ -83,7 +83,7 @@ void upload(RunState& run, PartState& ps) {
       if (u.read_halo) upload_halo(run, ps, u);  // the slice too, where it is part of the halo buffer
       // (A slice that is the vector's replica too holds what the kernels read whole.)
       const bool read = u.read_partitioned || run.replica_in_slice.count(u.vector.get());
-      if (!read || run.host_slice(*ps.worker, u) || ps.halo_holds_slice.count(u.vector.get())) continue;
+      if (!read || run.host_slice(ps, u) || ps.halo_holds_slice.count(u.vector.get())) continue;
       to_device(run, ps, ps.slices.at(u.vector.get()), 0, run.host_of(u) + run.slice_offset(ps, u),
                 run.slice_bytes(ps, u), &upload_path);
     }
@@ -98,7 +98,7 @@ void download(RunState& run, PartState& ps, std::vector<Staging::Pending>* later
       if (!u.partitioned || !u.bound() || !u.written) continue;
       auto& buf = ps.slices.at(u.vector.get());
       const std::size_t bytes = run.slice_bytes(ps, u);
-      if (!run.host_slice(w, u)) {
+      if (!run.host_slice(ps, u)) {
         to_host(run, ps, buf, 0, run.host_of(u) + run.slice_offset(ps, u), bytes, &download_path, later);
       } else if (w.info().host_pointer_aliased) {
         // The buffer is the host memory itself (probed): the results are there once the

@@ -59,6 +59,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       const Arg& a = n.args[i];
       if (!a.vector) continue;
       VectorUse& u = note_vector(a.vector);
+      if (n.assumes_aligned_buffers()) u.aligned = true;
       if (a.kind == Arg::Kind::partitioned) {
         u.partitioned = true;
         if (a.access != Access::write) u.read_partitioned = true;

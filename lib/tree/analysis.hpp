@@ -33,6 +33,7 @@ struct VectorUse {
   bool written = false;           // some leaf writes its slice (out/inout)
   bool read_whole = false;        // some leaf reads it whole
   bool partitioned = false;       // used as a slice anywhere (read or written)
+  bool aligned = false;           // some leaf's kernels count on aligned buffers (NodeImpl::assumes_aligned_buffers)
   // Read with a halo (sinew::halo): the widths and boundary every such read declares.
   bool read_halo = false;
   std::size_t halo_before = 0, halo_after = 0;

@@ -358,7 +358,7 @@ class DivideAndConquerRunner final : public NodeRunner {
     // the upper levels run there too.
     const VectorUse& use = run.an.use(&n.vector());
     auto in_place = [&](const PartState* ps, bool in_scratch) {
-      return u.in_user_memory && !in_scratch && run.host_slice(*ps->worker, use) &&
+      return u.in_user_memory && !in_scratch && run.host_slice(*ps, use) &&
              ps->worker->info().host_pointer_aliased;
     };
     std::uint64_t moved = 0;

@@ -50,7 +50,11 @@ void enqueue_pass(cl::CommandQueue& queue, const ReduceState& rs, const cl::Buff
 // Work-items per group: at most 256 and what the device and kernel allow, and few enough that
 // each one's element fits the group's __local scratch (a 64-bin histogram struct is 256 bytes:
 // 48 KiB of local memory holds 192 of them, so groups of 128). Powers of two: the tree in
-// reduce.cl halves the group.
+// reduce.cl halves the group. And few enough that their private copies of the element (the
+// reducer's arguments and result, per work-item) stay small: a CPU driver keeps them on its
+// worker thread's stack (PoCL 3.1 on a Sapphire Rapids VM, whose 2 MB L2 lets local memory hold
+// 128 elements of 16 KiB, overflowed its 8 MB stack in a group of 128).
+constexpr std::uint64_t kPrivateBytes = 512 << 10;
 std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, const ErrorContext& where) {
   // CL_KERNEL_LOCAL_MEM_SIZE counts the __local arguments as last set, and the kernel object is
   // reused across runs: with the scratch set to one element, the rest is what the kernel itself
@@ -67,7 +71,8 @@ std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, cons
                  .fix = "reduce a smaller type, e.g. partial results of fewer members"});
   return floor_pow2(std::min<std::size_t>({256, w.info().max_work_group_size,
                                            kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device),
-                                           static_cast<std::size_t>(local_memory / t.size)}));
+                                           static_cast<std::size_t>(local_memory / t.size),
+                                           static_cast<std::size_t>(std::max<std::uint64_t>(1, kPrivateBytes / t.size))}));
 }
 
 class MapReduceRunner final : public NodeRunner {

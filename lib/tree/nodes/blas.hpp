@@ -10,6 +10,7 @@ class AxpyNode final : public NodeImpl {
  public:
   std::string_view kind() const override { return "blas.axpy"; }
   bool is_leaf() const override { return true; }
+  bool assumes_aligned_buffers() const override { return true; }
   std::string short_label() const override { return "axpy"; }
   void dump_settings(std::ostream& s) const override { s << " alpha=" << alpha; }
   void check_shapes(const Analysis& an, const std::string& path) const override;
@@ -21,6 +22,7 @@ class GemmNode final : public NodeImpl {
  public:
   std::string_view kind() const override { return "blas.gemm"; }
   bool is_leaf() const override { return true; }
+  bool assumes_aligned_buffers() const override { return true; }
   std::string short_label() const override { return "gemm"; }
   void dump_settings(std::ostream& s) const override {
     s << " alpha=" << alpha << " beta=" << beta << " k=" << k << " n=" << n;
