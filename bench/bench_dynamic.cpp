@@ -51,7 +51,7 @@
 #include "load.hpp"
 #endif
 
-#include <array>
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -79,6 +79,13 @@ struct Context {
   double cpu_share = -1;  // --cpu-share: the dynamic plan's CPU weight (< 0: the solo speeds')
   bool failed = false;
   std::optional<Csv> rounds_log = std::nullopt;
+
+  // A dynamic run's chunks and units per device, as CSV columns (empty for a static run).
+  Csv::Row dealt(const sinew::Report& r) const {
+    auto at = [](const std::vector<std::size_t>& v, std::size_t d) { return d < v.size() ? std::to_string(v[d]) : ""; };
+    return {{"cpu_chunks", at(r.chunks, p.cpu)}, {"gpu_chunks", at(r.chunks, p.gpu)},
+            {"cpu_units", at(r.chunk_units, p.cpu)}, {"gpu_units", at(r.chunk_units, p.gpu)}};
+  }
 
   // Every interleaved round's times, of every workload (_rounds.csv).
   Csv& rounds_csv() {
@@ -148,12 +155,9 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
   std::vector<Job> jobs;
   for (std::size_t j = 0; j < plans.size(); ++j) jobs.push_back(sinew_job(c.rt, s, plans[j], &last[j]));
   // Each round's dynamic run: its chunks and units per device (the rounds CSV).
-  std::vector<std::array<std::string, 4>> dealt;
-  const Interleaved runs = interleave(jobs, c.rounds, [&](unsigned, const std::vector<double>&) {
-    const sinew::Report& r = last[0];
-    auto at = [](const std::vector<std::size_t>& v, std::size_t d) { return d < v.size() ? std::to_string(v[d]) : ""; };
-    dealt.push_back({at(r.chunks, c.p.cpu), at(r.chunks, c.p.gpu), at(r.chunk_units, c.p.cpu), at(r.chunk_units, c.p.gpu)});
-  });
+  std::vector<Csv::Row> dealt;
+  const Interleaved runs =
+      interleave(jobs, c.rounds, [&](unsigned, const std::vector<double>&) { dealt.push_back(c.dealt(last[0])); });
   if (runs.check != "OK" || runs.ms.empty() || runs.ms[0].empty()) {
     c.failed = true;
     t.add({workload, size, runs.check});
@@ -166,22 +170,22 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
     c.row(workload, size, std::string("interleaved ") + names[j], j < 3 ? last[j].config : sinew::Config{},
           summarize(runs.ms[j]));
   }
-  const double ideal = 1 / (1 / med[3] + 1 / med[4]);
+  auto ideal_of = [](double cpu_ms, double gpu_ms) { return 1 / (1 / cpu_ms + 1 / gpu_ms); };
+  const double ideal = ideal_of(med[3], med[4]);
   // Per round too: that round's ideal (its solo times) over its dynamic time, each round's plans
   // run within a few hundred ms of each other, so that the CPU's drift over the rounds (+-15-50%
   // on the GPU machine) hits both sides alike. Every round's times go to _rounds.csv.
   std::vector<double> per_round;
   {
     Csv& rounds = c.rounds_csv();
+    std::vector<std::string> columns(std::begin(names), std::end(names));  // "cpu alone" -> "cpu_alone"
+    for (auto& col : columns) std::replace(col.begin(), col.end(), ' ', '_');
     for (std::size_t i = 0; i < runs.ms[0].size(); ++i) {
-      Csv::Row row{{"workload", workload}, {"size", size}, {"round", std::to_string(i)}};
-      for (std::size_t j = 0; j < jobs.size(); ++j)
-        row[j == 3 ? "cpu_alone" : j == 4 ? "gpu_alone" : names[j]] = num(runs.ms[j].at(i));
-      per_round.push_back(1 / (1 / runs.ms[3].at(i) + 1 / runs.ms[4].at(i)) / runs.ms[0][i]);
+      Csv::Row row = i < dealt.size() ? dealt[i] : Csv::Row{};
+      row.insert({{"workload", workload}, {"size", size}, {"round", std::to_string(i)}});
+      for (std::size_t j = 0; j < jobs.size(); ++j) row[columns[j]] = num(runs.ms[j].at(i));
+      per_round.push_back(ideal_of(runs.ms[3].at(i), runs.ms[4].at(i)) / runs.ms[0][i]);
       row["lb_efficiency"] = num(per_round.back());
-      if (i < dealt.size())
-        row["cpu_chunks"] = dealt[i][0], row["gpu_chunks"] = dealt[i][1], row["cpu_units"] = dealt[i][2],
-        row["gpu_units"] = dealt[i][3];
       rounds.append(row);
     }
   }
@@ -236,11 +240,10 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
     const std::string check = job.check();
     c.failed = c.failed || check != "OK";
     into.push_back(ms);
-    csv.append({{"execution", std::to_string(n++)}, {"load", on ? "1" : "0"}, {"plan", plan}, {"ms", num(ms)},
-                {"cpu_chunks", rep.chunks.empty() ? "" : std::to_string(rep.chunks.at(c.p.cpu))},
-                {"gpu_chunks", rep.chunks.empty() ? "" : std::to_string(rep.chunks.at(c.p.gpu))}, {"check", check},
-                {"cpu_units", rep.chunk_units.empty() ? "" : std::to_string(rep.chunk_units.at(c.p.cpu))},
-                {"gpu_units", rep.chunk_units.empty() ? "" : std::to_string(rep.chunk_units.at(c.p.gpu))}});
+    Csv::Row row = c.dealt(rep);
+    row.insert({{"execution", std::to_string(n++)}, {"load", on ? "1" : "0"}, {"plan", plan}, {"ms", num(ms)},
+                {"check", check}});
+    csv.append(row);
   };
   for (unsigned i = 0; i < before && !c.b.stop(); ++i) once(dynamic, false, "dynamic", dyn_before);
   load.start(threads);
