@@ -119,27 +119,28 @@ struct DynamicChunks {
   // A copy whose weights are the remembered rates, each device's split over its slots as the
   // plan's weights split it (normalised to add up to 1; a device never measured keeps its
   // weights, scaled as the remembered devices' rates are to their weights), whose occupancy is
-  // the remembered one, and whose `probes` are set for a run of `total` units (0: unknown; its
-  // probes are never cheap) in granules of `granule`. As it is when nothing is remembered. Each
+  // the remembered one, and whose `probes` are set. As it is when nothing is remembered. Each
   // call is a run's start: it counts the runs a kept-out device sits out (Memory::skip).
-  DynamicChunks seeded(std::size_t total = 0, std::size_t granule = 1) const;
+  DynamicChunks seeded() const;
   // Seeded: the slots that the remembered rates keep out of the run (take() gives them nothing
   // at its start) but whose device was measured before, in the runs that probe it. Each takes
   // its least chunk first, so its device is measured again and comes back once it pays (the load
   // gone): a device kept out by its remembered rate alone would never be measured again. A device
   // is probed in the first run that keeps it out, then after 1, 2, 4, ... runs without a probe,
-  // at most kProbeGap: a probe costs the run more than a device kept out could give it (a CPU
-  // 260x slower than the GPU, its least chunk of Mandelbrot's costly rows, ended after the GPU
-  // had done all the rest, and every probing run loses the GPU's static split, alone_device),
-  // and a device that stays out stops costing the runs but one in kProbeGap + 1. Still in every
-  // run, the others' measured change moves its remembered rate (remember()). A cheap probe is
-  // taken in every run: where no device taking chunks would lose its static split and the probe
-  // is predicted to end within 1 / kCheapProbe of the run (a GPU queue's probe of saxpy beside
-  // a CPU taking the rest: a CPU load that makes the queue worth its place is seen in the next
-  // run, not up to kProbeGap runs later).
+  // at most kProbeGap, and in the run after one where the devices taking chunks ran kSlowdown
+  // times slower than in the run before, or more (remember()): a load that makes a kept-out
+  // device worth its place is seen two runs after it came. Even a probe that ends early costs
+  // the run: a GPU queue's probe of saxpy beside a CPU that took the rest, 0.06% of the units,
+  // cost 5.7% in every run (H100 machine, 101 rounds; LB efficiency 0.87, 0.95 with no GPU slot),
+  // and a CPU 260x slower than the GPU, its least chunk of Mandelbrot's costly rows, ended after
+  // the GPU had done all the rest (and every probing run loses the GPU's static split,
+  // alone_device). A device that stays out costs the runs but one in kProbeGap + 1, and those a
+  // load-like slowdown makes suspect (by noise alone, 5 of 100 runs of saxpy 50M on the H100
+  // machine's CPU fell 1.5x below the run before). Still in every run, the others' measured
+  // change moves its remembered rate (remember()).
   std::vector<bool> probes;
   static constexpr unsigned kProbeGap = 32;
-  static constexpr double kCheapProbe = 8;
+  static constexpr double kSlowdown = 1.5;
   // The units of slot `slot`'s probe: its least chunk by the plan's weights, not by the seeded
   // ones. A probe sized by the rate the last probe measured shrank run after run, each smaller
   // chunk's time more its latency than its work and its rate lower (H100 machine, saxpy 50M: a
@@ -162,7 +163,8 @@ struct DynamicChunks {
   // Keeps a finished run's measured rates and occupancies. A device not measured in this run
   // keeps its remembered rate scaled as the measured devices' rates changed since they were
   // remembered: a CPU slowed 3.6x by a load leaves the GPU it had kept out as far behind as
-  // before, rather than suddenly worth its unloaded rate again.
+  // before, rather than suddenly worth its unloaded rate again; a slowdown of kSlowdown or more
+  // has it probed in the next run (see probes), which measures what it is worth now.
   void remember(const std::vector<Progress>& progress) const;
 };
 

@@ -75,7 +75,7 @@ double DynamicChunks::net(std::size_t slot, double rate, const std::vector<doubl
   return cores > 0 ? rate - held * cpu_rate / cores : rate;
 }
 
-DynamicChunks DynamicChunks::seeded(std::size_t total, std::size_t granule) const {
+DynamicChunks DynamicChunks::seeded() const {
   DynamicChunks out = *this;
   if (out.plan_weights.empty()) out.plan_weights = weights;
   out.probes.assign(slots.size(), false);
@@ -110,8 +110,6 @@ DynamicChunks DynamicChunks::seeded(std::size_t total, std::size_t granule) cons
     out.occupancy[s] = rate[d] > 0 ? occupancy[d] : 0;
     sum += out.weights[s];
   }
-  // Each slot's rate in units per ms (a device never measured: extrapolated as its weight is).
-  std::vector<double> slot_rate(out.weights);
   for (double& w : out.weights) w /= sum;
   const std::vector<Progress> none(slots.size());
   const std::size_t lots = std::size_t{1} << 40;  // the start of a run of any size
@@ -121,23 +119,6 @@ DynamicChunks DynamicChunks::seeded(std::size_t total, std::size_t granule) cons
     const std::size_t d = slots[s].device;
     (rate[d] > 0 && out.take(s, lots, 1, none) == 0 ? kept_out : in)[d] = true;
   }
-  // The kept-out devices whose probes are cheap (see probes): no device taking chunks has a
-  // static split the probe would cost it, and each of their slots' probes would end within
-  // 1 / kCheapProbe of the time the devices taking chunks need for the run.
-  std::vector<bool> cheap(device_weight.size(), total > 0);
-  double in_rate = 0;
-  for (std::size_t s = 0; s < slots.size(); ++s) {
-    const std::size_t d = slots[s].device;
-    if (!in[d]) continue;
-    in_rate += slot_rate[s];
-    if (d < alone.size() && !alone[d].empty()) std::fill(cheap.begin(), cheap.end(), false);
-  }
-  const double run_ms = in_rate > 0 ? static_cast<double>(total) / in_rate : 0;
-  for (std::size_t s = 0; s < slots.size(); ++s) {
-    const std::size_t d = slots[s].device;
-    if (!(slot_rate[s] > 0 && static_cast<double>(out.probe(s, granule)) / slot_rate[s] <= run_ms / kCheapProbe))
-      cheap[d] = false;
-  }
   // Which kept-out devices this run probes.
   std::vector<bool> probing(device_weight.size(), false);
   {
@@ -146,8 +127,7 @@ DynamicChunks DynamicChunks::seeded(std::size_t total, std::size_t granule) cons
     m.skip.resize(std::max(m.skip.size(), device_weight.size()), 0);
     m.gap.resize(m.skip.size(), 0);
     for (std::size_t d = 0; d < device_weight.size(); ++d) {
-      if (!kept_out[d] || in[d] || cheap[d]) {
-        probing[d] = kept_out[d] && !in[d];
+      if (!kept_out[d] || in[d]) {
         m.skip[d] = m.gap[d] = 0;
       } else if (m.skip[d] > 0) {
         --m.skip[d];
@@ -202,12 +182,17 @@ void DynamicChunks::remember(const std::vector<Progress>& progress) const {
       before += m.rate[d];
     }
   const double change = now > 0 && before > 0 ? now / before : 1;
+  m.skip.resize(std::max(m.skip.size(), devices), 0);
+  m.gap.resize(m.skip.size(), 0);
   for (std::size_t d = 0; d < devices; ++d) {
     if (measured[d]) {
       m.rate[d] = rate[d];
       m.occupancy[d] = held[d] / static_cast<double>(measured[d]);
     } else {
       m.rate[d] *= change;
+      // The devices taking chunks slowed as a load does: a device kept out is probed in the next
+      // run (its gap kept: noise that crosses the line now and then does not restart the 1, 2, 4, ...).
+      if (change * kSlowdown < 1 && m.gap[d] > 0) m.skip[d] = 0;
     }
   }
 }

@@ -289,7 +289,7 @@ void prepare(RunState& run) {
   // 0.4-1.2 ms over the GPU's static split of 4.1 ms).
   std::optional<std::size_t> alone;
   if (run.dec.is_dynamic()) {
-    run.chunks = run.dec.dynamic.seeded(run.dec.total_units, run.dec.granule);
+    run.chunks = run.dec.dynamic.seeded();
     alone = run.chunks.alone_device(run.dec.total_units, run.dec.granule);
   }
   // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
