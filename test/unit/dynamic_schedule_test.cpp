@@ -686,6 +686,25 @@ TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
   EXPECT_FALSE(back.alone_device(total, 64));
 }
 
+// The other slots stopped (a GPU queue kept out, at its first ask): the CPU takes the rest in one
+// chunk, as a slot alone does; a GPU queue left alone keeps its guided chunks (their transfers
+// overlap its kernels), and a plan's min_chunk still cuts the CPU's.
+TEST(DynamicSchedule, ACpuLeftAloneMidRunTakesTheRestInOneChunk) {
+  const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
+  const std::size_t total = 50000000;
+  const Decomposition dec = decompose(total, 32, Config::parse("cpu=0.9,gpu=0.1,schedule=dynamic", devices), devices);
+  ASSERT_EQ(dec.dynamic.slots.size(), 2u);
+  std::vector<DynamicChunks::Progress> gpu_stopped(2), cpu_stopped(2);
+  gpu_stopped[1].stopped = true;
+  cpu_stopped[0].stopped = true;
+  EXPECT_EQ(dec.dynamic.take(0, total, 32, gpu_stopped), total);
+  EXPECT_EQ(dec.dynamic.take(0, 1000, 32, gpu_stopped), 1000u);
+  EXPECT_LT(dec.dynamic.take(1, total, 32, cpu_stopped), total);
+  const Decomposition cut =
+      decompose(total, 32, Config::parse("cpu=0.9,gpu=0.1,schedule=dynamic,min_chunk=100000", devices), devices);
+  EXPECT_LT(cut.dynamic.take(0, total, 32, gpu_stopped), total);
+}
+
 // A probe is its slot's least chunk by the plan's weights: a slow measure does not shrink the
 // next probe (a 32-unit probe measured mostly its latency, and kept the device out for good).
 TEST(DynamicSchedule, AProbeKeepsItsSize) {
