@@ -7,6 +7,7 @@
 #include <bit>
 #include <mutex>
 #include <optional>
+#include <set>
 
 namespace sinew::detail {
 
@@ -142,17 +143,21 @@ DynamicChunks DynamicChunks::seeded() const {
   return out;
 }
 
-std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+std::set<std::size_t> DynamicChunks::taking_part(std::size_t total, std::size_t granule) const {
   const std::vector<Progress> none(slots.size());
-  std::optional<std::size_t> taking;
-  for (std::size_t s = 0; s < slots.size(); ++s) {
-    if (s < probes.size() && probes[s]) return std::nullopt;
-    if (take(s, total, granule, none) == 0) continue;
-    if (taking && *taking != slots[s].device) return std::nullopt;
-    taking = slots[s].device;
-  }
-  if (!taking || *taking >= alone.size() || alone[*taking].empty()) return std::nullopt;
-  return taking;
+  std::set<std::size_t> devices;
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if ((s < probes.size() && probes[s]) || take(s, total, granule, none) > 0) devices.insert(slots[s].device);
+  return devices;
+}
+
+std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+  if (std::find(probes.begin(), probes.end(), true) != probes.end()) return std::nullopt;
+  const std::set<std::size_t> taking = taking_part(total, granule);
+  if (taking.size() != 1) return std::nullopt;
+  const std::size_t d = *taking.begin();
+  if (d >= alone.size() || alone[d].empty()) return std::nullopt;
+  return d;
 }
 
 void DynamicChunks::remember(const std::vector<Progress>& progress) const {

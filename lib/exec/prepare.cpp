@@ -286,16 +286,19 @@ void prepare(RunState& run) {
   // with CPU work (its waits napping rather than blocking in the driver) and drove the first
   // queue from a pool thread, where the static split blocks and drives it from the calling
   // thread (H100 machine, Mandelbrot 4096², the CPU 260x slower: dynamic so left alone ran
-  // 0.4-1.2 ms over the GPU's static split of 4.1 ms).
+  // 0.4-1.2 ms over the GPU's static split of 4.1 ms). Likewise any device whose slots would
+  // stop at their first ask gets no worker (DynamicChunks::taking_part), its slots stopped.
   std::optional<std::size_t> alone;
+  std::set<std::size_t> taking;  // dynamic: the devices given workers (empty: every device)
   if (run.dec.is_dynamic()) {
     run.chunks = run.dec.dynamic.seeded();
     alone = run.chunks.alone_device(run.dec.total_units, run.dec.granule);
+    taking = run.chunks.taking_part(run.dec.total_units, run.dec.granule);
   }
   // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
   std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
   for (const auto& p : run.dec.is_dynamic() ? run.dec.dynamic.slots : run.dec.parts)
-    if (!alone || p.device == *alone) keys.emplace(p.device, p.sub_device, p.queue);
+    if (taking.empty() || taking.count(p.device)) keys.emplace(p.device, p.sub_device, p.queue);
   run.workers.resize(keys.size());
   std::size_t i = 0;
   for (const auto& key : keys) {
@@ -335,6 +338,8 @@ void prepare(RunState& run) {
         if (w.runtime_index == p.device && w.sub_device == p.sub_device && w.queue_index == p.queue) w.dynamic_slot = s;
       }
     run.progress.assign(run.dec.dynamic.slots.size(), {});
+    for (std::size_t s = 0; s < run.dec.dynamic.slots.size() && !taking.empty(); ++s)
+      run.progress[s].stopped = !taking.count(run.dec.dynamic.slots[s].device);
     if (alone) {
       // One discrete device takes everything: its static split's chunks, cut now, in order.
       run.streamed_alone = true;

@@ -263,6 +263,8 @@ TEST_P(Dynamic, ADeviceTooSlowToHelpTakesNoChunk) {
     EXPECT_EQ(wrong, 0u);
     EXPECT_EQ(chunks_cover(r, n), "");
     EXPECT_EQ(r.chunks.at(0), 0u) << r.decomposition;
+    // Out from the start: no worker, no time (its thread would have held the calling thread).
+    EXPECT_EQ(r.device_ms.at(0), 0.0);
     if (n > 1) EXPECT_NE(r.decomposition.find("stopped taking chunks early"), std::string::npos) << r.decomposition;
   }
 }
