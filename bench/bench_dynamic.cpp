@@ -25,7 +25,7 @@
 //   the solo speeds with no load; the load-aware oracle is the best static split of a sweep with
 //   the CPU load on (tools/load.hpp, `sinew load`'s generator). Then --before executions of the
 //   dynamic plan with no load, the load switched on, and --rounds rounds of [dynamic, oracle]
-//   with it on: the first loaded execution is a dynamic one. Reported: each loaded dynamic
+//   with it on ([oracle, dynamic] every other round): the first loaded execution is a dynamic one. Reported: each loaded dynamic
 //   execution against the oracle's median under load, the first alone and the median (issue 18
 //   asks a loss <= 10% from the first loaded execution on). DIR/bench_dynamic_load.csv holds one
 //   row per execution: its time, each device's chunks and units (a GPU kept out by the dynamic
@@ -247,9 +247,12 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
   };
   for (unsigned i = 0; i < before && !c.b.stop(); ++i) once(dynamic, false, "dynamic", dyn_before);
   load.start(threads);
+  // The first loaded execution is a dynamic one; then the pair's order alternates, so that neither
+  // plan always runs right after the other's host-side check.
   for (unsigned i = 0; i < c.rounds && !c.b.stop(); ++i) {
-    once(dynamic, true, "dynamic", dyn_loaded);  // the first loaded execution is a dynamic one
+    if (i % 2 == 0) once(dynamic, true, "dynamic", dyn_loaded);
     once(oracle, true, "oracle", oracle_loaded);
+    if (i % 2 == 1) once(dynamic, true, "dynamic", dyn_loaded);
   }
   const std::uint64_t solved = load.stop();
   if (dyn_loaded.empty() || oracle_loaded.empty()) return "\n**Load step:** stopped before the load phase.\n";
@@ -272,7 +275,7 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
          " load thread(s) (tools/load.hpp, " + std::to_string(solved) + " problems solved in the step), " +
          std::to_string(dyn_before.size()) + " dynamic executions before the load, then " +
          std::to_string(dyn_loaded.size()) +
-         " rounds of [dynamic, oracle] under it. The oracle is the best static split of a sweep with the load on "
+         " rounds of [dynamic, oracle] under it, the order alternating. The oracle is the best static split of a sweep with the load on "
          "(steps of " + fmt("%g", c.step) + "); dynamic is weighted by the solo speeds without load (config " +
          dynamic.str() + "). Every execution in " + c.b.file("_load.csv").filename().string() + ".\n\n" + t.str();
 }
