@@ -163,10 +163,11 @@ struct DynamicChunks {
   std::optional<std::size_t> alone_device(std::size_t total, std::size_t granule) const;
   // The devices with a slot that probes or takes a chunk at the start of a run of `total` units
   // (nothing measured yet in it). Another device's slots would stop at their first ask, so the
-  // run gives that device no worker: an idle worker's thread was the one the calling thread drove,
-  // and the CPU's ran on a pool thread woken late (H100 machine, saxpy 50M under a 16-thread
-  // load, the GPU's queue kept out: the CPU alone in one dynamic chunk ran 1.17-1.19x the same
-  // plan static, interleaved).
+  // run gives that device no worker: its idle worker was the one the calling thread drove, and
+  // the CPU's ran on a pool thread, woken while PoCL's threads held the cores. (H100 machine,
+  // saxpy 50M with the GPU's queue kept out: dynamic 1.001x the CPU alone, median of 101 rounds,
+  // against 1.012-1.018 with the idle worker; under a 16-thread load no difference stood out of
+  // the rounds' noise.)
   std::set<std::size_t> taking_part(std::size_t total, std::size_t granule) const;
   // Keeps a finished run's measured rates and occupancies. A device not measured in this run
   // keeps its remembered rate scaled as the measured devices' rates changed since they were
