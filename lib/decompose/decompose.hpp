@@ -86,7 +86,8 @@ struct DynamicChunks {
   // others would finish the rest (a slot under an eighth of the others' speed: a quarter of
   // that; any other: so that what it holds and the chunk end halfway to then, leaving later
   // chunks for the others to take back should it slow down); a slot under `negligible` of the
-  // others' speed takes nothing; the last slot taking chunks never stops.
+  // others' speed takes nothing; the last slot taking chunks never stops, and a CPU slot left
+  // alone so takes the rest in one chunk (unless min_chunk was given).
   std::size_t take(std::size_t slot, std::size_t remaining, std::size_t granule,
                    const std::vector<Progress>& progress) const;
   static constexpr double kSlowShare = 8, kSlowMargin = 4;  // see take()
@@ -166,8 +167,8 @@ struct DynamicChunks {
   // run gives that device no worker: its idle worker was the one the calling thread drove, and
   // the CPU's ran on a pool thread, woken while PoCL's threads held the cores. (H100 machine,
   // saxpy 50M with the GPU's queue kept out: dynamic 1.001x the CPU alone, median of 101 rounds,
-  // against 1.012-1.018 with the idle worker; under a 16-thread load no difference stood out of
-  // the rounds' noise.)
+  // against 1.012-1.018 with the idle worker: one run against three, whose rounds' quartiles
+  // span +-6%; under a 16-thread load no difference stood out of the rounds' noise.)
   std::set<std::size_t> taking_part(std::size_t total, std::size_t granule) const;
   // Keeps a finished run's measured rates and occupancies. A device not measured in this run
   // keeps its remembered rate scaled as the measured devices' rates changed since they were

@@ -15,6 +15,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <set>
 
 using namespace sinew;
 using namespace sinew::detail;
@@ -791,17 +792,31 @@ TEST(DynamicSchedule, AKeptOutDeviceIsProbedNowAndThenAndAfterALoadAtOnce) {
   // The backoff's 1 + 2 + 4 + ... + 32 runs, and +-30% crossing 1.5x (uniform: 1.3 / 0.7 = 1.86)
   // in about one run in 18.
   EXPECT_LE(probing.size(), static_cast<std::size_t>(runs / 8)) << probing.size() << " probes in " << runs << " runs";
-  // The load slows the CPU 5x: the first loaded run probes the queue only if its turn came; if
-  // not, the run after does, keeping it out still (its rate scaled with the CPU's); the run after
-  // the probe gives it chunks.
-  const DynamicChunks first = dec.dynamic.seeded();
-  run(first, 7.5e6 / 5);
-  if (!first.probes[1]) {
-    const DynamicChunks second = dec.dynamic.seeded();
-    EXPECT_TRUE(second.probes[1]);
-    EXPECT_EQ(second.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
-    run(second, 7.5e6 / 5);
+  // Quiet runs until the queue's next probe: the backoff then keeps it out for its gap (>= 1 run).
+  for (int i = 0;; ++i) {
+    ASSERT_LE(i, static_cast<int>(DynamicChunks::kProbeGap) + 1);
+    const DynamicChunks d = dec.dynamic.seeded();
+    EXPECT_EQ(d.taking_part(total, 32).count(1), d.probes[1] ? 1u : 0u);  // a probing device gets a worker
+    run(d, 7.5e6);
+    if (d.probes[1]) break;
   }
+  // A slowdown short of kSlowdown (1.4x) is noise: the next run does not probe.
+  run(dec.dynamic.seeded(), 7.5e6 / 1.4);
+  const DynamicChunks after_noise = dec.dynamic.seeded();
+  EXPECT_FALSE(after_noise.probes[1]);
+  EXPECT_EQ(after_noise.taking_part(total, 32), std::set<std::size_t>{0});
+  run(after_noise, 7.5e6);
+  // The load slows the CPU 5x: the first loaded run is not the queue's turn, the run after
+  // probes it and keeps it out still (its rate scaled with the CPU's), and the run after that
+  // gives it chunks.
+  const DynamicChunks first = dec.dynamic.seeded();
+  EXPECT_FALSE(first.probes[1]);
+  run(first, 7.5e6 / 5);
+  const DynamicChunks second = dec.dynamic.seeded();
+  EXPECT_TRUE(second.probes[1]);
+  EXPECT_EQ(second.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
+  EXPECT_EQ(second.taking_part(total, 32), (std::set<std::size_t>{0, 1}));
+  run(second, 7.5e6 / 5);
   const DynamicChunks in = dec.dynamic.seeded();
   EXPECT_FALSE(in.probes[1]);
   EXPECT_GT(in.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
