@@ -25,9 +25,9 @@
 //   the solo speeds with no load; the load-aware oracle is the best static split of a sweep with
 //   the CPU load on (tools/load.hpp, `sinew load`'s generator). Then --before executions of the
 //   dynamic plan with no load, the load switched on, and --rounds rounds of [dynamic, oracle]
-//   with it on ([oracle, dynamic] every other round): the first loaded execution is a dynamic one. Reported: each loaded dynamic
-//   execution against the oracle's median under load, the first alone and the median (issue 18
-//   asks a loss <= 10% from the first loaded execution on). DIR/bench_dynamic_load.csv holds one
+//   with it on ([oracle, dynamic] every other round): the first loaded execution is a dynamic
+//   one. Reported: each loaded dynamic execution against the oracle's median under load, the
+//   first alone and the median (issue 18 asks a loss <= 10% from the first loaded execution on). DIR/bench_dynamic_load.csv holds one
 //   row per execution: its time, each device's chunks and units (a GPU kept out by the dynamic
 //   schedule takes its probe per queue, the least chunk by the plan's weights, 0.06% of the units
 //   on the H100 machine: after 1, 2, 4, ... 32 runs, and in the run after one that the load slowed).
