@@ -11,6 +11,7 @@
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,11 @@ struct DynamicChunks {
     // Per runtime device index, for a device the remembered rates keep out: the runs it sits out
     // before its next probe, and the gap its last probe began (0: not kept out). See probes.
     std::vector<unsigned> skip, gap;
+    // skip and gap cover `devices` devices at least (under mutex).
+    void cover(std::size_t devices) {
+      skip.resize(std::max(skip.size(), devices), 0);
+      gap.resize(skip.size(), 0);
+    }
   };
   std::shared_ptr<Memory> memory = std::make_shared<Memory>();
   // A copy whose weights are the remembered rates, each device's split over its slots as the
@@ -160,8 +166,12 @@ struct DynamicChunks {
   // queues each computed a quarter and only then downloaded it, 1.9 ms over the static split's
   // 12.5 ms.)
   std::vector<std::vector<Partition>> alone;
-  // The device that runs the whole tree alone as above, if any (nothing measured yet in the run).
-  std::optional<std::size_t> alone_device(std::size_t total, std::size_t granule) const;
+  // The device that runs the whole tree alone as above, if any (nothing measured yet in the run),
+  // of the devices taking part (taking_part) or of a run of `total` units.
+  std::optional<std::size_t> alone_device(const std::set<std::size_t>& taking) const;
+  std::optional<std::size_t> alone_device(std::size_t total, std::size_t granule) const {
+    return alone_device(taking_part(total, granule));
+  }
   // The devices with a slot that probes or takes a chunk at the start of a run of `total` units
   // (nothing measured yet in it). Another device's slots would stop at their first ask, so the
   // run gives that device no worker: its idle worker was the one the calling thread drove, and

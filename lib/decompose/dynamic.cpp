@@ -125,8 +125,7 @@ DynamicChunks DynamicChunks::seeded() const {
   {
     std::lock_guard lock(memory->mutex);
     auto& m = *memory;
-    m.skip.resize(std::max(m.skip.size(), device_weight.size()), 0);
-    m.gap.resize(m.skip.size(), 0);
+    m.cover(device_weight.size());
     for (std::size_t d = 0; d < device_weight.size(); ++d) {
       if (!kept_out[d] || in[d]) {
         m.skip[d] = m.gap[d] = 0;
@@ -151,9 +150,8 @@ std::set<std::size_t> DynamicChunks::taking_part(std::size_t total, std::size_t 
   return devices;
 }
 
-std::optional<std::size_t> DynamicChunks::alone_device(std::size_t total, std::size_t granule) const {
+std::optional<std::size_t> DynamicChunks::alone_device(const std::set<std::size_t>& taking) const {
   if (std::find(probes.begin(), probes.end(), true) != probes.end()) return std::nullopt;
-  const std::set<std::size_t> taking = taking_part(total, granule);
   if (taking.size() != 1) return std::nullopt;
   const std::size_t d = *taking.begin();
   if (d >= alone.size() || alone[d].empty()) return std::nullopt;
@@ -187,8 +185,7 @@ void DynamicChunks::remember(const std::vector<Progress>& progress) const {
       before += m.rate[d];
     }
   const double change = now > 0 && before > 0 ? now / before : 1;
-  m.skip.resize(std::max(m.skip.size(), devices), 0);
-  m.gap.resize(m.skip.size(), 0);
+  m.cover(devices);
   for (std::size_t d = 0; d < devices; ++d) {
     if (measured[d]) {
       m.rate[d] = rate[d];

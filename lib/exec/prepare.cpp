@@ -292,8 +292,8 @@ void prepare(RunState& run) {
   std::set<std::size_t> taking;  // dynamic: the devices given workers (empty: every device)
   if (run.dec.is_dynamic()) {
     run.chunks = run.dec.dynamic.seeded();
-    alone = run.chunks.alone_device(run.dec.total_units, run.dec.granule);
     taking = run.chunks.taking_part(run.dec.total_units, run.dec.granule);
+    alone = run.chunks.alone_device(taking);
   }
   // Partitions that share a (device, sub-device, queue) share a worker; workers in that order.
   std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
@@ -342,9 +342,7 @@ void prepare(RunState& run) {
       run.progress[s].stopped = !taking.count(run.dec.dynamic.slots[s].device);
     if (alone) {
       // One discrete device takes everything: its static split's chunks, cut now, in order.
-      run.streamed_alone = true;
-      for (std::size_t s = 0; s < run.dec.dynamic.slots.size(); ++s)
-        run.progress[s].stopped = run.dec.dynamic.slots[s].device != *alone;
+      run.streamed_alone = true;  // (the other devices' slots are stopped above: taking is {*alone})
       for (const Partition& p : run.chunks.alone[*alone])
         for (auto& w : run.workers)
           if (w.runtime_index == p.device && w.queue_index == p.queue) cut_chunk(run, w, p.units);
