@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace sinew::detail {
@@ -90,10 +91,20 @@ Report build_report(RunState& run) {
     taken << "  taken:";
     for (std::size_t d = 0; d < rep.chunks.size(); ++d)
       if (rep.chunks[d]) taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
-    // Slots the stop rule stopped before the cursor ran out (their least chunk would have ended
-    // after the others had finished everything).
+    // Devices kept out from the start (DynamicChunks::taking_part: too slow to help by the rates
+    // the run starts from, or their host thread costs the CPU what they add), devices probed
+    // (DynamicChunks::probes), and slots the stop rule stopped while the run went (their least
+    // chunk would have ended after the others had finished everything).
+    std::set<std::size_t> out, probed;
     std::size_t stopped = 0;
-    for (const auto& p : run.progress) stopped += p.stopped;
+    for (std::size_t s = 0; s < run.progress.size(); ++s) {
+      const std::size_t d = run.dec.dynamic.slots.at(s).device;
+      if (run.progress[s].kept_out) out.insert(d);
+      else stopped += run.progress[s].stopped;
+      if (s < run.chunks.probes.size() && run.chunks.probes[s]) probed.insert(d);
+    }
+    for (std::size_t d : out) taken << " " << run.env.infos[d].id() << " kept out (too slow to help at the start);";
+    for (std::size_t d : probed) taken << " " << run.env.infos[d].id() << " probed (kept out by its last rate);";
     if (stopped) taken << " " << stopped << " slot(s) stopped taking chunks early (stop rule);";
     rep.decomposition += taken.str() + "\n";
   }
