@@ -75,7 +75,6 @@ struct DynamicChunks {
     double busy_ms = 0;
     double host_ms = 0;  // the CPU time its host thread spent over busy_ms
     bool stopped = false;
-    bool kept_out = false;  // stopped from the start: its device takes no part (taking_part)
   };
   // The units slot `slot` takes next when `remaining` are left; 0: it stops taking chunks. Each
   // slot's rate is its measured units per ms once a chunk of it has finished, else its weight

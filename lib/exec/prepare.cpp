@@ -339,7 +339,7 @@ void prepare(RunState& run) {
       }
     run.progress.assign(run.dec.dynamic.slots.size(), {});
     for (std::size_t s = 0; s < run.dec.dynamic.slots.size() && !taking.empty(); ++s)
-      run.progress[s].stopped = run.progress[s].kept_out = !taking.count(run.dec.dynamic.slots[s].device);
+      run.progress[s].stopped = !taking.count(run.dec.dynamic.slots[s].device);
     if (alone) {
       // One discrete device takes everything: its static split's chunks, cut now, in order.
       run.streamed_alone = true;  // (the other devices' slots are stopped above: taking is {*alone})

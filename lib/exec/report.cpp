@@ -91,15 +91,16 @@ Report build_report(RunState& run) {
     taken << "  taken:";
     for (std::size_t d = 0; d < rep.chunks.size(); ++d)
       if (rep.chunks[d]) taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
-    // Devices kept out from the start (DynamicChunks::taking_part: too slow to help by the rates
-    // the run starts from, or their host thread costs the CPU what they add), devices probed
-    // (DynamicChunks::probes), and slots the stop rule stopped while the run went (their least
-    // chunk would have ended after the others had finished everything).
-    std::set<std::size_t> out, probed;
+    // Devices kept out from the start, given no worker (DynamicChunks::taking_part: too slow to
+    // help by the rates the run starts from, or their host thread costs the CPU what they add),
+    // devices probed (DynamicChunks::probes), and slots the stop rule stopped while the run went
+    // (their least chunk would have ended after the others had finished everything).
+    std::set<std::size_t> working, out, probed;
+    for (const auto& w : run.workers) working.insert(w.runtime_index);
     std::size_t stopped = 0;
     for (std::size_t s = 0; s < run.progress.size(); ++s) {
       const std::size_t d = run.dec.dynamic.slots.at(s).device;
-      if (run.progress[s].kept_out) out.insert(d);
+      if (!working.count(d)) out.insert(d);
       else stopped += run.progress[s].stopped;
       if (s < run.chunks.probes.size() && run.chunks.probes[s]) probed.insert(d);
     }
