@@ -139,6 +139,12 @@ struct RuntimeOptions {
   std::optional<double> chunk_mb;
   // $SINEW_TRANSFER; default staged.
   std::optional<TransferMode> transfer;
+  // Threads that copy each staged chunk between pageable host memory and the pinned ring, the
+  // queue's own thread included: 0 (the default) splits each copy over the host's hardware
+  // threads shared among the run's staging queues (at most 8 each) in runs where no CPU device
+  // computes, and keeps one per queue where one does; N uses N always (1: one per queue).
+  // $SINEW_COPY_THREADS; 0..64.
+  std::optional<unsigned> copy_threads;
   // $SINEW_WAIT; default automatic.
   std::optional<WaitMode> wait;
   // Map and unmap a CPU device's zero-copy results even where discovery's probe found that its

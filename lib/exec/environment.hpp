@@ -128,6 +128,7 @@ struct Environment {
   FftPlans* fft = nullptr;
   ThreadPool* threads = nullptr;  // requests and queue threads
   TransferMode transfer = TransferMode::staged;  // RuntimeOptions::transfer
+  unsigned copy_threads = 0;                     // RuntimeOptions::copy_threads (0: by the run)
   WaitMode wait = WaitMode::automatic;           // RuntimeOptions::wait
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or RuntimeOptions::profile says so. Off

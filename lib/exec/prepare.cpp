@@ -2,6 +2,7 @@
 // program and kernel object (through the node runners), the device limits, the buffers.
 #include "exec/chunks.hpp"
 #include "exec/halo.hpp"
+#include "exec/host_copy.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "exec/transfer.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 namespace sinew::detail {
@@ -375,6 +377,14 @@ void prepare(RunState& run) {
     for (std::size_t i = 0; i < elements; ++i) fill.insert(fill.end(), u.fill.begin(), u.fill.end());
   }
   run.cpu_work = std::any_of(run.workers.begin(), run.workers.end(), [](const Worker& w) { return !w.info().discrete; });
+  // Staged copies: split over helper threads where no CPU device needs the host's cores.
+  {
+    const auto staging_queues = static_cast<std::size_t>(
+        std::count_if(run.workers.begin(), run.workers.end(), [](const Worker& w) { return !w.zero_copy; }));
+    const HostCopy copy(run.env.threads, copy_ways(run.env.copy_threads, run.cpu_work, staging_queues,
+                                                   std::thread::hardware_concurrency()));
+    for (auto& w : run.workers) w.slot->staging.copy = w.slot->results.copy = copy;
+  }
   // Programs and kernel objects once per worker (its partitions share its queue), what depends
   // on a partition's size once per partition.
   visit(run.root, [&](const NodeImpl& n) {

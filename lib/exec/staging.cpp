@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 
@@ -40,7 +39,7 @@ void Staging::upload(cl::CommandQueue& q, const cl::Buffer& dst, std::size_t off
     Slot& s = ring_[c % kSlots];
     if (s.busy()) wait_for(s.busy, wait);  // the DMA of the chunk that used this slot has finished
     const std::size_t n = std::min(kChunk, bytes - done);
-    std::memcpy(s.ptr, from + done, n);
+    copy(s.ptr, from + done, n);
     q.enqueueWriteBuffer(dst, CL_FALSE, offset + done, n, s.ptr, nullptr, &s.busy);
     events.push_back(s.busy);
   }
@@ -63,7 +62,7 @@ void Staging::download(cl::CommandQueue& q, const cl::Buffer& src, std::size_t o
   for (std::size_t c = 0; c < chunks; ++c) {
     Slot& s = ring_[c % kSlots];
     wait_for(s.busy, wait);
-    std::memcpy(to + c * kChunk, s.ptr, std::min(kChunk, bytes - c * kChunk));
+    copy(to + c * kChunk, s.ptr, std::min(kChunk, bytes - c * kChunk));
     s.busy = cl::Event();
     if (c + kSlots < chunks) issue(c + kSlots);
   }
@@ -120,7 +119,7 @@ void Staging::finish_download(cl::CommandQueue& q, Pending& p, std::vector<cl::E
     if (p.slots[c] == kNone) continue;
     Slot& s = ring_[p.slots[c]];
     wait_for(s.busy, wait);
-    std::memcpy(p.dst + at, s.ptr, n);
+    copy(p.dst + at, s.ptr, n);
     s.busy = cl::Event();
     s.held = false;
     if (p.slots.size() < pieces) read_piece(q, p, p.slots[c], events);  // the next piece into the slot just freed

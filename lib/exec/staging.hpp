@@ -4,10 +4,12 @@
 // itself (8-15 GB/s on the H100 machine against 55 GB/s pinned). A Staging ring is a few pinned
 // chunks owned by one queue: the partition's thread copies chunk k into the ring while the device
 // still reads chunk k-1, so host copies and DMA overlap, and the several queues of an overlapped
-// GPU copy in parallel on their own threads. Data already in pinned memory (Runtime::pinned) goes
+// GPU copy in parallel on their own threads; where no CPU device computes, each chunk's copy is
+// itself split over helper threads (exec/host_copy.hpp). Data already in pinned memory (Runtime::pinned) goes
 // straight to the DMA engine instead.
 #pragma once
 
+#include "exec/host_copy.hpp"
 #include "exec/wait_cl.hpp"
 #include "platform/cl.hpp"
 
@@ -30,6 +32,8 @@ class Staging {
 
   // How this ring waits for a slot's DMA (RuntimeOptions::wait).
   WaitMode wait = WaitMode::automatic;
+  // How it copies between the user's memory and its slots (one thread, or several: host_copy.hpp).
+  HostCopy copy;
 
   // Host -> device: copies `bytes` from `src` into `dst` at `offset`. Returns once `src` has been
   // read; the transfers may still be in flight (their events are appended to `events`).

@@ -95,6 +95,12 @@ const std::vector<Variable>& variables() {
       {{"SINEW_TRANSFER", "transfer", spellings<TransferMode>(), "staged",
         "direct hands pageable memory to the driver instead of staging it (for comparison)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.transfer = parse::choice<TransferMode>(t, n); }},
+      {{"SINEW_COPY_THREADS", "copy_threads", "a whole number from 0 to 64", "0",
+        "threads per staged copy between pageable memory and a GPU (0: the host's idle cores where no CPU device "
+        "computes, one per queue beside one)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.copy_threads = static_cast<unsigned>(rule::copy_threads.read(t, n));
+       }},
       {{"SINEW_WAIT", "wait", spellings<WaitMode>(), "automatic",
         "how host threads wait for GPUs: in the driver without CPU work, polling with naps beside it; block or "
         "poll forces one"},
@@ -191,6 +197,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   fill(o.config, f.config);
   fill(o.chunk_mb, f.chunk_mb);
   fill(o.transfer, f.transfer);
+  fill(o.copy_threads, f.copy_threads);
   fill(o.wait, f.wait);
   fill(o.map_zero_copy, f.map_zero_copy);
   fill(o.profile, f.profile);
@@ -229,6 +236,8 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   if (!o.config) o.config = "";
   if (o.chunk_mb) rule::chunk_mb.check(*o.chunk_mb, "RuntimeOptions::chunk_mb");
   if (!o.transfer) o.transfer = TransferMode::staged;
+  if (!o.copy_threads) o.copy_threads = 0;
+  rule::copy_threads.check(*o.copy_threads, "RuntimeOptions::copy_threads");
   if (!o.wait) o.wait = WaitMode::automatic;
   if (!o.map_zero_copy) o.map_zero_copy = false;
   if (!o.profile) o.profile = false;

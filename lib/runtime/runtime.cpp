@@ -55,6 +55,7 @@ class RuntimeImpl {
     }
     if (!options_.config->empty()) default_config_ = Config::parse(*options_.config, env_.infos);
     env_.transfer = *options_.transfer;
+    env_.copy_threads = *options_.copy_threads;
     env_.wait = *options_.wait;
     env_.profile = *options_.profile;
     env_.poison_check = *options_.poison_check;

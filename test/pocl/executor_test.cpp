@@ -3,6 +3,7 @@
 // PoCL device driven as a discrete one (explicit transfers) and as itself (zero copy).
 #include "decompose/decompose.hpp"
 #include "exec/executor.hpp"
+#include "exec/host_copy.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "exec/transfer.hpp"
@@ -12,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <thread>
+#include <utility>
 
 using namespace sinew;
 using namespace sinew::detail;
@@ -90,11 +93,14 @@ INSTANTIATE_TEST_SUITE_P(DiscreteAndZeroCopy, Executor, ::testing::Values(true, 
                          [](const auto& info) { return info.param ? "discrete" : "zero_copy"; });
 
 // Host -> device -> host through the pinned staging ring (chunks of Staging::kChunk, the last one
-// short) and straight to the driver: every byte arrives.
+// short), its copies on one thread and split over helpers (RuntimeOptions::copy_threads; 0: by the
+// host's threads, the run having no CPU work), and straight to the driver: every byte arrives.
 TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
-  for (const TransferMode mode : {TransferMode::staged, TransferMode::direct}) {
+  for (const auto [mode, threads] : {std::pair{TransferMode::staged, 1u}, std::pair{TransferMode::staged, 3u},
+                                     std::pair{TransferMode::staged, 0u}, std::pair{TransferMode::direct, 0u}}) {
     Machine m(/*discrete=*/true);
     m.env.transfer = mode;
+    m.env.copy_threads = threads;
     const std::size_t n = (2 * Staging::kChunk + Staging::kChunk / 2) / sizeof(cl_int) + 13;
     auto v = sinew::vector<cl_int>().name("v");
     auto tree = kernel_source(sinew::testing::kTestKernels, "add_scalar", "t.cl").args(inout(v), scalar(cl_int(0)));
@@ -109,10 +115,14 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
     const cl::Buffer& slice = ps.slices.at(v.state());
     const std::size_t bytes = n * sizeof(cl_int);
     EXPECT_EQ(staged(run, host.data(), bytes), mode == TransferMode::staged);
+    EXPECT_FALSE(run.cpu_work);  // a discrete device alone: the host's threads are the copies'
+    const unsigned ways = threads ? threads : copy_ways(0, false, 1, std::thread::hardware_concurrency());
+    EXPECT_EQ(ps.worker->slot->staging.copy.ways(), ways);
+    EXPECT_EQ(ps.worker->slot->results.copy.ways(), ways);
     to_device(run, ps, slice, 0, host.data(), bytes, nullptr);
     to_host(run, ps, slice, 0, back.data(), bytes, nullptr);
     ps.worker->queue().finish();
-    EXPECT_EQ(back, host) << "transfer mode " << to_string(mode);
+    EXPECT_EQ(back, host) << "transfer mode " << to_string(mode) << ", copy threads " << threads;
   }
 }
 
@@ -123,6 +133,7 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
 TEST(ExecutorTransfers, BegunDownloadsFinishWithEveryByte) {
   Machine m(/*discrete=*/true);
   m.env.transfer = TransferMode::staged;
+  m.env.copy_threads = 3;  // each piece's copy split over helpers
   constexpr std::size_t kPiece = Staging::kChunk / sizeof(cl_int);
   const std::size_t cuts[] = {0, (Staging::kMaxSlots - 3) * kPiece + kPiece / 2, (Staging::kMaxSlots + 3) * kPiece,
                               (Staging::kMaxSlots + 5) * kPiece + 13};

@@ -51,6 +51,7 @@ TEST(Options, EveryVariableReadsAGoodValue) {
   EXPECT_EQ(*read("SINEW_BALANCE_WEIGHT", "1").balancer.weight, 1.0);
   EXPECT_EQ(*read("SINEW_CHUNK_MB", "0.5").chunk_mb, 0.5);
   EXPECT_EQ(*read("SINEW_TRANSFER", "direct").transfer, TransferMode::direct);
+  EXPECT_EQ(*read("SINEW_COPY_THREADS", "4").copy_threads, 4u);
   EXPECT_EQ(*read("SINEW_WAIT", "poll").wait, WaitMode::poll);
   EXPECT_EQ(*read("SINEW_MAP_ZERO_COPY", "on").map_zero_copy, true);
   EXPECT_EQ(*read("SINEW_PROFILE", "true").profile, true);
@@ -73,6 +74,7 @@ TEST(Options, EveryVariableRefusesABadValueNamingItAndWhatItAccepts) {
       {"SINEW_BALANCE_WEIGHT", {"0", "2", "inf"}},
       {"SINEW_CHUNK_MB", {"0", "-1", "abc", "1e30", "65537"}},
       {"SINEW_TRANSFER", {"fast"}},
+      {"SINEW_COPY_THREADS", {"-1", "65", "2.5", "many"}},
       {"SINEW_WAIT", {"spin", "auto"}},
       {"SINEW_MAP_ZERO_COPY", {"2"}},
       {"SINEW_PROFILE", {"yes please"}},

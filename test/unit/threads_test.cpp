@@ -1,5 +1,6 @@
 // The runtime's growing thread pool: results and errors through futures, no task waits for an
 // idle thread, threads are reused.
+#include "exec/host_copy.hpp"
 #include "exec/threads.hpp"
 
 #include <gtest/gtest.h>
@@ -7,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
+using sinew::detail::HostCopy;
 using sinew::detail::ThreadPool;
 
 TEST(ThreadPool, ResultsAndExceptionsReachTheFutures) {
@@ -56,4 +59,46 @@ TEST(ThreadPool, DestructionRunsWhatIsQueued) {
       });
   }
   EXPECT_EQ(ran.load(), 20);
+}
+
+// A staged chunk's copy split over helpers (exec/host_copy.hpp): every byte lands where it
+// belongs and no byte beyond it is touched, whatever the size (below one piece, pieces that do
+// not divide it, odd tails) and the ways.
+TEST(HostCopy, EveryByteOnceAtEverySizeAndWays) {
+  ThreadPool pool;
+  const std::size_t piece = HostCopy::kMinPiece;
+  for (unsigned ways : {1u, 2u, 3u, 8u})
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, piece - 1, 2 * piece, 2 * piece + 1, 5 * piece + 77,
+                              std::size_t{4} << 20, (std::size_t{4} << 20) + 13}) {
+      std::vector<unsigned char> src(bytes), dst(bytes + 128, 0xEE);
+      for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>(i * 131 + i / 4096);
+      const HostCopy copy(&pool, ways);
+      copy(dst.data() + 64, src.data(), bytes);
+      for (std::size_t i = 0; i < 64; ++i) ASSERT_EQ(dst[i], 0xEE) << "before, " << ways << " ways, " << bytes;
+      for (std::size_t i = 0; i < bytes; ++i) ASSERT_EQ(dst[64 + i], src[i]) << i << " of " << bytes << ", " << ways;
+      for (std::size_t i = 64 + bytes; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xEE) << "after, " << ways << " ways";
+    }
+}
+
+TEST(HostCopy, HelpersComeFromThePoolOnlyForLargeCopies) {
+  ThreadPool pool;
+  std::vector<char> a(8 * HostCopy::kMinPiece, 1), b(a.size());
+  HostCopy(&pool, 8)(b.data(), a.data(), HostCopy::kMinPiece);  // one piece: no helper
+  EXPECT_EQ(pool.threads(), 0u);
+  HostCopy(&pool, 4)(b.data(), a.data(), a.size());
+  EXPECT_GE(pool.threads(), 1u);
+  EXPECT_LE(pool.threads(), 3u);  // the caller copies one of the four pieces itself
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(HostCopy(nullptr, 8).ways(), 1u);  // no pool: one thread
+}
+
+TEST(HostCopy, WaysFollowTheSettingThenTheRunsCpuWorkAndQueues) {
+  using sinew::detail::copy_ways;
+  using sinew::detail::kMaxWays;
+  EXPECT_EQ(copy_ways(3, true, 4, 16), 3u);      // a setting wins
+  EXPECT_EQ(copy_ways(0, true, 1, 16), 1u);      // a CPU device computes: one thread per queue
+  EXPECT_EQ(copy_ways(0, false, 4, 16), 4u);     // the host's threads shared among the queues
+  EXPECT_EQ(copy_ways(0, false, 1, 64), kMaxWays);
+  EXPECT_EQ(copy_ways(0, false, 3, 2), 1u);      // fewer threads than queues
+  EXPECT_EQ(copy_ways(0, false, 0, 16), 1u);     // nothing staged
 }

@@ -1,0 +1,44 @@
+// exec/host_copy.hpp — a large host-to-host copy spread over several threads.
+//
+// Pageable host memory reaches a discrete device through a pinned ring (exec/staging.hpp): a
+// memcpy on the host, then DMA. One host thread copies at about 5 GB/s on the H200 machine's
+// Xeon, against 55 GB/s of DMA, so a GPU fed by one queue spent most of its time in that memcpy:
+// Mandelbrot 4096² (64 MB of results) took 11.0 ms on the GPU alone at overlap 1, 6.4 ms at 2,
+// 5.2 ms at 3 and 4.1 ms at 4 queues, each queue's thread copying its own chunks. Where the host's
+// cores are otherwise idle (no CPU device computes in the run), each staging copy is split between
+// the queue's thread and helpers from the runtime's pool.
+#pragma once
+
+#include <cstddef>
+
+namespace sinew::detail {
+
+class ThreadPool;
+
+class HostCopy {
+ public:
+  // Pieces below this many bytes are not worth a helper's wake-up (a few microseconds).
+  static constexpr std::size_t kMinPiece = 256u << 10;
+
+  HostCopy() = default;
+  // `ways` threads per copy at most, the caller's included; helpers come from `pool`. Fewer than
+  // two ways, or no pool: a plain memcpy.
+  HostCopy(ThreadPool* pool, unsigned ways) : pool_(pool), ways_(pool ? ways : 1) {}
+
+  unsigned ways() const { return ways_ < 1 ? 1 : ways_; }
+  // Copies `bytes` from `src` to `dst` (not overlapping); returns when every byte is there.
+  void operator()(void* dst, const void* src, std::size_t bytes) const;
+
+ private:
+  ThreadPool* pool_ = nullptr;
+  unsigned ways_ = 1;
+};
+
+// The ways each staging queue's copies take in a run: `setting` (RuntimeOptions::copy_threads)
+// when it is not 0; else 1 where a CPU device computes in the run (its kernels hold every core,
+// and a helper would slow them), else the host's hardware threads shared among the run's
+// `staging_queues`, at most kMaxWays each.
+inline constexpr unsigned kMaxWays = 8;
+unsigned copy_ways(unsigned setting, bool cpu_work, std::size_t staging_queues, unsigned hardware_threads);
+
+}  // namespace sinew::detail
