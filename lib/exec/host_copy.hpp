@@ -1,12 +1,12 @@
 // exec/host_copy.hpp — a large host-to-host copy spread over several threads.
 //
 // Pageable host memory reaches a discrete device through a pinned ring (exec/staging.hpp): a
-// memcpy on the host, then DMA. One host thread copies at about 5 GB/s on the H200 machine's
-// Xeon, against 55 GB/s of DMA, so a GPU fed by one queue spent most of its time in that memcpy:
-// Mandelbrot 4096² (64 MB of results) took 11.0 ms on the GPU alone at overlap 1, 6.4 ms at 2,
-// 5.2 ms at 3 and 4.1 ms at 4 queues, each queue's thread copying its own chunks. Where the host's
-// cores are otherwise idle (no CPU device computes in the run), each staging copy is split between
-// the queue's thread and helpers from the runtime's pool.
+// memcpy on the host, then DMA. The memcpy was the bottleneck: on the H200 machine the GPU alone
+// took Mandelbrot 4096² (64 MB of results) in 11.0 ms at overlap 1 (6 GB/s), 6.4 ms at 2, 5.2 ms
+// at 3 and 4.1 ms at 4 queues, each queue's thread copying its own chunks (pinned DMA: 55 GB/s on
+// the H100 machine). Where the host's cores are otherwise idle (no CPU device computes in the run),
+// each staging copy is split between the queue's thread and helpers from the runtime's pool: the
+// GPU alone then ran 1.25-2.6x faster (docs/BENCHMARKS.md, 22nd session).
 #pragma once
 
 #include <cstddef>
