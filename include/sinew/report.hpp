@@ -123,6 +123,10 @@ struct Report {
   std::vector<HaloExchange> exchanges;
   // The executor's own copies (see Copies): all of the run, and those made inside loop bodies.
   Copies copies, loop_copies;
+  // Threads that each staged copy between pageable host memory and a discrete device's pinned
+  // ring took, the queue's own included (RuntimeOptions::copy_threads): more than 1 where no CPU
+  // device computed in the run.
+  unsigned copy_threads = 1;
   std::string decomposition;             // which units ran where (Decomposition::explain)
   std::vector<LevelReport> levels;       // divide-and-conquer levels, by node and level
   // A dynamic schedule's run (Config::schedule): per runtime device, how many chunks its queues

@@ -32,6 +32,7 @@ Report build_report(RunState& run) {
   rep.exchanges = run.exchanges;
   rep.copies = run.copies;
   rep.loop_copies = run.loop_copies;
+  rep.copy_threads = run.copy_threads;
   {
     std::lock_guard lock(run.levels_mutex);
     rep.levels = run.levels;
@@ -218,6 +219,8 @@ std::string Report::str() const {
     s << "\n";
   };
   copies_line("executor's copies", copies, 1);
+  if (copy_threads > 1 && (copies.to_device.count || copies.to_host.count))
+    s << "  staged copies between pageable memory and the pinned ring: " << copy_threads << " threads each\n";
   if (iterations) copies_line("of them per loop iteration", loop_copies, static_cast<double>(iterations));
   for (const auto& l : levels) {
     s << "  " << l.node << " level " << l.level << ": " << l.subproblems << " x " << l.subproblem

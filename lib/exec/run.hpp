@@ -171,6 +171,7 @@ class RunState {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double prepared_ms = 0;
   bool cpu_work = false;       // some partition runs on a host-unified (CPU) device
+  unsigned copy_threads = 1;   // threads per staged copy (HostCopy::ways, Report::copy_threads)
   bool defer_unmaps = false;   // zero-copy results are unmapped after the wait (one feeding thread)
   bool has_replicas = false;   // some vector is read whole
   // Written vectors read whole whose replica is the slice of the run's one partition (it holds

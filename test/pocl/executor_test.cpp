@@ -69,7 +69,11 @@ TEST_P(Executor, RunsATreeOverADecompositionWithoutARuntime) {
   const std::vector<Binding> bindings = {{a, ha}, {b, hb}};
   const Analysis an = analyze(*tree.impl(), bindings);
   const Decomposition dec = decompose(an.units, granularity(*tree.impl(), an, m.env.infos), overlap(3), m.env.infos);
+  m.env.copy_threads = 3;
   const Report r = execute(m.env, *tree.impl(), an, bindings, dec, /*profile=*/true);
+  // A discrete device's staged copies on the threads asked for; a zero-copy device stages nothing.
+  EXPECT_EQ(r.copy_threads, GetParam() ? 3u : 1u);
+  EXPECT_EQ(r.str().find("3 threads each") != std::string::npos, GetParam());
   for (std::size_t i = 0; i < ha.size(); ++i) {
     ASSERT_EQ(ha[i], static_cast<cl_int>(i) - 50 + 3) << i;
     ASSERT_EQ(hb[i], 2 * ha[i]) << i;
