@@ -123,9 +123,10 @@ struct Report {
   std::vector<HaloExchange> exchanges;
   // The executor's own copies (see Copies): all of the run, and those made inside loop bodies.
   Copies copies, loop_copies;
-  // Threads that each staged copy between pageable host memory and a discrete device's pinned
-  // ring took, the queue's own included (RuntimeOptions::copy_threads): more than 1 where no CPU
-  // device computed in the run.
+  // Threads each staged copy between pageable host memory and a discrete device's pinned ring
+  // was split over, the queue's own included (RuntimeOptions::copy_threads: by default more than
+  // 1 where no CPU device computed in the run); 1 where the run staged nothing (direct transfers,
+  // pinned memory, no discrete device). A copy shorter than two 256 KB pieces takes one.
   unsigned copy_threads = 1;
   std::string decomposition;             // which units ran where (Decomposition::explain)
   std::vector<LevelReport> levels;       // divide-and-conquer levels, by node and level

@@ -16,12 +16,13 @@ void HostCopy::operator()(void* dst, const void* src, std::size_t bytes) const {
     std::memcpy(dst, src, bytes);
     return;
   }
-  // Pieces of whole cache lines; the caller copies the first (and any remainder) itself.
-  const std::size_t piece = (bytes / pieces + 63) / 64 * 64;
+  // `pieces` pieces at most, of whole cache lines (the last one shorter); the caller copies the
+  // first itself.
+  const std::size_t piece = ((bytes + pieces - 1) / pieces + 63) / 64 * 64;
   auto* to = static_cast<char*>(dst);
   const auto* from = static_cast<const char*>(src);
   std::vector<std::future<void>> helpers;
-  helpers.reserve(pieces - 1);
+  helpers.reserve(pieces);  // push_back never reallocates, so never throws after a submit
   std::size_t at = piece;
   try {
     for (; at < bytes; at += piece) {

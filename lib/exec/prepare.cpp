@@ -384,7 +384,7 @@ void prepare(RunState& run) {
     const HostCopy copy(run.env.threads, copy_ways(run.env.copy_threads, run.cpu_work, staging_queues,
                                                    std::thread::hardware_concurrency()));
     for (auto& w : run.workers) w.slot->staging.copy = w.slot->results.copy = copy;
-    run.copy_threads = staging_queues ? copy.ways() : 1;
+    run.copy_threads = staging_queues && !all_direct(run) ? copy.ways() : 1;
   }
   // Programs and kernel objects once per worker (its partitions share its queue), what depends
   // on a partition's size once per partition.

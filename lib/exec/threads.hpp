@@ -4,7 +4,8 @@
 // request and one per queue cost tens of microseconds a run. The pool hands a task to an idle
 // thread, or starts one when none is idle, so a task never waits for another to finish (requests
 // wait for their queue threads: a fixed-size pool could deadlock). It holds as many threads as
-// were ever busy at once (one per request in flight plus one per queue it drives).
+// were ever busy at once (one per request in flight, one per queue it drives, and the helpers
+// that split staged copies, exec/host_copy.hpp).
 #pragma once
 
 #include <condition_variable>

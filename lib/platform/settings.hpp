@@ -41,7 +41,7 @@ inline constexpr CountRule window{1, 1000};
 inline constexpr CountRule level2_executions{1, 100000};
 inline constexpr NumberRule chunk_mb{0, 65536, true};
 inline constexpr CountRule overlap{1, 16};
-inline constexpr CountRule copy_threads{0, 64};
+inline constexpr CountRule copy_threads{0, 16};  // a staged chunk holds 16 pieces
 }  // namespace rule
 
 }  // namespace sinew::detail

@@ -95,9 +95,9 @@ const std::vector<Variable>& variables() {
       {{"SINEW_TRANSFER", "transfer", spellings<TransferMode>(), "staged",
         "direct hands pageable memory to the driver instead of staging it (for comparison)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.transfer = parse::choice<TransferMode>(t, n); }},
-      {{"SINEW_COPY_THREADS", "copy_threads", "a whole number from 0 to 64", "0",
-        "threads per staged copy between pageable memory and a GPU (0: the host's idle cores where no CPU device "
-        "computes, one per queue beside one)"},
+      {{"SINEW_COPY_THREADS", "copy_threads", "a whole number from 0 to 16", "0",
+        "threads per staged copy between pageable memory and a GPU (0: the host's hardware threads shared among "
+        "the queues, at most 8 each, where no CPU device computes; one per queue beside one)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.copy_threads = static_cast<unsigned>(rule::copy_threads.read(t, n));
        }},

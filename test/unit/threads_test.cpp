@@ -89,6 +89,10 @@ TEST(HostCopy, HelpersComeFromThePoolOnlyForLargeCopies) {
   EXPECT_GE(pool.threads(), 1u);
   EXPECT_LE(pool.threads(), 3u);  // the caller copies one of the four pieces itself
   EXPECT_EQ(b, a);
+  // A size the ways do not divide: still no more than ways - 1 helpers (no piece for a tail).
+  ThreadPool other;
+  HostCopy(&other, 2)(b.data(), a.data(), 2 * HostCopy::kMinPiece + 1);
+  EXPECT_EQ(other.threads(), 1u);
   EXPECT_EQ(HostCopy(nullptr, 8).ways(), 1u);  // no pool: one thread
 }
 
