@@ -463,6 +463,12 @@ struct HeatParams {
   std::uint32_t seed = 5;
 };
 
+// heat.cl's one Jacobi sweep over an n x n grid, as Heat's loop and Stencil2d's runs use it: reads
+// `u` with a halo of one row at the wall temperature (every edge held at `wall`), writes `unew`
+// and each row's max |unew - u| into `rowdiff`; one work-group per row.
+Kernel heat_sweep(const Vector<cl_float>& u, const Vector<cl_float>& unew, const Vector<cl_float>& rowdiff,
+                  std::size_t n, float alpha, float wall);
+
 class Heat final : public SampleBase {
  public:
   explicit Heat(HeatParams p = {}) : params(p) {}
@@ -598,6 +604,62 @@ class Mandelbrot final : public SampleBase {
   Vector<cl_uint> out_v_;
   std::vector<cl_uint> out_;
   std::optional<std::vector<cl_uint>> expected_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Stencil2d (issue 18, Tascell's 5-point 2D stencil): `sweeps` Jacobi sweeps of the heat plate,
+// each one run of a tree that reads the grid with a halo of one row and writes the next grid
+// (heat.cl's heat_sweep, with a map_reduce max of the sweep's change), the two grids swapped
+// between runs. A sweep's partitions read only the grid its run does not write, so they are
+// independent and the dynamic schedule may deal its rows out; the heat sample's loop, whose
+// sweeps exchange halos inside one tree, may not. Checked as the heat sample is, against
+// double-precision sweeps.
+struct Stencil2dParams {
+  std::size_t side = 1024;    // grid side, cells
+  std::size_t sweeps = 20;    // runs of the one-sweep tree
+  float alpha = 0.2f;         // as HeatParams
+  float wall = 0.0f;
+  std::uint32_t seed = 5;
+};
+
+class Stencil2d final : public SampleBase {
+ public:
+  explicit Stencil2d(Stencil2dParams p = {}) : params(p) {}
+  Stencil2dParams params;
+
+  std::string name() const override { return "stencil2d"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "grid side: N for N x N cells"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  void prepare(std::size_t size) override;
+  // The first sweep's bindings (the starting plate into the other grid); run() makes the rest.
+  std::vector<Binding> bindings() override;
+  // params.sweeps runs of the tree, the grids swapped between them: the last run's Report, its
+  // wall time the runs' sum.
+  Report run(Runtime& rt, const RunOptions& options = {}) override;
+  std::size_t bytes() const override { return 2 * a_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  // The grid after the last run's sweeps, and that sweep's max |unew - u|.
+  const std::vector<cl_float>& output() const { return params.sweeps % 2 ? b_ : a_; }
+  float residual() const { return residual_; }
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+  std::vector<Binding> sweep_bindings(std::size_t sweep);
+
+  Vector<cl_float> u_v_, unew_v_, rowdiff_v_;
+  Result<cl_float> residual_r_;
+  std::vector<cl_float> u0_, a_, b_;
+  std::size_t swept_ = 0;  // sweeps of the last run
+  cl_float residual_ = 0;
+  std::size_t checked_sweeps_ = 0;
+  std::optional<std::vector<double>> expected_;
+  std::vector<double> expected_residuals_;
 };
 
 // ---------------------------------------------------------------------------------------------

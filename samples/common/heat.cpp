@@ -16,6 +16,25 @@ std::string Heat::description() const {
          "convergence, partitioned by rows";
 }
 
+Kernel heat_sweep(const Vector<cl_float>& u, const Vector<cl_float>& unew, const Vector<cl_float>& rowdiff,
+                  std::size_t n, float alpha, float wall) {
+  // One work-group per row; its size a power of two (the kernel's tree reduction) dividing n, at
+  // most 128: the NDRange is (n / ept, rows) with ept = n / group.
+  std::size_t group = 1;
+  while (group < 128 && n % (2 * group) == 0) group *= 2;
+  // Boundary::constant, at the wall temperature: the plate's edges are held at a fixed
+  // temperature (Dirichlet), the textbook Jacobi problem, and the kernel gives its left and right
+  // edges the same wall, so all four edges follow one rule. (Boundary::clamp would make them
+  // insulating instead: the same code, a different physics.)
+  return sinew::samples::kernel("heat.cl", "heat_sweep")
+      .args(sinew::halo(u, 1, 1, wall), sinew::out(unew), sinew::out(rowdiff), sinew::local<cl_float>(group),
+            sinew::scalar(static_cast<cl_uint>(n)), sinew::scalar(alpha), sinew::scalar(wall))
+      .range_of(unew)
+      .dims(2)
+      .elements_per_thread(n / group)
+      .local_size({group, 1});
+}
+
 std::size_t Heat::default_iterations(std::size_t side) { return side <= 64 ? 100 : side <= 1024 ? 200 : 500; }
 
 std::size_t Heat::side_for(std::size_t size) const {
@@ -48,22 +67,7 @@ void Heat::prepare(std::size_t size) {
   unew_v_ = sinew::vector<cl_float>().unit(n).name("unew");
   rowdiff_v_ = sinew::vector<cl_float>().name("rowdiff");
   residual_r_ = sinew::result<cl_float>("residual");
-  // One work-group per row; its size a power of two (the kernel's tree reduction) dividing n, at
-  // most 128: the NDRange is (n / ept, rows) with ept = n / group.
-  std::size_t group = 1;
-  while (group < 128 && n % (2 * group) == 0) group *= 2;
-  // Boundary::constant, at the wall temperature: the plate's edges are held at a fixed
-  // temperature (Dirichlet), the textbook Jacobi problem, and the kernel gives its left and right
-  // edges the same wall, so all four edges follow one rule. (Boundary::clamp would make them
-  // insulating instead: the same code, a different physics.)
-  auto sweep = sinew::samples::kernel("heat.cl", "heat_sweep")
-                   .args(sinew::halo(u_v_, 1, 1, params.wall), sinew::out(unew_v_), sinew::out(rowdiff_v_),
-                         sinew::local<cl_float>(group), sinew::scalar(static_cast<cl_uint>(n)),
-                         sinew::scalar(params.alpha), sinew::scalar(params.wall))
-                   .range_of(unew_v_)
-                   .dims(2)
-                   .elements_per_thread(n / group)
-                   .local_size({group, 1});
+  auto sweep = heat_sweep(u_v_, unew_v_, rowdiff_v_, n, params.alpha, params.wall);
   const float tolerance = params.tolerance;
   auto sweeps = sweeps_;
   tree_ = sinew::loop(sinew::pipeline(sinew::map_reduce(sweep, sinew::reduce::max(rowdiff_v_, residual_r_)),

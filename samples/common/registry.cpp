@@ -94,6 +94,7 @@ const std::vector<Entry>& registry() {
       {"saxpy_blas", [] { return std::make_unique<Saxpy>(SaxpyParams{.mode = "blas"}); }},
       {"segmentation", [] { return std::make_unique<Segmentation>(); }},
       {"sobel", [] { return std::make_unique<Sobel>(); }},
+      {"stencil2d", [] { return std::make_unique<Stencil2d>(); }},
   };
   return entries;
 }

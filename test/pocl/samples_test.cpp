@@ -366,29 +366,46 @@ TEST(StencilSamples, HeatStopsAtItsTolerance) {
   EXPECT_TRUE(copy_seen) << r.str();
 }
 
-// ----- mandelbrot under the dynamic schedule (issue 18) -----------------------------------------
-// Irregular rows dealt out as guided chunks: on each device alone and over every device, zero
-// copy and with the last device discrete, the counts equal the reference's and the chunks cover
-// every row once.
-TEST(MandelbrotDynamic, GuidedChunksMatchTheReference) {
+// ----- samples under the dynamic schedule (issue 18) ---------------------------------------------
+namespace {
+// Over every device and on each alone, zero copy and with the last device discrete, a prepared
+// sample's run under the dynamic schedule equals its reference and its (last) run's chunks cover
+// its `rows` units once.
+void expect_dynamic_runs_match(samples::Sample& s, std::size_t rows) {
   Runtime zero_copy;
   Runtime discrete(RuntimeOptions{.discrete = std::to_string(zero_copy.devices().size() - 1)});
-  samples::Mandelbrot m;
-  m.params.max_iter = 200;
-  m.prepare(std::size_t{96});
   for (Runtime* rt : {&zero_copy, &discrete}) {
     std::vector<std::string> plans = {"schedule=dynamic", "schedule=dynamic,min_chunk=5"};
     for (std::size_t d = 0; d < rt->devices().size(); ++d)
       plans.push_back(std::to_string(d) + "=1,schedule=dynamic");
     for (const auto& plan : plans) {
-      const Report r = m.run(*rt, RunOptions{.plan = plan});
-      const samples::Check c = m.check();
-      EXPECT_TRUE(c.ok) << plan << ": " << c.message;
-      std::size_t rows = 0;
-      for (auto u : r.chunk_units) rows += u;
-      EXPECT_EQ(rows, 96u) << plan;
+      const Report r = s.run(*rt, RunOptions{.plan = plan});
+      const samples::Check c = s.check();
+      EXPECT_TRUE(c.ok) << s.name() << ", " << plan << ": " << c.message;
+      std::size_t units = 0;
+      for (auto u : r.chunk_units) units += u;
+      EXPECT_EQ(units, rows) << s.name() << ", " << plan;
+      EXPECT_EQ(r.config.schedule, Schedule::dynamic) << s.name() << ", " << plan;
     }
   }
+}
+}  // namespace
+
+// Mandelbrot's irregular rows dealt out as guided chunks.
+TEST(MandelbrotDynamic, GuidedChunksMatchTheReference) {
+  samples::Mandelbrot m;
+  m.params.max_iter = 200;
+  m.prepare(std::size_t{96});
+  expect_dynamic_runs_match(m, 96);
+}
+
+// Tascell's 2D stencil: one-sweep runs reading the other grid's halo, so their partitions are
+// independent and chunks of rows may go anywhere; every sweep of a run takes its own chunks.
+TEST(Stencil2dDynamic, ChunksOfRowsMatchTheReference) {
+  samples::Stencil2d st;
+  st.params.sweeps = 5;
+  st.prepare(std::size_t{96});
+  expect_dynamic_runs_match(st, 96);
 }
 
 // ----- matmul under the dynamic schedule: blocks of rows through CLBlast's gemm ----------------
