@@ -11,6 +11,7 @@
 namespace sinew::detail {
 
 void HostCopy::operator()(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes == 0) return;  // (memcpy's pointers must not be null even then: an empty vector's are)
   const std::size_t pieces = std::min<std::size_t>(ways(), bytes / kMinPiece);
   if (pieces < 2 || !pool_) {
     std::memcpy(dst, src, bytes);
