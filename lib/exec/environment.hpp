@@ -129,6 +129,7 @@ struct Environment {
   ThreadPool* threads = nullptr;  // requests and queue threads
   TransferMode transfer = TransferMode::staged;  // RuntimeOptions::transfer
   unsigned copy_threads = 0;                     // RuntimeOptions::copy_threads (0: by the run)
+  unsigned hardware_threads = 1;                 // the host's, read once (copy_ways)
   WaitMode wait = WaitMode::automatic;           // RuntimeOptions::wait
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or RuntimeOptions::profile says so. Off

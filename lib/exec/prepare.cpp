@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
-#include <thread>
 #include <tuple>
 
 namespace sinew::detail {
@@ -381,8 +380,8 @@ void prepare(RunState& run) {
   {
     const auto staging_queues = static_cast<std::size_t>(
         std::count_if(run.workers.begin(), run.workers.end(), [](const Worker& w) { return !w.zero_copy; }));
-    const HostCopy copy(run.env.threads, copy_ways(run.env.copy_threads, run.cpu_work, staging_queues,
-                                                   std::thread::hardware_concurrency()));
+    const HostCopy copy(run.env.threads,
+                        copy_ways(run.env.copy_threads, run.cpu_work, staging_queues, run.env.hardware_threads));
     for (auto& w : run.workers) w.slot->staging.copy = w.slot->results.copy = copy;
     run.copy_threads = staging_queues && !all_direct(run) ? copy.ways() : 1;
   }

@@ -219,7 +219,7 @@ std::string Report::str() const {
     s << "\n";
   };
   copies_line("executor's copies", copies, 1);
-  if (copy_threads > 1 && (copies.to_device.count || copies.to_host.count))
+  if (copy_threads > 1)  // (1 where the run staged nothing)
     s << "  staged copies between pageable memory and the pinned ring: " << copy_threads << " threads each\n";
   if (iterations) copies_line("of them per loop iteration", loop_copies, static_cast<double>(iterations));
   for (const auto& l : levels) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace sinew {
 
@@ -56,6 +57,7 @@ class RuntimeImpl {
     if (!options_.config->empty()) default_config_ = Config::parse(*options_.config, env_.infos);
     env_.transfer = *options_.transfer;
     env_.copy_threads = *options_.copy_threads;
+    env_.hardware_threads = std::max(1u, std::thread::hardware_concurrency());
     env_.wait = *options_.wait;
     env_.profile = *options_.profile;
     env_.poison_check = *options_.poison_check;

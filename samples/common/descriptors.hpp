@@ -468,6 +468,15 @@ struct HeatParams {
 // and each row's max |unew - u| into `rowdiff`; one work-group per row.
 Kernel heat_sweep(const Vector<cl_float>& u, const Vector<cl_float>& unew, const Vector<cl_float>& rowdiff,
                   std::size_t n, float alpha, float wall);
+// Heat sweeps' grid `u` against the double reference `ref`: the largest |u - ref| / scale (a NaN
+// ends the search and is the answer), the cell where, and the scale: max |u0| and |wall|, 1 where
+// both are 0. As Heat and Stencil2d check their results.
+struct HeatError {
+  double max = 0;
+  std::size_t worst = 0;
+  double scale = 1;
+};
+HeatError heat_error(std::span<const cl_float> u, std::span<const double> ref, std::span<const cl_float> u0, float wall);
 
 class Heat final : public SampleBase {
  public:
@@ -642,7 +651,7 @@ class Stencil2d final : public SampleBase {
   std::uint64_t host_bytes(std::size_t size) const override;
 
   // The grid after the last run's sweeps, and that sweep's max |unew - u|.
-  const std::vector<cl_float>& output() const { return params.sweeps % 2 ? b_ : a_; }
+  const std::vector<cl_float>& output() const { return swept_ % 2 ? b_ : a_; }
   float residual() const { return residual_; }
 
  protected:

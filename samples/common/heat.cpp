@@ -35,6 +35,27 @@ Kernel heat_sweep(const Vector<cl_float>& u, const Vector<cl_float>& unew, const
       .local_size({group, 1});
 }
 
+HeatError heat_error(std::span<const cl_float> u, std::span<const double> ref, std::span<const cl_float> u0,
+                     float wall) {
+  HeatError h;
+  h.scale = std::fabs(wall);
+  for (float v : u0) h.scale = std::max(h.scale, static_cast<double>(std::fabs(v)));
+  if (h.scale == 0) h.scale = 1;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double err = std::fabs(u[i] - ref[i]) / h.scale;
+    if (std::isnan(err)) {
+      h.max = err;
+      h.worst = i;
+      break;
+    }
+    if (err > h.max) {
+      h.max = err;
+      h.worst = i;
+    }
+  }
+  return h;
+}
+
 std::size_t Heat::default_iterations(std::size_t side) { return side <= 64 ? 100 : side <= 1024 ? 200 : 500; }
 
 std::size_t Heat::side_for(std::size_t size) const {
@@ -106,23 +127,8 @@ Check Heat::compare() {
     checked_iterations_ = iterations;
   }
   const auto& e = *expected_;
-  double scale = 0;
-  for (float v : u0_) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  scale = std::max(scale, static_cast<double>(std::fabs(params.wall)));
-  if (scale == 0) scale = 1;
-  std::size_t worst = 0;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    const double err = std::fabs(u_[i] - e[i]) / scale;
-    if (std::isnan(err)) {
-      c.max_error = err;
-      worst = i;
-      break;
-    }
-    if (err > c.max_error) {
-      c.max_error = err;
-      worst = i;
-    }
-  }
+  const auto [max_error, worst, scale] = heat_error(u_, e, u0_, params.wall);
+  c.max_error = max_error;
   const double last_ref = iterations ? expected_residuals_.back() : 0;
   const double residual_error = std::fabs(residual_ - last_ref) / scale;
   std::ostringstream s;

@@ -92,19 +92,9 @@ Check Stencil2d::compare() {
     checked_sweeps_ = swept_;
   }
   const auto& e = *expected_;
-  const auto& u = swept_ % 2 ? b_ : a_;
-  double scale = std::fabs(params.wall);
-  for (float v : u0_) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  if (scale == 0) scale = 1;
-  std::size_t worst = 0;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    const double err = std::fabs(u[i] - e[i]) / scale;
-    if (std::isnan(err) || err > c.max_error) {
-      c.max_error = err;
-      worst = i;
-      if (std::isnan(err)) break;
-    }
-  }
+  const auto& u = output();
+  const auto [max_error, worst, scale] = heat_error(u, e, u0_, params.wall);
+  c.max_error = max_error;
   const double residual_error = swept_ ? std::fabs(residual_ - expected_residuals_.back()) / scale : 0;
   std::ostringstream s;
   if (swept_ != params.sweeps) {

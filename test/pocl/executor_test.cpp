@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <thread>
 #include <utility>
@@ -46,6 +47,7 @@ struct Machine {
     env.buffers = &buffers;
     env.fft = &fft;
     env.threads = &threads;
+    env.hardware_threads = std::max(1u, std::thread::hardware_concurrency());  // as a Runtime reads it
   }
 };
 
@@ -120,7 +122,7 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
     const std::size_t bytes = n * sizeof(cl_int);
     EXPECT_EQ(staged(run, host.data(), bytes), mode == TransferMode::staged);
     EXPECT_FALSE(run.cpu_work);  // a discrete device alone: the host's threads are the copies'
-    const unsigned ways = threads ? threads : copy_ways(0, false, 1, std::thread::hardware_concurrency());
+    const unsigned ways = threads ? threads : copy_ways(0, false, 1, m.env.hardware_threads);
     EXPECT_EQ(ps.worker->slot->staging.copy.ways(), ways);
     EXPECT_EQ(ps.worker->slot->results.copy.ways(), ways);
     to_device(run, ps, slice, 0, host.data(), bytes, nullptr);

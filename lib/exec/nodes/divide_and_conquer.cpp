@@ -266,7 +266,6 @@ class DivideAndConquerRunner final : public NodeRunner {
       const VectorUse& use = run.an.use(&n.vector());
       if (runs_upper(run)) {
         upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
-        upper->slot->staging.copy = upper->slot->results.copy = HostCopy{};  // (its transfers are direct)
         upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
         // A CPU that works in host memory itself runs the upper levels where the vector lies.
         upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
