@@ -38,13 +38,22 @@ struct CostFit {
 struct CostPlan {
   Config config;
   double predicted_ms = 0;
+  double size = 0;                // the query's input size
   std::vector<CostFit> fits;
+  double split_factor = 1;        // the measured splits' time over the fits' prediction (at least 1)
+  std::size_t split_plans = 0;    // the split plans measured at the size behind split_factor
   std::string str() const;  // the plan, its prediction and the fits, for a progress line
+  // Each device alone at the level its fits predict fastest at `size` (its Config::single), in
+  // device order: what a derived plan's check measures each device alone at.
+  std::vector<Config> alone_levels(std::size_t devices) const;
 };
 
 // A split must be predicted this much faster than the fastest device alone to be chosen: the fits
 // see each device alone, not what two devices driven by one host cost each other (host memory
-// bandwidth, the host threads feeding a GPU beside a CPU device's work-groups).
+// bandwidth, the host threads feeding a GPU beside a CPU device's work-groups). Where the other
+// sizes' runs measured splits and the fastest of them ran slower than the fastest split the fits
+// predict at their size by more than this (CostPlan::split_factor, at the measured size nearest
+// the query), a split must be predicted that much faster instead.
 inline constexpr double kSplitMargin = 0.10;
 
 // The plan the fits of `runs` (the tree's runs, any features) predict fastest at `query`, from

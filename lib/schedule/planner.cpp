@@ -139,6 +139,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   safely([&] { known = kb_.entries(key); });
   std::erase_if(known, [&](const KbEntry& e) { return !usable(e); });
   std::optional<Derived> derived;
+  std::vector<Config> alone_levels;  // the cost model's pick for each device alone, for the check
   if (!known.empty()) derived = interpolator_->derive(known, p.features);
   if (derived && derived->distance > 0 && settings_.interpolation == Interpolation::cost_model) {
     // The neighbours' runs of each device alone, fitted over the size: the device, split and
@@ -150,6 +151,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
       info("cost model for '" + p.label + "': " + model->str());
       derived->config = model->config;
       derived->method = std::string(to_string(Interpolation::cost_model));
+      alone_levels = model->alone_levels(env_.infos.size());
     }
   }
   if (!force_training && settings_.derive_unseen && derived) {
@@ -167,8 +169,9 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
       // The neighbour's overlap and fission were right for its input, not necessarily for this
       // one: a few runs check them (and each device alone) at the derived distribution.
       // Its runs are a small training's measurements.
-      const TrainingResult checked = search(p, bindings, screen_options(settings_.training, settings_.derive_executions),
-                                            derived->config, key, "training");
+      TrainingOptions check = screen_options(settings_.training, settings_.derive_executions);
+      check.alone_levels = alone_levels;
+      const TrainingResult checked = search(p, bindings, check, derived->config, key, "training");
       plan.config = e.config = checked.best;
       e.time_ms = checked.time_ms;
       e.strategy = derived->method + "+screen";

@@ -261,7 +261,18 @@ void Search::check(const Config& base, std::size_t reserved) {
       point(c);
     }
   });
-  within(reserved, [&] { singles(best_point().config, true); });
+  within(reserved, [&] {
+    // The levels the cost model predicts each device alone fastest at first: the derived plan's
+    // own may be a device's slow one (saxpy 50M on the H200 machine: the split's fission made
+    // the CPU alone 10 ms, 5.7 at its best, and the split was kept).
+    for (const Config& level : o_.alone_levels) {
+      const Config c = without_idle_levels(level, devices_);
+      if (groups_.size() > 1 && alone_plan(c, devices_) &&
+          std::none_of(points_.begin(), points_.end(), [&](const TrainingPoint& p) { return p.config == c; }))
+        point(c, 1);
+    }
+    singles(best_point().config, true);
+  });
 }
 
 // A run pinned to one device (RunOptions::device) with nothing known of it: that device alone at

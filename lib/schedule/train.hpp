@@ -45,6 +45,9 @@ struct TrainingOptions {
   // distribution (one run each), one rebalancing step on the best, each device alone. No
   // distribution search.
   bool screen_only = false;
+  // A derived plan's check: each device alone at these levels (Config::single plans, the cost
+  // model's fastest for it, CostPlan::alone_levels) before the leader's levels.
+  std::vector<Config> alone_levels;
   // The tree may run with the dynamic schedule (its partitions are independent): a full training
   // measures it beside the static plans it found (the best split's platform configuration, its
   // shares as the chunk weights) and keeps whichever is faster. Not for a derived plan's check nor

@@ -28,7 +28,8 @@ inline std::vector<DeviceInfo> cpu_gpu() {
 
 // time_d = (a_d * share_d * N + b_d) * (1 + noise), platform effects on a and b: a GPU's a and b
 // scaled per overlap level, plus a cost per queue beyond the first (which makes deep overlap a
-// loss for small inputs); a CPU's a scaled with fission L2.
+// loss for small inputs); a CPU's a scaled with fission L2; in a split, every device's time
+// scaled by `contention`.
 struct Model {
   std::vector<double> a, b;
   double n = 1000;
@@ -37,6 +38,7 @@ struct Model {
   std::vector<double> overlap_b = {1, 0.6, 0.5, 0.45};  // GPU b multiplied by this per overlap level
   std::vector<double> overlap_a = {1, 1, 1, 1};         // GPU a multiplied by this per overlap level
   double queue_ms = 0;                                  // GPU: per overlap level beyond 1
+  double contention = 1;  // every device's time multiplied by this in a split (host bandwidth, threads)
   std::mt19937 rng{7};
   std::size_t calls = 0;
 
@@ -50,7 +52,8 @@ struct Model {
       bd = bd * overlap_b.at(c.overlap - 1) + queue_ms * (c.overlap - 1);
     }
     std::uniform_real_distribution<double> u(-noise, noise);
-    return (ad * s * n + bd) * (1 + u(rng));
+    const bool split = std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; }) > 1;
+    return (ad * s * n + bd) * (split ? contention : 1.0) * (1 + u(rng));
   }
   Measurement operator()(const Config& c) {
     ++calls;

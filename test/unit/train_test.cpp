@@ -151,6 +151,32 @@ TEST(Train, TheCheckOfADerivedPlanKeepsARightPlan) {
   for (const auto& p : r.points) EXPECT_TRUE(p.config.fission == "none" || p.config.shares[0] > 0) << p.config.str();
 }
 
+TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAloneAtTheCostModelsLevel) {
+  // saxpy 50M on the H200 machine: the derived split ran the CPU with fission L1, where the CPU
+  // alone took 10 ms (5.7 at "none") and the split was kept. Here the CPU twice as slow with
+  // fission L2, a split costing each device 1.8x, the split's time the GPU's (both fissions tie,
+  // so the screening keeps L2): without the cost model's level the budget ends before the CPU
+  // alone at "none" is measured. The check measures it first and keeps it.
+  auto devs = cpu_gpu();
+  Model m{{5.7e-3, 13.0e-3}, {0.05, 0.5}};  // 5.7 and 13.5 ms alone (n = 1000)
+  m.overlap_b = {1, 1, 1, 1};
+  m.fission_gain = 2.0;
+  m.contention = 1.8;
+  m.noise = 0;
+  Config derived;
+  derived.shares = {0.3, 0.7};
+  derived.fission = "L2";
+  derived.overlap = 4;
+  TrainingOptions o = screen_options(TrainingOptions{}, *TrainingSettings{}.with_defaults().derive_executions);
+  Config cpu = Config::single(0, 2), gpu = Config::single(1, 2);
+  gpu.overlap = 4;
+  o.alone_levels = {cpu, gpu};
+  auto r = train(devs, std::ref(m), o, {}, derived);
+  EXPECT_TRUE(std::any_of(r.points.begin(), r.points.end(), [&](const TrainingPoint& p) { return p.config == cpu; }));
+  EXPECT_EQ(r.best, cpu) << r.best.str();
+  EXPECT_LE(r.executions, o.max_executions);
+}
+
 TEST(Rebalance, OneStepIsExactForProportionalTimes) {
   auto devs = cpu_gpu();
   // t = a * share: rates 1/2 and 1/1 -> shares 1/3, 2/3.
