@@ -84,7 +84,7 @@ struct TrainingSettings {
   // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
   // each device alone; the fastest is stored (a split only where it beats every device alone by
   // more than the precision: one run a point). 0: derived plans are used as derived, unmeasured
-  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 20.
+  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 24.
   std::optional<std::size_t> derive_executions;
 
   // Every unset setting given its default, every setting checked: throws sinew::Error naming

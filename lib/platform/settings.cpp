@@ -12,7 +12,7 @@ TrainingSettings TrainingSettings::with_defaults() const {
   if (!t.quality) t.quality = 3;
   if (!t.exhaustive) t.exhaustive = false;
   if (!t.max_executions) t.max_executions = 40;
-  if (!t.derive_executions) t.derive_executions = 20;
+  if (!t.derive_executions) t.derive_executions = 24;
   rule::precision.check(*t.precision, "TrainingSettings::precision");
   rule::quality.check(*t.quality, "TrainingSettings::quality");
   rule::max_executions.check(*t.max_executions, "TrainingSettings::max_executions");

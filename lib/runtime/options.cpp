@@ -74,7 +74,7 @@ const std::vector<Variable>& variables() {
       {{"SINEW_EXHAUSTIVE", "training.exhaustive", kFlag, "0",
         "training: the strategy on every fission x overlap combination"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.training.exhaustive = parse::flag(t, n); }},
-      {{"SINEW_DERIVE_EXECUTIONS", "training.derive_executions", "a whole number from 0 to 100000", "20",
+      {{"SINEW_DERIVE_EXECUTIONS", "training.derive_executions", "a whole number from 0 to 100000", "24",
         "runs that check a derived plan (0: the spec's unmeasured derivation)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.training.derive_executions = rule::derive_executions.read(t, n);

@@ -56,7 +56,7 @@ namespace sinew::detail {
 struct PlannerSettings {
   TrainingOptions training;
   bool derive_unseen = true;            // option (b); false: option (a), train
-  std::size_t derive_executions = 20;   // a derived plan's check (screen_options); 0: none
+  std::size_t derive_executions = 24;   // a derived plan's check (screen_options); 0: none
   Interpolation interpolation = Interpolation::cost_model;
   bool progress = true;                 // training progress lines (info) through `log`
   Logger log;                           // progress and warnings

@@ -175,7 +175,10 @@ TrainingResult Search::run(const std::optional<Config>& start) {
   // With the finalists' runs, one for a device alone timed against the splits' evidence, measured
   // again (recheck_alone; not in a pinned device's screening, which runs no split).
   const bool recheck = finalists && !o_.alone;
-  const std::size_t final_runs = finalists * (model ? 2 : 1) + (recheck ? 1 : 0);
+  // And in a derived plan's check, which measures each point once, each group's fastest plan
+  // alone where it is not a leader, twice more (decide(): a median of three).
+  const std::size_t alone_again = recheck && o_.screen_only && groups_.size() > 1 ? 2 * groups_.size() : 0;
+  const std::size_t final_runs = finalists * (model ? 2 : 1) + (recheck ? 1 : 0) + alone_again;
   if (o_.alone) {
     alone(*o_.alone, final_runs);
   } else if (o_.exhaustive) {
@@ -206,7 +209,7 @@ TrainingResult Search::run(const std::optional<Config>& start) {
   }
   if (dynamic) within(final_runs, [&] { dynamic_point(); });
   if (recheck) within(final_runs - 1, [&] { recheck_alone(); });
-  const auto [best, time_ms] = decide(finalists);
+  const auto [best, time_ms] = decide(finalists, alone_again > 0);
   if (stopped_) note("stopped: the budget of " + std::to_string(o_.max_executions) + " executions is spent");
   TrainingResult r;
   r.best = best;
@@ -331,10 +334,25 @@ void Search::recheck_alone() {
                 points_.end() - 1);
 }
 
-std::pair<Config, double> Search::decide(std::size_t finalists) {
+std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again) {
   within(0, [&] {
     const auto leaders = ranked();
-    for (std::size_t i = 0; i < std::min(finalists, leaders.size()); ++i) point(leaders[i].first, 1);
+    std::vector<std::pair<Config, unsigned>> again;  // plan, runs
+    for (std::size_t i = 0; i < std::min(finalists, leaders.size()); ++i) again.emplace_back(leaders[i].first, 1);
+    // Each group's fastest plan alone too, twice (a median of three): one run a point leaves a
+    // device alone behind on one unlucky run (on the H200 machine segmentation 1 MB's CPU alone
+    // ran 0.40 ms once in a derived plan's check, 0.21-0.33 in the rounds after, and the GPU
+    // alone at 0.30 was kept).
+    std::vector<bool> seen(groups_.size(), false);
+    for (const auto& [c, ms] : alone_again ? leaders : decltype(leaders){}) {
+      const auto g = group_of(c);
+      if (!g || seen[*g]) continue;
+      seen[*g] = true;
+      auto it = std::find_if(again.begin(), again.end(), [&](const auto& a) { return a.first == c; });
+      if (it == again.end()) again.emplace_back(c, 2);
+    }
+    for (const auto& [c, runs] : again)
+      for (unsigned i = 0; i < runs; ++i) point(c, 1);
   });
   const auto r = ranked();
   // The model strategy's splits at one platform configuration are measured best by the fit over
@@ -356,6 +374,16 @@ std::pair<Config, double> Search::decide(std::size_t finalists) {
     for (const auto& [c, ms] : r)
       if (c == *model_plan_ && ms <= r.front().second * (1 + model_margin_)) return {c, ms};
   return r.front();
+}
+
+std::optional<std::size_t> Search::group_of(const Config& c) const {
+  if (c.schedule != Schedule::static_ || c.crossover || groups_.size() < 2) return std::nullopt;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    double s = 0;
+    for (auto d : groups_[g]) s += d < c.shares.size() ? c.shares[d] : 0;
+    if (s >= 1 - 1e-9) return g;
+  }
+  return std::nullopt;
 }
 
 bool Search::first_alone(const Config& c) const {

@@ -45,8 +45,11 @@ class Search {
   // Whether `c` is one device (group) alone, of a search over several, and not measured yet.
   bool first_alone(const Config& c) const;
   // The fastest measured plan: the `finalists` leaders run once more each (what the budget
-  // leaves), then the lowest median of each configuration's points wins.
-  std::pair<Config, double> decide(std::size_t finalists);
+  // leaves), with `alone_again` each group's fastest plan alone twice, then the lowest median of
+  // each configuration's points wins.
+  std::pair<Config, double> decide(std::size_t finalists, bool alone_again = false);
+  // The group a static plan gives all the work to, of a search over several; nothing otherwise.
+  std::optional<std::size_t> group_of(const Config& c) const;
   // A device alone whose time contradicts the splits' device times, measured again (train.cpp).
   void recheck_alone();
   // The flows: a full training (even split, CPU-assisted), a derived plan's check, one device's

@@ -144,9 +144,9 @@ TEST(Train, TheCheckOfADerivedPlanKeepsARightPlan) {
   derived.overlap = 4;
   auto r = train(devs, std::ref(m), screen_options(TrainingOptions{}, 12), {}, derived);
   EXPECT_EQ(r.best.shares[0], 0.0) << r.best.str();
-  // Overlap 4 or a level as fast within the noise (3 is 0.05 ms slower of 300, the noise 2%):
-  // the fastest measured plan.
-  EXPECT_LE(m.clean_time(r.best), m.clean_time(derived) * 1.001) << r.best.str();
+  // Overlap 4 or a level as fast within the noise (1 is 0.25 ms slower of 300, 3 0.05; the noise
+  // 2%): the fastest measured plan.
+  EXPECT_LE(m.clean_time(r.best), m.clean_time(derived) * 1.002) << r.best.str();
   // A GPU-only plan has no CPU work: its fissions are not screened.
   for (const auto& p : r.points) EXPECT_TRUE(p.config.fission == "none" || p.config.shares[0] > 0) << p.config.str();
 }
@@ -193,6 +193,28 @@ TEST(Train, TheCheckOfADerivedPlanTakesADeviceAloneOverASplitWithinThePrecision)
     EXPECT_EQ(split, contention < 1.3) << contention << ": " << r.best.str();
     EXPECT_LE(m.clean_time(r.best), m.clean_time(Config::single(0, 2)) * (1 + 1e-9)) << r.best.str();
   }
+}
+
+TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAlonesBestAgain) {
+  // segmentation 1 MB on the H200 machine: the derived plan the GPU alone (0.30 ms), the CPU
+  // alone's one run in the check unlucky (0.40 ms; 0.21-0.33 after). Measured again before the
+  // choice, the CPU alone is kept.
+  auto devs = cpu_gpu();
+  std::size_t cpu_runs = 0;
+  auto measure = [&](const Config& c) {
+    Measurement m;
+    m.device_ms = {c.shares[0] > 0 ? 0.22 : 0, c.shares[1] > 0 ? 0.30 : 0};
+    if (c.shares[0] >= 1 && c.fission == "none" && cpu_runs++ == 1) m.device_ms[0] = 0.40;  // (0: untimed)
+    if (c.shares[0] > 0 && c.shares[1] > 0) m.device_ms = {0.5, 0.5};
+    if (c.shares[0] >= 1 && c.fission != "none") m.device_ms[0] = 0.65;
+    m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
+    return m;
+  };
+  Config derived = Config::single(1, 2);
+  auto r = train(devs, measure, screen_options(TrainingOptions{}, *TrainingSettings{}.with_defaults().derive_executions),
+                 {}, derived);
+  EXPECT_EQ(r.best, Config::single(0, 2)) << r.best.str();
+  EXPECT_EQ(cpu_runs, 4u);  // untimed, unlucky, twice more
 }
 
 TEST(Rebalance, OneStepIsExactForProportionalTimes) {
