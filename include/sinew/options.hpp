@@ -82,8 +82,9 @@ struct TrainingSettings {
   std::optional<std::size_t> max_executions;   // runs per training, 1..100000; default 40
   // A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
   // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
-  // each device alone; the fastest is stored (a split only where it beats every device alone by
-  // more than the precision: one run a point). 0: derived plans are used as derived, unmeasured
+  // each device alone (each device's fastest plan alone three times); the fastest is stored (a
+  // split only where it beats every device alone by more than the precision: most points are
+  // measured once). 0: derived plans are used as derived, unmeasured
   // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 24.
   std::optional<std::size_t> derive_executions;
 

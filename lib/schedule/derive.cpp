@@ -114,17 +114,17 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
       continue;
     splits[x][c.str()].push_back(r.time_ms);
   }
-  std::optional<std::pair<double, std::pair<double, std::size_t>>> nearest;  // size, (factor, plans)
-  for (const auto& [x, plans] : splits) {
-    const auto predicted = predicted_split(devices, fits, x);
-    if (!predicted || !(predicted->second > 0)) continue;
-    double fastest = 1e300;
-    for (const auto& [plan, times] : plans) fastest = std::min(fastest, median(times));
-    if (!nearest || std::fabs(std::log(x / size)) < std::fabs(std::log(nearest->first / size)))
-      nearest = {x, {fastest / predicted->second, plans.size()}};
-  }
-  if (!nearest) return {1.0, 0};
-  return {std::max(1.0, nearest->second.first), nearest->second.second};
+  if (splits.empty()) return {1.0, 0};
+  const auto& [x, plans] = *std::min_element(splits.begin(), splits.end(), [&](const auto& a, const auto& b) {
+    return std::fabs(std::log(a.first / size)) < std::fabs(std::log(b.first / size));
+  });
+  // (Where the fits predict no split at that size, e.g. one device's fixed cost exceeds the
+  // other's whole time, they say nothing of what its splits lost.)
+  const auto predicted = predicted_split(devices, fits, x);
+  if (!predicted || !(predicted->second > 0)) return {1.0, 0};
+  double fastest = 1e300;
+  for (const auto& [plan, times] : plans) fastest = std::min(fastest, median(times));
+  return {std::max(1.0, fastest / predicted->second), plans.size()};
 }
 
 }  // namespace

@@ -176,7 +176,7 @@ TrainingResult Search::run(const std::optional<Config>& start) {
   // again (recheck_alone; not in a pinned device's screening, which runs no split).
   const bool recheck = finalists && !o_.alone;
   // And in a derived plan's check, which measures each point once, each group's fastest plan
-  // alone where it is not a leader, twice more (decide(): a median of three).
+  // alone twice more, a leader or not (decide(): a median of three).
   const std::size_t alone_again = recheck && o_.screen_only && groups_.size() > 1 ? 2 * groups_.size() : 0;
   const std::size_t final_runs = finalists * (model ? 2 : 1) + (recheck ? 1 : 0) + alone_again;
   if (o_.alone) {
@@ -350,6 +350,7 @@ std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again
       seen[*g] = true;
       auto it = std::find_if(again.begin(), again.end(), [&](const auto& a) { return a.first == c; });
       if (it == again.end()) again.emplace_back(c, 2);
+      else it->second = 2;  // a leader too: its one run more would leave a median of two
     }
     for (const auto& [c, runs] : again)
       for (unsigned i = 0; i < runs; ++i) point(c, 1);
@@ -362,13 +363,13 @@ std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again
   auto split = [](const Config& c) {
     return std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; }) > 1;
   };
-  // A derived plan's check measures each point once or twice: a split it measured within the
-  // precision of a device alone is a tie, and the device alone has no partner to wait for (on the
+  // A derived plan's check measures most points once: a split over groups it measured within the
+  // precision of a group alone is a tie, and the group alone has no partner to wait for (on the
   // H200 machine segmentation 60 MB kept a split 0.7% ahead of the CPU alone in its check, 1.45x
   // the GPU alone in the rounds after).
-  if (o_.screen_only && split(r.front().first))
+  if (o_.screen_only && groups_.size() > 1 && split(r.front().first) && !group_of(r.front().first))
     for (const auto& [c, ms] : r)
-      if (alone_plan(c, devices_) && ms <= r.front().second * (1 + o_.precision)) return {c, ms};
+      if (group_of(c) && ms <= r.front().second * (1 + o_.precision)) return {c, ms};
   if (model_plan_ && split(r.front().first) && r.front().first.fission == model_plan_->fission &&
       r.front().first.overlap == model_plan_->overlap && r.front().first.schedule == model_plan_->schedule)
     for (const auto& [c, ms] : r)

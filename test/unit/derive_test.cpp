@@ -201,3 +201,25 @@ TEST(DeriveFromCosts, EachDeviceAloneAtTheLevelItsFitPredictsFastest) {
   EXPECT_EQ(levels[1].shares, (std::vector<double>{0.0, 1.0}));
   EXPECT_EQ(levels[1].overlap, 4u);
 }
+
+TEST(DeriveFromCosts, TheSplitsOfTheNearestTrainedSizeCount) {
+  // Splits cost each device 1.8x at 1M and nothing at 10M: a query near 10M reads 10M's splits
+  // (a split derived), one near 1M reads 1M's (no split predicted there is worth their cost).
+  Model m{{0.1e-3, 0.24e-3}, {0.05, 0.3}};
+  m.overlap_a = {1, 1, 1, 1};
+  m.overlap_b = {1, 1, 1, 1};
+  m.noise = 0.02;
+  std::vector<KbRun> runs;
+  m.contention = 1.8;
+  train_at(m, 1.0e6, runs);
+  m.contention = 1;
+  train_at(m, 1.0e7, runs);
+  const auto near_large = derive_from_costs(cpu_gpu(), runs, features(2.0e7));
+  ASSERT_TRUE(near_large);
+  EXPECT_LT(near_large->split_factor, 1.1) << near_large->str();
+  EXPECT_GT(near_large->config.shares[1], 0.1) << near_large->str();
+  const auto near_small = derive_from_costs(cpu_gpu(), runs, features(5.0e5));
+  ASSERT_TRUE(near_small);
+  EXPECT_GT(near_small->split_factor, 1.5) << near_small->str();
+  EXPECT_EQ(near_small->config.shares, (std::vector<double>{1.0, 0.0})) << near_small->str();
+}

@@ -155,26 +155,28 @@ TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAloneAtTheCostModelsLevel) {
   // saxpy 50M on the H200 machine: the derived split ran the CPU with fission L1, where the CPU
   // alone took 10 ms (5.7 at "none") and the split was kept. Here the CPU twice as slow with
   // fission L2, a split costing each device 1.8x, the split's time the GPU's (both fissions tie,
-  // so the screening keeps L2): without the cost model's level the budget ends before the CPU
-  // alone at "none" is measured. The check measures it first and keeps it.
+  // so the screening keeps L2), and a check of 16 runs: without the cost model's level its budget
+  // ends before the CPU alone at "none" is measured. With it, the check measures it first and
+  // keeps it.
   auto devs = cpu_gpu();
-  Model m{{5.7e-3, 13.0e-3}, {0.05, 0.5}};  // 5.7 and 13.5 ms alone (n = 1000)
-  m.overlap_b = {1, 1, 1, 1};
-  m.fission_gain = 2.0;
-  m.contention = 1.8;
-  m.noise = 0;
-  Config derived;
-  derived.shares = {0.3, 0.7};
-  derived.fission = "L2";
-  derived.overlap = 4;
-  TrainingOptions o = screen_options(TrainingOptions{}, *TrainingSettings{}.with_defaults().derive_executions);
   Config cpu = Config::single(0, 2), gpu = Config::single(1, 2);
   gpu.overlap = 4;
-  o.alone_levels = {cpu, gpu};
-  auto r = train(devs, std::ref(m), o, {}, derived);
-  EXPECT_TRUE(std::any_of(r.points.begin(), r.points.end(), [&](const TrainingPoint& p) { return p.config == cpu; }));
-  EXPECT_EQ(r.best, cpu) << r.best.str();
-  EXPECT_LE(r.executions, o.max_executions);
+  for (bool levels : {false, true}) {
+    Model m{{5.7e-3, 13.0e-3}, {0.05, 0.5}};  // 5.7 and 13.5 ms alone (n = 1000)
+    m.overlap_b = {1, 1, 1, 1};
+    m.fission_gain = 2.0;
+    m.contention = 1.8;
+    m.noise = 0;
+    Config derived;
+    derived.shares = {0.3, 0.7};
+    derived.fission = "L2";
+    derived.overlap = 4;
+    TrainingOptions o = screen_options(TrainingOptions{}, 16);
+    if (levels) o.alone_levels = {cpu, gpu};
+    auto r = train(devs, std::ref(m), o, {}, derived);
+    EXPECT_EQ(r.best == cpu, levels) << levels << ": " << r.best.str();
+    EXPECT_LE(r.executions, o.max_executions);
+  }
 }
 
 TEST(Train, TheCheckOfADerivedPlanTakesADeviceAloneOverASplitWithinThePrecision) {
@@ -197,24 +199,28 @@ TEST(Train, TheCheckOfADerivedPlanTakesADeviceAloneOverASplitWithinThePrecision)
 
 TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAlonesBestAgain) {
   // segmentation 1 MB on the H200 machine: the derived plan the GPU alone (0.30 ms), the CPU
-  // alone's one run in the check unlucky (0.40 ms; 0.21-0.33 after). Measured again before the
-  // choice, the CPU alone is kept.
+  // alone's one run in the check unlucky (0.40 ms; 0.21-0.33 after). Measured twice more before
+  // the choice, the CPU alone is kept; also where the unlucky run still makes it a leader (the
+  // GPU's other overlap levels slower), which alone would give it one run more.
   auto devs = cpu_gpu();
-  std::size_t cpu_runs = 0;
-  auto measure = [&](const Config& c) {
-    Measurement m;
-    m.device_ms = {c.shares[0] > 0 ? 0.22 : 0, c.shares[1] > 0 ? 0.30 : 0};
-    if (c.shares[0] >= 1 && c.fission == "none" && cpu_runs++ == 1) m.device_ms[0] = 0.40;  // (0: untimed)
-    if (c.shares[0] > 0 && c.shares[1] > 0) m.device_ms = {0.5, 0.5};
-    if (c.shares[0] >= 1 && c.fission != "none") m.device_ms[0] = 0.65;
-    m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
-    return m;
-  };
-  Config derived = Config::single(1, 2);
-  auto r = train(devs, measure, screen_options(TrainingOptions{}, *TrainingSettings{}.with_defaults().derive_executions),
-                 {}, derived);
-  EXPECT_EQ(r.best, Config::single(0, 2)) << r.best.str();
-  EXPECT_EQ(cpu_runs, 4u);  // untimed, unlucky, twice more
+  for (bool leader : {false, true}) {
+    std::size_t cpu_runs = 0;
+    auto measure = [&](const Config& c) {
+      Measurement m;
+      const double gpu = leader && c.overlap != 1 ? 0.45 : 0.30;
+      m.device_ms = {c.shares[0] > 0 ? 0.22 : 0, c.shares[1] > 0 ? gpu : 0};
+      if (c.shares[0] >= 1 && c.fission == "none" && cpu_runs++ == 1) m.device_ms[0] = 0.40;  // (0: untimed)
+      if (c.shares[0] > 0 && c.shares[1] > 0) m.device_ms = {0.5, 0.5};
+      if (c.shares[0] >= 1 && c.fission != "none") m.device_ms[0] = 0.65;
+      m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
+      return m;
+    };
+    Config derived = Config::single(1, 2);
+    auto r = train(devs, measure,
+                   screen_options(TrainingOptions{}, *TrainingSettings{}.with_defaults().derive_executions), {}, derived);
+    EXPECT_EQ(r.best, Config::single(0, 2)) << leader << ": " << r.best.str();
+    EXPECT_EQ(cpu_runs, 4u) << leader;  // untimed, unlucky, twice more
+  }
 }
 
 TEST(Rebalance, OneStepIsExactForProportionalTimes) {
