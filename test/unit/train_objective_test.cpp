@@ -270,6 +270,31 @@ TEST(TrainObjective, ADeviceAloneTimedAgainstTheSplitsEvidenceIsMeasuredAgain) {
   }
 }
 
+// The suspect measured again is not replaced by a slower run: the faster of the two stands (saxpy
+// 10M on the H200 machine: the CPU alone 1.42 ms, suspected, 1.96 once more; the split kept at
+// 1.78 ran 2.00 in the rounds after, the CPU alone 1.46).
+TEST(TrainObjective, ASuspectDeviceAloneKeepsItsFasterRun) {
+  auto devs = cpu_gpu();
+  devs[0].fission_configs.resize(1);
+  std::size_t cpu_alone = 0;
+  auto measure = [&](const Config& c) {
+    Measurement m;
+    if (c.shares[0] >= 1) {  // the CPU alone: its untimed first run, 1.42, then 1.96 every time
+      const double t = cpu_alone++ == 1 ? 1.42 : 1.96;
+      m.device_ms = {t, 0};
+    } else if (c.shares[1] >= 1) {
+      m.device_ms = {0, 4.0};
+    } else {  // every split 1.78, the CPU's part fast (its time at its share bounds it alone)
+      m.device_ms = {1.0 * c.shares[0], 1.78};
+    }
+    m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
+    return m;
+  };
+  const TrainingResult r = train(devs, measure, with(Strategy::even_split));
+  EXPECT_EQ(r.best.shares, (std::vector<double>{1.0, 0.0})) << r.best.str();
+  EXPECT_GE(cpu_alone, 3u);  // measured again
+}
+
 TEST(TrainObjective, TheGpuAlonesOverlapLevelIsChosenThroughNoise) {
   // The H100 machine's filter pipeline at 1024²: the GPU alone runs 0.75 ms at overlap 2 and 3
   // (single runs 0.59-1.09), 1.01 at overlap 4 and 0.98 at overlap 1, and any CPU share costs more
