@@ -107,9 +107,8 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
   std::map<double, std::map<std::string, std::vector<double>>> splits;  // size -> plan -> times
   for (const auto& r : runs) {
     const Config& c = r.config;
-    const auto working = std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; });
     const double x = input_size(r.features);
-    if (c.shares.size() != devices.size() || c.schedule != Schedule::static_ || c.crossover || working < 2 ||
+    if (c.shares.size() != devices.size() || c.schedule != Schedule::static_ || c.crossover || working_devices(c) < 2 ||
         !(r.time_ms > 0) || !(x > 0) || !same_kind(r.features, query))
       continue;
     splits[x][c.str()].push_back(r.time_ms);

@@ -268,12 +268,8 @@ void Search::check(const Config& base, std::size_t reserved) {
     // The levels the cost model predicts each device alone fastest at first: the derived plan's
     // own may be a device's slow one (saxpy 50M on the H200 machine: the split's fission made
     // the CPU alone 10 ms, 5.7 at its best, and the split was kept).
-    for (const Config& level : o_.alone_levels) {
-      const Config c = without_idle_levels(level, devices_);
-      if (groups_.size() > 1 && alone_plan(c, devices_) &&
-          std::none_of(points_.begin(), points_.end(), [&](const TrainingPoint& p) { return p.config == c; }))
-        point(c, 1);
-    }
+    for (const Config& level : o_.alone_levels)
+      if (const Config c = without_idle_levels(level, devices_); first_alone(c)) point(c, 1);
     singles(best_point().config, true);
   });
 }
@@ -349,8 +345,8 @@ std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again
     // ran 0.40 ms once in a derived plan's check, 0.21-0.33 in the rounds after, and the GPU
     // alone at 0.30 was kept).
     std::vector<bool> seen(groups_.size(), false);
-    for (const auto& [c, ms] : alone_again ? leaders : decltype(leaders){}) {
-      const auto g = group_of(c);
+    for (const auto& [c, ms] : leaders) {
+      const auto g = alone_again ? group_of(c) : std::nullopt;
       if (!g || seen[*g]) continue;
       seen[*g] = true;
       auto it = std::find_if(again.begin(), again.end(), [&](const auto& a) { return a.first == c; });
@@ -365,9 +361,7 @@ std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again
   // all of them: with two runs a point and 10% noise the fastest of neighbouring splits is only
   // the luckiest (unit.TrainModel.LandsNearTheOptimumWithTenPercentNoise). So the model's plan
   // stands for those within its margin; never against a device alone or another level.
-  auto split = [](const Config& c) {
-    return std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; }) > 1;
-  };
+  auto split = [](const Config& c) { return working_devices(c) > 1; };
   // A derived plan's check measures most points once: a split over groups it measured within the
   // precision of a group alone is a tie, and the group alone has no partner to wait for (on the
   // H200 machine segmentation 60 MB kept a split 0.7% ahead of the CPU alone in its check, 1.45x
@@ -439,6 +433,10 @@ Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices) {
   if (!discrete) c.overlap = 1;
   if (!cpu) c.fission = Config{}.fission;
   return c;
+}
+
+std::size_t working_devices(const Config& c) {
+  return static_cast<std::size_t>(std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; }));
 }
 
 std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices) {

@@ -117,6 +117,8 @@ Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices);
 // A static plan of shares that gives all the work to one device: that device alone at the plan's
 // levels (without_idle_levels) and the device's index; nothing for any other plan.
 std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices);
+// The devices `c` gives a share to.
+std::size_t working_devices(const Config& c);
 
 // The groups work moves between: the device kinds when the machine has several (CPU vs GPU),
 // else every device on its own (several GPUs, or several PoCL CPUs).

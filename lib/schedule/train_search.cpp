@@ -212,7 +212,7 @@ void Search::dynamic_point() {
   std::vector<double> alone(devices_.size(), 0.0);  // each device's best time alone
   for (const auto& p : points_) {
     if (p.config.schedule != Schedule::static_) continue;
-    const auto active = std::count_if(p.config.shares.begin(), p.config.shares.end(), [](double x) { return x > 0; });
+    const auto active = working_devices(p.config);
     if (active > 1 && (!split || p.time_ms < split->time_ms)) split = p;
     if (active == 1)
       for (std::size_t d = 0; d < devices_.size(); ++d)
