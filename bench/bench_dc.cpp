@@ -146,8 +146,7 @@ int main(int argc, char** argv) {
       for (std::size_t c = top && top < levels ? levels - top : 1; c < levels && p.two; ++c) {
         if (b.stop()) break;
         sinew::Config cfg = tp.last.config;
-        cfg.crossover = static_cast<unsigned>(c);
-        cfg.upper = p.cpu;
+        cfg.set("crossover", std::to_string(c)).set("upper", std::to_string(p.cpu));
         const Stats m = measured("crossover " + std::to_string(c), with_config(cfg));
         row("crossover " + std::to_string(c), cfg.str(), m, trained);
         if (m.ok() && !(m.median_ms >= best_cross)) best_cross = m.median_ms, best_level = c;
@@ -158,13 +157,13 @@ int main(int argc, char** argv) {
       if (const auto& mc = tp.first.model_choice; mc && !b.stop()) {
         const Stats m = mc->config == tp.last.config ? tp.m : measured("model's plan", with_config(mc->config));
         if (!(mc->config == tp.last.config)) row("model's plan", mc->config.str(), m, trained);
-        const std::size_t level = std::min<std::size_t>(mc->config.crossover.value_or(0), levels);
+        const std::size_t level = std::min<std::size_t>(std::stoul(mc->config.item("crossover").value_or("0")), levels);
         model.add({size, mc->config.str(), fmt("%.3f", mc->predicted_ms), fmt("%.3f", m.median_ms), best_swept_plan,
                    fmt("%.3f", best_swept),
                    std::to_string(std::abs(static_cast<long>(level) - static_cast<long>(best_swept_level))),
                    fmt("%.3f", m.median_ms / best_swept)});
       }
-      const unsigned trained_level = tp.last.config.crossover.value_or(0);
+      const unsigned trained_level = static_cast<unsigned>(std::stoul(tp.last.config.item("crossover").value_or("0")));
       gaps.add({size, std::to_string(trained_level), p.two ? std::to_string(best_level) : "-",
                 p.two ? std::to_string(std::abs(static_cast<long>(trained_level) - static_cast<long>(best_level))) : "-",
                 fmt("%.3f", best_single / trained), h2h, fmt("%.3f", best_cross / trained)});

@@ -123,7 +123,7 @@ struct Context {
                              const std::function<sinew::Config(sinew::Config)>& platform) const {
     const double share = cpu_share >= 0 ? cpu_share : (1 / cpu_alone_ms) / (1 / cpu_alone_ms + 1 / gpu_alone_ms);
     sinew::Config d = platform(make_plan(r, share));
-    d.schedule = sinew::Schedule::dynamic;
+    d.schedule = "dynamic";
     return d;
   }
 };

@@ -31,19 +31,11 @@ enum class Provenance {
 std::string_view to_string(Provenance p) noexcept;
 std::optional<Provenance> provenance_from_string(std::string_view text) noexcept;
 
-// The highest divide-and-conquer crossover level a plan may name (2^40 elements in leaves of
-// one, fan-out 2).
-inline constexpr unsigned kMaxCrossover = 40;
-// How a plan deals out the units (Config::schedule). `static_`: each device gets one contiguous
-// share before the run (streamed in chunks on discrete devices). `dynamic`: the units wait in one
-// queue and each device queue (GPU queue, CPU or CPU sub-device) takes the next chunk when it is
-// ready; chunks shrink as the work runs out (guided: what is left / (2 * queues), weighted by the
-// shares, never below Config::min_chunk or the granule). Only for trees whose partitions never
-// meet mid-run; see docs/ARCHITECTURE.md, "Dynamic schedule".
-enum class Schedule { static_, dynamic };
-// "static" / "dynamic", in plans, reports and the knowledge base.
-std::string_view to_string(Schedule s) noexcept;
-std::optional<Schedule> schedule_from_string(std::string_view text) noexcept;
+// Plan items beyond the split and the platforms' configuration: knobs that a schedule policy or a
+// node kind owns (the dynamic schedule's `min_chunk`, divide and conquer's `crossover` and
+// `upper`), by name, each value as its text. Every item is registered by its owner, which checks
+// its values (Config::set, Config::parse, Config::check).
+using PlanItems = std::map<std::string, std::string, std::less<>>;
 
 // Shares must add up to 1 within this.
 inline constexpr double kShareTolerance = 1e-6;
@@ -54,16 +46,24 @@ struct Config {
   std::vector<double> shares;
   std::string fission = "none";  // CPU fission configuration name (see `sinew devices`)
   unsigned overlap = 1;          // GPU queues (partitions) per GPU, 1..16
-  // Divide-and-conquer trees (sinew::divide_and_conquer): the levels below `crossover` run split
-  // over the devices by the shares, the levels from it up on runtime device `upper` (unset: the
-  // device with the largest share). Unset crossover: 0, every level on `upper`. Other trees
-  // ignore both. Items crossover=3 and upper=1 (a runtime device index) in parse().
-  std::optional<unsigned> crossover;
-  std::optional<std::size_t> upper;
-  // Static shares, or chunks taken as the devices get ready; with `dynamic`, the shares weigh
-  // each device's chunk sizes (a trained plan's shares are its devices' relative speeds).
-  Schedule schedule = Schedule::static_;
-  std::size_t min_chunk = 0;  // dynamic only: the least units of a chunk (0: a 64th of a queue's even share)
+  // How the units reach the devices' queues: a registered schedule policy's name. "static": each
+  // device gets one contiguous share before the run (streamed in chunks on discrete devices).
+  // "dynamic": the units wait in one queue and each device queue takes the next chunk when it is
+  // ready, the shares weighing each device's chunk sizes; only for trees whose partitions never
+  // meet mid-run (docs/ARCHITECTURE.md, "Dynamic schedule").
+  std::string schedule = "static";
+  // The plan items of the schedule policy and of the tree's node kinds (see PlanItems):
+  // divide and conquer's crossover=3 (the levels below it split by the shares, the levels from
+  // it up on one device) and upper=1 (that device, a runtime index; unset: the one with the
+  // largest share); the dynamic schedule's min_chunk=4096 (the least units of a chunk). Items of
+  // node kinds a tree does not have are ignored by it.
+  PlanItems items;
+
+  // The value of item `name`, if the plan sets it.
+  std::optional<std::string> item(std::string_view name) const;
+  // Sets item `name` to `value`; throws sinew::Error(errc::invalid_argument) naming the item
+  // when no owner registered it or the value is not one it accepts.
+  Config& set(std::string_view name, const std::string& value);
 
   std::string str() const;
   // The summed share of each device kind ("cpu", "gpu", ...), for reports.
@@ -73,8 +73,9 @@ struct Config {
   // Throws sinew::Error(errc::invalid_argument) before any device work when this plan does not
   // fit `devices`: not one share per device, a negative or non-finite share, shares that do not
   // add up to 1 (within kShareTolerance; the message gives the shares and their sum), an overlap
-  // outside 1..16, a fission configuration that a CPU device does not offer, or a min_chunk
-  // with the static schedule. `where` names the
+  // outside 1..16, a fission configuration that a CPU device does not offer, a schedule no
+  // policy registered, or an item that its owner refuses (an unknown one, a bad value, an item of
+  // another schedule policy than the plan's: min_chunk with the static schedule). `where` names the
   // plan in the message ("RunOptions::config", "knowledge-base entry #12", ...).
   void check(const std::vector<DeviceInfo>& devices, const std::string& where = "config") const;
   // The same rules without the devices at hand (a stored or imported plan): `device_count` shares,
@@ -88,10 +89,12 @@ struct Config {
   //   cpu=0.6 / gpu=0.4 / accelerator=x  the share of a device kind, split evenly among its devices
   //   cpu:0=0.3 / gpu:1=0.2 / 2=0.1       the share of one device (id or runtime index)
   //   fission=L2 / overlap=3              the platforms' configuration
-  //   crossover=3 / upper=1               divide and conquer: the crossover level, its device
-  //   schedule=dynamic / min_chunk=4096   chunks dealt out while the run goes (see Schedule)
+  //   schedule=dynamic                    chunks dealt out while the run goes (see `schedule`)
+  //   crossover=3 / min_chunk=4096 / ...  the registered plan items (see PlanItems)
   // Kinds or devices not named share what is left evenly (a kind gets it when no device of it is
-  // named); when every device is named, the shares may be ratios ("0=3,1=1" is 0.75 and 0.25).
+  // named); when every device is named, the shares are fractions that add up to 1, or ratios in
+  // whole numbers ("0=3,1=1" is 0.75 and 0.25): fractions that add up to something else are an
+  // error. A name that is neither an item nor a device is an error naming the nearest item.
   // Throws sinew::Error(errc::invalid_argument) naming the bad item; the result's shares add up
   // to 1.
   static Config parse(const std::string& spec, const std::vector<DeviceInfo>& devices);

@@ -180,7 +180,7 @@ Config fit_memory(const Config& config, std::size_t total, std::size_t granule, 
   double sum = 0;
   for (double s : config.shares) sum += s;
   if (!(sum > 0)) return config;
-  if (config.schedule == Schedule::dynamic) {
+  if (config.schedule == "dynamic") {
     // Chunks taken as devices get ready keep their buffers to the end of the run: where a
     // device's share might not fit its memory, the plan runs static, dragged through.
     bool fits = true;
@@ -188,8 +188,8 @@ Config fit_memory(const Config& config, std::size_t total, std::size_t granule, 
       if (devices[d].memory() && config.shares[d] > 0 && !dynamic_fits(devices[d], total, streaming)) fits = false;
     if (fits) return config;
     Config static_plan = config;
-    static_plan.schedule = Schedule::static_;
-    static_plan.min_chunk = 0;
+    static_plan.schedule = "static";
+    static_plan.items.erase("min_chunk");
     return fit_memory(static_plan, total, granule, devices, streaming);
   }
   // Each device's room, as a fraction of the units.
@@ -331,20 +331,20 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
     // min_chunk 0: a 64th of a slot's even share, so the guided tail ends in a few dozen chunks
     // rather than in single granules (each chunk costs a GPU driver some tens of microseconds).
     const std::size_t floor_units =
-        config.min_chunk ? config.min_chunk
-                         : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
+        min_chunk_item(config) ? min_chunk_item(config)
+                               : total / (DynamicChunks::kAutoMin * std::max<std::size_t>(1, dec.dynamic.slots.size()));
     dec.dynamic.min_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
-    dec.dynamic.min_chunk_given = config.min_chunk != 0;
+    dec.dynamic.min_chunk_given = min_chunk_item(config) != 0;
     dec.dynamic.occupancy.assign(dec.dynamic.slots.size(), 0);
     // (Only where the plan shares the units over devices and leaves the chunk size to the
     // schedule: a plan of one device, or with its own min_chunk, is cut as it asks.)
     dec.dynamic.alone.resize(devices.size());
     const auto sharing = std::count_if(config.shares.begin(), config.shares.end(), [](double s) { return s > 0; });
-    for (std::size_t d = 0; d < devices.size() && sharing > 1 && config.min_chunk == 0; ++d) {
+    for (std::size_t d = 0; d < devices.size() && sharing > 1 && min_chunk_item(config) == 0; ++d) {
       if (!(config.shares[d] > 0) || !devices[d].discrete) continue;
       Config one = config;
-      one.schedule = Schedule::static_;
-      one.min_chunk = 0;
+      one.schedule = "static";
+      one.items.erase("min_chunk");
       std::fill(one.shares.begin(), one.shares.end(), 0.0);
       one.shares[d] = 1;
       dec.dynamic.alone[d] = decompose(total, granule, one, devices, streaming).parts;

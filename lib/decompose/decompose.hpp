@@ -188,13 +188,17 @@ struct DynamicChunks {
   void remember(const std::vector<Progress>& progress) const;
 };
 
+// The dynamic schedule's plan item min_chunk: the least units of a chunk (0: unset, a 64th of a
+// slot's even share).
+std::size_t min_chunk_item(const Config& plan);
+
 struct Decomposition {
   Config config;
   std::size_t total_units = 0;
   std::size_t granule = 1;
   std::vector<Partition> parts;  // static schedule; empty for a dynamic one
-  DynamicChunks dynamic;         // the dynamic schedule's slots (config.schedule == dynamic)
-  bool is_dynamic() const { return config.schedule == Schedule::dynamic; }
+  DynamicChunks dynamic;         // the dynamic schedule's slots (config.schedule == "dynamic")
+  bool is_dynamic() const { return config.schedule == "dynamic"; }
   // Which units run on which device / sub-device / queue.
   std::string explain(const std::vector<DeviceInfo>& devices) const;
   std::string explained;  // explain()'s text, kept by the runtime's cache (empty: not kept)

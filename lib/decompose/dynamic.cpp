@@ -3,6 +3,8 @@
 // leaves the next (rates and host occupancy per device).
 #include "decompose/decompose.hpp"
 
+#include "platform/plan_items.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <mutex>
@@ -10,6 +12,21 @@
 #include <set>
 
 namespace sinew::detail {
+
+namespace {
+const PlanItemRegistrar kDynamicSchedule{std::string("dynamic")};
+const PlanItemRegistrar kMinChunkItem{PlanItem{
+    .name = "min_chunk",
+    .owner = "the dynamic schedule",
+    .schedule = "dynamic",
+    .accepts = [](const std::string& text) -> std::string {
+      return whole_number(text) ? "" : "a whole number of units";
+    }}};
+}  // namespace
+
+std::size_t min_chunk_item(const Config& plan) {
+  return static_cast<std::size_t>(whole_item(plan, "min_chunk").value_or(0));
+}
 
 std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::size_t granule) const {
   if (slots.size() == 1 && !min_chunk_given) return remaining;

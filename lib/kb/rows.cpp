@@ -39,11 +39,18 @@ std::string plan_text(const Config& c) {
 std::string apply_plan(Config& c, const json::Value& plan) {
   if (!plan.is_object()) return "plan is not a JSON object";
   for (const auto& [name, value] : plan.object()) {
+    if (!value.is_string()) return "plan item '" + name + "' is not text";
+    if (name == "schedule") {
+      if (!detail::is_schedule_name(value.string()))
+        return "plan item 'schedule' = '" + value.string() + "' (it takes " + detail::schedule_spellings() + ")";
+      c.schedule = value.string();
+      continue;
+    }
     const auto* item = detail::find_plan_item(name);
     if (!item) return "plan item '" + name + "' is unknown to this version of Sinew";
-    if (!value.is_string()) return "plan item '" + name + "' is not text";
-    if (auto accepts = item->set(c, value.string()); !accepts.empty())
+    if (auto accepts = item->accepts(value.string()); !accepts.empty())
       return "plan item '" + name + "' = '" + value.string() + "' (it takes " + accepts + ")";
+    c.items.insert_or_assign(name, value.string());
   }
   return "";
 }

@@ -164,8 +164,8 @@ std::optional<unsigned> rank_crossover(const detail::NodeImpl& root, const detai
   detail::visit(root, [&](const detail::NodeImpl& n) {
     const auto* dc = dynamic_cast<const detail::DivideAndConquerNode*>(&n);
     if (!dc) return;
-    if (options.config && options.config->crossover) {
-      crossover = options.config->crossover;
+    if (options.config && detail::crossover_item(*options.config)) {
+      crossover = detail::crossover_item(*options.config);
       return;
     }
     const std::size_t elements = an.use(&dc->vector()).elements, levels = dc->levels(elements);
@@ -238,7 +238,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
       options.config = Config::parse(options.plan, c.runtime->devices());
     crossover = rank_crossover(*tree.impl(), an, c.ranks, options);
     Config at_crossover;
-    at_crossover.crossover = crossover;
+    if (crossover) detail::set_crossover_item(at_crossover, *crossover);
     granule = detail::plan_granularity(*tree.impl(), detail::granularity(*tree.impl(), an, {}), at_crossover);
     // Each rank's distributed blocks hold whole granules, divide and conquer's subproblems included.
     if (bound.any) detail::check_distributed(bound, bindings, an, pinned, granule);
@@ -273,7 +273,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
     // Whole granules per rank, the last active rank taking the rest, by the same rounding that
     // splits a rank's units over its devices (decompose over stand-ins for the ranks).
     rank_plan = Config{shares};
-    rank_plan.crossover = crossover;
+    if (crossover) detail::set_crossover_item(rank_plan, *crossover);
     if (!pinned.empty()) {
       units = pinned;
     } else {
@@ -412,7 +412,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
           options.config = Config{std::vector<double>(n, 1.0 / static_cast<double>(n))};
         }
         // Every rank's partitions aligned with the levels the ranks run apart.
-        if (options.config && crossover) options.config->crossover = crossover;
+        if (options.config && crossover) detail::set_crossover_item(*options.config, *crossover);
         options.balance = false;
         options.train = false;
         exchanger->running = true;

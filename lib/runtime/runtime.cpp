@@ -188,7 +188,7 @@ class RuntimeImpl {
       // A divide-and-conquer plan's devices do not finish together by design (the crossover device
       // runs the upper levels alone), so the balancer, which evens finish times, watches one only
       // when asked to.
-      if (balance && (balance_asked || !run_config.crossover)) {
+      if (balance && (balance_asked || !run_config.item("crossover"))) {
         const Config start = run_config;
         watch = watched(p, start, planned ? &plan : nullptr);
         Config now;

@@ -134,7 +134,7 @@ BalanceStep Balancer::observe(const std::vector<double>& device_ms, const Retrai
   step.execution = ++executions_;
   // A dynamic plan deals its work out while it runs, so each run balances itself: there is
   // nothing to move between runs (its devices' times are reported, never judged).
-  if (config_.schedule == Schedule::dynamic) {
+  if (config_.schedule == "dynamic") {
     step.deviation = deviation(config_, device_ms);
     return step;
   }

@@ -108,7 +108,7 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
   for (const auto& r : runs) {
     const Config& c = r.config;
     const double x = input_size(r.features);
-    if (c.shares.size() != devices.size() || c.schedule != Schedule::static_ || c.crossover || working_devices(c) < 2 ||
+    if (c.shares.size() != devices.size() || c.schedule != "static" || !c.items.empty() || working_devices(c) < 2 ||
         !(r.time_ms > 0) || !(x > 0) || !same_kind(r.features, query))
       continue;
     splits[x][c.str()].push_back(r.time_ms);

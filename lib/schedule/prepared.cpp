@@ -19,7 +19,7 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  if (config.schedule == Schedule::dynamic && !analysis.streamable) {
+  if (config.schedule == "dynamic" && !analysis.streamable) {
     const auto& j = analysis.joined;
     throw_error(errc::invalid_argument,
                 "plan " + config.str() + " asks for the dynamic schedule, but the tree's partitions depend on each "
@@ -27,8 +27,7 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
                 {.node = j.node, .argument = j.argument,
                  .fix = "use schedule=static for this tree (" + j.fix + ")"});
   }
-  Key key{config.shares, config.fission, config.overlap, config.crossover, config.upper, config.schedule,
-          config.min_chunk};
+  Key key{config.shares, config.fission, config.overlap, config.schedule, config.items};
   if (keepable) {
     std::lock_guard lock(mutex_);
     if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;

@@ -57,9 +57,8 @@ struct PreparedTree {
   Config fitted(const Config& config, const std::vector<DeviceInfo>& devices) const;
 
  private:
-  // shares, fission, overlap, crossover, upper, schedule, min_chunk
-  using Key = std::tuple<std::vector<double>, std::string, unsigned, std::optional<unsigned>, std::optional<std::size_t>,
-                         Schedule, std::size_t>;
+  // shares, fission, overlap, schedule, plan items
+  using Key = std::tuple<std::vector<double>, std::string, unsigned, std::string, PlanItems>;
   mutable std::mutex mutex_;
   mutable std::map<Key, std::shared_ptr<const Decomposition>> decompositions_;
 };

@@ -315,7 +315,7 @@ void Search::recheck_alone() {
     for (std::size_t i = 0; i < points_.size(); ++i) {
       const TrainingPoint& p = points_[i];
       const auto [s, t] = group_load(p, g);  // (a plan's shares add up to 1)
-      if (s > 0 && s < 1 - 1e-9 && t > 0 && p.config.schedule == Schedule::static_) bound = std::min(bound, t / s);
+      if (s > 0 && s < 1 - 1e-9 && t > 0 && p.config.schedule == "static") bound = std::min(bound, t / s);
       if (s >= 1 - 1e-9 && (!alone || p.time_ms < points_[*alone].time_ms)) alone = i;
     }
     if (!alone || bound >= 1e300) continue;
@@ -377,7 +377,7 @@ std::pair<Config, double> Search::decide(std::size_t finalists, bool alone_again
 }
 
 std::optional<std::size_t> Search::group_of(const Config& c) const {
-  if (c.schedule != Schedule::static_ || c.crossover || groups_.size() < 2) return std::nullopt;
+  if (c.schedule != "static" || !c.items.empty() || groups_.size() < 2) return std::nullopt;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     double s = 0;
     for (auto d : groups_[g]) s += d < c.shares.size() ? c.shares[d] : 0;
@@ -426,7 +426,7 @@ const TrainingPoint& Search::best_point() const {
 }
 
 Config without_idle_levels(Config c, const std::vector<DeviceInfo>& devices) {
-  if (c.crossover) return c;
+  if (!c.items.empty()) return c;
   bool discrete = false, cpu = false;
   for (std::size_t d = 0; d < c.shares.size() && d < devices.size(); ++d)
     if (c.shares[d] > 0) (devices[d].discrete ? discrete : cpu) = true;
@@ -440,7 +440,7 @@ std::size_t working_devices(const Config& c) {
 }
 
 std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices) {
-  if (c.schedule != Schedule::static_ || c.crossover) return std::nullopt;
+  if (c.schedule != "static" || !c.items.empty()) return std::nullopt;
   std::optional<std::size_t> only;
   for (std::size_t d = 0; d < c.shares.size(); ++d)
     if (c.shares[d] > 0) {

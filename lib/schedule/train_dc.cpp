@@ -3,6 +3,7 @@
 #include "schedule/train.hpp"
 
 #include "platform/error.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,15 +16,15 @@ namespace sinew::detail {
 
 Config DcModel::single(std::size_t device) const {
   Config c = Config::single(device, level_ms.size());
-  c.crossover = static_cast<unsigned>(levels());
-  c.upper = device;
+  set_crossover_item(c, static_cast<unsigned>(levels()));
+  set_upper_item(c, device);
   return c;
 }
 
 Config DcModel::plan(std::size_t crossover, std::size_t upper) const {
   Config c;
-  c.crossover = static_cast<unsigned>(crossover);
-  c.upper = upper;
+  set_crossover_item(c, static_cast<unsigned>(crossover));
+  set_upper_item(c, upper);
   // Each device's time for its whole-vector part of the split levels (and its transfers): the
   // shares that make them finish together are proportional to the rates.
   double sum = 0;
@@ -46,8 +47,8 @@ Config DcModel::plan(std::size_t crossover, std::size_t upper) const {
 }
 
 double DcModel::predict(const Config& c) const {
-  const std::size_t crossover = std::min<std::size_t>(c.crossover.value_or(0), levels());
-  const std::size_t upper = c.upper.value_or(static_cast<std::size_t>(
+  const std::size_t crossover = std::min<std::size_t>(crossover_item(c).value_or(0), levels());
+  const std::size_t upper = upper_item(c).value_or(static_cast<std::size_t>(
       std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin()));
   std::size_t active = 0;
   for (double x : c.shares) active += x > 0;
@@ -115,8 +116,8 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
     r.points.push_back(p);
     if (progress) {
       std::ostringstream line;
-      line << std::fixed << std::setprecision(3) << "[" << r.executions << " executions] crossover=" << *c.crossover
-           << " upper=" << *c.upper << " shares " << shares_str(c.shares) << " -> " << p.time_ms << " ms";
+      line << std::fixed << std::setprecision(3) << "[" << r.executions << " executions] crossover=" << *crossover_item(c)
+           << " upper=" << *upper_item(c) << " shares " << shares_str(c.shares) << " -> " << p.time_ms << " ms";
       progress(line.str());
     }
     level_medians.clear();
@@ -141,18 +142,18 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
     r.model_choice = ModelChoice{best, model.predict(best), point(best).time_ms};
     if (start && start->shares.size() == devices.size()) {
       Config from = *start;
-      from.crossover = static_cast<unsigned>(std::min<std::size_t>(from.crossover.value_or(0), levels));
-      if (!from.upper || *from.upper >= devices.size()) from.upper = best.upper;
+      set_crossover_item(from, static_cast<unsigned>(std::min<std::size_t>(crossover_item(from).value_or(0), levels)));
+      if (!upper_item(from) || *upper_item(from) >= devices.size()) set_upper_item(from, upper_item(best).value_or(0));
       point(from);
     }
     // The crossover levels on the model's upper device, then the shares below the best.
-    const std::size_t upper = best.upper.value_or(0);
+    const std::size_t upper = upper_item(best).value_or(0);
     if (devices.size() > 1 && !options.screen_only && !options.fixed_platform) {
       for (std::size_t c = 1; c < levels; ++c) point(model.plan(c, upper));
       Config fastest = std::min_element(r.points.begin(), r.points.end(), [](const auto& a, const auto& b) {
                          return a.time_ms < b.time_ms;
                        })->config;
-      if (fastest.crossover && *fastest.crossover < levels)
+      if (crossover_item(fastest) && *crossover_item(fastest) < levels)
         for (std::size_t d = 0; d < devices.size(); ++d)
           for (double f : {0.75, 1.25}) {
             Config moved = fastest;

@@ -211,7 +211,7 @@ void Search::dynamic_point() {
   std::optional<TrainingPoint> split;  // a copy: measuring below adds points
   std::vector<double> alone(devices_.size(), 0.0);  // each device's best time alone
   for (const auto& p : points_) {
-    if (p.config.schedule != Schedule::static_) continue;
+    if (p.config.schedule != "static") continue;
     const auto active = working_devices(p.config);
     if (active > 1 && (!split || p.time_ms < split->time_ms)) split = p;
     if (active == 1)
@@ -236,8 +236,8 @@ void Search::dynamic_point() {
   } else {
     c.shares = split ? rebalance(devices_, split->config.shares, split->device_ms) : even_shares();
   }
-  c.schedule = Schedule::dynamic;
-  c.min_chunk = 0;
+  c.schedule = "dynamic";
+  c.items.erase("min_chunk");
   point(c);
 }
 

@@ -246,7 +246,7 @@ TEST(ClusterDivideAndConquer, EveryLevelRunsOnceWithUnevenRankSharesAndAGivenCro
     std::size_t granule = 0;  // the rank split's, when the crossover is given
     if (variant == 1) {
       Config c{std::vector<double>(devices, 1.0 / static_cast<double>(devices))};
-      c.crossover = 3;
+      c.set("crossover", "3");
       ro.config = c;
       granule = leaf * fanout * fanout;  // whole subproblems of level 2
     } else if (variant == 2) {

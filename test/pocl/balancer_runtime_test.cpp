@@ -130,8 +130,8 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
     // A static plan: training may have chosen the dynamic schedule (it wins on these two PoCL
     // devices now and then), whose chunks balance each run themselves and which the balancer
     // never moves.
-    e.config.schedule = Schedule::static_;
-    e.config.min_chunk = 0;
+    e.config.schedule = "static";
+    e.config.items.erase("min_chunk");
     e.provenance = Provenance::trained;
     k->store_entry(e);
   }
@@ -192,8 +192,8 @@ TEST(BalancerRuntime, APlanSlowerThanItsStoredRunsFromTheFirstRunIsMovedAtOnce) 
     ASSERT_EQ(entries.size(), 1u);
     KbEntry e = entries[0];
     e.config.shares = {0.9, 0.1};
-    e.config.schedule = Schedule::static_;  // as above: a dynamic plan is never moved
-    e.config.min_chunk = 0;
+    e.config.schedule = "static";  // as above: a dynamic plan is never moved
+    e.config.items.erase("min_chunk");
     e.provenance = Provenance::trained;
     k->store_entry(e);
     const KbEntry stored = *k->find(key, e.features);

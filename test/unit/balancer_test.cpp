@@ -797,7 +797,7 @@ TEST(Balancer, ADynamicPlanIsLeftAlone) {
   m.noise = 0.3;
   m.slow = {1, 1};
   Config c = two_way(0.8);
-  c.schedule = Schedule::dynamic;
+  c.schedule = "dynamic";
   Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), c, {});
   Trace t = drive(b, m, 100, [&](std::size_t i) {
     if (i == 40) m.slow[0] = 3.0;

@@ -1,5 +1,8 @@
 // Splitting units over devices, sub-devices and queues.
 #include "decompose/decompose.hpp"
+#include "platform/plan_items.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
+#include "unit/expect_error.hpp"
 
 #include <sinew/error.hpp>
 
@@ -9,6 +12,7 @@
 
 using namespace sinew;
 using namespace sinew::detail;
+using sinew::testing::expect_error;
 
 namespace {
 DeviceInfo cpu(std::size_t index, std::vector<unsigned> groups = {}) {
@@ -117,10 +121,10 @@ TEST(Decompose, BadConfigsAreRejectedWithTheirReason) {
 TEST(ConfigParse, DivideAndConquerCrossoverAndUpperDevice) {
   std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
   auto c = Config::parse("gpu=1,crossover=5,upper=0", devs);
-  EXPECT_EQ(c.crossover, 5u);
-  EXPECT_EQ(c.upper, 0u);
+  EXPECT_EQ(c.item("crossover"), "5");
+  EXPECT_EQ(c.item("upper"), "0");
   EXPECT_NE(c.str().find("crossover=5, upper=0"), std::string::npos) << c.str();
-  EXPECT_FALSE(Config::parse("gpu=1", devs).crossover.has_value());  // unset: neither printed nor stored
+  EXPECT_FALSE(Config::parse("gpu=1", devs).item("crossover").has_value());  // unset: neither printed nor stored
   EXPECT_EQ(Config::parse("gpu=1", devs).str().find("crossover"), std::string::npos);
   for (const char* bad : {"crossover=41", "crossover=-1", "crossover=x", "upper=gpu", "upper=2"}) {
     try {
@@ -131,7 +135,7 @@ TEST(ConfigParse, DivideAndConquerCrossoverAndUpperDevice) {
           << bad << ": " << e.what();
     }
   }
-  c.upper = 2;
+  c.items["upper"] = "2";
   EXPECT_THROW(c.check(devs), sinew::Error);
 }
 
@@ -157,6 +161,49 @@ TEST(ConfigParse, KindsDevicesAndPlatformSettings) {
       EXPECT_NE(e.argument().find("config item"), std::string::npos) << bad;
     }
   }
+}
+
+// Plan items belong to their owners: each registered once (a node kind's, a schedule policy's),
+// read, checked and printed through the registry; the schedule names the registered policies.
+TEST(ConfigParse, PlanItemsAreRegisteredByTheirOwners) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  std::vector<std::string> names;
+  for (const auto& item : plan_items()) names.emplace_back(item.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"crossover", "min_chunk", "upper"}));
+  EXPECT_EQ(schedule_names(), (std::vector<std::string>{"static", "dynamic"}));
+  EXPECT_EQ(schedule_spellings(), "'static' or 'dynamic'");
+  EXPECT_THROW(register_plan_item(PlanItem{.name = "crossover", .owner = "a second owner"}), std::logic_error);
+  EXPECT_THROW(register_schedule_name("dynamic"), std::logic_error);
+  Config c = Config::single(1, 2);
+  c.set("crossover", "3").set("upper", "1");
+  EXPECT_EQ(crossover_item(c), 3u);
+  EXPECT_EQ(c.str(), "{fission=none, overlap=1, shares=[0, 1], crossover=3, upper=1}");
+  EXPECT_NO_THROW(c.check(devs));
+  expect_error([&] { c.set("crossover", "x"); }, {"", "crossover=x", "crossover takes a level from 0 to 40"});
+  expect_error([&] { c.set("crosover", "3"); }, {"", "crosover=3", "no plan item"});
+  Config dynamic = Config::parse("cpu=0.5,schedule=dynamic,min_chunk=64", devs);
+  EXPECT_EQ(min_chunk_item(dynamic), 64u);
+  EXPECT_EQ(dynamic.str(), "{fission=none, overlap=1, shares=[0.5, 0.5], schedule=dynamic, min_chunk=64}");
+  Config unknown = Config::single(0, 2);
+  unknown.items["granularity"] = "4";  // read from a file written by another version, say
+  expect_error([&] { unknown.check(devs, "knowledge-base entry #3"); }, {"", "knowledge-base entry #3", "no plan item"});
+  unknown.schedule = "guided";
+  unknown.items.clear();
+  expect_error([&] { unknown.check(devs); }, {"", "config", "'guided' is no schedule"});
+}
+
+// A name that is neither an item nor a device names the item it is nearest to; fractions that do
+// not add up to 1 are refused rather than read as ratios (whole numbers are ratios).
+TEST(ConfigParse, MisspelledItemsAndFractionsThatDoNotAddUpAreRefused) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  expect_error([&] { Config::parse("ovrlap=2", devs); }, {"", "ovrlap=2", "did you mean 'overlap'?"});
+  expect_error([&] { Config::parse("crossovr=2", devs); }, {"", "crossovr=2", "did you mean 'crossover'?"});
+  expect_error([&] { Config::parse("shedule=dynamic", devs); }, {"", "shedule=dynamic", "did you mean 'schedule'?"});
+  expect_error([&] { Config::parse("banana=1", devs); }, {"", "banana=1", "neither a plan item nor a device"});
+  expect_error([&] { Config::parse("cpu:0=0.3,gpu:0=0.3", devs); }, {"", "cpu:0=0.3,gpu:0=0.3", "add up to 0.6"});
+  expect_error([&] { Config::parse("0=0.5,1=0.75", devs); }, {"", "0=0.5,1=0.75", "ratios in whole numbers"});
+  EXPECT_EQ(Config::parse("0=1,1=3", devs).shares, (std::vector<double>{0.25, 0.75}));
+  EXPECT_EQ(Config::parse("0=0.25,1=0.75", devs).shares, (std::vector<double>{0.25, 0.75}));
 }
 
 // Plans that used to be accepted: a kind's share above 1, an item named twice, overlaps that

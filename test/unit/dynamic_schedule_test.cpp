@@ -1,6 +1,7 @@
 // The dynamic schedule's plan side: Config items (schedule, min_chunk) and their checks, the
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
+#include "platform/plan_items.hpp"
 #include "schedule/balancer.hpp"
 #include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
@@ -45,20 +46,20 @@ DeviceInfo gpu(std::size_t index) {
 TEST(DynamicSchedule, ParsesPrintsAndChecksItsItems) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Config c = Config::parse("cpu=0.25,schedule=dynamic,min_chunk=4096", devices);
-  EXPECT_EQ(c.schedule, Schedule::dynamic);
-  EXPECT_EQ(c.min_chunk, 4096u);
+  EXPECT_EQ(c.schedule, "dynamic");
+  EXPECT_EQ(c.item("min_chunk"), "4096");
   EXPECT_DOUBLE_EQ(c.shares[1], 0.75);
   EXPECT_NE(c.str().find("schedule=dynamic, min_chunk=4096"), std::string::npos) << c.str();
-  EXPECT_EQ(Config::parse("schedule=static", devices).schedule, Schedule::static_);
+  EXPECT_EQ(Config::parse("schedule=static", devices).schedule, "static");
   // A static plan prints as it always did.
   EXPECT_EQ(Config::parse("cpu=1", devices).str().find("schedule"), std::string::npos);
-  EXPECT_EQ(schedule_from_string(to_string(Schedule::dynamic)), Schedule::dynamic);
-  EXPECT_FALSE(schedule_from_string("guided"));
+  EXPECT_TRUE(detail::is_schedule_name("dynamic"));
+  EXPECT_FALSE(detail::is_schedule_name("guided"));
   expect_error([&] { Config::parse("schedule=guided", devices); }, {"", "schedule=guided", "schedule takes 'static' or 'dynamic'"});
   expect_error([&] { Config::parse("schedule=dynamic,min_chunk=-3", devices); }, {"", "min_chunk=-3", "min_chunk takes a whole number"});
   expect_error([&] { Config::parse("min_chunk=64", devices); }, {"", "plan 'min_chunk=64'", "static schedule"});
   Config stat = Config::single(0, 2);
-  stat.min_chunk = 10;
+  stat.items["min_chunk"] = "10";
   expect_error([&] { stat.check(devices); }, {"", "config", "add schedule=dynamic"});
 }
 
@@ -373,18 +374,18 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
     EXPECT_GT(model.dynamic_runs, 0u);  // measured beside the static plans
     std::string points;
     for (const auto& p : r.points) points += p.config.str() + " " + std::to_string(p.time_ms) + " ms\n";
-    EXPECT_EQ(r.best.schedule, irregular ? Schedule::dynamic : Schedule::static_) << r.best.str() << "\n" << points;
+    EXPECT_EQ(r.best.schedule, irregular ? "dynamic" : "static") << r.best.str() << "\n" << points;
     // Clearly, not by noise: dynamic is the best static plan's time within 10%, one way or the other.
     double best_static = 1e300, best_dynamic = 1e300;
     for (const auto& p : r.points)
-      (p.config.schedule == Schedule::dynamic ? best_dynamic : best_static) =
-          std::min(p.time_ms, p.config.schedule == Schedule::dynamic ? best_dynamic : best_static);
+      (p.config.schedule == "dynamic" ? best_dynamic : best_static) =
+          std::min(p.time_ms, p.config.schedule == "dynamic" ? best_dynamic : best_static);
     if (irregular) EXPECT_LT(best_dynamic, 0.9 * best_static) << points;
     else EXPECT_GT(best_dynamic, 1.02 * best_static) << points;
     // Not measured where the tree forbids it (TrainingOptions::dynamic false).
     CostModel plain;
     plain.irregular = irregular;
-    EXPECT_EQ(train(plain.devices, std::ref(plain), TrainingOptions{}).best.schedule, Schedule::static_);
+    EXPECT_EQ(train(plain.devices, std::ref(plain), TrainingOptions{}).best.schedule, "static");
     EXPECT_EQ(plain.dynamic_runs, 0u);
     // The model strategy's ten runs keep room for it too.
     CostModel few;

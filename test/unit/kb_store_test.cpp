@@ -137,15 +137,14 @@ TEST(KbStore, DivideAndConquerPlanItemsAreStored) {
   auto k = key();
   KbFeatures f = {{"n", 1 << 24}};
   auto c = config({0.0, 1.0});
-  c.crossover = 7;
-  c.upper = 0;
+  c.set("crossover", "7").set("upper", "0");
   auto id = kb->store_entry(entry(k, f, c, 5.0));
   auto found = kb->find(k, f);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->id, id);
   EXPECT_EQ(found->config, c);
-  EXPECT_EQ(found->config.crossover, 7u);
-  EXPECT_EQ(found->config.upper, 0u);
+  EXPECT_EQ(found->config.item("crossover"), "7");
+  EXPECT_EQ(found->config.item("upper"), "0");
 }
 
 TEST(KbStore, DerivedEntryKeepsItsSource) {

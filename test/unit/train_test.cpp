@@ -1,5 +1,6 @@
 // Training against synthetic device models: time = a*n + b per device, with noise.
 #include "schedule/train.hpp"
+#include "tree/nodes/divide_and_conquer.hpp"
 #include "unit/synthetic_devices.hpp"
 
 #include <gtest/gtest.h>
@@ -428,7 +429,7 @@ struct DcMachine {
   }
   Measurement operator()(const Config& c) {
     ++calls;
-    const std::size_t cross = std::min<std::size_t>(c.crossover.value_or(0), levels), u = c.upper.value_or(0);
+    const std::size_t cross = std::min<std::size_t>(crossover_item(c).value_or(0), levels), u = upper_item(c).value_or(0);
     std::size_t active = 0;
     for (double s : c.shares) active += s > 0;
     Measurement m;
@@ -471,12 +472,12 @@ TEST(TrainDivideAndConquer, PicksTheAnalyticCrossoverOnASyntheticMachine) {
   auto r = train_divide_and_conquer(cpu_gpu(), std::ref(machine), o, machine.subproblems(), {}, &analytic);
   EXPECT_EQ(r.strategy, "dc_model");
   EXPECT_LE(r.executions, o.max_executions);
-  ASSERT_TRUE(analytic.crossover && analytic.upper);
+  ASSERT_TRUE(crossover_item(analytic) && upper_item(analytic));
   // The model's plan is the hybrid one: the GPU's share below a crossover inside the tree, the
   // top levels (few subproblems: the GPU idles) on the CPU.
-  EXPECT_GT(*analytic.crossover, 0u);
-  EXPECT_LT(*analytic.crossover, machine.levels);
-  EXPECT_EQ(*analytic.upper, 0u);
+  EXPECT_GT(*crossover_item(analytic), 0u);
+  EXPECT_LT(*crossover_item(analytic), machine.levels);
+  EXPECT_EQ(*upper_item(analytic), 0u);
   EXPECT_GT(analytic.shares[1], 0.5);
   // The model's choice reaches the caller with its prediction and its own measured point.
   ASSERT_TRUE(r.model_choice.has_value());
@@ -486,8 +487,8 @@ TEST(TrainDivideAndConquer, PicksTheAnalyticCrossoverOnASyntheticMachine) {
   ASSERT_NE(measured, r.points.end());
   EXPECT_DOUBLE_EQ(r.model_choice->measured_ms, measured->time_ms);
   // Training measured every crossover level and kept the fastest, which is the analytic level.
-  ASSERT_TRUE(r.best.crossover.has_value());
-  EXPECT_EQ(*r.best.crossover, *analytic.crossover);
+  ASSERT_TRUE(crossover_item(r.best).has_value());
+  EXPECT_EQ(*crossover_item(r.best), *crossover_item(analytic));
   std::size_t best_level = 0;
   double best_time = 1e300;
   for (std::size_t c = 1; c < machine.levels; ++c) {
@@ -501,7 +502,7 @@ TEST(TrainDivideAndConquer, PicksTheAnalyticCrossoverOnASyntheticMachine) {
     const double t = machine(shares_of.plan(c, 0)).time_ms;
     if (t < best_time) best_time = t, best_level = c;
   }
-  EXPECT_EQ(*r.best.crossover, best_level);
+  EXPECT_EQ(*crossover_item(r.best), best_level);
   EXPECT_LE(r.time_ms, best_time * (1 + 1e-9));
   // Better than either device alone.
   for (std::size_t d = 0; d < 2; ++d) {
@@ -520,7 +521,7 @@ TEST(TrainDivideAndConquer, OneDeviceTrainsToItself) {
   o.quality = 1;
   auto r = train_divide_and_conquer(devices, std::ref(machine), o, machine.subproblems());
   EXPECT_EQ(r.best.shares, std::vector<double>{1.0});
-  EXPECT_EQ(r.best.upper, 0u);
+  EXPECT_EQ(upper_item(r.best), 0u);
 }
 
 TEST(TrainDivideAndConquer, ADerivedPlansCheckMeasuresTheModelAndTheNearestPlanOnly) {
@@ -528,12 +529,12 @@ TEST(TrainDivideAndConquer, ADerivedPlansCheckMeasuresTheModelAndTheNearestPlanO
   TrainingOptions o = screen_options(TrainingOptions{}, 16);
   o.quality = 1;
   Config nearest = Config::single(1, 2);
-  nearest.crossover = 30;  // beyond this size's levels: clamped
+  set_crossover_item(nearest, 30);  // beyond this size's levels: clamped
   Config analytic;
   auto r = train_divide_and_conquer(cpu_gpu(), std::ref(machine), o, machine.subproblems(), {}, &analytic, nearest);
   // Two model runs, the model's plan, the nearest plan (and one untimed first run).
   EXPECT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.executions, 5u);
-  EXPECT_EQ(r.points.back().config.crossover, machine.levels);
+  EXPECT_EQ(crossover_item(r.points.back().config), machine.levels);
   EXPECT_EQ(r.best, analytic);  // the model's plan beats the GPU alone on this machine
 }

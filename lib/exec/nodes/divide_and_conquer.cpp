@@ -149,7 +149,7 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
   DcPlan p;
   const std::size_t elements = whole_elements(run, n);
   p.levels = n.levels(elements);
-  p.upper = c.upper.value_or(static_cast<std::size_t>(
+  p.upper = upper_item(c).value_or(static_cast<std::size_t>(
       std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin()));
   // Partitions hold whole subproblems of the levels below the crossover (plan_granule); a level a
   // partition does not align with (the remainder of a ragged split) is the crossover device's.

@@ -2,6 +2,7 @@
 // settings, the vector, and the two kernels' parameters against what the skeleton passes them.
 #include "tree/nodes/divide_and_conquer.hpp"
 
+#include "platform/plan_items.hpp"
 #include "tree/analysis.hpp"
 
 #include <cstdint>
@@ -10,6 +11,40 @@
 
 namespace sinew {
 namespace detail {
+
+namespace {
+const PlanItemRegistrar kCrossoverItem{PlanItem{
+    .name = "crossover",
+    .owner = "divide and conquer",
+    .accepts = [](const std::string& text) -> std::string {
+      const auto level = whole_number(text);
+      return level && *level <= kMaxCrossover ? "" : "a level from 0 to " + std::to_string(kMaxCrossover);
+    }}};
+const PlanItemRegistrar kUpperItem{PlanItem{
+    .name = "upper",
+    .owner = "divide and conquer",
+    .accepts = [](const std::string& text) -> std::string {
+      return whole_number(text) ? "" : "a runtime device index (0, 1, ...)";
+    },
+    .fits = [](const std::string& text, std::size_t devices) -> std::string {
+      const auto device = whole_number(text);
+      return *device < devices ? ""
+                               : "upper device " + text + " is not one of the " + std::to_string(devices) + " devices";
+    }}};
+}  // namespace
+
+std::optional<unsigned> crossover_item(const Config& plan) {
+  const auto level = whole_item(plan, "crossover");
+  return level ? std::optional<unsigned>(static_cast<unsigned>(*level)) : std::nullopt;
+}
+
+std::optional<std::size_t> upper_item(const Config& plan) {
+  const auto device = whole_item(plan, "upper");
+  return device ? std::optional<std::size_t>(static_cast<std::size_t>(*device)) : std::nullopt;
+}
+
+void set_crossover_item(Config& plan, unsigned level) { plan.items.insert_or_assign("crossover", std::to_string(level)); }
+void set_upper_item(Config& plan, std::size_t device) { plan.items.insert_or_assign("upper", std::to_string(device)); }
 
 std::size_t DivideAndConquerNode::subproblem(std::size_t level) const {
   std::size_t s = settings.leaf_size;
@@ -27,13 +62,13 @@ std::size_t DivideAndConquerNode::levels(std::size_t n) const {
 }
 
 std::size_t DivideAndConquerNode::crossover(const Config& plan, std::size_t levels) {
-  return std::min<std::size_t>(plan.crossover.value_or(0), levels);
+  return std::min<std::size_t>(crossover_item(plan).value_or(0), levels);
 }
 
 std::size_t DivideAndConquerNode::plan_granule(const Config& plan) const {
   // The levels below the crossover run on each device's part alone: it must hold whole
   // subproblems of the highest of them. (A granule beyond the vector puts it on one device.)
-  const std::size_t c = plan.crossover.value_or(0);
+  const std::size_t c = crossover_item(plan).value_or(0);
   return c <= 1 ? settings.leaf_size : subproblem(c - 1);
 }
 

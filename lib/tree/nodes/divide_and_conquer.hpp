@@ -1,8 +1,8 @@
 // tree/nodes/divide_and_conquer.hpp — the divide-and-conquer leaf (the HPU skeleton): a user's
 // leaf kernel solves subproblems of `leaf_size` elements, a combine kernel merges `fanout`
 // neighbouring solved subproblems at a time, breadth-first, level after level, in place on one
-// vector. Which levels run split over the devices and which on one device is the plan's
-// (Config::crossover, Config::upper).
+// vector. Which levels run split over the devices and which on one device is the plan's: the
+// node kind's two plan items, registered here (crossover=3, upper=1).
 #pragma once
 
 #include "tree/node.hpp"
@@ -12,8 +12,20 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 namespace sinew::detail {
+
+// The highest crossover level a plan may name (2^40 elements in leaves of one, fan-out 2).
+inline constexpr unsigned kMaxCrossover = 40;
+
+// The plan items of divide and conquer: the levels below `crossover` run split over the devices
+// by the shares, the levels from it up on runtime device `upper` (unset: the device with the
+// largest share). Unset crossover: 0, every level on `upper`. Other trees ignore both.
+std::optional<unsigned> crossover_item(const Config& plan);
+std::optional<std::size_t> upper_item(const Config& plan);
+void set_crossover_item(Config& plan, unsigned level);
+void set_upper_item(Config& plan, std::size_t device);
 
 class DivideAndConquerNode final : public NodeImpl {
  public:
