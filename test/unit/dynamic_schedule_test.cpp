@@ -1,7 +1,7 @@
 // The dynamic schedule's plan side: Config items (schedule, min_chunk) and their checks, the
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
-#include "schedule/balancer.hpp"
+#include "schedule/balancer_two_level.hpp"
 #include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
 
@@ -400,7 +400,7 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
 TEST(DynamicSchedule, TheBalancerLeavesDynamicPlansAlone) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Config dynamic = Config::parse("cpu=0.5,schedule=dynamic", devices);
-  Balancer b(devices, dynamic, BalancerSettings{});
+  TwoLevelBalancer b(devices, dynamic, BalancerSettings{});
   bool retrained = false;
   for (int i = 0; i < 50; ++i) {
     const BalanceStep step = b.observe({40.0, 10.0}, [&](const Config& c) {
@@ -413,7 +413,7 @@ TEST(DynamicSchedule, TheBalancerLeavesDynamicPlansAlone) {
   EXPECT_FALSE(retrained);
   EXPECT_EQ(b.config(), dynamic);
   // The same times under a static plan are rebalanced.
-  Balancer s(devices, Config::parse("cpu=0.5", devices), BalancerSettings{});
+  TwoLevelBalancer s(devices, Config::parse("cpu=0.5", devices), BalancerSettings{});
   bool moved = false;
   for (int i = 0; i < 50 && !moved; ++i) moved = s.observe({40.0, 10.0}, {}).event.has_value();
   EXPECT_TRUE(moved);
