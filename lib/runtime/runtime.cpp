@@ -67,6 +67,7 @@ class RuntimeImpl {
     if (options_.chunk_mb)
       chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(*options_.chunk_mb * (1 << 20)));
     balancer_ = options_.balancer;
+    require_balancer(*balancer_.policy);  // an unknown name fails here, before any run
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.allocate_pinned = [this](std::size_t bytes) { return allocate_pinned(bytes); };
     env_.programs = &programs_;

@@ -66,6 +66,8 @@ BalancerRegistration::BalancerRegistration(const std::string& name, BalancerFact
 
 std::vector<std::string> balancer_names() { return registry().names(); }
 
+void require_balancer(const std::string& name) { registry().find(name); }
+
 std::unique_ptr<OnlineBalancer> make_balancer(const std::vector<DeviceInfo>& devices, const Config& start,
                                               const BalancerSettings& settings) {
   const BalancerSettings resolved = settings.with_defaults();

@@ -35,6 +35,9 @@ struct BalancerRegistration {
 // The registered names, sorted.
 std::vector<std::string> balancer_names();
 
+// Throws as make_balancer() does where no balancer is registered as `name`.
+void require_balancer(const std::string& name);
+
 // The balancer `settings.policy` names (the default where unset), made by its factory; throws
 // sinew::Error (invalid_argument) for an unknown name, listing the registered ones.
 std::unique_ptr<OnlineBalancer> make_balancer(const std::vector<DeviceInfo>& devices, const Config& start,

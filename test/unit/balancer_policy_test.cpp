@@ -89,6 +89,12 @@ TEST(BalancerRegistry, AnUnknownNameListsTheRegisteredOnes) {
   }
 }
 
+TEST(BalancerRegistry, AnUnknownNameIsRefusedBeforeAnyBalancerIsMade) {
+  EXPECT_NO_THROW(require_balancer("two_level"));
+  EXPECT_NO_THROW(require_balancer("test_never_moves"));
+  EXPECT_THROW(require_balancer("no_such_balancer"), Error);
+}
+
 TEST(BalancerRegistry, ANameIsRegisteredOnce) {
   auto make = [](const auto&, const Config& start, const auto&) { return std::make_unique<NeverMoves>(start); };
   EXPECT_THROW(register_balancer("two_level", make), Error);
