@@ -1,6 +1,8 @@
 // bench/common/harness.cpp — the benchmark driver (see harness.hpp).
 #include "harness.hpp"
 
+#include "schedule/model/statistics.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -136,16 +138,10 @@ void validate(boost::any& out, const std::vector<std::string>& values, Names*, i
 
 // ----- the one timer -------------------------------------------------------------------------
 
-double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+// The library's (schedule/model/statistics.hpp): one median for plans and for their measurements.
+double median(std::vector<double> v) { return sinew::detail::median(std::move(v)); }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const std::size_t j = std::min(i + 1, v.size() - 1);
-  return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
-}
+double quantile(std::vector<double> v, double q) { return sinew::detail::quantile(std::move(v), q); }
 
 Stats summarize(const std::vector<double>& ms) {
   Stats s;

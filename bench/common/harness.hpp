@@ -68,6 +68,7 @@ struct Stats {
   std::string check = "OK";
   bool ok() const { return check == "OK"; }
 };
+// NaN when empty (the library's, schedule/model/statistics.hpp).
 double median(std::vector<double> v);
 // Linear interpolation between the nearest ranks (numpy's default); NaN when empty.
 double quantile(std::vector<double> v, double q);

@@ -93,6 +93,150 @@ struct TrainingSettings {
   TrainingSettings with_defaults() const;
 };
 
+/// The online balancer's tuned values: the thresholds and run counts that measurements chose,
+/// grouped by the part of the balancer that uses them (lib/schedule/balancer_*.cpp). The
+/// measurements behind them are in docs/decisions/ (cited below by record). The defaults are what
+/// the balancer is tested and measured with (test/unit/balancer_policy_test.cpp pins them);
+/// other values are for experiments (BalancerSettings::tuning). A "noise deviation" is a standard
+/// deviation of a device's log time from run to run; "standard errors" are those of the
+/// balancer's estimates.
+struct BalancerTuning {
+  /// What the balancer keeps of each device's runs, and the time model it fits to them
+  /// (time = fixed + ms_per_unit * share over the device's current *regime*: its runs since its
+  /// rate last changed).
+  struct Watch {
+    /// Runs of its current regime that a device's model is fitted over (its latest).
+    std::size_t regime_runs = 48;
+    /// Run-to-run changes (|log t_i / t_(i-1)| within one plan) whose median is a device's noise.
+    std::size_t noise_runs = 64;
+    /// A device's noise before it has shown any, so that nothing moves on the first few runs'
+    /// differences (docs/decisions/001).
+    double unknown_noise = 0.3;
+    /// The unknown noise counts as if seen this many times (the median of a few changes is often
+    /// half the noise).
+    double unknown_noise_weight = 8;
+    /// The least noise a device is taken to have.
+    double least_noise = 0.01;
+    /// The latest runs whose spread about the model (time over modelled time) hedges the device's
+    /// share (docs/decisions/012).
+    std::size_t spread_runs = 24;
+    /// The standard error of a median (or interquartile mean) of n runs, in noise deviations
+    /// over sqrt(n).
+    double centre_efficiency = 1.25;
+    /// A plan's first run counts towards the model where it lies at most this many noise
+    /// deviations above the centre of the plan's later runs at that share (docs/decisions/011).
+    double first_run_within = 2;
+    /// A fixed cost is fitted through the shares a regime ran at once they span this much of the
+    /// work ...
+    double fit_span = 0.05;
+    /// ... and the line's slope is known within this fraction of the proportional rate.
+    double fit_slope_within = 0.1;
+    /// A fitted fixed cost is at most this fraction of the fastest share's time.
+    double fitted_fixed_at_most = 0.9;
+    /// A fixed cost carried from an earlier regime is at most this fraction of the current
+    /// regime's fastest time (docs/decisions/005).
+    double carried_fixed_at_most = 0.5;
+  } watch;
+
+  /// When a device's rate changed for good (a *step*: a load arriving or leaving).
+  struct Steps {
+    /// Runs in a row that show a step, each beyond `deviations` of the plan's earlier median, on
+    /// one side (docs/decisions/002).
+    std::size_t runs = 3;
+    /// A noisy step: all but a third of the last `runs` + 1 to `noisy_runs` runs beyond, on one
+    /// side (docs/decisions/003).
+    std::size_t noisy_runs = 9;
+    /// Noise deviations a step's runs lie beyond (the band of a kept regime too).
+    double deviations = 2.5;
+    /// A step is taken where its runs would lie where they do with less than this chance without
+    /// one.
+    double chance = 1e-3;
+    /// The band is wider while the plan's earlier runs are few: times (1 + this / their count).
+    double few_runs_widening = 3;
+    /// A noisy regime ended: the last `quiet_runs` runs' median beyond their own band from the
+    /// earlier median ...
+    std::size_t quiet_runs = 5;
+    /// ... their noise taken as at least this ...
+    double quiet_noise = 0.15;
+    /// ... and every one beyond this quantile of the earlier runs, on that side.
+    double quiet_edge_quantile = 0.1;
+    /// A device slower than the plan's runs before this balancer (the knowledge base's): the
+    /// median of its last this many runs beyond the band (docs/decisions/006).
+    std::size_t recalled_runs = 4;
+    /// Earlier runs before a step's first that lie beyond this fraction of the band (and nearer
+    /// the new runs than the old) belong to the step (docs/decisions/004).
+    double onset_band_fraction = 0.5;
+  } steps;
+
+  /// The regimes a device left at its steps (docs/decisions/014).
+  struct Regimes {
+    /// Regimes kept per device, the latest first.
+    std::size_t kept = 3;
+    /// A device is back in a kept regime where its current regime's model is off its latest runs
+    /// by this many times as much as the kept one's.
+    double current_off_ratio = 2;
+    /// ... and its current regime has at least this many times `Steps::noisy_runs` earlier runs.
+    std::size_t earlier_runs_ratio = 2;
+  } regimes;
+
+  /// Probes of a device the balancer took all work from (docs/decisions/013).
+  struct Probes {
+    /// The share a probe gives it (also what a step within a young regime leaves a device it
+    /// would idle).
+    double share = 0.05;
+    /// Watched runs before the first probe; doubled after each probe that did not pay ...
+    std::size_t first_wait = 32;
+    /// ... up to this many.
+    std::size_t last_wait = 128;
+  } probes;
+
+  /// When a plan moves, and when a move stays.
+  struct Moves {
+    /// Slow drift: a run is unbalanced where the move to the optimum is predicted to gain more
+    /// than this many standard errors ... (docs/decisions/007)
+    double drift_errors = 2.5;
+    /// ... and more than this fraction of the balance bound.
+    double drift_bound_fraction = 0.5;
+    /// A confirming move (after the first) needs a gain beyond this many standard errors ...
+    double confirm_errors = 1.0;
+    /// ... and this fraction of the balance bound.
+    double confirm_bound_fraction = 0.25;
+    /// A plan that ends an episode slower than the plan it started from by more than this
+    /// (log time), beyond `pay_errors` standard errors of the comparison, goes back
+    /// (docs/decisions/010).
+    double must_pay = 0.03;
+    double pay_errors = 2.0;
+    /// For this many runs after a step the episode follows the optimum ... (docs/decisions/008)
+    std::size_t young_runs = 12;
+    /// ... wherever it lies this much of the work away without idling a device.
+    double young_move = 0.05;
+    /// Lopsided: a device at a share of at most `lopsided_share` finishing within this fraction
+    /// of another's time ... (docs/decisions/009)
+    double lopsided_within = 0.5;
+    double lopsided_share = 0.25;
+    /// ... for this many windows in a row is moved whatever the noise.
+    std::size_t lopsided_windows = 3;
+    /// Runs without a slow-drift move after a plan went back; doubled each time ...
+    std::size_t first_backoff = 8;
+    /// ... up to this many.
+    std::size_t last_backoff = 512;
+  } moves;
+
+  /// The split the devices' models predict best (lib/schedule/split_model.cpp).
+  struct Split {
+    /// A device's share below this is not worth its run's fixed costs and noise: it goes idle.
+    double least_share = 0.02;
+    /// Shares are multiples of 1 / grid_steps (docs/decisions/011).
+    double grid_steps = 100;
+    /// Splits predicted within this fraction of each other tie; the one with fewer devices wins.
+    double tie = 1e-3;
+    /// Every set of devices is tried up to this many known devices; beyond, all and each alone.
+    std::size_t every_set_up_to = 10;
+    /// The split is hedged against the estimates' errors and noise up to this many known devices.
+    std::size_t hedged_up_to = 4;
+  } split;
+};
+
 // The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
 // run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
 // judged on the element-wise median of the last `window` runs of the plan: unbalanced when the
@@ -113,6 +257,13 @@ struct BalancerSettings {
   std::optional<unsigned> level1_steps;         // 1..1000; default 4
   std::optional<unsigned> window;               // 1..1000; default 3
   std::optional<std::size_t> level2_executions; // 1..100000; default 16
+  /// The balancer's policy, by its registered name (lib/schedule/balancer_registry.cpp lists
+  /// them); an unknown name is an error listing the registered ones. Default "two_level", the
+  /// balancer described above.
+  std::optional<std::string> policy;
+  /// The two-level balancer's tuned values, for experiments; default BalancerTuning{} (every value
+  /// checked: a count of at least 1, a fraction in (0, 1], ...).
+  std::optional<BalancerTuning> tuning;
 
   // Every unset setting given its default, every setting checked (as TrainingSettings).
   BalancerSettings with_defaults() const;

@@ -1,6 +1,8 @@
 // platform/settings.cpp — the defaults of the training and balancer settings, and their checks.
 #include "platform/settings.hpp"
 
+#include "platform/balancer_tuning.hpp"
+
 namespace sinew {
 
 using namespace detail;
@@ -29,12 +31,15 @@ BalancerSettings BalancerSettings::with_defaults() const {
   if (!b.level1_steps) b.level1_steps = 4;
   if (!b.window) b.window = 3;
   if (!b.level2_executions) b.level2_executions = 16;
+  if (!b.policy || b.policy->empty()) b.policy = "two_level";
+  if (!b.tuning) b.tuning = BalancerTuning{};
   rule::balanced_within.check(*b.balanced_within, "BalancerSettings::balanced_within");
   rule::weight.check(*b.weight, "BalancerSettings::weight");
   rule::trigger.check(*b.trigger, "BalancerSettings::trigger");
   rule::level1_steps.check(*b.level1_steps, "BalancerSettings::level1_steps");
   rule::window.check(*b.window, "BalancerSettings::window");
   rule::level2_executions.check(*b.level2_executions, "BalancerSettings::level2_executions");
+  check_balancer_tuning(*b.tuning);
   return b;
 }
 

@@ -77,17 +77,17 @@ std::vector<double> normalised(const std::vector<double>& weights) {
 const std::vector<double>& Cluster::Impl::next_shares(const std::string& key, const std::vector<double>& ran,
                                                       const std::vector<double>& rank_ms) {
   auto it = measured.find(key);
-  if (it == measured.end() || it->second.config().shares != ran) {
-    it = measured.insert_or_assign(key, detail::Balancer(detail::rank_stand_ins(ran.size()), Config{ran},
-                                                         runtime->options().balancer))
+  if (it == measured.end() || it->second->config().shares != ran) {
+    it = measured.insert_or_assign(key, detail::make_balancer(detail::rank_stand_ins(ran.size()), Config{ran},
+                                                              runtime->options().balancer))
              .first;
   }
   // No level-2 retraining: a search over the ranks would make every rank follow it.
-  const auto step = it->second.observe(rank_ms, {});
+  const auto step = it->second->observe(rank_ms, {});
   if (step.event && rank == 0 && runtime->options().log && !runtime->options().quiet.value_or(false))
     runtime->options().log(LogLevel::info, "cluster: the rank shares move from " + step.event->before.str() + " to " +
                                                step.event->after.str() + " for the next run");
-  return it->second.config().shares;
+  return it->second->config().shares;
 }
 
 KnowledgeBase& Cluster::Impl::knowledge_base() {

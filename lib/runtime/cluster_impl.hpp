@@ -10,7 +10,7 @@
 
 #include "exec/exchanger.hpp"
 #include "platform/error.hpp"
-#include "schedule/balancer.hpp"
+#include "schedule/balancer_registry.hpp"
 #include "tree/analysis.hpp"
 
 #include <sinew/cluster.hpp>
@@ -105,7 +105,7 @@ struct Cluster::Impl {
   // By tree signature and unit count: the balancer of the rank split, the device balancer
   // (schedule/balancer.hpp) with the ranks as its devices and each rank's time as a device's. Its
   // plan is the tree's next rank shares when none are given.
-  std::map<std::string, detail::Balancer> measured;
+  std::map<std::string, std::unique_ptr<detail::OnlineBalancer>> measured;
   // The root's: the knowledge base that keeps rank shares between Clusters (the rank Runtime's
   // file, opened on the first use), and the whole cluster's device set that keys them.
   std::unique_ptr<KnowledgeBase> kb;

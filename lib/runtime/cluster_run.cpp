@@ -258,7 +258,7 @@ ClusterReport Cluster::run(const Node& tree, std::vector<Binding> bindings, RunO
       shares = c.options.rank_shares;
       from = kGiven;
     } else if (auto it = c.measured.find(key); it != c.measured.end()) {
-      shares = it->second.config().shares;
+      shares = it->second->config().shares;
       from = kMeasured;
     } else if (bool derived = false; auto stored = c.stored_shares(tree.signature(), features, derived)) {
       shares = *stored;

@@ -222,6 +222,8 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   fill(o.balancer.level1_steps, f.balancer.level1_steps);
   fill(o.balancer.window, f.balancer.window);
   fill(o.balancer.level2_executions, f.balancer.level2_executions);
+  fill(o.balancer.policy, f.balancer.policy);
+  fill(o.balancer.tuning, f.balancer.tuning);
   fill(o.quiet, f.quiet);
   if (!o.log) o.log = f.log;
   return o;

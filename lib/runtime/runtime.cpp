@@ -3,7 +3,7 @@
 #include "exec/environment.hpp"
 #include "platform/error.hpp"
 #include "runtime/execute_part.hpp"
-#include "schedule/balancer.hpp"
+#include "schedule/balancer_registry.hpp"
 #include "schedule/planner.hpp"
 #include "schedule/prepared.hpp"
 
@@ -67,6 +67,7 @@ class RuntimeImpl {
     if (options_.chunk_mb)
       chunk_bytes_ = std::max<std::size_t>(1, static_cast<std::size_t>(*options_.chunk_mb * (1 << 20)));
     balancer_ = options_.balancer;
+    require_balancer(*balancer_.policy);  // an unknown name fails here, before any run
     env_.is_pinned = [this](const void* p, std::size_t bytes) { return is_pinned(p, bytes); };
     env_.allocate_pinned = [this](std::size_t bytes) { return allocate_pinned(bytes); };
     env_.programs = &programs_;
@@ -199,7 +200,7 @@ class RuntimeImpl {
             watch->balancer = balancer_for(p, start, &plan);
             watch->base = start;
           }
-          now = watch->balancer.config();
+          now = watch->balancer->config();
         }
         if (!(now == start)) {
           run_config = now;
@@ -224,18 +225,19 @@ class RuntimeImpl {
 
   // The balancer watching one tree and input (and, for a given plan, that plan).
   struct Watched {
-    Watched(Balancer b, std::string l) : balancer(std::move(b)), base(balancer.config()), label(std::move(l)) {}
+    Watched(std::unique_ptr<OnlineBalancer> b, std::string l)
+        : balancer(std::move(b)), base(balancer->config()), label(std::move(l)) {}
     std::mutex mutex;
-    Balancer balancer;
+    std::unique_ptr<OnlineBalancer> balancer;
     Config base;  // the planner's plan it started from (then the balanced plan it stored)
     std::string label;
   };
 
   // A balancer starting from `start`; for a planned run (`plan`), given the plan's stored runs,
-  // against which a load present from its first run shows (Balancer::recall).
-  Balancer balancer_for(const PreparedTree& p, const Config& start, const Plan* plan) {
-    Balancer b(env_.infos, start, balancer_);
-    if (plan) b.recall(planner().stored_times(*plan, p));
+  // against which a load present from its first run shows (OnlineBalancer::recall).
+  std::unique_ptr<OnlineBalancer> balancer_for(const PreparedTree& p, const Config& start, const Plan* plan) {
+    auto b = make_balancer(env_.infos, start, balancer_);
+    if (plan) b->recall(planner().stored_times(*plan, p));
     return b;
   }
 
@@ -256,7 +258,7 @@ class RuntimeImpl {
                Report& rep) {
     std::lock_guard lock(w.mutex);
     Retrain retrain = [&](const Config& current) {
-      info("balancer: run " + std::to_string(w.balancer.executions()) + " of '" + w.label +
+      info("balancer: run " + std::to_string(w.balancer->executions()) + " of '" + w.label +
            "' still unbalanced after level 1; retraining the distribution (level 2)");
       if (plan) return planner().retrain(p, bindings, *plan, current, *balancer_.level2_executions);
       return train_on_copies(env_, p, bindings,
@@ -264,7 +266,7 @@ class RuntimeImpl {
                              current, {})
           .best;
     };
-    const BalanceStep step = w.balancer.observe(rep.device_ms, retrain);
+    const BalanceStep step = w.balancer->observe(rep.device_ms, retrain);
     rep.execution = step.execution;
     rep.deviation = step.deviation;
     rep.lbt = step.lbt;
@@ -277,9 +279,9 @@ class RuntimeImpl {
       info(line.str());
     }
     if (plan && (step.event || step.settled)) {
-      planner().balanced(*plan, p, step.event ? &*step.event : nullptr, step.settled, w.balancer.config(),
+      planner().balanced(*plan, p, step.event ? &*step.event : nullptr, step.settled, w.balancer->config(),
                          rep.wall_ms);
-      if (step.settled) w.base = w.balancer.config();  // what the knowledge base now returns
+      if (step.settled) w.base = w.balancer->config();  // what the knowledge base now returns
     }
   }
 

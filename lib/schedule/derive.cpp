@@ -3,6 +3,8 @@
 // at an unseen size (schedule/derive.hpp).
 #include "schedule/derive.hpp"
 
+#include "schedule/model/equal_finish.hpp"
+#include "schedule/model/statistics.hpp"
 #include "schedule/train.hpp"
 
 #include <algorithm>
@@ -27,43 +29,26 @@ bool same_kind(const KbFeatures& f, const KbFeatures& query) {
   return true;
 }
 
-// t = a + b * x minimising the relative residuals ((t - a - b x) / t)^2. Times that do not grow
-// with the size are a fixed cost (b = 0); a negative fixed cost is noise: the line through 0.
-std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
-  double s0 = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
-  for (const auto& [x, t] : pts) {
-    const double w = 1 / (t * t);
-    s0 += w, sx += w * x, sxx += w * x * x, st += w * t, sxt += w * x * t;
-  }
-  const double det = s0 * sxx - sx * sx;
-  double b = det > 0 ? (s0 * sxt - sx * st) / det : 0;
-  if (!(b > 0)) return {st / s0, 0.0};
-  double a = (st - b * sx) / s0;
-  if (a < 0) a = 0, b = sxt / sxx;
-  return {a, b};
-}
-
-// The shares that make `fits` finish together on `size` (a_d + b_d * s_d * size equal for all),
-// devices whose fixed cost alone exceeds that time left out; the time, or nothing.
+// The shares that make `fits` finish together on `size` elements (schedule/model/equal_finish.hpp),
+// the device whose fixed cost alone reaches that time left out (the largest first) until two
+// remain; the time, or nothing (fewer than two devices, or free work: no finite split).
 std::optional<std::pair<std::vector<double>, double>> equal_finish(const std::vector<const CostFit*>& fits,
                                                                    std::size_t devices, double size) {
   std::vector<const CostFit*> in = fits;
   while (in.size() >= 2) {
-    double inv = 0, fixed = 0;
-    for (const CostFit* f : in) {
-      if (!(f->b > 0)) return std::nullopt;  // free work: no finite split
-      inv += 1 / f->b;
-      fixed += f->a / f->b;
-    }
-    const double t = (size + fixed) / inv;
-    auto slow = std::max_element(in.begin(), in.end(), [](const CostFit* x, const CostFit* y) { return x->a < y->a; });
-    if ((*slow)->a >= t) {
+    std::vector<LinearCost> costs;
+    for (const CostFit* f : in) costs.push_back(f->cost);
+    const auto together = finish_together(costs, size);
+    if (!together) return std::nullopt;
+    auto slow = std::max_element(
+        in.begin(), in.end(), [](const CostFit* x, const CostFit* y) { return x->cost.fixed_ms < y->cost.fixed_ms; });
+    if ((*slow)->cost.fixed_ms >= together->finish_ms) {
       in.erase(slow);
       continue;
     }
     std::vector<double> shares(devices, 0.0);
-    for (const CostFit* f : in) shares[f->device] = (t - f->a) / (f->b * size);
-    return std::pair{shares, t};
+    for (std::size_t i = 0; i < in.size(); ++i) shares[in[i]->device] = together->shares[i];
+    return std::pair{shares, together->finish_ms};
   }
   return std::nullopt;
 }
@@ -98,10 +83,8 @@ std::optional<std::pair<Config, double>> predicted_split(const std::vector<Devic
 // How much slower the fastest split measured at another size ran than the fastest split the fits
 // predict there: at the measured size nearest `size` (by ratio), at least 1; and the split plans
 // measured there. The fits see each device alone, and a device alone can have what it does not
-// in a split: on the H200 machine the GPU alone's staged copies take helper threads that a CPU
-// device's work-groups hold in a split, and both share host memory bandwidth; saxpy 50M was
-// derived a 23% GPU share (6.55 ms) where the CPU alone takes 5.7, from sizes whose best splits
-// ran 1.3-1.7x slower than the fits said (and training kept the CPU alone there).
+// in a split (a discrete device's staged copies take helper threads that a CPU device's
+// work-groups hold in a split, and both share host memory bandwidth; docs/decisions/016).
 std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devices, const std::vector<CostFit>& fits,
                                             const std::vector<KbRun>& runs, const KbFeatures& query, double size) {
   std::map<double, std::map<std::string, std::vector<double>>> splits;  // size -> plan -> times
@@ -138,7 +121,7 @@ double input_size(const KbFeatures& features) {
 std::string CostPlan::str() const {
   std::ostringstream s;
   s << config.str() << ", predicted " << predicted_ms << " ms; fits (ms + ms/element):";
-  for (const auto& f : fits) s << " " << f.level.str() << " " << f.a << " + " << f.b;
+  for (const auto& f : fits) s << " " << f.level.str() << " " << f.cost.fixed_ms << " + " << f.cost.ms_per_unit;
   s << "; splits " << split_factor << "x the fits (" << split_plans << " measured)";
   return s.str();
 }
@@ -155,7 +138,7 @@ std::vector<Config> CostPlan::alone_levels(std::size_t devices) const {
 }
 
 std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices, const std::vector<KbRun>& runs,
-                                          const KbFeatures& query) {
+                                          const KbFeatures& query, const DerivationTuning& tuning) {
   const std::size_t n = devices.size();
   const double size = input_size(query);
   if (n == 0 || !(size > 0)) return std::nullopt;
@@ -173,14 +156,14 @@ std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices
   }
   std::vector<CostFit> fits;
   for (const auto& [name, alone] : levels) {
-    std::vector<std::pair<double, double>> pts;
+    std::vector<CostPoint> pts;
     for (const auto& [key, t] : times)
-      if (key.first == name) pts.emplace_back(key.second, median(t));
+      if (key.first == name) pts.push_back({.units = key.second, .ms = median(t)});
     if (pts.size() < 2) continue;
     CostFit f;
     f.level = alone.first;
     f.device = alone.second;
-    std::tie(f.a, f.b) = fit_line(pts);
+    f.cost = fit_relative(pts);
     f.sizes = pts.size();
     fits.push_back(f);
   }
@@ -198,7 +181,7 @@ std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices
   // A split: faster than the fastest device alone by the margin, or by what the measured splits
   // lost against the fits where that is more.
   if (const auto split = predicted_split(devices, fits, size))
-    if (split->second * std::max(1 + kSplitMargin, best.split_factor) < alone_ms)
+    if (split->second * std::max(1 + tuning.split_margin, best.split_factor) < alone_ms)
       best.config = split->first, best.predicted_ms = split->second * best.split_factor;
   return best;
 }

@@ -3,14 +3,16 @@
 //
 // Training measures each device alone at every level of its own dimension (a discrete device's
 // overlap levels, a CPU's fissions) at every input it trains, and the knowledge base keeps those
-// runs. Per device and level, their times over the input's size fit t = a + b * size (least
-// squares of the relative residuals, so the small sizes' fixed costs count as much as the large
-// sizes' rates). At the new size the fits predict each device alone at each level, and at each
-// combination of levels the split that makes the devices finish together; the fastest prediction
-// is the plan. So a size far from the trained ones gets the device and the overlap level that fit
-// it (segmentation 8 MB derived from 1 MB ran the H100 alone at 1.76 ms, the 1 MB plan, where
-// the CPU alone takes 0.75), not the nearest size's plan.
+// runs. Per device and level, their times over the input's size fit a line (fixed ms + ms per
+// element; schedule/model/linear_cost.hpp, least squares of the relative residuals, so the small
+// sizes' fixed costs count as much as the large sizes' rates). At the new size the fits predict
+// each device alone at each level, and at each combination of levels the split that makes the
+// devices finish together (schedule/model/equal_finish.hpp); the fastest prediction is the plan.
+// So a size far from the trained ones gets the device and the level that fit it, not the nearest
+// size's plan (docs/decisions/015).
 #pragma once
+
+#include "schedule/model/linear_cost.hpp"
 
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
@@ -29,10 +31,10 @@ double input_size(const KbFeatures& features);
 // One device's time alone at one level over the input size.
 struct CostFit {
   std::size_t device = 0;
-  Config level;        // the device alone at this level (Config::single, its overlap or fission)
-  double a = 0, b = 0; // ms, ms per element
+  Config level;           // the device alone at this level (Config::single, its overlap or fission)
+  LinearCost cost;        // its time in the input size: fixed ms + ms per element
   std::size_t sizes = 0;  // distinct sizes behind the fit
-  double at(double size) const { return a + b * size; }
+  double at(double size) const { return cost.at(size); }
 };
 
 struct CostPlan {
@@ -48,18 +50,22 @@ struct CostPlan {
   std::vector<Config> alone_levels(std::size_t devices) const;
 };
 
-// A split must be predicted this much faster than the fastest device alone to be chosen: the fits
-// see each device alone, not what two devices driven by one host cost each other (host memory
-// bandwidth, the host threads feeding a GPU beside a CPU device's work-groups). Where the other
-// sizes' runs measured splits and the fastest of them ran slower than the fastest split the fits
-// predict at their size by more than this (CostPlan::split_factor, at the measured size nearest
-// the query), a split must be predicted that much faster instead.
-inline constexpr double kSplitMargin = 0.10;
+// The derivation's tuned values (docs/decisions/016); the defaults are pinned by
+// test/unit/derive_test.cpp.
+struct DerivationTuning {
+  // A split must be predicted this much faster than the fastest device alone to be chosen: the
+  // fits see each device alone, not what two devices driven by one host cost each other (host
+  // memory bandwidth, the host threads feeding a GPU beside a CPU device's work-groups). Where the
+  // other sizes' runs measured splits and the fastest of them ran slower than the fastest split
+  // the fits predict at their size by more than this (CostPlan::split_factor, at the measured size
+  // nearest the query), a split must be predicted that much faster instead.
+  double split_margin = 0.10;
+};
 
 // The plan the fits of `runs` (the tree's runs, any features) predict fastest at `query`, from
 // the runs whose other features (those not "*.size") equal the query's. Empty when some device
 // has no level measured alone at two sizes or more: then the nearest input's plan stands.
 std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices, const std::vector<KbRun>& runs,
-                                          const KbFeatures& query);
+                                          const KbFeatures& query, const DerivationTuning& tuning = {});
 
 }  // namespace sinew::detail

@@ -120,7 +120,7 @@ class Planner {
 
   // The times of the knowledge base's runs of `plan`'s config at the prepared tree's features
   // (training, executions of earlier processes), oldest first: what the balancer holds the plan's
-  // first runs against (Balancer::recall). None for a derived plan (no runs at these features).
+  // first runs against (OnlineBalancer::recall). None for a derived plan (no runs at these features).
   std::vector<double> stored_times(const Plan& plan, const PreparedTree& p);
 
   // Writes the buffered execution runs now, in the calling thread.

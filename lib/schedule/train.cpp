@@ -110,11 +110,6 @@ std::vector<double> rebalance(const std::vector<DeviceInfo>& devices, const std:
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 std::string shares_str(const std::vector<double>& s) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(3) << "[";

@@ -11,6 +11,8 @@
 // a*n + b, noise, load steps) as well as used on real runs.
 #pragma once
 
+#include "schedule/model/statistics.hpp"
+
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
 #include <sinew/options.hpp>
@@ -135,9 +137,8 @@ std::vector<double> rebalance(const std::vector<DeviceInfo>& devices, const std:
 // Divide-and-conquer trees (sinew::divide_and_conquer): the plan is a crossover level, the device
 // of the levels from it up, and the shares of the levels below it.
 
-// Shared by the trainers (train.cpp, train_dc.cpp): the median of a point's runs (0 when none),
-// and shares as "[0.250 0.750]" for progress lines.
-double median(std::vector<double> v);
+// Shared by the trainers (train.cpp, train_dc.cpp): shares as "[0.250 0.750]" for progress lines.
+// (The median of a point's runs is schedule/model/statistics.hpp's.)
 std::string shares_str(const std::vector<double>& s);
 
 // The HPU paper's model (Section V), measured: each device's time for each level with every

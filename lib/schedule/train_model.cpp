@@ -2,6 +2,8 @@
 // device from a few measured plans, the split it predicts, the platform levels screened at it.
 #include "schedule/train_search.hpp"
 
+#include "schedule/model/equal_finish.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -12,8 +14,8 @@ namespace sinew::detail {
 
 // ----- The model strategy: SkePU's tuning ----------------------------------------------------
 //
-// Per device a linear model of its time in its share of the work, t = a * share + b (the
-// paper's t = a * n + b with n = share * N), fitted by least squares to the device times of a
+// Per device a linear model of its time in its share of the work, t = fixed + ms_per_unit * share
+// (the paper's t = a * n + b with n = share * N), fitted by least squares to the device times of a
 // few measured plans; the split that makes the modelled devices finish together; one device
 // alone where the models say that is faster. Each plan runs twice and the faster run counts
 // (see point()), whatever `quality` says: the fit over several shares does the averaging that
@@ -27,44 +29,17 @@ std::string Search::setting(std::size_t d, const Config& c) const {
 Search::Line Search::least_squares(const std::vector<std::pair<double, double>>& pts) {
   Line l;
   if (pts.empty()) return l;
-  std::vector<double> shares;
-  double ms = 0, mt = 0;
-  for (const auto& [s, t] : pts) {
-    shares.push_back(s);
-    ms += s / static_cast<double>(pts.size());
-    mt += t / static_cast<double>(pts.size());
-  }
-  std::sort(shares.begin(), shares.end());
-  l.distinct = 1;
-  for (std::size_t i = 1; i < shares.size(); ++i) l.distinct += shares[i] - shares[i - 1] > 1e-9;
-  auto residuals = [&](std::size_t parameters) {
-    for (const auto& [s, t] : pts) l.squares += std::pow((t - l.a * s - l.b) / t, 2);
-    l.freedom = pts.size() - std::min(pts.size(), parameters);
-    return l;
-  };
-  if (l.distinct < 2) {  // one share: proportional, SkePU's model with b = 0
-    l.a = mt / ms;
-    return residuals(1);
-  }
-  double sxx = 0, sxy = 0, sx2 = 0, sxt = 0;
-  for (const auto& [s, t] : pts) {
-    sxx += (s - ms) * (s - ms);
-    sxy += (s - ms) * (t - mt);
-    sx2 += s * s;
-    sxt += s * t;
-  }
-  l.a = sxy / sxx;
-  l.b = mt - l.a * ms;
-  if (l.a <= 0) {
-    // Times that do not grow with the share: noise over a fixed cost. Nearly free work, which
-    // the next prediction gives this device, and whose measurement corrects the slope.
-    l.a = 1e-3 * mt;
-    l.b = mt - l.a * ms;
-  } else if (l.b < 0) {
-    l.a = sxt / sx2;  // a negative fixed cost is noise too: the best line through 0
-    l.b = 0;
-  }
-  return residuals(2);
+  std::vector<CostPoint> points;
+  for (const auto& [s, t] : pts) points.push_back({.units = s, .ms = t});
+  l.distinct = distinct_units(points);
+  // One share: proportional, SkePU's model with no fixed cost. Times that do not grow with the
+  // share are noise over a fixed cost: nearly free work (a thousandth of the mean time per whole
+  // input), which the next prediction gives this device, and whose measurement corrects the
+  // slope. A negative fixed cost is noise too: the best line through 0.
+  l.cost = fit_positive(points, 1e-3);
+  l.squares = relative_squares(l.cost, points);
+  l.freedom = pts.size() - std::min(pts.size(), std::size_t{l.distinct < 2 ? 1u : 2u});
+  return l;
 }
 
 // Device d's model at `c`'s setting, from every point measured there. A setting measured at
@@ -83,34 +58,36 @@ Search::Line Search::fit(std::size_t d, const Config& c, bool borrow) const {
     const Line other = fit(d, p.config, false);
     if (other.distinct < 2) continue;
     double predicted = 0, measured = 0;
-    for (const auto& [s, t] : pts) predicted += other.a * s + other.b, measured += t;
+    for (const auto& [s, t] : pts) predicted += other.cost.at(s), measured += t;
     const double k = measured / predicted;
-    return Line{other.a * k, other.b * k, 1, true};
+    return Line{{.fixed_ms = other.cost.fixed_ms * k, .ms_per_unit = other.cost.ms_per_unit * k}, 1, true};
   }
   return l;
 }
 
-// The closed form: the active devices S finish together at T = (1 + sum b/a) / sum 1/a, each
-// with share (T - b) / a. The best S holds exactly the devices with b < T (adding one with
-// b < T lowers T; one with b >= T would get no share), so the prefixes of the devices ordered
-// by b are the candidates; a share below half the precision step is within the model's noise
-// and drops its prefix. Each device alone (T = a + b) is a candidate too.
+// The active devices S finish together (schedule/model/equal_finish.hpp). The best S holds
+// exactly the devices whose fixed cost is below the finish time T (adding one lowers T; one at
+// or above T would get no share), so the prefixes of the devices ordered by fixed cost are the
+// candidates; a share below half the precision step is within the model's noise and drops its
+// prefix. Each device alone (T = its fixed cost + its whole-input time) is a candidate too.
 Search::Prediction Search::predict(const std::vector<Line>& lines) const {
   std::vector<std::size_t> order;
   for (std::size_t d = 0; d < lines.size(); ++d)
     if (lines[d].distinct > 0) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return lines[x].b < lines[y].b; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto x, auto y) { return lines[x].cost.fixed_ms < lines[y].cost.fixed_ms; });
   Prediction best;
   auto consider = [&](const std::vector<std::size_t>& set) {
-    double inverse = 0, fixed = 0;
-    for (auto d : set) inverse += 1 / lines[d].a, fixed += lines[d].b / lines[d].a;
-    const double t = (1 + fixed) / inverse;
+    std::vector<LinearCost> costs;
+    for (auto d : set) costs.push_back(lines[d].cost);
+    const auto together = finish_together(costs);
+    if (!together) return;
     std::vector<double> shares(lines.size(), 0.0);
-    for (auto d : set) {
-      shares[d] = set.size() == 1 ? 1.0 : (t - lines[d].b) / lines[d].a;
-      if (shares[d] < o_.precision / 2) return;
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      shares[set[i]] = set.size() == 1 ? 1.0 : together->shares[i];
+      if (shares[set[i]] < o_.precision / 2) return;
     }
-    if (t < best.ms) best = {shares, t};
+    if (together->finish_ms < best.ms) best = {shares, together->finish_ms};
   };
   for (std::size_t n = 1; n <= order.size(); ++n) consider({order.begin(), order.begin() + static_cast<long>(n)});
   for (auto d : order) consider({d});
@@ -122,7 +99,7 @@ Search::Prediction Search::predict(const std::vector<Line>& lines) const {
 double Search::modelled_ms(const std::vector<Line>& lines, const std::vector<double>& shares) {
   double t = 0;
   for (std::size_t d = 0; d < lines.size(); ++d)
-    if (shares[d] > 0) t = std::max(t, lines[d].distinct ? lines[d].a * shares[d] + lines[d].b : 1e300);
+    if (shares[d] > 0) t = std::max(t, lines[d].distinct ? lines[d].cost.at(shares[d]) : 1e300);
   return t;
 }
 
@@ -154,7 +131,7 @@ std::string Search::describe(const std::vector<Line>& lines, const Prediction& p
     if (lines[d].distinct == 0)
       line << "unmeasured";
     else
-      line << "t = " << lines[d].a << " * share + " << lines[d].b << " ms";
+      line << "t = " << lines[d].cost.ms_per_unit << " * share + " << lines[d].cost.fixed_ms << " ms";
   }
   line << "; predicts shares " << shares_str(p.shares) << " -> " << std::setprecision(4) << p.ms << " ms";
   return line.str();
@@ -290,7 +267,7 @@ void Search::model_singles(Config c) {
       double ms = 0;
       for (auto d : groups_[g]) {
         const Line l = fit(d, one);
-        ms = std::max(ms, l.distinct ? l.a * one.shares[d] + l.b : 1e300);
+        ms = std::max(ms, l.distinct ? l.cost.at(one.shares[d]) : 1e300);
       }
       if (ms < pick_ms) pick = one, pick_ms = ms;
     }

@@ -9,6 +9,7 @@
 // the search screened (singles()); the strategies are ways to search, not different answers.
 #pragma once
 
+#include "schedule/model/linear_cost.hpp"
 #include "schedule/train.hpp"
 
 #include <cstddef>
@@ -83,7 +84,7 @@ class Search {
 
   // --- train_model.cpp: the model strategy -----------------------------------------------------
   struct Line {
-    double a = 0, b = 0;       // ms per whole input, ms
+    LinearCost cost;           // the device's time in its share: fixed ms + ms per whole input
     std::size_t distinct = 0;  // distinct shares behind it (0: no point, the device is unknown)
     bool borrowed = false;     // the shape of the device's model at another setting
     double squares = 0;        // the sum of the squared relative residuals

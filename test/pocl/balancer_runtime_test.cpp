@@ -239,6 +239,19 @@ TEST(BalancerRuntime, BadSettingsAreRejectedWhenTheRuntimeIsMade) {
   ::setenv("SINEW_BALANCE_WITHIN", "abc", 1);
   EXPECT_THROW(Runtime{quiet()}, Error);
   ::unsetenv("SINEW_BALANCE_WITHIN");
+  // A balancer no one registered, and a tuned value out of range.
+  o = quiet();
+  o.balancer.policy = "no_such_balancer";
+  try {
+    Runtime rt(o);
+    FAIL() << "an unknown balancer accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_level"), std::string::npos) << e.what();
+  }
+  o = quiet();
+  o.balancer.tuning = BalancerTuning{};
+  o.balancer.tuning->steps.runs = 0;
+  EXPECT_THROW(Runtime{o}, Error);
 }
 
 // Each device's time is its own, not that of the slowest (the balancer and training read them;

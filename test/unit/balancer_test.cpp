@@ -2,7 +2,8 @@
 // noise multiplicative and uniform in [1 - x, 1 + x], with steps in a device's speed (a load
 // arriving and leaving), single spikes, models where one device alone is fastest, and a level 2
 // that asks for a search. Statistical claims are checked over many seeded runs.
-#include "schedule/balancer.hpp"
+#include "schedule/balancer_two_level.hpp"
+#include "schedule/split_model.hpp"
 #include "schedule/train.hpp"
 
 #include <sinew/error.hpp>
@@ -63,7 +64,8 @@ struct Model {
   // The load-aware optimum, from the model itself (every device's exact line).
   double optimum_ms() const {
     std::vector<DeviceRate> r(a.size());
-    for (std::size_t d = 0; d < r.size(); ++d) r[d] = {.a = a[d] * factor(d) * n, .b = fixed(d), .runs = 1};
+    for (std::size_t d = 0; d < r.size(); ++d)
+      r[d] = {.cost = {.fixed_ms = fixed(d), .ms_per_unit = a[d] * factor(d) * n}, .runs = 1};
     Config best;
     best.shares = fastest_split(r);
     // Finer than the balancer's 1% grid: the continuous optimum is at most this good.
@@ -100,7 +102,7 @@ struct Trace {
 // Runs `runs` executions, each device's times from `times(plan)`; `before(i)` may change the
 // model before run i (0-based).
 template <class F, class Times>
-Trace drive_with(Balancer& b, std::size_t runs, F before, Times times, const Retrain& retrain = {}) {
+Trace drive_with(TwoLevelBalancer& b, std::size_t runs, F before, Times times, const Retrain& retrain = {}) {
   Trace t;
   for (std::size_t i = 0; i < runs; ++i) {
     before(i);
@@ -112,7 +114,7 @@ Trace drive_with(Balancer& b, std::size_t runs, F before, Times times, const Ret
 
 // The same with the model's own times.
 template <class F>
-Trace drive(Balancer& b, Model& m, std::size_t runs, F before, const Retrain& retrain = {}) {
+Trace drive(TwoLevelBalancer& b, Model& m, std::size_t runs, F before, const Retrain& retrain = {}) {
   return drive_with(b, runs, before, [&](const Config& c) { return m.times(c); }, retrain);
 }
 
@@ -152,30 +154,33 @@ Retrain train_on(const std::vector<DeviceInfo>& devs, Model& m, std::size_t* cal
 }  // namespace
 
 TEST(Balancer, DeviationIsOneMinusFastestOverSlowestActiveDevice) {
-  EXPECT_DOUBLE_EQ(Balancer::deviation(two_way(0.5), {8, 10}), 0.2);
-  EXPECT_DOUBLE_EQ(Balancer::deviation(two_way(1.0), {8, 0}), 0.0);  // one active device: nothing to compare
+  EXPECT_DOUBLE_EQ(deviation(two_way(0.5), {8, 10}), 0.2);
+  EXPECT_DOUBLE_EQ(deviation(two_way(1.0), {8, 0}), 0.0);  // one active device: nothing to compare
 }
 
 TEST(Balancer, FastestSplitIsTheAnalyticOptimumOrOneDeviceAlone) {
   // Proportional devices finish together at shares proportional to their rates.
-  std::vector<DeviceRate> r = {{.a = 1000, .b = 0, .runs = 1}, {.a = 400, .b = 0, .runs = 1}};
+  std::vector<DeviceRate> r = {{.cost = {.fixed_ms = 0, .ms_per_unit = 1000}, .runs = 1},
+                               {.cost = {.fixed_ms = 0, .ms_per_unit = 400}, .runs = 1}};
   auto s = fastest_split(r);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_NEAR(s[0], 400.0 / 1400, 0.006);
   // Fixed costs: t = a*s + b finishing together; T = (1 + sum b/a) / sum 1/a.
-  r = {{.a = 1000, .b = 100, .runs = 1}, {.a = 400, .b = 10, .runs = 1}};
+  r = {{.cost = {.fixed_ms = 100, .ms_per_unit = 1000}, .runs = 1},
+       {.cost = {.fixed_ms = 10, .ms_per_unit = 400}, .runs = 1}};
   s = fastest_split(r);
   const double t = (1 + 0.1 + 10.0 / 400) / (1.0 / 1000 + 1.0 / 400);
   EXPECT_NEAR(s[0], (t - 100) / 1000, 0.006);
   // A CPU whose fixed cost exceeds what the GPU alone takes: the GPU alone, share 0 for the CPU
   // (equal finish times would still give the CPU work).
-  r = {{.a = 1000, .b = 500, .runs = 1}, {.a = 400, .b = 10, .runs = 1}};
+  r = {{.cost = {.fixed_ms = 500, .ms_per_unit = 1000}, .runs = 1},
+       {.cost = {.fixed_ms = 10, .ms_per_unit = 400}, .runs = 1}};
   s = fastest_split(r);
   EXPECT_EQ(s[0], 0.0);
   EXPECT_EQ(s[1], 1.0);
   EXPECT_DOUBLE_EQ(predicted_ms(r, s), 410);
   // An unknown device gets nothing; an unknown active device makes a plan unpredictable.
-  r = {{}, {.a = 400, .b = 10, .runs = 1}};
+  r = {{}, {.cost = {.fixed_ms = 10, .ms_per_unit = 400}, .runs = 1}};
   EXPECT_EQ(fastest_split(r), (std::vector<double>{0.0, 1.0}));
   EXPECT_TRUE(std::isinf(predicted_ms(r, {0.5, 0.5})));
   EXPECT_TRUE(fastest_split({{}, {}}).empty());
@@ -197,7 +202,7 @@ TEST(Balancer, ALoadStepWithThirtyPercentNoiseReachesTheBoundWithinEightExecutio
     m.noise = 0.3;
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t = drive(b, m, total, [&](std::size_t i) {
       if (i == load_on) m.slow[0] = 2.5;  // the CPU at 40% speed
       if (i == load_off) m.slow[0] = 1.0;
@@ -234,7 +239,7 @@ TEST(Balancer, AStepOnTheGpuIsFollowedToo) {
     m.noise = 0.3;
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t = drive(b, m, 80, [&](std::size_t i) {
       if (i == 30) m.slow[1] = 3.0;
     });
@@ -253,7 +258,7 @@ TEST(Balancer, ThirtyPercentNoiseAloneMovesNothing) {
     Model m{{1.0, 0.4}, {0.5, 1.5}};
     m.noise = 0.3;
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t = drive(b, m, 200, [](std::size_t) {});
     moves += t.events();
     out += !within_bound(m, b.config());
@@ -270,7 +275,7 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
   for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
     Model m{{1.0, 0.4}, {0.5, 1.5}};
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     std::uniform_real_distribution<double> cpu(-0.5, 0.5), gpu(-0.1, 0.1);
     for (std::size_t i = 0; i < 200; ++i) {
       auto t = m.times(b.config());
@@ -284,7 +289,7 @@ TEST(Balancer, FiftyPercentNoiseAloneMovesNothingEither) {
 
 namespace {
 
-// `n` runs of `plan` as the knowledge base keeps them (Balancer::recall): each its slowest
+// `n` runs of `plan` as the knowledge base keeps them (TwoLevelBalancer::recall): each its slowest
 // device's time, from `times(plan)`.
 template <class Times>
 std::vector<double> stored_runs(const Config& plan, std::size_t n, Times times) {
@@ -300,7 +305,7 @@ std::vector<double> stored_runs(const Config& plan, std::size_t n, Times times) 
 
 // A load present from the first run (a process started on a loaded machine, its plan trained
 // without the load): no earlier run of the plan shows the step, but the plan's stored runs do
-// (Balancer::recall: two runs from training, without the load). With +-30% noise, within the
+// (TwoLevelBalancer::recall: two runs from training, without the load). With +-30% noise, within the
 // bound in <= 8 executions of the first run and of the load's end; without the stored runs the
 // slow-drift path takes its time (printed beside).
 TEST(Balancer, ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns) {
@@ -315,7 +320,7 @@ TEST(Balancer, ALoadFromTheFirstRunShowsAgainstThePlansStoredRuns) {
       m.slow = {1, 1};
       m.rng.seed(static_cast<unsigned>(seed));
       const Config start = two_way(m.balanced_cpu_share());
-      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
+      TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
       b.recall(stored_runs(start, stored, [&](const Config& c) { return m.times(c); }));
       m.slow[0] = 2.5;
       Trace t = drive(b, m, total, [&](std::size_t i) {
@@ -357,7 +362,7 @@ TEST(Balancer, StoredRunsAndNoiseAloneMoveNothing) {
         return t;
       };
       const Config start = two_way(m.balanced_cpu_share());
-      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
+      TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), start, {});
       b.recall(stored_runs(start, 2, run));
       moves += drive_with(b, 200, [](std::size_t) {}, run).events();
       out += !within_bound(m, b.config());
@@ -369,7 +374,7 @@ TEST(Balancer, StoredRunsAndNoiseAloneMoveNothing) {
 }
 
 TEST(Balancer, RecallIsBeforeTheFirstRun) {
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
   b.observe({1.0, 1.0}, {});
   try {
     b.recall({1.0});
@@ -433,7 +438,7 @@ TEST(Balancer, AHeavyTailIsNoStep) {
   std::size_t steps = 0, moves = 0, out = 0;
   for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     for (std::size_t i = 0; i < kRuns; ++i) {
       const BalanceStep st = b.observe(run(b.config()), {});
       steps += st.step && i >= kSeen;
@@ -471,7 +476,7 @@ TEST(Balancer, ASwingingLoadReachesTheBoundWithinEightExecutions) {
   for (std::size_t seed = 1; seed <= kSeeds; ++seed) {
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     std::size_t last_out = SIZE_MAX;
     for (std::size_t i = 0; i < total; ++i) {
       if (i == load_on) m.slow = {2.5, 1};
@@ -497,7 +502,7 @@ TEST(Balancer, SingleThreeTimesSpikeMovesNothing) {
     Model m{{1.0, 0.4}, {0.5, 1.5}};
     m.noise = 0.02;
     m.slow = {1, 1};
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t = drive(b, m, 100, [&](std::size_t i) {
       m.slow[device] = (i == 30 || i == 31) ? 3.0 : 1.0;  // a page-fault storm, two runs long
     });
@@ -524,7 +529,7 @@ TEST(Balancer, ASmallShareWhoseFixedCostFellSeesTheLoadLeave) {
       m.rng.seed(static_cast<unsigned>(seed));
       Model unloaded = m;
       unloaded.slow = {1, 1}, unloaded.slow_fixed = {1, 1};
-      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(unloaded.balanced_cpu_share()), {});
+      TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(unloaded.balanced_cpu_share()), {});
       Trace t = drive(b, m, total, [&](std::size_t i) {
         if (i == load_off) m.slow = {1, 1}, m.slow_fixed = {1, 1};
       });
@@ -553,7 +558,7 @@ TEST_P(BalancerStep, StepInCpuSpeedIsCorrectedWithinEightExecutionsEachWay) {
   m.noise = 0.02;
   m.slow = {1, 1};
   const double start = m.balanced_cpu_share();
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start), {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start), {});
   const std::size_t load_on = 50, load_off = 150;
   Trace t = drive(b, m, 250, [&](std::size_t i) {
     if (i == load_on) m.slow[0] = 2.0;  // the CPU runs at half speed
@@ -566,7 +571,7 @@ TEST_P(BalancerStep, StepInCpuSpeedIsCorrectedWithinEightExecutionsEachWay) {
   EXPECT_LE(on, 8u) << "after the load arrived";
   EXPECT_LE(off, 8u) << "after the load left";
   // Steady devices: balanced in the spec's own sense too (the devices' times within the bound).
-  EXPECT_LT(Balancer::deviation(b.config(), m.times(b.config())), 0.12) << b.config().str();
+  EXPECT_LT(deviation(b.config(), m.times(b.config())), 0.12) << b.config().str();
   std::cout << "executions to the bound: " << on << " after the load arrived, " << off << " after it left; "
             << t.events(1) << " level-1 moves\n";
   EXPECT_EQ(t.events(2), 0u) << "level 1 suffices for a linear model";
@@ -582,7 +587,7 @@ TEST(Balancer, OneDeviceAloneBestIsWhereTheBalancerGoesAndStays) {
       Model m{{1.0, 0.4}, {500, 10}};
       m.noise = noise;
       m.rng.seed(static_cast<unsigned>(seed));
-      Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.3), {});
+      TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.3), {});
       Trace t = drive(b, m, 200, [](std::size_t) {});
       const bool alone = b.config().shares[0] == 0.0;
       reached += alone;
@@ -613,7 +618,7 @@ TEST(Balancer, AGpuAlonePlanStaysOnNoiseAndReturnsToIt) {
   m.noise = 0.3;
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Balancer b(devs, two_way(0.0), {});
+  TwoLevelBalancer b(devs, two_way(0.0), {});
   Trace t = drive(
       b, m, 300, [](std::size_t) {}, train_on(devs, m, &retrains));
   EXPECT_EQ(t.events(), 0u);
@@ -628,7 +633,7 @@ TEST(Balancer, AOneDevicePlanIsReplannedWhenItsTimeSteps) {
   m.slow = {1, 1};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Balancer b(devs, two_way(1.0), {});
+  TwoLevelBalancer b(devs, two_way(1.0), {});
   Trace t = drive(
       b, m, 60,
       [&](std::size_t i) {
@@ -654,7 +659,7 @@ TEST(Balancer, AnIdleDeviceMeasuredBeforeIsPlannedFromItsLastRate) {
   m.slow = {1, 1};
   auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
   std::size_t retrains = 0;
-  Balancer b(devs, two_way(0.7), {});
+  TwoLevelBalancer b(devs, two_way(0.7), {});
   Trace t = drive(
       b, m, 120,
       [&](std::size_t i) {
@@ -682,7 +687,7 @@ TEST(Balancer, ARetrainingThatMakesThePlanSlowerIsUndone) {
     return two_way(0.2);
   };
   const Config start = two_way(0.0);
-  Balancer b(devs, start, {});
+  TwoLevelBalancer b(devs, start, {});
   Trace t = drive(
       b, m, 120,
       [&](std::size_t i) {
@@ -722,7 +727,7 @@ TEST(Balancer, AGpuAlonePlanIsNotSplitOntoTheCpuByANoisySearch) {
     m.rng.seed(static_cast<unsigned>(seed));
     auto devs = devices({DeviceKind::cpu, DeviceKind::gpu});
     Retrain misled = [](const Config&) { return two_way(0.17); };
-    Balancer b(devs, two_way(0.0), {});
+    TwoLevelBalancer b(devs, two_way(0.0), {});
     Trace t = drive(
         b, m, 40,
         [&](std::size_t i) {
@@ -751,7 +756,7 @@ TEST(Balancer, AMisplannedStartIsMovedAndSettles) {
     Model m{{1.0, 0.5}, {0, 0}};
     m.noise = 0.3;
     m.rng.seed(static_cast<unsigned>(seed));
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.8), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.8), {});
     Trace t = drive(b, m, 200, [](std::size_t) {});
     ok += runs_to_bound(m, t, 0, 200) <= 12;
     // Later moves are corrections of a plan still off, into the bound, not moves on noise.
@@ -774,7 +779,7 @@ TEST(Balancer, SeveralGpusShareByTheirRates) {
   Config c;
   c.shares = {0.2, 0.4, 0.4};
   c.overlap = 1;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu, DeviceKind::gpu}), c, {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu, DeviceKind::gpu}), c, {});
   Trace t = drive(b, m, 60, [&](std::size_t i) {
     if (i == 10) m.slow[2] = 2.0;  // the second GPU is shared with someone else
   });
@@ -786,7 +791,7 @@ TEST(Balancer, SeveralGpusShareByTheirRates) {
 
 TEST(Balancer, ASliverOfWorkIsNotWorthADevice) {
   Model m{{0.0, 0.0}, {300, 100}};  // times that do not depend on the share: the CPU costs 300 whatever it does
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(0.5), {});
   drive(b, m, 40, [](std::size_t) {});
   EXPECT_EQ(b.config().shares[0], 0.0) << b.config().str();
   EXPECT_EQ(b.config().shares[1], 1.0);
@@ -798,7 +803,7 @@ TEST(Balancer, ADynamicPlanIsLeftAlone) {
   m.slow = {1, 1};
   Config c = two_way(0.8);
   c.schedule = "dynamic";
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), c, {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), c, {});
   Trace t = drive(b, m, 100, [&](std::size_t i) {
     if (i == 40) m.slow[0] = 3.0;
   });
@@ -812,15 +817,15 @@ TEST(Balancer, RejectsSettingsOutOfRange) {
   BalancerSettings s;
   s.weight = 0;
   try {
-    Balancer(devs, two_way(0.5), s);
+    TwoLevelBalancer(devs, two_way(0.5), s);
     FAIL() << "weight 0 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("weight"), std::string::npos) << e.what();
   }
   s = {};
   s.balanced_within = 1.5;
-  EXPECT_THROW(Balancer(devs, two_way(0.5), s), Error);
-  EXPECT_THROW(Balancer(devs, Config{{1.0}, "none", 1}, {}), Error);
+  EXPECT_THROW(TwoLevelBalancer(devs, two_way(0.5), s), Error);
+  EXPECT_THROW(TwoLevelBalancer(devs, Config{{1.0}, "none", 1}, {}), Error);
 }
 
 // ----- The GPU machine's own noise: Fig. 4's runs replayed --------------------------------------
@@ -885,10 +890,10 @@ struct Replay {
   double ms_per_observe = 0;
 };
 
-// `recalled`: the starting plan's runs before the replay (Balancer::recall).
+// `recalled`: the starting plan's runs before the replay (TwoLevelBalancer::recall).
 Replay replay(const RateTrace& t, double start_cpu, const std::vector<double>& recalled = {}) {
   Replay r;
-  Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start_cpu), {});
+  TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(start_cpu), {});
   b.recall(recalled);
   for (std::size_t n = 0; n < t.rate.size(); ++n) {
     const double cpu = b.config().shares[0];
@@ -1031,7 +1036,7 @@ TEST(BalancerTrace, TheLoadLeavingASmallShareIsFollowed) {
 }
 
 // The load from the first run again, now with the starting plan's runs before it
-// (Balancer::recall: training's, without the load; here the trace's last two runs, unloaded,
+// (TwoLevelBalancer::recall: training's, without the load; here the trace's last two runs, unloaded,
 // replayed at the starting plan). k2 and k4 (13th session), and k12-k14 (16th: on the GPU
 // machine the watch first moved 11, 41 and 12 executions into the load, and +36%, +50% and +1%
 // were lost against the oracle beside it), replayed with the fixed costs of k4 and k10.
@@ -1183,7 +1188,7 @@ TEST(Balancer, ADeviceBackInItsUnloadedRegimeIsPlannedFromItsRunsBeforeTheLoad) 
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
     const Model unloaded = m;
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     const Trace t = drive_with(
         b, total,
         [&](std::size_t i) {
@@ -1223,7 +1228,7 @@ TEST(Balancer, ADeviceLeftIdleUnderALoadIsProbedAndTakesWorkAgainAfterIt) {
     m.slow = {1, 1};
     m.rng.seed(static_cast<unsigned>(seed));
     const Model unloaded = m;
-    Balancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
+    TwoLevelBalancer b(devices({DeviceKind::cpu, DeviceKind::gpu}), two_way(m.balanced_cpu_share()), {});
     Trace t = drive(b, m, total, [&](std::size_t i) {
       if (i == load_on) m.slow = {3, 1}, m.slow_fixed = {100, 1};
       if (i == load_off) m.slow = {1, 1}, m.slow_fixed = {1, 1};

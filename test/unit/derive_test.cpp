@@ -102,8 +102,8 @@ TEST(DeriveFromCosts, ALargeSizeFarFromSmallOnesGetsTheGpuAtItsDeepestOverlap) {
   ASSERT_TRUE(plan);
   EXPECT_GT(plan->config.shares[1], 0.5) << plan->str();
   EXPECT_EQ(plan->config.overlap, 4u) << plan->str();
-  // (A split must be predicted kSplitMargin faster than the device alone to be taken.)
-  EXPECT_LE(time_at(m, n, plan->config), (1 + kSplitMargin) * optimum_at(m, n)) << plan->str();
+  // (A split must be predicted DerivationTuning::split_margin faster than the device alone to be taken.)
+  EXPECT_LE(time_at(m, n, plan->config), (1 + DerivationTuning{}.split_margin) * optimum_at(m, n)) << plan->str();
   // Far better than the trained sizes' plan would be there.
   EXPECT_LT(time_at(m, n, plan->config), 0.5 * time_at(m, n, Config::single(0, 2)));
 }
@@ -182,7 +182,7 @@ TEST(DeriveFromCosts, SplitsMeasuredSlowerThanTheFitsGiveTheDeviceAlone) {
   ASSERT_TRUE(free);
   EXPECT_GT(free->config.shares[1], 0.1) << free->str();
   EXPECT_LT(free->split_factor, 1.1) << free->str();
-  EXPECT_LE(time_at(m, n, free->config), (1 + kSplitMargin) * optimum_at(m, n)) << free->str();
+  EXPECT_LE(time_at(m, n, free->config), (1 + DerivationTuning{}.split_margin) * optimum_at(m, n)) << free->str();
 }
 
 TEST(DeriveFromCosts, EachDeviceAloneAtTheLevelItsFitPredictsFastest) {
@@ -222,4 +222,9 @@ TEST(DeriveFromCosts, TheSplitsOfTheNearestTrainedSizeCount) {
   ASSERT_TRUE(near_small);
   EXPECT_GT(near_small->split_factor, 1.5) << near_small->str();
   EXPECT_EQ(near_small->config.shares, (std::vector<double>{1.0, 0.0})) << near_small->str();
+}
+
+TEST(DeriveFromCosts, TuningDefaultsAreTheMeasuredOnes) {
+  // docs/decisions/016: a split must be predicted 10% faster than the fastest device alone.
+  EXPECT_EQ(DerivationTuning{}.split_margin, 0.10);
 }

@@ -2,7 +2,7 @@
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
 #include "platform/plan_items.hpp"
-#include "schedule/balancer.hpp"
+#include "schedule/balancer_two_level.hpp"
 #include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
 
@@ -401,7 +401,7 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
 TEST(DynamicSchedule, TheBalancerLeavesDynamicPlansAlone) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Config dynamic = Config::parse("cpu=0.5,schedule=dynamic", devices);
-  Balancer b(devices, dynamic, BalancerSettings{});
+  TwoLevelBalancer b(devices, dynamic, BalancerSettings{});
   bool retrained = false;
   for (int i = 0; i < 50; ++i) {
     const BalanceStep step = b.observe({40.0, 10.0}, [&](const Config& c) {
@@ -414,7 +414,7 @@ TEST(DynamicSchedule, TheBalancerLeavesDynamicPlansAlone) {
   EXPECT_FALSE(retrained);
   EXPECT_EQ(b.config(), dynamic);
   // The same times under a static plan are rebalanced.
-  Balancer s(devices, Config::parse("cpu=0.5", devices), BalancerSettings{});
+  TwoLevelBalancer s(devices, Config::parse("cpu=0.5", devices), BalancerSettings{});
   bool moved = false;
   for (int i = 0; i < 50 && !moved; ++i) moved = s.observe({40.0, 10.0}, {}).event.has_value();
   EXPECT_TRUE(moved);
