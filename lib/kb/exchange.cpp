@@ -12,6 +12,7 @@
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
 #include "kb/store.hpp"
+#include "kb/tree_text.hpp"
 #include "kb/utc.hpp"
 
 #include <algorithm>
@@ -267,6 +268,29 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
   };
 
+  // A plan the tree cannot run (the dynamic schedule where its partitions meet) would fail every
+  // later run of it: refused where the export or this knowledge base describes the tree.
+  auto check_schedule_fits = [&](const Reader& r, const KbEntry& e) {
+    if (e.config.schedule != Schedule::dynamic) return;
+    std::optional<std::pair<std::string, std::string>> described;  // label, description
+    for (const auto& t : trees)
+      if (t.tree == e.key.tree && !t.description.empty()) described.emplace(t.label, t.description);
+    if (!described)
+      described = impl_->locked("reading a tree's description", [&] {
+        std::optional<std::pair<std::string, std::string>> stored;
+        auto s = impl_->db.prepare("SELECT label, description FROM trees WHERE tree = ?");
+        s.bind_all(e.key.tree);
+        if (s.step()) stored.emplace(s.text(0), s.text(1));
+        return stored;
+      });
+    if (!described) return;
+    const std::string name = described->first.empty() ? e.key.tree.substr(0, 12) : described->first;
+    if (auto why = detail::kb::partitions_meet(described->second))
+      r.fail("(tree '" + name + "') has plan " + e.config.str() +
+             " with the dynamic schedule, which the tree cannot run: its partitions meet while it runs (" + *why +
+             "); export a static plan of it, or let the runtime plan it");
+  };
+
   struct ImportedEntry {
     std::int64_t file_id;
     std::optional<std::int64_t> file_source;
@@ -295,6 +319,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     e.created = r.text("created");
     e.updated = r.text("updated");
     check_imported(r.path(), [&] { check_entry(e); });
+    check_schedule_fits(r, e);
     entries.push_back(std::move(ie));
   });
   std::vector<KbRun> runs;
