@@ -16,6 +16,6 @@ int main(int argc, char** argv) {
                                           {"leaf", "keys per leaf (a power of two)", "1024"}});
   sample.params.key = opts.get("key", "uint");
   sample.params.fanout = opts.get_count("fanout", 2, 2, 1024);
-  sample.params.leaf_size = opts.get_count("leaf", 1024, 1, 1 << 20);
+  sample.params.leaf_size = opts.get_power_of_two("leaf", 1024, 1, 1 << 20);
   return sinew::samples::cli::run(sample, opts);
 }

@@ -215,7 +215,10 @@ class KnowledgeBase {
   // events already present are skipped; an entry of the same key and features is replaced when
   // the imported one was updated later (executions: the larger count). An older export is read
   // as its file would be migrated: old strategy spellings and counter-named vector features (see
-  // KbFeatures, from the export's tree descriptions) become today's. Throws
+  // KbFeatures, from the export's tree descriptions) become today's. An entry whose plan the tree
+  // cannot run — the dynamic schedule for a tree whose partitions meet mid-run (divide and
+  // conquer, a scan, a loop's predicate, halos or whole reads of what it writes), as the export's
+  // or this knowledge base's description of the tree shows — is refused. Throws
   // sinew::Error(errc::invalid_argument) naming what is malformed.
   KbCounts import_json(std::string_view json);
   // Removes everything of one tree, or everything. Returns what was removed.

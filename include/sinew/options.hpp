@@ -315,7 +315,8 @@ struct RuntimeOptions {
   // debugging. $SINEW_POISON_CHECK; default false.
   std::optional<bool> poison_check;
   // Write a Chrome trace of every run to this file ("-N" appended when it exists); a trace
-  // profiles the run. $SINEW_TRACE; default none ("").
+  // profiles the run. A path in a missing or unwritable directory is refused when the Runtime is
+  // made. $SINEW_TRACE; default none ("").
   std::optional<std::string> trace;
 
   // Directory of the on-disk program cache. Default $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
@@ -358,26 +359,28 @@ struct RuntimeOptions {
   RuntimeOptions effective() const;
 };
 
+// Every member has a default member initialiser, so that designated initialisers naming some of
+// them (`{.device = i}`) compile warning-free under -Wextra (-Wmissing-field-initializers).
 struct RunOptions {
   // Run on this runtime device alone (an index into Runtime::devices()).
-  std::optional<std::size_t> device;
+  std::optional<std::size_t> device = std::nullopt;
   // Run with this plan (overrides `device`).
-  std::optional<Config> config;
+  std::optional<Config> config = std::nullopt;
   // Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
-  std::string plan;
+  std::string plan = {};
   // With none of the above, the knowledge base plans the run; `train` retrains even when it
   // already knows this tree and input.
   bool train = false;
   // The online balancer: empty means on for plans from the knowledge base (when
   // BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
   // (`config`/`plan`), which is then only the starting point (nothing is stored for it).
-  std::optional<bool> balance;
+  std::optional<bool> balance = std::nullopt;
   // Device-side timing: the run's queues profile every command, so the Report has each
   // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
   // `kernels`). Empty: RuntimeOptions::profile. Profiling costs time (about 9% of a 50M-float
   // saxpy split on the H100); Report::device_ms, which the scheduler uses, is host-timed and
   // always there. A trace being written (RuntimeOptions::trace) profiles whatever this says.
-  std::optional<bool> profile;
+  std::optional<bool> profile = std::nullopt;
 };
 
 // One setting that a variable gives: for `sinew options`, the README's table and messages.

@@ -148,6 +148,10 @@ Arg iteration();                // the loop step number, as uint
 Arg offset(const VectorRef& v); // first element of this slice within v, as uint
 Arg count(const VectorRef& v);  // elements of v in this slice, as uint
 Arg size(const VectorRef& v);   // elements of the whole v, as uint
+// What an out() writes must go somewhere: the tree check refuses an out() vector that is bound to
+// no host memory and that no leaf reads (a later stage, the next iteration of a loop, a copy, a
+// reducer), since the result would be dropped. An unbound vector that a later leaf reads is a
+// channel: it stays on the devices.
 
 // Stencils. `halo(v, before, after)` reads this device's slice of v together with `before`
 // units of v ahead of it and `after` units behind it (units: v.unit() elements, e.g. image rows),
@@ -156,7 +160,8 @@ Arg size(const VectorRef& v);   // elements of the whole v, as uint
 // readable. Where the halo passes the vector's own edges it holds what `boundary` says. When a
 // tree writes v (an earlier pipeline stage, a loop's copy) only the halo units move between the
 // devices before the next read; a vector the tree only reads is read with its halo from the host.
-// Widths are checked before any device work (a negative width is an error).
+// Widths are checked before any device work (a negative width is an error), and the kernel's
+// parameter must be const (`__global const T*`).
 Arg halo(const VectorRef& v, std::ptrdiff_t before, std::ptrdiff_t after, Boundary boundary = Boundary::none);
 // A halo whose units beyond the vector's edges are copies of `value` (Boundary::constant).
 template <class T>
@@ -227,7 +232,8 @@ class Kernel : public Node {
   // NDRange shape. dims 1 (default): units*unit/ept work-items. dims 2: (unit/ept, units).
   // dims 3: (x/ept, unit/x, units) — a unit is an x-by-(unit/x) plane, e.g. one z-slice.
   Kernel& dims(unsigned n, std::size_t x = 0);
-  // The vector whose units define the NDRange (default: the first in/out/inout argument).
+  // The vector whose units define the NDRange (default: the first in/out/inout argument); one of
+  // the kernel's own vector arguments (the tree check refuses another).
   Kernel& range_of(const VectorRef& v);
   // A required work-group size (the kernel depends on it) ...
   Kernel& local_size(std::vector<std::size_t> sizes);
@@ -254,7 +260,8 @@ Node pipeline(N&&... stages) { return pipeline(std::vector<Node>{Node(std::forwa
 // The body applied to independent partitions of the data.
 Node map(Node body);
 
-// Copies src into dst slice by slice (same element type and unit), e.g. to feed a loop.
+// Copies src into dst slice by slice, e.g. to feed a loop. Both vectors have the same element
+// type and unit (the tree check refuses others: a copy moves bytes, it converts nothing).
 Node copy(const VectorRef& src, const VectorRef& dst);
 
 // A value produced by a run: the bytes of one element of `type`.
@@ -282,7 +289,8 @@ class LoopState {
 class Loop : public Node {
  public:
   explicit Loop(std::shared_ptr<detail::NodeImpl> impl) : Node(std::move(impl)) {}
-  // Runs the body n times (with `until`: at most n times).
+  // Runs the body n times (with `until`: at most n times). n >= 1: times(0) throws
+  // sinew::Error(errc::invalid_argument) (a loop runs its body at least once).
   Loop& times(std::size_t n);
   // Runs the body until `done(value)` is true, where value is `r` as produced by this iteration.
   template <class T, class F>

@@ -12,6 +12,7 @@
 #include "kb/schema.hpp"
 #include "kb/sqlite.hpp"
 #include "kb/store.hpp"
+#include "kb/tree_text.hpp"
 #include "kb/utc.hpp"
 
 #include <algorithm>
@@ -171,6 +172,34 @@ void read_section(const json::Value& doc, const char* name, F&& read) {
   }
 }
 
+struct ImportedTree {
+  std::string tree, label, description, created;
+};
+
+// A plan the tree cannot run (the dynamic schedule where its partitions meet) would fail every
+// later run of it: refused where the export (`trees`) or this knowledge base describes the tree.
+void check_schedule_fits(const Reader& r, const KbEntry& e, const std::vector<ImportedTree>& trees,
+                         KnowledgeBase::Impl& kb) {
+  if (e.config.schedule != "dynamic") return;
+  std::optional<std::pair<std::string, std::string>> described;  // label, description
+  for (const auto& t : trees)
+    if (t.tree == e.key.tree && !t.description.empty()) described.emplace(t.label, t.description);
+  if (!described)
+    described = kb.locked("reading a tree's description", [&] {
+      std::optional<std::pair<std::string, std::string>> stored;
+      auto s = kb.db.prepare("SELECT label, description FROM trees WHERE tree = ?");
+      s.bind_all(e.key.tree);
+      if (s.step()) stored.emplace(s.text(0), s.text(1));
+      return stored;
+    });
+  if (!described) return;
+  const std::string name = described->first.empty() ? e.key.tree.substr(0, 12) : described->first;
+  if (auto why = detail::kb::partitions_meet(described->second))
+    r.fail("(tree '" + name + "') has plan " + e.config.str() +
+           " with the dynamic schedule, which the tree cannot run: its partitions meet while it runs (" + *why +
+           "); export a static plan of it, or let the runtime plan it");
+}
+
 }  // namespace
 
 std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) const {
@@ -241,9 +270,6 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
 
   // Read and check everything before touching the database.
-  struct ImportedTree {
-    std::string tree, label, description, created;
-  };
   std::vector<ImportedTree> trees;
   read_section(doc, "trees", [&](const Reader& r) {
     trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
@@ -295,6 +321,7 @@ KbCounts KnowledgeBase::import_json(std::string_view text) {
     e.created = r.text("created");
     e.updated = r.text("updated");
     check_imported(r.path(), [&] { check_entry(e); });
+    check_schedule_fits(r, e, trees, *impl_);
     entries.push_back(std::move(ie));
   });
   std::vector<KbRun> runs;

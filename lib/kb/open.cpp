@@ -188,8 +188,9 @@ Connection open_checked(const std::string& path, const KbOptions& options) {
 }
 
 // A knowledge base for reading only (KbOptions::read_only): identified like any, then read where
-// it is — or, written by an older Sinew, copied into memory and migrated there, the file
-// unchanged. Nothing is created, moved or written. Throws sinew::Error(errc::knowledge_base).
+// it is — or, written by an older Sinew or empty (being created), copied into memory and migrated
+// there, the file unchanged. Nothing is created, moved or written. Throws
+// sinew::Error(errc::knowledge_base).
 std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, const KbOptions& options) {
   auto refuse = [&](const std::string& why) -> std::unique_ptr<KnowledgeBase::Impl> {
     throw Error(sinew::errc::knowledge_base, "knowledge base " + path + " cannot be read: " + why);
@@ -218,7 +219,9 @@ std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, c
       }
       sqlite3_backup_finish(copy);
       configure(impl->db);
-      if (version > 0) migrate(impl->db);
+      // Version 0 is an empty database (a 0-byte file, or one whose creator has not written the
+      // schema yet): the copy gets today's empty schema and reads as an empty knowledge base.
+      migrate(impl->db);
     }
     impl->db.exec("PRAGMA query_only = ON");  // every write fails, as on the file itself
     return impl;

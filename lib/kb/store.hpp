@@ -37,8 +37,8 @@ class KnowledgeBase::Impl {
         fix = "free some disk space";
       else if (e.primary() == SQLITE_CORRUPT || e.primary() == SQLITE_NOTADB)
         fix = "the file is damaged: a new process moves it aside and starts a fresh one";
-      throw Error(sinew::errc::knowledge_base, std::string("knowledge base ") + path + ": " + doing + ": " + e.what(),
-                  {.api_call = "sqlite3", .fix = fix});
+      throw Error(sinew::errc::knowledge_base,
+                  std::string("knowledge base ") + path + ": " + doing + ": SQLite: " + e.what(), {.fix = fix});
     }
   }
 

@@ -181,12 +181,14 @@ E choice(std::string_view text, const std::string& what) {
   refuse(what, text, spellings<E>());
 }
 
-std::uint64_t bytes(std::string_view text, const std::string& what) {
+namespace {
+// A whole number of bytes with an optional unit, 0 included; malformed text is refused.
+std::uint64_t size_in_bytes(std::string_view text, const std::string& what) {
   const std::string accepted = "a size: a whole number of bytes, or with a unit KB, MB, GB or TB (e.g. 256MB)";
   std::uint64_t v = 0;
   const char* end = text.data() + text.size();
   auto [stop, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || v == 0) refuse(what, text, accepted);
+  if (text.empty() || ec != std::errc()) refuse(what, text, accepted);
   std::string unit(stop, end);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   int shift = -1;
@@ -199,6 +201,20 @@ std::uint64_t bytes(std::string_view text, const std::string& what) {
   return v << shift;
 }
 
+// A size of 0 reads as a size: the message says what is wrong with it (`rule`) and the fix.
+[[noreturn]] void refuse_zero(const std::string& what, std::string_view text, const std::string& rule,
+                              const std::string& fix) {
+  detail::throw_error(errc::invalid_argument, what + " = '" + std::string(text) + "' is 0 bytes: " + rule,
+                      {.argument = what, .fix = fix});
+}
+}  // namespace
+
+std::uint64_t bytes(std::string_view text, const std::string& what) {
+  const std::uint64_t v = size_in_bytes(text, what);
+  if (v == 0) refuse_zero(what, text, "a size must be above 0", "give at least 1 byte (e.g. 64MB)");
+  return v;
+}
+
 std::vector<std::pair<std::string, std::uint64_t>> memory_caps(std::string_view text, const std::string& what) {
   std::vector<std::pair<std::string, std::uint64_t>> caps;
   for (const std::string& item : detail::split_items(std::string(text))) {
@@ -209,7 +225,13 @@ std::vector<std::pair<std::string, std::uint64_t>> memory_caps(std::string_view 
     selection.erase(selection.find_last_not_of(" \t") + 1);
     std::string size = item.substr(eq + 1);
     size.erase(0, size.find_first_not_of(" \t"));
-    caps.emplace_back(selection, bytes(size, what + " (" + selection + ")"));
+    const std::string named = what + " (" + selection + ")";
+    const std::uint64_t cap = size_in_bytes(size, named);
+    if (cap == 0)
+      refuse_zero(named, size, "a memory cap must be above 0 (no run fits in no memory)",
+                  "give the device at least 1 byte (e.g. " + selection + "=64MB), or leave it out of the run with "
+                  "SINEW_DEVICES");
+    caps.emplace_back(selection, cap);
   }
   return caps;
 }

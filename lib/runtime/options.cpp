@@ -6,6 +6,8 @@
 
 #include <sinew/options.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -139,6 +141,25 @@ std::string home_based(const char* xdg, const char* below_home) {
   return fs::temp_directory_path().string();  // no home: still somewhere writable
 }
 
+// A trace is written after each run to the path, or beside it with "-N" appended: a path that is
+// a directory, or whose directory is missing or not writable, is refused when the Runtime is made
+// rather than warned about after the first run. Nothing is created here.
+void check_trace_path(const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  const std::string what = "RuntimeOptions::trace ($SINEW_TRACE)";
+  std::error_code ec;
+  const fs::path file(path);
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::string why;
+  if (fs::is_directory(file, ec) || !file.has_filename()) why = "it is a directory";
+  else if (!fs::is_directory(dir, ec)) why = "its directory " + dir.string() + " does not exist";
+  else if (::access(dir.c_str(), W_OK | X_OK) != 0) why = "its directory " + dir.string() + " is not writable";
+  if (why.empty()) return;
+  throw_error(errc::invalid_argument, what + " = '" + path + "' cannot be written: " + why,
+              {.argument = what, .fix = "give a file path in a writable directory (e.g. /tmp/sinew-trace.json)"});
+}
+
 }  // namespace
 
 const std::vector<EnvironmentVariable>& environment_variables() {
@@ -245,6 +266,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   if (!o.profile) o.profile = false;
   if (!o.poison_check) o.poison_check = false;
   if (!o.trace) o.trace = "";
+  check_trace_path(*o.trace);
   if (!o.cache_dir || o.cache_dir->empty()) o.cache_dir = home_based("XDG_CACHE_HOME", ".cache") + "/sinew";
   if (!o.disk_cache) o.disk_cache = true;
   if (!o.kb_path || o.kb_path->empty())

@@ -23,6 +23,20 @@
 namespace sinew {
 
 namespace detail {
+namespace {
+// The runtime's plan (RuntimeOptions::config, $SINEW_CONFIG), read against its devices: an error
+// names the setting and its variable, since the plan is given far from any run.
+Config default_plan(const std::string& text, const std::vector<DeviceInfo>& devices) {
+  try {
+    return Config::parse(text, devices);
+  } catch (const Error& e) {
+    const std::string where = "RuntimeOptions::config ($SINEW_CONFIG)";
+    ErrorContext context = e.context();
+    context.argument = context.argument.empty() ? where : where + ": " + context.argument;
+    throw Error(e.code(), where + " = '" + text + "': " + e.message(), context);
+  }
+}
+}  // namespace
 
 class RuntimeImpl {
  public:
@@ -54,7 +68,7 @@ class RuntimeImpl {
       info.index = env_.infos.size();
       env_.infos.push_back(info);
     }
-    if (!options_.config->empty()) default_config_ = Config::parse(*options_.config, env_.infos);
+    if (!options_.config->empty()) default_config_ = default_plan(*options_.config, env_.infos);
     env_.transfer = *options_.transfer;
     env_.copy_threads = *options_.copy_threads;
     env_.hardware_threads = std::max(1u, std::thread::hardware_concurrency());

@@ -34,9 +34,10 @@ Planner::~Planner() {
   }
 }
 
-bool Planner::usable(const KbEntry& e) {
+bool Planner::usable(const KbEntry& e, const PreparedTree& p) {
   try {
     e.config.check(env_.infos, "knowledge-base entry #" + std::to_string(e.id));
+    check_schedule(p.analysis, e.config, "knowledge-base entry #" + std::to_string(e.id) + ": plan");
     return true;
   } catch (const Error& error) {
     // A plan the runtime cannot run (imported from elsewhere, written by hand) is no plan: the
@@ -122,7 +123,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     const std::uint64_t gen = generation();
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, p.features); });
-    if (!hit || !usable(*hit)) return std::nullopt;
+    if (!hit || !usable(*hit, p)) return std::nullopt;
     // Without the idle devices' levels (an entry stored before training named a device alone at
     // one level only): a plan of one device runs that device alone's partitions and queues.
     Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
@@ -137,7 +138,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     if (auto hit = lookup()) return *hit;
   std::vector<KbEntry> known;
   safely([&] { known = kb_.entries(key); });
-  std::erase_if(known, [&](const KbEntry& e) { return !usable(e); });
+  std::erase_if(known, [&](const KbEntry& e) { return !usable(e, p); });
   std::optional<Derived> derived;
   std::vector<Config> alone_levels;  // the cost model's pick for each device alone, for the check
   if (!known.empty()) derived = interpolator_->derive(known, p.features);

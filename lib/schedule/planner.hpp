@@ -149,8 +149,9 @@ class Planner {
   TrainingResult search(const PreparedTree& p, const std::vector<Binding>& bindings, const TrainingOptions& options,
                         const std::optional<Config>& start, const KbKey& key, const char* purpose);
   void info(const std::string& line) const;  // progress, unless quiet
-  // Whether a stored plan fits this runtime's devices (Config::check); warns once per entry when not.
-  bool usable(const KbEntry& e);
+  // Whether a stored plan fits this runtime's devices (Config::check) and the tree (its schedule:
+  // check_schedule); warns once per entry when not.
+  bool usable(const KbEntry& e, const PreparedTree& p);
   void warn(const std::string& line) const;
   // Runs `f`; a knowledge-base failure is reported once and ignored: the computation goes on.
   template <class F>

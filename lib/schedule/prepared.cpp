@@ -216,8 +216,9 @@ Report measure_checked(Environment& env, const PreparedTree& p, const std::vecto
                         std::to_string(unit);
     for (const auto& part : rep.partitions)
       if (unit >= part.first && unit < part.first + part.units)
-        where += ", partition " + std::to_string(part.index) + " on " + part.device_name + ", units [" +
-                 std::to_string(part.first) + ", " + std::to_string(part.first + part.units) + ")";
+        where += ", partition " + std::to_string(part.index) + " on " + env.infos.at(part.device).id() + " (" +
+                 part.device_name + "), units [" + std::to_string(part.first) + ", " +
+                 std::to_string(part.first + part.units) + ")";
     fail(where + ")", "vector '" + b.vector->name + "'");
   }
   for (const auto& [name, value] : rep.results) {

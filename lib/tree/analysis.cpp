@@ -9,6 +9,39 @@
 #include <set>
 
 namespace sinew::detail {
+namespace {
+
+// What a leaf writes with out() goes to the host memory its vector is bound to, or to a leaf that
+// reads it later (a channel: a later stage, a loop's next iteration, a copy, a reducer). A vector
+// with neither would take the result with it at the end of the run, without a word.
+void check_outputs_are_kept(const NodeImpl& root, const Analysis& an) {
+  std::set<const VectorState*> read;
+  visit(root, [&](const NodeImpl& n) {
+    if (const VectorState* v = n.extra_vector()) read.insert(v);  // a reducer's input
+    if (!n.is_leaf()) return;
+    for (const auto& a : n.args) {
+      const bool reads = (a.kind == Arg::Kind::partitioned && a.access != Access::write) ||
+                         a.kind == Arg::Kind::whole || a.kind == Arg::Kind::halo;
+      if (reads && a.vector) read.insert(a.vector.get());
+    }
+  });
+  walk(root, [&](const NodeImpl& n, const std::string& path) {
+    if (!n.is_leaf()) return;
+    for (std::size_t i = 0; i < n.args.size(); ++i) {
+      const Arg& a = n.args[i];
+      if (a.kind != Arg::Kind::partitioned || a.access != Access::write) continue;
+      if (an.use(a.vector.get()).bound() || read.count(a.vector.get())) continue;
+      const std::string& name = a.vector->name;
+      fail(errc::invalid_argument, path, n.argument_label(i),
+           "vector '" + name + "' is written here, but it is bound to nothing and no leaf of the tree reads it: "
+           "what the kernel writes would be dropped",
+           "bind '" + name + "' to host memory in run() to receive it, read it in a later stage, or write to a "
+           "vector that is bound");
+    }
+  });
+}
+
+}  // namespace
 
 Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   Analysis an;
@@ -24,6 +57,10 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       if (b.data == nullptr && b.elements > 0)
         fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'", "bound to a null pointer",
              "bind it to valid host memory");
+      if (b.elements == 0)
+        fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'",
+             "bound to an empty array (0 elements): a tree runs on at least one element of every vector it is given",
+             "bind host data with at least one element, or skip the run when there is nothing to compute");
       if (b.vector->type.known() && b.type.known() && !(b.vector->type == b.type))
         fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'",
              "host data of type " + b.type.name + " bound to a vector of " + b.vector->type.name,
@@ -117,6 +154,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       fail(errc::invalid_argument, "bindings", "vector '" + v->name + "'", "the vector is not used by this tree",
            "bind only the tree's vectors (see tree.dump())");
   walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_flow(an, path); });
+  check_outputs_are_kept(root, an);
 
   // Sizes: bound vectors take the binding's size; the common unit count sizes the rest.
   for (auto& u : an.vectors) {
@@ -230,6 +268,15 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   an.swap_copies = swap_copies(root, an);
 
   return an;
+}
+
+void check_schedule(const Analysis& an, const Config& config, const std::string& where) {
+  if (config.schedule != "dynamic" || an.streamable) return;
+  const auto& j = an.joined;
+  throw_error(errc::invalid_argument,
+              where + " " + config.str() + " asks for the dynamic schedule, but the tree's partitions depend on each "
+              "other: '" + j.node + "' " + j.why,
+              {.node = j.node, .argument = j.argument, .fix = "use schedule=static for this tree (" + j.fix + ")"});
 }
 
 std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,

@@ -123,6 +123,8 @@ class NodeImpl {
   virtual bool joins_partitions() const { return false; }
   // The vector whose units define a leaf's NDRange or extent: the first partitioned argument.
   virtual std::shared_ptr<VectorState> range() const;
+  // Argument i in messages: "argument 1 (out 'y')"; a kernel adds its parameter's name.
+  virtual std::string argument_label(std::size_t i) const;
 
   std::string name;  // Node::name; "" for none
   std::vector<Arg> args;

@@ -126,25 +126,28 @@ std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& s
       if (s[close] == ')' && --depth == 0) break;
     }
     if (close >= s.size()) return std::nullopt;
-    std::string list = s.substr(open + 1, close - open - 1);
-    std::vector<KernelParam> params;
-    std::string cur;
-    depth = 0;
-    for (char c : list) {
-      if (c == '(') ++depth;
-      if (c == ')') --depth;
-      if (c == ',' && depth == 0) {
-        params.push_back(parse_param(cur));
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    auto rest = tokens(cur);
-    if (!rest.empty() && !(rest.size() == 1 && rest[0] == "void")) params.push_back(parse_param(cur));
-    return params;
+    return parse_param_list(s.substr(open + 1, close - open - 1));
   }
   return std::nullopt;
+}
+
+std::vector<KernelParam> parse_param_list(const std::string& list) {
+  std::vector<KernelParam> params;
+  std::string cur;
+  int depth = 0;
+  for (char c : list) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      params.push_back(parse_param(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  auto rest = tokens(cur);
+  if (!rest.empty() && !(rest.size() == 1 && rest[0] == "void")) params.push_back(parse_param(cur));
+  return params;
 }
 
 }  // namespace sinew::detail

@@ -1,6 +1,7 @@
-// tree/reduce_type.cpp — naming and measuring the element type of a user reduction before device
-// work: the reducer's first parameter gives the struct's OpenCL C name, and the struct's members
-// under OpenCL C's layout rules give its size, compared with sizeof in C++ by the tree check.
+// tree/reduce_type.cpp — reading a user's operator (a reduction's or a scan's function) before
+// device work: its parameters; the reducer's first parameter gives the struct's OpenCL C name, and
+// the struct's members under OpenCL C's layout rules give its size, compared with sizeof in C++ by
+// the tree check.
 #include "tree/source_text.hpp"
 
 #include <cctype>
@@ -164,9 +165,9 @@ class Definitions {
 
 }  // namespace
 
-std::string first_param_type(const std::string& source, const std::string& function) {
+std::optional<std::vector<KernelParam>> function_params(const std::string& source, const std::string& function) {
   const std::string s = strip_comments(source);
-  if (function.empty()) return "";
+  if (function.empty()) return std::nullopt;
   for (std::size_t pos = 0; (pos = s.find(function, pos)) != std::string::npos; pos += function.size()) {
     const std::size_t after = pos + function.size();
     if ((pos > 0 && is_ident(s[pos - 1])) || (after < s.size() && is_ident(s[after]))) continue;
@@ -179,11 +180,15 @@ std::string first_param_type(const std::string& source, const std::string& funct
     }
     const std::size_t body = s.find_first_not_of(" \t\r\n", close + 1);
     if (close >= s.size() || body == std::string::npos || s[body] != '{') continue;  // a call or a prototype
-    const std::string list = s.substr(open + 1, close - open - 1);
-    const KernelParam p = parse_param(list.substr(0, list.find(',')));
-    return p.pointer ? "" : p.type;
+    return parse_param_list(s.substr(open + 1, close - open - 1));
   }
-  return "";
+  return std::nullopt;
+}
+
+std::string first_param_type(const std::string& source, const std::string& function) {
+  const auto params = function_params(source, function);
+  if (!params || params->empty() || params->front().pointer) return "";
+  return params->front().type;
 }
 
 std::optional<TypeLayout> opencl_type_layout(const std::string& source, const std::string& type) {

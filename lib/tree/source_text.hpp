@@ -18,6 +18,12 @@ bool is_ident(char c);
 std::vector<std::string> tokens(const std::string& s);
 // One parameter's declaration ("__global const float* x") read into its parts.
 KernelParam parse_param(const std::string& text);
+// A parameter list's text (between the parentheses) read parameter by parameter; "void" is none.
+std::vector<KernelParam> parse_param_list(const std::string& list);
+
+// The parameters of the function `function` *defined* in `source` (a prototype or a call is not a
+// definition). Empty when no definition is found (a macro, a misspelling).
+std::optional<std::vector<KernelParam>> function_params(const std::string& source, const std::string& function);
 
 // The type of the first parameter of the function `function` *defined* in `source` (a prototype or
 // a call is not a definition): for a reducer `T f(T a, T b)`, its element type T as written

@@ -147,6 +147,10 @@ std::shared_ptr<VectorState> NodeImpl::range() const {
   return nullptr;
 }
 
+std::string NodeImpl::argument_label(std::size_t i) const {
+  return "argument " + std::to_string(i) + " (" + args.at(i).describe() + ")";
+}
+
 namespace {
 void walk_impl(const NodeImpl& n, const std::string& parent,
                const std::function<void(const NodeImpl&, const std::string&)>& f, std::size_t index) {

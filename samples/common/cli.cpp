@@ -2,6 +2,7 @@
 #include "common/cli.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -251,6 +252,15 @@ std::uint64_t Options::get_count(const std::string& name, std::uint64_t fallback
   auto it = values.find(name);
   if (it == values.end()) return fallback;
   return checked(program, [&] { return sinew::parse::count(it->second, "--" + name, min, max); });
+}
+
+std::uint64_t Options::get_power_of_two(const std::string& name, std::uint64_t fallback, std::uint64_t min,
+                                        std::uint64_t max) const {
+  const std::uint64_t v = get_count(name, fallback, min, max);
+  if ((v & (v - 1)) != 0)
+    usage_error(program, "--" + name + " = '" + values.at(name) + "' is not a power of two from " + std::to_string(min) +
+                             " to " + std::to_string(max) + " (e.g. " + std::to_string(std::bit_floor(v)) + ")");
+  return v;
 }
 
 double Options::get_number(const std::string& name, double fallback, double min, double max, bool min_open) const {

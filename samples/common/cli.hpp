@@ -47,6 +47,9 @@ struct Options {
   // number in [min, max] ((min, max] with min_open). A bad value prints a one-line message naming
   // the flag, the value and what is accepted, and exits with 2.
   std::uint64_t get_count(const std::string& name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) const;
+  // get_count() for a count that must also be a power of two (a bitonic network's keys).
+  std::uint64_t get_power_of_two(const std::string& name, std::uint64_t fallback, std::uint64_t min,
+                                 std::uint64_t max) const;
   double get_number(const std::string& name, double fallback, double min, double max, bool min_open = false) const;
 };
 

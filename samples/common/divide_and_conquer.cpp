@@ -30,6 +30,11 @@ std::string Mergesort::description() const {
 std::size_t Mergesort::elements_for(std::size_t size) const {
   if (params.key != "uint" && params.key != "float")
     throw std::invalid_argument("mergesort: keys are uint or float, not '" + params.key + "'");
+  // The bitonic leaf (kernels/mergesort.cl) sorts a power of two of keys; any other leaf size
+  // would leave keys out of place.
+  if (params.leaf_size == 0 || (params.leaf_size & (params.leaf_size - 1)) != 0)
+    throw std::invalid_argument("mergesort: a leaf of " + std::to_string(params.leaf_size) +
+                                " keys is not a power of two (the bitonic leaf sorts 2^k keys)");
   return checked_elements(name(), size ? size : params.elements);
 }
 

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 using namespace sinew;
 
 namespace {
@@ -147,4 +150,71 @@ TEST(RunBadInput, SharesThatDoNotAddUpToOneAreRefused) {
     EXPECT_NE(what.find("add up to"), std::string::npos) << what;
   }
   EXPECT_EQ(data, std::vector<float>(64, 3.0f));
+}
+
+// A plan in SINEW_CONFIG that does not read is an error naming the variable (and the setting a
+// program gives it through), when the Runtime is made.
+TEST(RunBadInput, ABadDefaultPlanNamesItsVariable) {
+  const char* old = std::getenv("SINEW_CONFIG");
+  const std::string saved = old ? old : "";
+  ::setenv("SINEW_CONFIG", "cpu=abc", 1);
+  try {
+    Runtime rt;
+    ADD_FAILURE() << "SINEW_CONFIG=cpu=abc accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+    EXPECT_NE(std::string(e.what()).find("SINEW_CONFIG"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cpu=abc"), std::string::npos) << e.what();
+  }
+  if (old) ::setenv("SINEW_CONFIG", saved.c_str(), 1);
+  else ::unsetenv("SINEW_CONFIG");
+  RuntimeOptions o;
+  o.config = "cpu=abc";
+  try {
+    Runtime rt(o);
+    ADD_FAILURE() << "RuntimeOptions::config cpu=abc accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("RuntimeOptions::config"), std::string::npos) << e.what();
+  }
+}
+
+// The poison check's error names the partition's device by its id ("cpu:0"), which tells two
+// devices of one name apart, beside its OpenCL name.
+TEST(RunBadInput, ThePoisonCheckNamesTheDeviceById) {
+  const char* past = R"CL(
+__kernel void past(__global const int* in, __global int* out, uint width, uint off, uint total) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  uint row = off / width + (uint)y, rows = total / width;
+  const __global int* c = in + y * width + x;
+  int s = 2 * c[0];
+  if (row > 0) s += c[-(int)width];
+  if (row + 1 < rows) s += 3 * c[width];
+  out[y * width + x] = s;
+}
+)CL";
+  const std::size_t count = Runtime().devices().size(), width = 4, rows = 37;
+  RuntimeOptions o;
+  o.discrete = std::to_string(count - 1);
+  o.poison_check = true;
+  Runtime rt(o);
+  std::vector<int> img(rows * width), result(rows * width, 0);
+  for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>(i % 23) - 11;
+  auto I = sinew::vector<cl_int>().unit(width).name("img");
+  auto O = sinew::vector<cl_int>().unit(width).name("out");
+  auto k = kernel_source(past, "past", "past.cl")
+               .args(in(I), out(O), scalar(cl_uint(width)), offset(O), size(O))
+               .dims(2);
+  Config c;
+  c.shares.assign(count, 1.0 / static_cast<double>(count));
+  c.overlap = 2;
+  try {
+    rt.run(k, {{I, img}, {O, result}}, RunOptions{.config = c}).get();
+    FAIL() << "the poison check let a kernel read past its slice";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    ASSERT_NE(what.find("poison"), std::string::npos) << what;
+    bool named = false;
+    for (const auto& d : rt.devices()) named = named || what.find(" on " + d.id() + " ") != std::string::npos;
+    EXPECT_TRUE(named) << "no device id (cpu:N) in: " << what;
+  }
 }

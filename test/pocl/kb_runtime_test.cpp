@@ -409,6 +409,47 @@ TEST(KbRuntime, AStoredPlanThatDoesNotFitIsReplacedNotFatal) {
   EXPECT_NE(store->entry(first.kb_entry)->config.fission, "L4");
 }
 
+// A stored plan with the dynamic schedule for a tree whose partitions meet (a loop exchanging
+// halos), as an import of an undescribed tree could leave one, is no plan either: the run warns
+// once, trains a replacement and stores it (it used to fail every run of the tree).
+TEST(KbRuntime, AStoredDynamicPlanTheTreeCannotRunIsReplacedNotFatal) {
+  TempKb kb;
+  Report first;
+  {
+    Runtime rt(with_kb(kb.path));
+    Holder h;
+    Case c = make_case("halo_loop_constant", 64, h);
+    first = rt.run(c.tree, c.bindings).get();
+    ASSERT_EQ(first.provenance, Provenance::trained);
+  }
+  {
+    auto store = KnowledgeBase::open(kb.path, {.log = {}});
+    KbEntry e = *store->entry(first.kb_entry);
+    e.config.shares.assign(e.config.shares.size(), 1.0 / static_cast<double>(e.config.shares.size()));
+    e.config.schedule = "dynamic";
+    e.config.set("min_chunk", "2");
+    store->store_entry(e);
+  }
+  std::vector<std::string> warnings;
+  RuntimeOptions o = with_kb(kb.path);
+  o.log = [&](LogLevel level, const std::string& line) {
+    if (level == LogLevel::warning) warnings.push_back(line);
+  };
+  Runtime rt(o);
+  for (int i = 0; i < 2; ++i) {
+    Holder h;
+    Case c = make_case("halo_loop_constant", 64, h);
+    c.report = rt.run(c.tree, c.bindings).get();
+    EXPECT_EQ(c.check(), "");
+    EXPECT_EQ(c.report.config.schedule, "static");
+    EXPECT_EQ(c.report.provenance, i == 0 ? Provenance::trained : Provenance::knowledge_base);
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("dynamic"), std::string::npos) << warnings[0];
+  auto store = KnowledgeBase::open(kb.path, {.log = {}});
+  EXPECT_EQ(store->entry(first.kb_entry)->config.schedule, "static");
+}
+
 // The default derivation (Interpolation::cost_model): with runs of each device alone at two sizes,
 // a third size's plan is the one the fitted per-device costs predict fastest there (unchecked
 // here: derive_executions 0), stored as "cost_model" with the nearest size as its source.

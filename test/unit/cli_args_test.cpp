@@ -236,6 +236,11 @@ TEST(SampleCli, BadOwnFlagsAreRefused) {
       {"segmentation", {"--lo", "300"}},
       {"segmentation", {"--width", "-4"}},
       {"fft", {"--length", ""}},
+      // The bitonic leaf sorts a power of two of keys: any other leaf sorted wrongly.
+      {"mergesort", {"--leaf", "3"}},
+      {"mergesort", {"--leaf", "6"}},
+      {"mergesort", {"--leaf", "100"}},
+      {"mergesort", {"--leaf", "1000"}},
   };
   for (const auto& c : cases) {
     TempDir dir;
@@ -299,6 +304,9 @@ TEST(SampleHostBytes, RefusesWhatPrepareRefusesAndLeavesTheParameters) {
   EXPECT_TRUE(contains(refused(nbody, "1"), "2^30"));
   samples::Segmentation segmentation;
   EXPECT_TRUE(contains(refused(segmentation, "1000"), "whole slices"));
+  samples::Mergesort mergesort(samples::MergesortParams{.leaf_size = 3});
+  EXPECT_TRUE(contains(refused(mergesort, "4096"), "power of two")) << refused(mergesort, "4096");
+  EXPECT_THROW(mergesort.prepare(std::size_t{4096}), std::invalid_argument);
   // prepare() checks before it changes anything: a refused size leaves the parameters as they were.
   EXPECT_THROW(saxpy.prepare(std::size_t{4294967296ull}), std::invalid_argument);
   EXPECT_EQ(saxpy.params.elements, samples::SaxpyParams{}.elements);

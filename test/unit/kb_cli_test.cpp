@@ -80,6 +80,30 @@ TEST(KbCli, ReadingCommandsLeaveABadFileAsItIs) {
   }
 }
 
+// A 0-byte file (just created by a process that has not written its schema yet) reads as an
+// empty knowledge base: list and export exit 0, show finds no tree as in any knowledge base
+// without it, and the file stays 0 bytes with nothing created beside it.
+TEST(KbCli, ReadingCommandsOnAnEmptyFileSeeAnEmptyKnowledgeBase) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  kbtest::write_file(path, "");
+  auto list = sinew_cli(dir, "kb list --kb '" + path + "'");
+  EXPECT_EQ(list.status, 0) << list.err;
+  auto exported = sinew_cli(dir, "kb export --kb '" + path + "'");
+  EXPECT_EQ(exported.status, 0) << exported.err;
+  EXPECT_TRUE(contains(exported.out, "\"entries\"")) << exported.out;
+  auto show = sinew_cli(dir, "kb show aaaa --kb '" + path + "'");
+  EXPECT_TRUE(contains(show.err, "no tree")) << show.err;
+  for (const Result* r : {&list, &exported, &show}) {
+    EXPECT_FALSE(contains(r->err, "no such table")) << r->err;
+    EXPECT_FALSE(contains(r->err, "OpenCL")) << r->err;
+  }
+  EXPECT_EQ(kbtest::read_file(path), "");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"kb.sqlite"}));
+}
+
 TEST(KbCli, ListShowExportClearImport) {
   TempDir dir;
   const std::string path = dir.file("kb.sqlite");

@@ -295,6 +295,28 @@ TEST(KbOpen, EmptyFileIsANewKnowledgeBase) {
   EXPECT_TRUE(kb->persistent()) << kb->warning();
 }
 
+// A 0-byte file (a knowledge base another process has just created, or `touch kb.sqlite`) read
+// for reading only is an empty knowledge base: every read answers nothing, and the file stays
+// 0 bytes with nothing beside it (it used to fail with "no such table: trees").
+TEST(KbOpen, EmptyFileReadsAsAnEmptyKnowledgeBase) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  write_file(path, "");
+  auto kb = KnowledgeBase::open(path, {.log = {}, .read_only = true});
+  EXPECT_TRUE(kb->trees().empty());
+  EXPECT_TRUE(kb->match_trees("").empty());
+  EXPECT_TRUE(kb->entries(key()).empty());
+  EXPECT_TRUE(kb->entries_for_tree(key().tree).empty());
+  EXPECT_TRUE(kb->runs_for_tree(key().tree).empty());
+  EXPECT_FALSE(kb->find(key(), {{"n", 1}}));
+  const std::string json = kb->export_json();
+  EXPECT_TRUE(contains(json, "\"entries\": []") || contains(json, "\"entries\":[]")) << json;
+  EXPECT_THROW(kb->store_entry(entry(key(), {{"n", 1}}, config({1, 0}), 1)), sinew::Error);  // still read-only
+  kb.reset();
+  EXPECT_EQ(read_file(path), "");
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{"kb.sqlite"}));
+}
+
 // Sets environment variables for one scope.
 class Env {
  public:

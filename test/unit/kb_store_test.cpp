@@ -2,6 +2,7 @@
 // features), events, trees, validation, export/import/clear, and use from several threads.
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
+#include <sinew/tree.hpp>
 #include <sinew/version.hpp>
 
 #include "kb/kb_test_util.hpp"
@@ -580,3 +581,78 @@ TEST(KbKey, DeviceSetSignatureNamesEveryDeviceInOrder) {
 }
 
 }  // namespace
+
+// ----- imported plans the tree cannot run ----------------------------------------------------
+
+namespace {
+
+const char* kKernels = R"CL(
+__kernel void stencil(__global const int* in, __global int* out, uint width) {}
+__kernel void scale(__global int* v) {}
+__kernel void leaf(__global SINEW_T* d, uint n, uint leaf) {}
+__kernel void merge(__global const SINEW_T* s, __global SINEW_T* d, uint n, uint run, uint k) {}
+)CL";
+
+// An export of one entry of `tree` with `plan`, with the tree's description when `described`.
+std::string export_of(const sinew::Node& tree, const std::string& plan, bool described) {
+  auto kb = KnowledgeBase::memory();
+  const auto k = key(tree.signature());
+  if (described) kb->describe_tree(k.tree, tree.label(), tree.dump());
+  auto e = entry(k, {{"n", 4096}}, config({0.5, 0.5}), 1);
+  std::vector<sinew::DeviceInfo> devices(2);
+  for (std::size_t i = 0; i < 2; ++i) devices[i].index = i;
+  e.config = sinew::Config::parse(plan, devices);
+  kb->store_entry(e);
+  return kb->export_json();
+}
+
+}  // namespace
+
+// A dynamic plan for a tree whose partitions meet mid-run (halos the tree writes, divide and
+// conquer, a scan, a loop's predicate) made every later run of the tree fail: refused at import
+// when the export or the knowledge base describes the tree, naming the entry, the tree and why.
+TEST(KbImport, DynamicPlansForTreesWhosePartitionsMeetAreRefused) {
+  using namespace sinew;
+  auto I = sinew::vector<cl_int>().unit(8).name("img");
+  auto O = sinew::vector<cl_int>().unit(8).name("out");
+  auto sweep = kernel_source(kKernels, "stencil", "k.cl").args(halo(I, 1, 1), out(O), scalar(cl_uint(8))).dims(2);
+  const Node halo_loop = loop(pipeline(sweep, copy(O, I))).times(4);
+  auto v = sinew::vector<cl_uint>().name("keys");
+  const Node sort = divide_and_conquer(v, kernel_source(kKernels, "leaf", "k.cl"), kernel_source(kKernels, "merge", "k.cl"));
+  const Node prefix = scan(v, scan_op::sum());
+  auto s = sinew::vector<cl_int>().name("s");
+  const Node streamable = kernel_source(kKernels, "scale", "k.cl").args(inout(s));
+  const Node halo_read_only = pipeline(sweep);  // reads a halo of a vector it does not write
+
+  auto refusal = [](const std::string& json, KnowledgeBase& into) {
+    try {
+      into.import_json(json);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+      return std::string(e.message());
+    }
+    return std::string("accepted");
+  };
+  for (const Node* tree : {&halo_loop, &sort, &prefix})
+    for (const char* plan : {"schedule=dynamic", "schedule=dynamic,min_chunk=64"}) {
+      auto target = KnowledgeBase::memory();
+      const std::string why = refusal(export_of(*tree, plan, true), *target);
+      EXPECT_NE(why.find("dynamic"), std::string::npos) << tree->label() << ": " << why;
+      EXPECT_NE(why.find("entries[0]"), std::string::npos) << why;
+      EXPECT_NE(why.find(tree->label()), std::string::npos) << why;
+      EXPECT_TRUE(target->entries_for_tree(tree->signature()).empty()) << "nothing is imported";
+      // The tree described by the knowledge base imported into, not by the export.
+      auto described = KnowledgeBase::memory();
+      described->describe_tree(tree->signature(), tree->label(), tree->dump());
+      EXPECT_NE(refusal(export_of(*tree, plan, false), *described).find("dynamic"), std::string::npos);
+    }
+  EXPECT_NE(refusal(export_of(halo_loop, "schedule=dynamic", true), *KnowledgeBase::memory()).find("halo"),
+            std::string::npos);
+  // Trees whose partitions never meet take a dynamic plan; an undescribed tree's plan is imported
+  // (the runtime plans afresh if it cannot run it), and so is a static plan of any tree.
+  for (const Node* tree : {&streamable, &halo_read_only})
+    EXPECT_EQ(refusal(export_of(*tree, "schedule=dynamic", true), *KnowledgeBase::memory()), "accepted")
+        << tree->label() << "\n" << tree->dump();
+  EXPECT_EQ(refusal(export_of(halo_loop, "schedule=dynamic", false), *KnowledgeBase::memory()), "accepted");
+  EXPECT_EQ(refusal(export_of(sort, "0=0.5", true), *KnowledgeBase::memory()), "accepted");
+}

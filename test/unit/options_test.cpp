@@ -155,3 +155,32 @@ TEST(Options, TheReadmeTableIsTheReadersTable) {
       << table;
   for (const auto& v : environment_variables()) EXPECT_EQ(v.name.rfind("SINEW_", 0), 0u) << v.name;
 }
+
+// A cap of 0 bytes is a size, and no cap a device can run under: the message says so.
+TEST(Options, AMemoryCapOfZeroSaysACapMustBeAboveZero) {
+  for (const std::string value : {"cpu:1=0MB", "gpu=0", "cpu:0=64MB,cpu:1=0KB"}) {
+    const std::string what = refusal("SINEW_MEMORY_CAP", value);
+    EXPECT_NE(what.find("SINEW_MEMORY_CAP"), std::string::npos) << what;
+    EXPECT_NE(what.find("above 0"), std::string::npos) << what;
+    EXPECT_EQ(what.find("is not a size"), std::string::npos) << what;
+  }
+}
+
+// A trace that cannot be written is refused when the options are checked (when a Runtime is
+// made), naming the variable, instead of a warning after the first run.
+TEST(Options, ATraceFileThatCannotBeWrittenIsRefused) {
+  for (const std::string path : {"/nonexistent-sinew-dir/trace.json", "/"}) {
+    RuntimeOptions o = RuntimeOptions::from_variables({{"SINEW_TRACE", path}});
+    try {
+      o.with_defaults();
+      ADD_FAILURE() << "SINEW_TRACE=" << path << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+      EXPECT_NE(std::string(e.what()).find("SINEW_TRACE"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+    }
+  }
+  RuntimeOptions writable;
+  writable.trace = ::testing::TempDir() + "sinew-trace.json";
+  EXPECT_NO_THROW(writable.with_defaults());
+}

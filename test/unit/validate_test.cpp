@@ -267,3 +267,114 @@ TEST(Analyze, ChannelsTakeTheirNeighboursSizeAndFeaturesAreCollected) {
   EXPECT_EQ(features[2].first, "alpha");
   EXPECT_EQ(features[2].second, 2.0);
 }
+
+// ----- Mistakes that used to pass without a word, and errors that misled -------------------------
+
+// copy(a, b) moves raw bytes: float bits into ints would be wrong values, not an error.
+TEST(BadInput, CopyBetweenVectorsOfAnotherElementTypeOrUnit) {
+  auto f = sinew::vector<cl_float>().name("f");
+  auto i = sinew::vector<cl_int>().name("i");
+  std::vector<float> hf(64);
+  std::vector<cl_int> hi(64);
+  expect_error([&] { analyze(copy(f, i), {{f, hf}, {i, hi}}); }, {"copy", "'f' -> 'i'", "float"});
+  try {
+    analyze(copy(f, i), {{f, hf}, {i, hi}});
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int"), std::string::npos) << e.what();
+  }
+  auto a = sinew::vector<cl_float>().unit(2).name("a");
+  auto b = sinew::vector<cl_float>().unit(4).name("b");
+  std::vector<float> ha(64), hb(128);  // 32 units each
+  expect_error([&] { analyze(copy(a, b), {{a, ha}, {b, hb}}); }, {"copy", "'a' -> 'b'", "unit"});
+  auto g = sinew::vector<cl_float>().name("g");
+  std::vector<float> hg(64);
+  EXPECT_NO_THROW(analyze(copy(f, g), {{f, hf}, {g, hg}}));
+}
+
+// The combine reads `src` while other work-items write `dst`: a non-const src is a kernel that
+// may write what the skeleton treats as its input.
+TEST(BadInput, DivideAndConquerCombineWithAWritableSource) {
+  const char* src = R"CL(
+__kernel void leaf(__global SINEW_T* d, uint n, uint leaf) {}
+__kernel void merge(__global SINEW_T* s, __global SINEW_T* d, uint n, uint run, uint k) {}
+)CL";
+  auto v = sinew::vector<cl_uint>().name("v");
+  std::vector<cl_uint> hv(64);
+  expect_error(
+      [&] { analyze(divide_and_conquer(v, kernel_source(src, "leaf", "dc.cl"), kernel_source(src, "merge", "dc.cl")), {{v, hv}}); },
+      {"combine", "argument 0 's'", "not const"});
+}
+
+// A kernel writes a vector that nothing binds and no later leaf reads: the result would be lost.
+TEST(BadInput, WrittenVectorThatNothingReadsOrReceives) {
+  Data d;
+  auto lost = sinew::vector<cl_float>().name("lost");
+  auto k = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), out(lost), scalar(2.0f));
+  expect_error([&] { analyze(k, {{d.x, d.hx}}); }, {"saxpy", "argument 1 'y' (out 'lost')", "bound to nothing"});
+  // In a pipeline: the last stage's output is lost, the first's is a channel.
+  auto t = sinew::vector<cl_float>().name("t");
+  auto k1 = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.x), out(t), scalar(2.0f));
+  auto k2 = kernel_source(kSrc, "saxpy", "s.cl").args(in(t), out(lost), scalar(1.0f));
+  expect_error([&] { analyze(pipeline(k1, k2), {{d.x, d.hx}}); }, {"pipeline/1", "out 'lost'", "bound to nothing"});
+  // Channels that a later leaf, a copy or a reducer reads are no loss.
+  auto k3 = kernel_source(kSrc, "saxpy", "s.cl").args(in(t), inout(d.y), scalar(1.0f));
+  EXPECT_NO_THROW(analyze(pipeline(k1, k3), {{d.x, d.hx}, {d.y, d.hy}}));
+  EXPECT_NO_THROW(analyze(pipeline(k1, copy(t, d.y)), {{d.x, d.hx}, {d.y, d.hy}}));
+  auto r = result<cl_float>("r");
+  EXPECT_NO_THROW(analyze(map_reduce(k1, reduce::sum(t, r)), {{d.x, d.hx}}));
+  // A loop's next iteration reads what its last stage wrote.
+  auto k4 = kernel_source(kSrc, "saxpy", "s.cl").args(in(d.y), out(t), scalar(2.0f));
+  EXPECT_NO_THROW(analyze(loop(pipeline(k4, copy(t, d.y))).times(2), {{d.y, d.hy}}));
+}
+
+TEST(BadInput, HaloOnAWritableKernelParameter) {
+  const char* src = "__kernel void st(__global int* in, __global int* out, uint w) {}";
+  auto I = sinew::vector<cl_int>().unit(4).name("img");
+  auto O = sinew::vector<cl_int>().unit(4).name("out");
+  std::vector<cl_int> hi(64), ho(64);
+  auto k = kernel_source(src, "st", "h.cl").args(halo(I, 1, 1), out(O), scalar(cl_uint(4))).range_of(O).dims(2);
+  expect_error([&] { analyze(k, {{I, hi}, {O, ho}}); }, {"st", "argument 0 'in'", "halo"});
+}
+
+TEST(BadInput, RangeOfAVectorTheLeafDoesNotTake) {
+  Data d;
+  auto other = sinew::vector<cl_float>(64).name("other");
+  auto k = d.saxpy().range_of(other);
+  expect_error([&] { analyze(k, {{d.x, d.hx}, {d.y, d.hy}}); }, {"saxpy", "range_of", "'other'"});
+  EXPECT_NO_THROW(analyze(d.saxpy().range_of(d.y), {{d.x, d.hx}, {d.y, d.hy}}));
+}
+
+TEST(BadInput, LoopOfZeroIterations) {
+  Data d;
+  expect_error([&] { loop(d.saxpy()).times(0); }, {"loop", "times", "at least 1"});
+}
+
+TEST(BadInput, VectorBoundToNoElements) {
+  Data d;
+  std::vector<float> none;
+  // Alone: it used to read "neither bound nor declared".
+  auto k = kernel_source(kSrc, "img", "f.cl");
+  auto p = sinew::vector<cl_uchar4>().name("pixels");
+  std::vector<cl_uchar4> no_pixels;
+  expect_error([&] { analyze(k.args(inout(p), scalar(cl_int(1))), {{p, no_pixels}}); },
+               {"bindings", "vector 'pixels'", "empty"});
+  // Beside a bound vector: it used to take its neighbour's size and read past the empty array.
+  expect_error([&] { analyze(d.saxpy(), {{d.x, none}, {d.y, d.hy}}); }, {"bindings", "vector 'x'", "empty"});
+}
+
+// A user function of a scan or a reduction combines two elements: one of another arity fails to
+// compile inside a generated file unless it is refused here.
+TEST(BadInput, CustomOperatorOfOneParameter) {
+  const char* ops = "int first(int a) { return a; }\nint pick(int a, int b) { return a > b ? a : b; }";
+  auto v = sinew::vector<cl_int>().name("v");
+  std::vector<cl_int> hv(64);
+  expect_error([&] { analyze(scan(v, scan_op::custom_source<cl_int>(ops, "first", 0, "ops.cl")), {{v, hv}}); },
+               {"scan", "scan function 'first'", "1 parameter"});
+  EXPECT_NO_THROW(analyze(scan(v, scan_op::custom_source<cl_int>(ops, "pick", 0, "ops.cl")), {{v, hv}}));
+  Data d;
+  auto r = result<cl_float>("r");
+  const char* fops = "float first(float a) { return a; }";
+  expect_error([&] { analyze(map_reduce(d.saxpy(), reduce::custom_source<cl_float>(d.y, r, fops, "first", 0.0f, "f.cl")),
+                             {{d.x, d.hx}, {d.y, d.hy}}); },
+               {"map_reduce", "reducer function 'first'", "1 parameter"});
+}

@@ -148,6 +148,16 @@ void DivideAndConquerNode::check_structure(const std::string& path, StructureFac
   dst.access = Access::write;
   check(*combine, "combine", {src, dst, n_arg, uint_arg, uint_arg}, 0,
         "__kernel void combine(__global const T* src, __global T* dst, uint n, uint run, uint fanout)");
+  // The skeleton hands the combine a level's solved runs to read: a src it may write (in place of
+  // dst, or as scratch) is a kernel that relies on what the skeleton does not promise.
+  if (combine->params && !combine->params->empty()) {
+    const KernelParam& p = combine->params->front();
+    if (p.pointer && !p.is_const && p.address_space != "constant")
+      fail(errc::invalid_argument, path + "/combine:" + combine->title(),
+           "argument 0" + (p.name.empty() ? std::string() : " '" + p.name + "'"),
+           "the combine kernel's source parameter is not const, but the skeleton passes it the runs to read only",
+           "declare it __global const " + p.type + "* " + (p.name.empty() ? "src" : p.name));
+  }
 }
 
 void DivideAndConquerNode::check_shapes(const Analysis& an, const std::string& path) const {

@@ -6,6 +6,7 @@
 #include "platform/hash.hpp"
 #include "tree/analysis.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -44,6 +45,12 @@ void check_param(const KernelNode& n, const std::string& path, std::size_t i, co
         fail(errc::invalid_argument, path, label,
              "the kernel declares this parameter read-only but the tree writes vector '" + a.vector->name + "'",
              "use sinew::in(...) for it, or drop const from the kernel parameter");
+      // A halo's units beyond the slice are copies of the neighbours' (or boundary values): what
+      // the kernel wrote there would go nowhere, and other partitions read the slice meanwhile.
+      if (a.kind == Arg::Kind::halo && !p.is_const && p.address_space != "constant")
+        fail(errc::invalid_argument, path, label,
+             "a halo of vector '" + a.vector->name + "' is read-only, but the kernel parameter is not const",
+             "declare the parameter __global const " + p.type + "*, and write results to another vector (out)");
       break;
     }
     case Arg::Kind::scalar:
@@ -114,6 +121,18 @@ void KernelNode::check_structure(const std::string& path, StructureFacts&) const
   }
   bool partitioned = false;
   for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
+  if (range_vector && std::none_of(args.begin(), args.end(), [&](const Arg& a) { return a.vector == range_vector; })) {
+    std::string taken;
+    for (const auto& a : args)
+      if (a.vector && taken.find("'" + a.vector->name + "'") == std::string::npos)
+        taken += (taken.empty() ? "'" : ", '") + a.vector->name + "'";
+    fail(errc::invalid_argument, path, "range_of",
+         "range_of('" + range_vector->name + "') names a vector the kernel does not take: its units would size the "
+         "NDRange of a kernel that never sees it",
+         taken.empty() ? "pass '" + range_vector->name + "' to the kernel, or drop range_of"
+                       : "name one of the kernel's vectors (" + taken + ") in range_of, or pass '" +
+                             range_vector->name + "' to the kernel");
+  }
   if (!partitioned && !range_vector)
     fail(errc::invalid_argument, path, "arguments", "the kernel has no partitioned vector argument to size its range",
          "pass at least one vector with sinew::in/out/inout, or name one with .range_of(v)");
@@ -182,6 +201,8 @@ void KernelNode::check_parameter(const std::string& path, std::size_t i, const A
 }
 
 std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }
+
+std::string KernelNode::argument_label(std::size_t i) const { return arg_label(i, args.at(i), params); }
 
 std::vector<std::size_t> KernelNode::global_range(std::size_t unit, std::size_t units) const {
   const std::size_t ept = elements_per_thread;

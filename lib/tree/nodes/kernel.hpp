@@ -38,6 +38,7 @@ class KernelNode final : public NodeImpl {
   void check_shapes(const Analysis& an, const std::string& path) const override;
   void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
   std::shared_ptr<VectorState> range() const override;
+  std::string argument_label(std::size_t i) const override;  // "argument 1 'y' (out 'y')"
 
   std::shared_ptr<const KernelSource> source;
   std::string entry;

@@ -1,6 +1,7 @@
 // tree/nodes/loop.cpp — building and checking loops.
 #include "tree/nodes/loop.hpp"
 
+#include "platform/error.hpp"
 #include "tree/nodes/map_reduce.hpp"
 
 namespace sinew {
@@ -47,6 +48,11 @@ detail::LoopNode& loop_of(const std::shared_ptr<detail::NodeImpl>& impl) { retur
 }  // namespace
 
 Loop& Loop::times(std::size_t n) {
+  if (n == 0)
+    detail::throw_error(errc::invalid_argument, "times(0): a loop's count must be at least 1",
+                        {.node = impl_->title(), .argument = "times",
+                         .fix = "give times(n) with n >= 1 (with until(...), the most iterations it may run); to run "
+                                "the body no time, leave the loop out of the tree"});
   loop_of(impl_).times = n;
   impl_->changed();
   return *this;

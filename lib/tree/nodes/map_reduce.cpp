@@ -46,6 +46,17 @@ void check_struct(const Reducer& r, const std::string& path, const std::string& 
 }
 }  // namespace
 
+void check_binary_operator(const std::string& source, const std::string& function, const std::string& origin,
+                           const std::string& path, const std::string& argument) {
+  const auto params = function_params(source, function);
+  if (!params || params->size() == 2) return;  // two, or a definition this reader cannot find (a macro)
+  const std::size_t n = params->size();
+  fail(errc::invalid_argument, path, argument,
+       "the function '" + function + "' in '" + origin + "' takes " + std::to_string(n) +
+           (n == 1 ? " parameter" : " parameters") + ", but it combines two elements",
+       "define it as T " + function + "(T a, T b), associative, with T the element type");
+}
+
 std::string reduction_type_name(const Reducer& r) {
   if (r.input->type.known()) return r.input->type.name;
   return r.type_name.empty() ? first_param_type(r.source, r.function) : r.type_name;
@@ -90,6 +101,7 @@ void MapReduceNode::check_structure(const std::string& path, StructureFacts& fac
     if (r.source.find(r.function) == std::string::npos)
       fail(errc::invalid_argument, path, "reducer function '" + r.function + "'",
            "the function is not defined in '" + r.origin + "'", "name a function T f(T a, T b) defined in that file");
+    check_binary_operator(r.source, r.function, r.origin, path, "reducer function '" + r.function + "'");
     if (!t.known()) check_struct(r, path, input);
   }
   for (const ResultState* p : facts.produced)

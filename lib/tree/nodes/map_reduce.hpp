@@ -9,6 +9,12 @@ namespace sinew::detail {
 // An operator as dumps and messages spell it ("sum", ...); reductions and scans share it.
 const char* op_name(Reducer::Op op);
 
+// Refuses a user operator `function` (a reduction's or a scan's) whose definition in `source`
+// takes other than two parameters: the kernels generated around it call function(a, b), and would
+// fail to compile in a generated file. `argument` names it in the message; `origin` the source.
+void check_binary_operator(const std::string& source, const std::string& function, const std::string& origin,
+                           const std::string& path, const std::string& argument);
+
 // The OpenCL C name of the reduced element type: the vector's own for OpenCL types; for a struct,
 // the reducer's type_name, else the type of its function's first parameter ("" when neither).
 std::string reduction_type_name(const Reducer& r);

@@ -55,6 +55,7 @@ void ScanNode::check_structure(const std::string& path, StructureFacts&) const {
       fail(errc::invalid_argument, path, "scan function '" + op.function + "'",
            "the function is not defined in '" + op.origin + "'",
            "name a function T f(T a, T b) defined in that source");
+    check_binary_operator(op.source, op.function, op.origin, path, "scan function '" + op.function + "'");
   }
   if (&in != &out && !(in.type == out.type))
     fail(errc::invalid_argument, path, "vector '" + out.name + "'",
