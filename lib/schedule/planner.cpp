@@ -166,23 +166,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     e.strategy = derived->method;
     for (const auto& k : known)
       if (k.id == derived->source) e.time_ms = k.time_ms;
-    if (settings_.derive_executions > 0) {
-      // The neighbour's overlap and fission were right for its input, not necessarily for this
-      // one: a few runs check them (and each device alone) at the derived distribution.
-      // Its runs are a small training's measurements.
-      TrainingOptions check = screen_options(settings_.training, settings_.derive_executions);
-      check.alone_levels = alone_levels;
-      const TrainingResult checked = search(p, bindings, check, derived->config, key, "training");
-      plan.config = e.config = checked.best;
-      e.time_ms = checked.time_ms;
-      e.strategy = derived->method + "+screen";
-      e.precision = settings_.training.precision;
-      e.quality = settings_.training.quality;
-      plan.training_executions = checked.executions;
-      plan.training_seconds = checked.seconds;
-      info("derived a plan from entry #" + std::to_string(derived->source) + " (" + derived->config.str() +
-           "), checked in " + std::to_string(checked.executions) + " executions: " + checked.best.str());
-    }
+    if (settings_.derive_executions > 0) check_derived(p, bindings, *derived, alone_levels, plan, e);
     safely([&] { plan.entry = kb_.store_entry(e); });
     forget(ck);
     return plan;
@@ -191,6 +175,25 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
   Plan plan = train_plan(p, bindings, key, derived ? std::optional<Config>(derived->config) : std::nullopt);
   forget(ck);
   return plan;
+}
+
+void Planner::check_derived(const PreparedTree& p, const std::vector<Binding>& bindings, const Derived& derived,
+                            const std::vector<Config>& alone_levels, Plan& plan, KbEntry& e) {
+  // The neighbour's overlap and fission were right for its input, not necessarily for this one: a
+  // few runs check them (and each device alone) at the derived distribution. Its runs are a small
+  // training's measurements.
+  TrainingOptions check = screen_options(settings_.training, settings_.derive_executions);
+  check.alone_levels = alone_levels;
+  const TrainingResult checked = search(p, bindings, check, derived.config, plan.key, "training");
+  plan.config = e.config = checked.best;
+  e.time_ms = checked.time_ms;
+  e.strategy = derived.method + "+screen";
+  e.precision = settings_.training.precision;
+  e.quality = settings_.training.quality;
+  plan.training_executions = checked.executions;
+  plan.training_seconds = checked.seconds;
+  info("derived a plan from entry #" + std::to_string(derived.source) + " (" + derived.config.str() +
+       "), checked in " + std::to_string(checked.executions) + " executions: " + checked.best.str());
 }
 
 namespace {
@@ -265,11 +268,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
     }
   }
   if (!known) {
-    TrainingOptions o = settings_.training;
-    o.alone = device;
-    o.exhaustive = false;
-    // Each level once (the first with an untimed run more), the two fastest again.
-    o.max_executions = (dev.discrete ? dev.overlap_levels.size() : dev.fission_configs.size()) * 2 + 3;
+    const TrainingOptions o = one_device_options(settings_.training, env_.infos, device);
     info("screening " + dev.id() + " alone for '" + p.label + "' (the knowledge base has no run of it)");
     const TrainingResult r = search(p, bindings, o, std::nullopt, key, "training");
     // The stored runs decide, by the same median a later process's lookup takes (the search's own

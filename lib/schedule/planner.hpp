@@ -100,7 +100,7 @@ class Planner {
   // configuration for this tree and input (overlap level, fission) — the fastest measured plan
   // with the device alone among the knowledge base's runs of these features, else among those of
   // the nearest features that have such runs (the interpolator's distance), else measured now:
-  // each level once, the two fastest again (TrainingOptions::alone), the runs recorded, so that
+  // each level once, the two fastest again (one_device_options), the runs recorded, so that
   // the next request and the next process find them. A device with one level (no overlap levels,
   // no fissions) runs Config::single with no knowledge-base access. Cached like plans.
   Plan single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device);
@@ -144,6 +144,11 @@ class Planner {
 
   Plan train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                   const std::optional<Config>& start);
+  // A derived plan's check (screen_options, PlannerSettings::derive_executions runs from the
+  // derived plan, each device alone first at `alone_levels`): `plan` and its entry `e` become the
+  // checked plan.
+  void check_derived(const PreparedTree& p, const std::vector<Binding>& bindings, const Derived& derived,
+                     const std::vector<Config>& alone_levels, Plan& plan, KbEntry& e);
   // Training, level 2 and a derived plan's check: train_on_copies with progress lines (when
   // enabled) and every measurement recorded under `key` with `purpose`.
   TrainingResult search(const PreparedTree& p, const std::vector<Binding>& bindings, const TrainingOptions& options,

@@ -4,7 +4,7 @@
 
 #include "exec/executor.hpp"
 #include "platform/error.hpp"
-#include "tree/nodes/divide_and_conquer.hpp"
+#include "schedule/trainer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -167,23 +167,22 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   };
   const Measure measured = [&](const Config& c) { return execute(c, true); };
   const Measure untimed = [&](const Config& c) { return execute(c, false); };
-  // A divide-and-conquer tree trains its crossover (the deepest node's levels, if several).
-  std::vector<std::size_t> dc_subproblems;
+  // The trainer a node kind names for what it adds to a plan (a divide-and-conquer crossover:
+  // the deepest such node's levels, if several), else the strategy's.
+  std::string_view tree_trainer;
+  std::vector<std::size_t> levels;
   visit(p.root(), [&](const NodeImpl& n) {
-    if (const auto* dc = dynamic_cast<const DivideAndConquerNode*>(&n)) {
-      const std::size_t elements = p.analysis.use(&dc->vector()).elements, levels = dc->levels(elements);
-      if (levels <= dc_subproblems.size()) return;
-      dc_subproblems.clear();
-      for (std::size_t l = 0; l < levels; ++l)
-        dc_subproblems.push_back((elements + dc->subproblem(l) - 1) / dc->subproblem(l));
-    }
+    if (n.trainer().empty()) return;
+    std::vector<std::size_t> mine = n.level_subproblems(p.analysis);
+    if (mine.size() <= levels.size()) return;
+    levels = std::move(mine);
+    tree_trainer = n.trainer();
   });
-  // (One device alone has no crossover to train: its levels are screened as any tree's.)
-  if (!dc_subproblems.empty() && !options.alone)
-    return train_divide_and_conquer(env.infos, measured, options, dc_subproblems, progress, nullptr, start);
   TrainingOptions o = options;
   o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it
-  return train(env.infos, measured, o, progress, start, untimed);
+  const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
+                                .progress = progress, .start = start, .levels = levels};
+  return trainer_for(o, tree_trainer).train(request);
 }
 
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,

@@ -1,143 +1,179 @@
-// schedule/train_search.hpp — the training search's state, shared by the files that implement
-// it: train.cpp (the flow of a training, the measured points and the choice of the plan),
-// train_search.cpp (the even-split and CPU-assisted searches, the screening of platform
-// configurations, each device alone, the dynamic schedule's point) and train_model.cpp (the
-// model strategy). Internal to lib/schedule: callers use train() (schedule/train.hpp).
+// schedule/train_search.hpp — the search over device shares and platform levels that the
+// strategies' trainers (even_split, cpu_assisted, model) share: its state (PlanSearch) and its
+// flows (SearchTrainer). Internal to lib/schedule: callers use train() (schedule/train.hpp) or a
+// registered trainer (schedule/trainer.hpp).
 //
-// One objective whatever the strategy: the result is the fastest measured plan among all the
-// search tried (decide()), each device alone included at every level of its own dimension that
-// the search screened (singles()); the strategies are ways to search, not different answers.
+// One objective whatever the trainer: the result is the fastest measured plan among all the
+// search tried (PlanSearch::choose_fastest), each device group alone included at every level of
+// its own dimension that the search screened (each_group_alone_at_every_level); the trainers are
+// ways to search, not different answers. A trainer adds its search of the distribution at one
+// platform configuration (distribute) and, where it has one, its own whole training
+// (train_plan); the flows of the other purposes — a derived plan's check, the balancer's level 2,
+// one device's screening — are the same for every trainer (train_flows.cpp).
+//
+// The files: train_search.cpp (the state, measuring a point, the device groups),
+// train_alone.cpp (each group alone, a suspect device alone measured again),
+// train_screen.cpp (the platform levels screened at a distribution), train_choice.cpp (the
+// choice of the fastest), train_flows.cpp (the flows), train_dynamic.cpp (the dynamic
+// schedule's plan).
 #pragma once
 
-#include "schedule/model/linear_cost.hpp"
-#include "schedule/train.hpp"
+#include "schedule/train_ledger.hpp"
+#include "schedule/trainer.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace sinew::detail {
 
-class Search {
+// How a trainer measures a plan in its own flows (every purpose but a derived plan's check, which
+// measures each point once by the median rule).
+struct MeasuringRule {
+  // Runs of every point whatever the caller asks (0: the caller's, else the options' quality).
+  unsigned runs = 0;
+  // The fastest run counts, not the median; then no point gets an untimed first run (the slower
+  // run carries a first run's costs).
+  bool fastest_run_counts = false;
+};
+
+class PlanSearch {
  public:
-  Search(const std::vector<DeviceInfo>& devices, const Measure& measure, const Measure& untimed,
-         const TrainingOptions& o, const Progress& p);
-  TrainingResult run(const std::optional<Config>& start);
+  PlanSearch(const TrainingRequest& request, std::size_t executions, MeasuringRule rule);
 
- private:
-  struct Budget {};
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  const TrainingOptions& options() const { return options_; }
+  const TrainingTuning& tuning() const { return options_.tuning; }
+  TrainingLedger& ledger() { return ledger_; }
+  const TrainingLedger& ledger() const { return ledger_; }
+  // The current phase ended for want of executions: the step returns.
+  bool stopped() const { return ledger_.phase_over(); }
+  void note(const std::string& line) const { ledger_.note(line); }
 
-  // --- train.cpp: points, budget and the choice -----------------------------------------------
+  // The groups work moves between (device_groups), a CPU's fissions, a discrete device's overlap
+  // levels (those of the first device of each kind).
+  const std::vector<std::vector<std::size_t>>& groups() const { return groups_; }
+  const std::vector<std::string>& fissions() const { return fissions_; }
+  const std::vector<unsigned>& overlaps() const { return overlaps_; }
+
+  // The plan a training starts from: `start` where it fits the devices (its levels among those
+  // offered; with `pin_levels` its fission and overlap the only ones searched; idle groups given
+  // a little work unless `keep_shares`), else the even split at the start overlap level.
+  Config starting_plan(const std::optional<Config>& start, bool pin_levels, bool keep_shares);
+  // From now on a point is one run where the caller asks none (a check, a device's screening).
+  void measure_once_a_point() { quality_ = 1; }
+  // The runs a point takes when the caller asks `asked` (0: the quality).
+  unsigned runs_per_point(unsigned asked = 0) const;
+  // The trainer's own plan (a fit over many points): it stands for the splits at its platform
+  // configuration measured faster within the margin (a fraction), never against a device alone
+  // or another level (choose_fastest).
+  void prefer(const Config& plan) { preferred_ = plan; }
+  void prefer_within(double margin) { preferred_margin_ = margin; }
+
+  // --- Measuring (train_search.cpp) ---------------------------------------------------------
+  // Measures `c` (named as without_idle_levels names it) with `runs` runs (0: the quality); a
+  // fission's first use, and a device alone measured once and never before, get an untimed run
+  // first (docs/decisions/042). Nullptr where the phase cannot afford it.
+  const TrainingPoint* measure(const Config& c, unsigned runs = 0);
   std::vector<double> even_shares() const;
-  static void normalise(std::vector<double>& s);
-  void note(const std::string& line);
-  // Runs `f` with `reserved` executions of the budget kept for what follows it: a spent budget
-  // ends `f` alone.
-  template <class F>
-  void within(std::size_t reserved, F&& f);
-  // Every measured configuration with the median of its points' times, fastest first.
-  std::vector<std::pair<Config, double>> ranked() const;
-  const TrainingPoint& best_point() const;
-  // Measures a config `quality` times (see train.cpp).
-  const TrainingPoint& point(const Config& c, unsigned quality = 0);
-  // Whether `c` is one device (group) alone, of a search over several, and not measured yet.
-  bool first_alone(const Config& c) const;
-  // The fastest measured plan: the `finalists` leaders run once more each (what the budget
-  // leaves), with `alone_again` each group's fastest plan alone twice, then the lowest median of
-  // each configuration's points wins.
-  std::pair<Config, double> decide(std::size_t finalists, bool alone_again = false);
+  static void normalise(std::vector<double>& shares);
+
+  // --- Device groups (train_search.cpp) -----------------------------------------------------
+  // The plan with group g alone at `c`'s platform configuration (its shares inside the group).
+  Config group_alone(const Config& c, std::size_t g) const;
   // The group a static plan gives all the work to, of a search over several; nothing otherwise.
   std::optional<std::size_t> group_of(const Config& c) const;
-  // A device alone whose time contradicts the splits' device times, measured again (train.cpp).
-  void recheck_alone();
-  // The flows: a full training (even split, CPU-assisted), a derived plan's check, one device's
-  // platform levels (TrainingOptions::alone).
-  void full(const Config& base, std::size_t reserved);
-  void check(const Config& base, std::size_t reserved);
-  void alone(std::size_t device, std::size_t reserved);
-
-  // --- train_search.cpp ------------------------------------------------------------------------
-  Config screen_platform(const TrainingPoint& from);
-  double balanced_time(const TrainingPoint& p) const;
-  // Group g's summed share in p's plan, and the time its slowest device with a share took.
-  std::pair<double, double> group_load(const TrainingPoint& p, std::size_t g) const;
-  bool balanced(const TrainingPoint& p) const;
-  Config strategy(Config c);
-  Config even(Config c);
-  Config assist(Config c, std::size_t cpu_group);
-  // The plan with group g alone at `c`'s platform configuration (its shares inside the group).
-  Config one_group(const Config& c, std::size_t g) const;
+  // Whether `c` is one device (group) alone, of a search over several, and not measured yet.
+  bool unmeasured_alone(const Config& c) const;
   // Whether a group's devices are discrete (their level: the overlap) or CPUs (the fission).
   bool discrete_group(std::size_t g) const;
   // The levels of group g's own dimension: its overlap levels or its fissions, `c`'s first.
   std::vector<Config> group_levels(const Config& c, std::size_t g) const;
-  // Executions singles(c, true) may take: every group at every level, one timed and one untimed
-  // run each, the fissions not built yet included.
-  std::size_t singles_cost() const;
-  // Every group alone at `c`'s platform configuration; with `every_level`, also at every other
-  // level of its own dimension (one run each: decide() measures the leaders again).
-  void singles(Config c, bool every_level);
-  void dynamic_point();
+  // Group g's summed share in p's plan, and the time its slowest device with a share took.
+  std::pair<double, double> group_load(const TrainingPoint& p, std::size_t g) const;
+  // Whether p's groups finished within the precision of each other.
+  bool balanced(const TrainingPoint& p) const;
+  // The CPU group, where the machine has one beside other kinds.
+  std::optional<std::size_t> cpu_group() const;
 
-  // --- train_model.cpp: the model strategy -----------------------------------------------------
-  struct Line {
-    LinearCost cost;           // the device's time in its share: fixed ms + ms per whole input
-    std::size_t distinct = 0;  // distinct shares behind it (0: no point, the device is unknown)
-    bool borrowed = false;     // the shape of the device's model at another setting
-    double squares = 0;        // the sum of the squared relative residuals
-    std::size_t freedom = 0;   // points beyond the line's parameters
-  };
-  struct Prediction {
-    std::vector<double> shares;
-    double ms = 1e300;
-  };
-  std::string setting(std::size_t d, const Config& c) const;
-  static Line least_squares(const std::vector<std::pair<double, double>>& pts);
-  Line fit(std::size_t d, const Config& c, bool borrow = true) const;
-  Prediction predict(const std::vector<Line>& lines) const;
-  static double modelled_ms(const std::vector<Line>& lines, const std::vector<double>& shares);
-  std::vector<double> skewed(const TrainingPoint& p) const;
-  std::string describe(const std::vector<Line>& lines, const Prediction& p, const Config& c) const;
-  Config model(Config c, std::size_t until);
-  void model_training(const Config& base, std::size_t reserved);
-  void model_search(const Config& base);
-  // Each group alone at the level of its own dimension whose model predicts it fastest alone.
-  void model_singles(Config c);
+  // --- Shared steps -------------------------------------------------------------------------
+  // train_screen.cpp: overlap levels, then fissions, one at a time at `from`'s distribution;
+  // returns the leader by the time it would take rebalanced.
+  Config screen_platform(const TrainingPoint& from);
+  // train_alone.cpp: every group alone at `c`'s platform configuration (each point at the
+  // quality); and at every level of its own dimension (one run each, skipping what was measured).
+  // By value: measuring may move the point `c` came from.
+  void each_group_alone(Config c);
+  void each_group_alone_at_every_level(Config c);
+  // Executions each_group_alone_at_every_level may take: every group at every level, one timed
+  // and one untimed run each.
+  std::size_t each_group_alone_cost() const;
+  // A device alone timed above what the splits' device times bound it by, measured again.
+  void recheck_suspect_alone();
+  // train_choice.cpp: the `finalists` leaders run once more each, with `alone_again` each
+  // group's fastest plan alone twice more; the lowest median wins (with the tie rules).
+  std::pair<Config, double> choose_fastest(std::size_t finalists, bool alone_again);
+  // The training's result: `best`, the points, the executions and the time.
+  TrainingResult result(std::string_view trainer, const std::pair<Config, double>& best) const;
+
+ private:
+  double balanced_time(const TrainingPoint& p) const;
+  std::string point_line(const TrainingPoint& p) const;
 
   const std::vector<DeviceInfo>& devices_;
   const Measure& measure_;
-  const Measure& untimed_;  // the untimed first runs (train()'s `untimed`)
-  TrainingOptions o_;
-  Progress progress_;
+  const Measure& untimed_;
+  TrainingOptions options_;
+  MeasuringRule rule_;
+  unsigned quality_;
+  TrainingLedger ledger_;
   std::vector<std::vector<std::size_t>> groups_;
   std::vector<std::string> fissions_;
   std::vector<unsigned> overlaps_;
-  std::set<std::string> warmed_;
-  bool stopped_ = false;  // the budget ended a phase (said once)
-  // The model strategy's plan: the measured split nearest to its models' last prediction, and the
-  // scatter of the times about the models (a fraction: the precision, or twice the fits'
-  // scatter). Among splits at the model's platform configuration a faster measured one must beat
-  // it by more than that to be taken (see decide()).
-  std::optional<Config> model_plan_;
-  double model_margin_ = 0;
-  std::vector<TrainingPoint> points_;
-  std::size_t executions_ = 0;
+  std::set<std::string> warmed_;  // fissions run once (their programs built)
+  std::optional<Config> preferred_;
+  double preferred_margin_ = 0;
 };
 
-template <class F>
-void Search::within(std::size_t reserved, F&& f) {
-  const std::size_t total = o_.max_executions;
-  o_.max_executions = total > reserved ? total - reserved : 0;
-  try {
-    f();
-  } catch (const Budget&) {
-    if (!stopped_) note("stopped: the budget of " + std::to_string(o_.max_executions) + " executions is spent");
-    stopped_ = true;
+// The strategies' trainers: the flows of every purpose over a PlanSearch (train_flows.cpp), with
+// what each trainer adds.
+class SearchTrainer : public Trainer {
+ public:
+  std::size_t executions(const TrainingOptions& options) const final;
+  TrainingResult train(const TrainingRequest& request) const final;
+
+  // The shares at `at`'s fission and overlap: this trainer's search of the distribution (a
+  // training's, exhaustive mode's at every combination, level 2's). Returns the plan it found
+  // (what callers read only where the search did not stop).
+  virtual Config distribute(PlanSearch& search, const Config& at) const = 0;
+  // A whole training from `base`, `reserved` executions kept for what follows (the dynamic plan,
+  // the finalists). By default: distribute at `base`, screen the platform levels at the fastest
+  // point, distribute again at a new leader, then each group alone at every level of its own
+  // dimension (docs/decisions/041).
+  virtual void train_plan(PlanSearch& search, const Config& base, std::size_t reserved) const;
+  // How this trainer measures a point in its own flows.
+  virtual MeasuringRule measuring() const { return {}; }
+  // Its own cap on a training's executions (0: none), for a training and a device's screening
+  // outside exhaustive mode; where it applies no finalists run.
+  virtual std::size_t own_executions(const TrainingTuning& tuning) const {
+    (void)tuning;
+    return 0;
   }
-  o_.max_executions = total;
-}
+
+ private:
+  bool own_budget_applies(const TrainingOptions& options) const;
+};
+
+// The even split's search at `c`'s platform configuration (train_even_split.cpp): shares moved
+// in proportion to the groups' measured rates until they finish together. Also the CPU-assisted
+// trainer's where no CPU works beside other kinds.
+Config even_split_search(PlanSearch& search, Config c);
+
+// The dynamic schedule's plan beside the static ones a training found (train_dynamic.cpp).
+void measure_dynamic_plan(PlanSearch& search);
 
 }  // namespace sinew::detail

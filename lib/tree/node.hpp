@@ -112,6 +112,17 @@ class NodeImpl {
     (void)plan;
     return 1;
   }
+  // The trainer that trains what this kind adds to a plan beyond the split (a registered
+  // trainer's name, lib/schedule/trainer.hpp; empty for none: the strategy's trainer serves).
+  // A divide-and-conquer node's crossover is trained by "dc_model".
+  virtual std::string_view trainer() const { return {}; }
+  // What that trainer sizes its plans by: the subproblems at each of the node's levels for its
+  // bound sizes (empty for none). Where several nodes name a trainer, the one with most levels
+  // is trained.
+  virtual std::vector<std::size_t> level_subproblems(const Analysis& an) const {
+    (void)an;
+    return {};
+  }
   // Its kernels (a library's, tuned per device) may read its buffers as wide vectors: they count
   // on OpenCL's alignment of a buffer to the device's base address alignment, which user memory
   // handed over as it is (zero copy) need not have. On a Sapphire Rapids VM, PoCL 3.1 ran CLBlast's

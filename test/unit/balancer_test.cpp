@@ -140,7 +140,7 @@ Retrain train_on(const std::vector<DeviceInfo>& devs, Model& m, std::size_t* cal
   return [&devs, &m, calls](const Config& current) {
     if (calls) ++*calls;
     TrainingOptions o;
-    o.fixed_platform = true;
+    o.purpose = TrainingPurpose::rebalance;
     o.quality = 3;
     o.max_executions = 16;
     Measure measure = [&](const Config& c) {

@@ -155,7 +155,8 @@ TEST(TrainObjective, OneDeviceAloneScreensItsOwnLevels) {
   m.overlap_b = {1.0, 0.9, 0.3, 0.8};  // overlap 3 best for the GPU
   m.fission_gain = 0.5;                // fission L2 best for the CPU
   TrainingOptions o;
-  o.alone = 1;
+  o.purpose = TrainingPurpose::screen_device;
+  o.device = 1;
   o.max_executions = 11;
   TrainingResult r = train(devs, std::ref(m), o);
   EXPECT_EQ(r.best, [] {
@@ -170,12 +171,12 @@ TEST(TrainObjective, OneDeviceAloneScreensItsOwnLevels) {
   }
   EXPECT_EQ(levels, (std::set<unsigned>{1, 2, 3, 4}));
   EXPECT_LE(r.executions, 11u);
-  o.alone = 0;
+  o.device = 0;
   Model cpu = m;
   r = train(devs, std::ref(cpu), o);
   EXPECT_EQ(r.best.shares, Config::single(0, 2).shares);
   EXPECT_EQ(r.best.fission, "L2") << r.best.str();
-  o.alone = 2;
+  o.device = 2;
   EXPECT_THROW(train(devs, std::ref(cpu), o), Error);
 }
 

@@ -1,5 +1,6 @@
 // Training against synthetic device models: time = a*n + b per device, with noise.
 #include "schedule/train.hpp"
+#include "schedule/train_dc.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
 #include "unit/synthetic_devices.hpp"
 
@@ -268,7 +269,7 @@ TEST(TrainModel, ConvergesToTheAnalyticSplitOnACpuAndAGpu) {
   const auto o = model_options();
   auto r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
   EXPECT_EQ(r.strategy, "model");
-  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_LE(r.executions, TrainingTuning{}.model_executions);
   EXPECT_EQ(r.executions, m.calls);  // every run counts, the fission's first included
   // At the overlap it chose (the GPU's fixed cost scales with it): 1.0 N s + 0.5 = 0.3 N (1 - s) + b.
   const double gpu_b = 60.0 * m.overlap_b.at(r.best.overlap - 1);
@@ -312,7 +313,7 @@ TEST(TrainModel, ConvergesToTheAnalyticSplitOnThreeDevices) {
   auto r = train(devs, measure, o);
   const auto split = analytic_split(a, b);
   for (std::size_t d = 0; d < 3; ++d) EXPECT_NEAR(r.best.shares[d], split[d], o.precision) << r.best.str();
-  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_LE(r.executions, TrainingTuning{}.model_executions);
   EXPECT_EQ(r.executions, calls);
   EXPECT_NEAR(r.time_ms, a[0] * split[0] + b[0], 0.01 * r.time_ms);
 }
@@ -326,14 +327,14 @@ TEST(TrainModel, FallsBackToOneDeviceWhenHybridLoses) {
   auto r = train(devs, std::ref(fast_gpu), model_options());
   EXPECT_EQ(r.best.shares[0], 0.0) << r.best.str();
   EXPECT_EQ(r.best.shares[1], 1.0) << r.best.str();
-  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_LE(r.executions, TrainingTuning{}.model_executions);
   EXPECT_EQ(r.executions, fast_gpu.calls);
   // And a GPU whose transfers cost more than the whole CPU run: the CPU alone.
   Model slow_gpu{{0.01, 0.001}, {0.1, 500.0}};
   slow_gpu.noise = 0;
   r = train(devs, std::ref(slow_gpu), model_options());
   EXPECT_EQ(r.best.shares[1], 0.0) << r.best.str();
-  EXPECT_LE(r.executions, kModelExecutions);
+  EXPECT_LE(r.executions, TrainingTuning{}.model_executions);
 }
 
 TEST(TrainModel, LandsNearTheOptimumWithTenPercentNoise) {
@@ -352,7 +353,7 @@ TEST(TrainModel, LandsNearTheOptimumWithTenPercentNoise) {
       m.rng.seed(seed);
       std::string log;
       auto r = train(devs, std::ref(m), model_options(), [&](const std::string& l) { log += l + "\n"; });
-      EXPECT_LE(r.executions, kModelExecutions);
+      EXPECT_LE(r.executions, TrainingTuning{}.model_executions);
       Model clean{a, b};
       clean.noise = 0;
       ratios.push_back(clean(r.best).time_ms / clean.optimum(r.best.fission, r.best.overlap));
@@ -401,7 +402,7 @@ TEST(TrainModel, ServesTheBalancersLevel2AndExhaustiveMode) {
   std::set<std::pair<std::string, unsigned>> seen;
   for (const auto& p : r.points) seen.emplace(p.config.fission, p.config.overlap);
   EXPECT_EQ(seen.size(), 2u * 4u);
-  EXPECT_GT(r.executions, kModelExecutions);
+  EXPECT_GT(r.executions, TrainingTuning{}.model_executions);
 }
 
 namespace {

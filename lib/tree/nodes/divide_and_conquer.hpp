@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 namespace sinew::detail {
 
@@ -38,6 +40,9 @@ class DivideAndConquerNode final : public NodeImpl {
   void check_shapes(const Analysis& an, const std::string& path) const override;
   void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
   std::size_t plan_granule(const Config& plan) const override;
+  std::string_view trainer() const override { return "dc_model"; }
+  // Per level, the leaves first: the bound vector's elements over subproblem(level), rounded up.
+  std::vector<std::size_t> level_subproblems(const Analysis& an) const override;
   // The upper levels gather every partition's subproblems on one device.
   bool joins_partitions() const override { return true; }
 

@@ -1,0 +1,64 @@
+// schedule/train_ledger.cpp — a training's budget, its measured points and its clock.
+#include "schedule/train_ledger.hpp"
+
+#include <algorithm>
+
+namespace sinew::detail {
+
+TrainingLedger::TrainingLedger(std::size_t executions, Progress progress)
+    : total_(executions), limit_(executions), progress_(std::move(progress)) {}
+
+bool TrainingLedger::take(std::size_t runs) {
+  if (phase_over_ || (!points_.empty() && spent_ + runs > limit_)) {
+    phase_over_ = true;
+    return false;
+  }
+  spent_ += runs;
+  return true;
+}
+
+const TrainingPoint& TrainingLedger::add(TrainingPoint p) {
+  points_.push_back(std::move(p));
+  return points_.back();
+}
+
+bool TrainingLedger::measured(const Config& c) const { return find(c) != nullptr; }
+
+const TrainingPoint* TrainingLedger::find(const Config& c) const {
+  auto it = std::find_if(points_.begin(), points_.end(), [&](const TrainingPoint& p) { return p.config == c; });
+  return it == points_.end() ? nullptr : &*it;
+}
+
+const TrainingPoint& TrainingLedger::fastest() const {
+  return *std::min_element(points_.begin(), points_.end(),
+                           [](const TrainingPoint& a, const TrainingPoint& b) { return a.time_ms < b.time_ms; });
+}
+
+std::vector<std::pair<Config, double>> TrainingLedger::ranked() const {
+  std::vector<std::pair<Config, std::vector<double>>> times;
+  for (const auto& p : points_) {
+    auto it = std::find_if(times.begin(), times.end(), [&](const auto& e) { return e.first == p.config; });
+    if (it == times.end()) times.emplace_back(p.config, std::vector<double>{p.time_ms});
+    else it->second.push_back(p.time_ms);
+  }
+  std::vector<std::pair<Config, double>> out;
+  for (auto& [c, t] : times) out.emplace_back(c, median(t));
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
+void TrainingLedger::keep_only(const Config& c, const TrainingPoint& kept) {
+  const TrainingPoint copy = kept;  // `kept` may be one of c's points
+  std::erase_if(points_, [&](const TrainingPoint& p) { return p.config == c; });
+  points_.push_back(copy);
+}
+
+void TrainingLedger::note(const std::string& line) const {
+  if (progress_) progress_(line);
+}
+
+double TrainingLedger::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+}  // namespace sinew::detail

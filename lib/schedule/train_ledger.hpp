@@ -1,0 +1,94 @@
+// schedule/train_ledger.hpp — one training's budget and measured points, shared by every trainer.
+//
+// The budget: the executions the training may take, spent point by point, and the phases a
+// trainer runs them in, each keeping executions for the phases after it (so that a search that
+// spends its share still leaves each device alone and the finalists their runs). A spent budget
+// is a state, not an exception: take() answers false, the phase is over and every later take in
+// it is refused too; the trainer returns (`if (!ledger.take(n)) return;`). The points: every
+// measured plan in order, the fastest one, each configuration ranked by the median of its
+// points. The clock and the progress lines: the training's wall time, and every line a trainer
+// writes goes through note().
+//
+// Internal to lib/schedule; one ledger per training, used from one thread.
+#pragma once
+
+#include "schedule/train.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinew::detail {
+
+class TrainingLedger {
+ public:
+  // `executions`: the training's whole budget.
+  TrainingLedger(std::size_t executions, Progress progress);
+
+  // --- The budget -----------------------------------------------------------------------------
+  std::size_t spent() const { return spent_; }
+  std::size_t total() const { return total_; }
+  // What the current phase may spend up to: the total less what the phases after it keep.
+  std::size_t limit() const { return limit_; }
+  // Whether `runs` more executions fit the current phase (nothing is taken).
+  bool affords(std::size_t runs) const { return spent_ + runs <= limit_; }
+  // Takes `runs` executions for one point from the current phase; false where they do not fit,
+  // which ends the phase (every later take in it is refused too). The first point of a training
+  // is never refused: a training returns a measured plan.
+  bool take(std::size_t runs);
+  // Whether the current phase ended for want of executions.
+  bool phase_over() const { return phase_over_; }
+  // Whether any phase did: the training stopped short of what it would have measured.
+  bool stopped() const { return stopped_; }
+  // Runs `steps` as one phase that keeps `reserved` executions of the current limit for the
+  // phases after it. The first phase that ends for want of executions says so (once a training).
+  template <class Steps>
+  void phase(std::size_t reserved, Steps&& steps);
+
+  // --- The points -----------------------------------------------------------------------------
+  const std::vector<TrainingPoint>& points() const { return points_; }
+  // A new point, last. Returns it (valid until the next point is added).
+  const TrainingPoint& add(TrainingPoint p);
+  bool measured(const Config& c) const;
+  // The first point of `c`, nullptr when it was never measured.
+  const TrainingPoint* find(const Config& c) const;
+  // The single fastest point (the first of equals); the ledger must hold one.
+  const TrainingPoint& fastest() const;
+  // Every measured configuration with the median of its points' times, fastest first (stable:
+  // equal medians in the order first measured).
+  std::vector<std::pair<Config, double>> ranked() const;
+  // `c`'s points replaced by `kept`, placed last.
+  void keep_only(const Config& c, const TrainingPoint& kept);
+
+  // --- Progress and time ----------------------------------------------------------------------
+  void note(const std::string& line) const;
+  // Wall time since the ledger was made.
+  double seconds() const;
+
+ private:
+  std::size_t total_;
+  std::size_t limit_;
+  std::size_t spent_ = 0;
+  bool phase_over_ = false;
+  bool stopped_ = false;
+  Progress progress_;
+  std::vector<TrainingPoint> points_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+template <class Steps>
+void TrainingLedger::phase(std::size_t reserved, Steps&& steps) {
+  const std::size_t outer_limit = limit_;
+  const bool outer_over = phase_over_;
+  limit_ = limit_ > reserved ? limit_ - reserved : 0;
+  phase_over_ = false;
+  steps();
+  if (phase_over_ && !stopped_) note("stopped: the budget of " + std::to_string(limit_) + " executions is spent");
+  stopped_ = stopped_ || phase_over_;
+  limit_ = outer_limit;
+  phase_over_ = outer_over;
+}
+
+}  // namespace sinew::detail
