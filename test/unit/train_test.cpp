@@ -539,3 +539,18 @@ TEST(TrainDivideAndConquer, ADerivedPlansCheckMeasuresTheModelAndTheNearestPlanO
   EXPECT_EQ(crossover_item(r.points.back().config), machine.levels);
   EXPECT_EQ(r.best, analytic);  // the model's plan beats the GPU alone on this machine
 }
+
+TEST(TrainModel, ExhaustiveModeWhereEveryPlanAtALevelIsOneDeviceAlone) {
+  // The GPU alone wins everywhere: at some fission x overlap combination every plan the model
+  // measured is the GPU alone, named at fission "none" (without_idle_levels), so no point carries
+  // the combination's own levels. The training goes on to the next one and keeps the GPU alone.
+  auto devs = cpu_gpu();
+  Model m{{30.0, 0.3}, {40.0, 1.0}};
+  m.noise = 0;
+  auto o = model_options();
+  o.exhaustive = true;
+  o.max_executions = 1000;
+  const auto r = train(devs, std::ref(m), o);
+  EXPECT_EQ(r.best.shares, Config::single(1, 2).shares) << r.best.str();
+  EXPECT_EQ(r.executions, m.calls);
+}
