@@ -204,9 +204,8 @@ TEST(TrainObjective, ADeviceAloneIsMeasuredUnderOneName) {
 
 // The first run of every plan costs more than its later ones (device buffers allocated at new
 // sizes, kernels built for them): a device alone, measured once, must not carry that cost
-// against splits whose medians leave it out. The GPU alone is fastest here (the filter pipeline
-// at 1024^2 on the H100 machine: 0.62 ms alone, a trained split 1.22, the GPU alone timed at
-// 1.3 in training by its first runs); the untimed runs are not the caller's to record.
+// against splits whose medians leave it out (docs/decisions/042). The GPU alone is fastest here;
+// the untimed runs are not the caller's to record.
 TEST(TrainObjective, ADeviceAloneIsNotJudgedByItsFirstRun) {
   const auto devs = cpu_gpu();
   for (Strategy s : {Strategy::even_split, Strategy::cpu_assisted}) {
@@ -232,13 +231,12 @@ TEST(TrainObjective, ADeviceAloneIsNotJudgedByItsFirstRun) {
 
 // One noisy run must not cost the device that is best alone: a device alone is bounded by its own
 // times in the splits (its time at share s over s), and a run far above that is measured again
-// (saxpy 10M on the H100 machine: the CPU alone timed 4.06 ms once in training, 1.43 in every
-// other run, and a split 1.4x slower was kept).
+// (docs/decisions/043).
 TEST(TrainObjective, ADeviceAloneTimedAgainstTheSplitsEvidenceIsMeasuredAgain) {
   auto devs = cpu_gpu();
   devs[0].fission_configs.resize(1);  // the CPU alone is one plan: no other fission stands in for it
-  // Each strategy's training, and a derived plan's check (fft 256 MB's GPU alone timed 69.9 ms
-  // once in a check on the H100 machine, 23-35 ms in training, and a 10% CPU split was kept).
+  // Each strategy's training, and a derived plan's check (docs/decisions/043: a check's one slow
+  // run of a device alone kept a split).
   Config derived;
   derived.shares = {0.9, 0.1};
   for (int flow = 0; flow < 3; ++flow) {
@@ -271,9 +269,8 @@ TEST(TrainObjective, ADeviceAloneTimedAgainstTheSplitsEvidenceIsMeasuredAgain) {
   }
 }
 
-// The suspect measured again is not replaced by a slower run: the faster of the two stands (saxpy
-// 10M on the H200 machine: the CPU alone 1.42 ms, suspected, 1.96 once more; the split kept at
-// 1.78 ran 2.00 in the rounds after, the CPU alone 1.46).
+// The suspect measured again is not replaced by a slower run: the faster of the two stands
+// (docs/decisions/043; here the CPU alone 1.42 ms, suspected, 1.96 once more, every split 1.78).
 TEST(TrainObjective, ASuspectDeviceAloneKeepsItsFasterRun) {
   auto devs = cpu_gpu();
   devs[0].fission_configs.resize(1);
@@ -297,12 +294,10 @@ TEST(TrainObjective, ASuspectDeviceAloneKeepsItsFasterRun) {
 }
 
 TEST(TrainObjective, TheGpuAlonesOverlapLevelIsChosenThroughNoise) {
-  // The H100 machine's filter pipeline at 1024²: the GPU alone runs 0.75 ms at overlap 2 and 3
-  // (single runs 0.59-1.09), 1.01 at overlap 4 and 0.98 at overlap 1, and any CPU share costs more
-  // than the GPU's whole run. With +-30% noise on every run, training keeps the GPU alone at
-  // the GPU alone at overlap 2 or 3 in 944 of 1000 seeds (the 18th session; three leaders run twice more each in
-  // turns did no better, 954: with one run a point, the noise is the search's own). In the 18th
-  // session's Table 1 (c1) it kept overlap 4: 73% of the oracle head to head.
+  // A measured case as a synthetic model (docs/decisions/051): the GPU alone 0.75 ms at overlap
+  // 2 and 3, 1.01 at overlap 4 and 0.98 at overlap 1, and any CPU share costs more than the GPU's
+  // whole run. With +-30% noise on every run (one run a point: the noise is the search's own),
+  // training keeps the GPU alone at overlap 2 or 3 in most seeds; the record gives the counts.
   const auto devs = cpu_gpu();
   std::size_t right = 0;
   const std::size_t seeds = 200;

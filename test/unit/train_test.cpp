@@ -154,8 +154,8 @@ TEST(Train, TheCheckOfADerivedPlanKeepsARightPlan) {
 }
 
 TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAloneAtTheCostModelsLevel) {
-  // saxpy 50M on the H200 machine: the derived split ran the CPU with fission L1, where the CPU
-  // alone took 10 ms (5.7 at "none") and the split was kept. Here the CPU twice as slow with
+  // docs/decisions/044: a derived split's fission can be the CPU's slow one, and a check that
+  // measures the CPU alone only there keeps the split. Here the CPU twice as slow with
   // fission L2, a split costing each device 1.8x, the split's time the GPU's (both fissions tie,
   // so the screening keeps L2), and a check of 16 runs: without the cost model's level its budget
   // ends before the CPU alone at "none" is measured. With it, the check measures it first and
@@ -200,8 +200,8 @@ TEST(Train, TheCheckOfADerivedPlanTakesADeviceAloneOverASplitWithinThePrecision)
 }
 
 TEST(Train, TheCheckOfADerivedPlanMeasuresEachDeviceAlonesBestAgain) {
-  // segmentation 1 MB on the H200 machine: the derived plan the GPU alone (0.30 ms), the CPU
-  // alone's one run in the check unlucky (0.40 ms; 0.21-0.33 after). Measured twice more before
+  // docs/decisions/045: the derived plan the GPU alone (0.30 ms), the CPU alone's one run in the
+  // check unlucky (0.40 ms; 0.22 in every other run). Measured twice more before
   // the choice, the CPU alone is kept; also where the unlucky run still makes it a leader (the
   // GPU's other overlap levels slower), which alone would give it one run more.
   auto devs = cpu_gpu();
