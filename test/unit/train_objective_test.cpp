@@ -106,7 +106,7 @@ TEST(TrainObjective, TheResultIsTheFastestPlanMeasured) {
         else it->second.push_back(p.time_ms);
       }
       // (The model strategy's plan stands against splits at its own platform configuration
-      // measured faster within its margin, at most twice the precision: see Search::decide.)
+      // measured faster within its margin, at most twice the precision: PlanSearch::choose_fastest.)
       auto rival = [&](const Config& c) {
         const bool split = c.shares[0] > 0 && c.shares[1] > 0;
         return s == Strategy::model && split && c.overlap == r.best.overlap && c.fission == r.best.fission;
