@@ -1,7 +1,7 @@
 // runtime/cluster.cpp — a tree over several MPI ranks: making the Cluster (MPI, each rank's
-// Runtime), the agreement that makes every rank fail together, every rank's devices, and the rank
-// shares measured, stored and derived. run() is cluster_run.cpp; the exchanges and waits with a
-// deadline, cluster_exchange.cpp. Built only with SINEW_MPI.
+// Runtime), the agreement that makes every rank fail together, and every rank's devices. run() is
+// a pipeline of stages (runtime/cluster_run.hpp); the exchanges and waits with a deadline,
+// cluster_exchange.cpp. Built only with SINEW_MPI.
 //
 // Every decision that shapes a collective call (which vectors move, how many units each rank
 // gets) is made from what every rank knows alike (the root's binding sizes, the tree), so the
@@ -57,89 +57,7 @@ Datatype::Datatype(std::size_t bytes) {
   MPI_Type_commit(&type);
 }
 
-std::vector<double> normalised(const std::vector<double>& weights) {
-  double sum = 0;
-  for (double w : weights) sum += w;
-  std::vector<double> out;
-  for (double w : weights) out.push_back(w / sum);
-  return out;
-}
-
 }  // namespace detail
-
-
-// The rank split's balancer is the device balancer (schedule/balancer.hpp), each rank one of its
-// devices and the rank's own run time that device's: one rule moves work between ranks and
-// between a rank's devices (robust time models, load-step detection, moves that must pay), with
-// the rank Runtime's BalancerSettings. Where the shares that ran are not its plan (given shares,
-// stored ones, distributed data, a new Cluster), it starts over from them: its models are of the
-// plan it watched.
-const std::vector<double>& Cluster::Impl::next_shares(const std::string& key, const std::vector<double>& ran,
-                                                      const std::vector<double>& rank_ms) {
-  auto it = measured.find(key);
-  if (it == measured.end() || it->second->config().shares != ran) {
-    it = measured.insert_or_assign(key, detail::make_balancer(detail::rank_stand_ins(ran.size()), Config{ran},
-                                                              runtime->options().balancer))
-             .first;
-  }
-  // No level-2 retraining: a search over the ranks would make every rank follow it.
-  const auto step = it->second->observe(rank_ms, {});
-  if (step.event && rank == 0 && runtime->options().log && !runtime->options().quiet.value_or(false))
-    runtime->options().log(LogLevel::info, "cluster: the rank shares move from " + step.event->before.str() + " to " +
-                                               step.event->after.str() + " for the next run");
-  return it->second->config().shares;
-}
-
-KnowledgeBase& Cluster::Impl::knowledge_base() {
-  if (!kb) kb = KnowledgeBase::open(*runtime->options().kb_path, {.log = runtime->options().log});
-  return *kb;
-}
-std::optional<std::vector<double>> Cluster::Impl::stored_shares(const std::string& signature, const KbFeatures& features,
-                                                                bool& derived) {
-  derived = false;
-  try {
-    auto& k = knowledge_base();
-    const KbKey key{cluster_tree(signature), device_set, version};
-    if (auto e = k.find(key, features)) return e->config.shares;
-    // An input the cluster has not run: its shares derived from the inputs it has, by the
-    // Runtime's interpolator (the cost model needs per-device runs; ranks have their nearest).
-    const auto known = k.entries(key);
-    if (known.empty()) return std::nullopt;
-    const auto interpolator = make_interpolator(runtime->options().interpolation.value_or(Interpolation::nearest));
-    if (auto d = interpolator->derive(known, features); d && d->config.shares.size() == static_cast<std::size_t>(ranks)) {
-      derived = true;
-      return d->config.shares;
-    }
-  } catch (const Error& e) {  // the knowledge base never stops a run: warn, go on evenly
-    runtime->options().log(LogLevel::warning, std::string("cluster: the knowledge base failed: ") + e.what());
-  }
-  return std::nullopt;
-}
-
-// After a run every rank finished: the shares its throughput suggests for the next run, and the
-// run itself (each rank's time as a partition time). Nothing is stored for a failed run.
-void Cluster::Impl::store_shares(const Node& tree, const KbFeatures& features, const Config& ran, const std::vector<double>& next,
-                  const std::vector<RankShare>& ranks_ran) {
-  try {
-    auto& k = knowledge_base();
-    const KbKey key{cluster_tree(tree.signature()), device_set, version};
-    double slowest = 0;
-    std::vector<double> ms;
-    for (const auto& r : ranks_ran) {
-      ms.push_back(r.ms);
-      slowest = std::max(slowest, r.ms);
-    }
-    KbRun run{.key = key, .features = features, .config = ran, .time_ms = slowest, .partition_ms = ms,
-              .purpose = "execution"};
-    k.record_run(run);
-    KbEntry entry{.key = key, .features = features, .config = Config{next}, .time_ms = slowest,
-                  .provenance = Provenance::balanced, .strategy = "cluster throughput"};
-    k.store_entry(entry);
-    k.describe_tree(key.tree, "cluster(" + tree.label() + ")", tree.dump());
-  } catch (const Error& e) {
-    runtime->options().log(LogLevel::warning, std::string("cluster: the knowledge base failed: ") + e.what());
-  }
-}
 
 Cluster::Impl::~Impl() {
   runtime.reset();

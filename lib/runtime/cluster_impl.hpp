@@ -1,6 +1,7 @@
 // runtime/cluster_impl.hpp — what the Cluster's files share: cluster.cpp (making it, agreeing,
-// its devices, the rank shares), cluster_run.cpp (run(): the rank split, scattering and
-// gathering), cluster_exchange.cpp (waiting with a deadline, failure notices, and the exchanges of
+// its devices), run()'s stages (cluster_run.hpp: cluster_run.cpp, cluster_split.cpp,
+// cluster_data.cpp, cluster_results.cpp, cluster_observe.cpp), cluster_distributed.cpp (distributed
+// bindings), cluster_exchange.cpp (waiting with a deadline, failure notices, and the exchanges of
 // a run whose partitions meet). Built only with SINEW_MPI.
 //
 // Every MPI call that waits for other ranks is non-blocking and waited for by Impl::wait, which
@@ -10,7 +11,6 @@
 
 #include "exec/exchanger.hpp"
 #include "platform/error.hpp"
-#include "schedule/balancer_registry.hpp"
 #include "tree/analysis.hpp"
 
 #include <sinew/cluster.hpp>
@@ -72,8 +72,6 @@ struct Datatype {
   Datatype& operator=(const Datatype&) = delete;
 };
 
-std::vector<double> normalised(const std::vector<double>& weights);
-
 // Some wait gave up (Impl::wait): MPI cannot be finalised with the other ranks, the job is aborted
 // at exit instead.
 bool broken();
@@ -102,32 +100,15 @@ struct Cluster::Impl {
   std::deque<std::vector<int>> abandoned_counts;  // their counts and displacements
   std::unique_ptr<Runtime> runtime;
 
-  // By tree signature and unit count: the balancer of the rank split, the device balancer
-  // (schedule/balancer.hpp) with the ranks as its devices and each rank's time as a device's. Its
-  // plan is the tree's next rank shares when none are given.
-  std::map<std::string, std::unique_ptr<detail::OnlineBalancer>> measured;
-  // The root's: the knowledge base that keeps rank shares between Clusters (the rank Runtime's
-  // file, opened on the first use), and the whole cluster's device set that keys them.
-  std::unique_ptr<KnowledgeBase> kb;
+  // The whole cluster's device set (every rank's devices, in rank order): the root's knowledge
+  // base keeps rank shares under it (cluster_split.cpp, cluster_observe.cpp).
   std::string device_set;
 
   ~Impl();
 
-  // After a run in which every rank finished: each rank's time (ms, 0 for a rank without units)
-  // observed by the key's balancer (a fresh one where the shares that ran are not its plan);
-  // returns its plan for the next run.
-  const std::vector<double>& next_shares(const std::string& key, const std::vector<double>& ran,
-                                         const std::vector<double>& rank_ms);
-  KnowledgeBase& knowledge_base();
   // A cluster's entries are kept under their own tree key, beside the ranks' own entries for
   // their slices: "cluster:" and the tree's signature.
   static std::string cluster_tree(const std::string& signature) { return "cluster:" + signature; }
-  // The root's knowledge base's rank shares for the tree and input, else (`derived` set) derived
-  // from its other inputs' shares.
-  std::optional<std::vector<double>> stored_shares(const std::string& signature, const KbFeatures& features,
-                                                   bool& derived);
-  void store_shares(const Node& tree, const KbFeatures& features, const Config& ran, const std::vector<double>& next,
-                    const std::vector<RankShare>& ranks_ran);
 
   // Throws on every rank when some rank has a failure (the lowest rank's whose failure is its
   // own, else the lowest's).

@@ -5,18 +5,20 @@
 #include "kb/utc.hpp"
 #include "platform/error.hpp"
 #include "schedule/derive.hpp"
+#include "schedule/plan_cache.hpp"
 
 #include <algorithm>
 #include <sstream>
 
 namespace sinew::detail {
 
-Planner::Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings)
+Planner::Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerSettings settings)
     : env_(env),
       kb_(kb),
       settings_(std::move(settings)),
       interpolator_(make_interpolator(settings_.interpolation)),
-      base_key_(make_kb_key({}, env_.infos)) {
+      base_key_(make_kb_key({}, env_.infos)),
+      plans_(plans) {
   settings_.flush_runs = std::max<std::size_t>(1, settings_.flush_runs);
   writer_ = std::thread([this] { writer(); });
 }
@@ -44,7 +46,7 @@ bool Planner::usable(const KbEntry& e, const PreparedTree& p) {
     // request derives or trains one, which replaces it. Said once per entry.
     bool first = false;
     {
-      std::lock_guard lock(cache_mutex_);
+      std::lock_guard lock(noted_mutex_);
       first = unusable_.insert(e.id).second;
     }
     if (first) warn(error.message() + "; planning as if the knowledge base had no plan for this input");
@@ -72,55 +74,27 @@ void Planner::safely(F&& f) {
   }
 }
 
-std::optional<Plan> Planner::cached(const CacheKey& key) {
-  std::lock_guard lock(cache_mutex_);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) return std::nullopt;
-  Cached& c = it->second;
-  if (++c.uses > settings_.refresh_uses || std::chrono::steady_clock::now() - c.read >= settings_.refresh_interval) {
-    cache_.erase(it);  // time to see what other processes stored meanwhile
-    return std::nullopt;
-  }
-  return c.plan;
-}
+namespace {
 
-void Planner::remember(const CacheKey& key, const Plan& plan, std::uint64_t generation) {
-  std::lock_guard lock(cache_mutex_);
-  if (generation != generation_) return;
-  const auto now = std::chrono::steady_clock::now();
-  // Inputs that vary from run to run would grow the cache for good: plans past their refresh
-  // time are read again anyway, so they go.
-  if (cache_.size() >= 256)
-    std::erase_if(cache_, [&](const auto& kv) { return now - kv.second.read >= settings_.refresh_interval; });
-  cache_.insert_or_assign(key, Cached{plan, now, 0});
-}
+PlanCache::Refresh refresh_of(const PlannerSettings& s) { return {s.refresh_uses, s.refresh_interval}; }
 
-void Planner::forget(const CacheKey& key) {
-  std::lock_guard lock(cache_mutex_);
-  ++generation_;
-  cache_.erase(key);
-}
-
-std::uint64_t Planner::generation() {
-  std::lock_guard lock(cache_mutex_);
-  return generation_;
-}
+}  // namespace
 
 Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training) {
   KbKey key = base_key_;
   key.tree = p.signature;
-  CacheKey ck{key.tree, p.features};
+  const LearnedKey ck{key.tree, p.features, {}};
   if (!force_training)
-    if (auto hit = cached(ck)) return *hit;
+    if (auto hit = plans_.find(ck, refresh_of(settings_))) return *hit;
   bool describe = false;
   {
-    std::lock_guard lock(cache_mutex_);
+    std::lock_guard lock(noted_mutex_);
     describe = described_.insert(key.tree).second;
   }
   if (describe) safely([&] { kb_.describe_tree(key.tree, p.label, p.tree.dump()); });
   // Reads fail like writes (a disk error, a lock held too long): then the KB knows nothing.
   auto lookup = [&]() -> std::optional<Plan> {
-    const std::uint64_t gen = generation();
+    const std::uint64_t gen = plans_.generation();
     std::optional<KbEntry> hit;
     safely([&] { hit = kb_.find(key, p.features); });
     if (!hit || !usable(*hit, p)) return std::nullopt;
@@ -128,7 +102,7 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     // one level only): a plan of one device runs that device alone's partitions and queues.
     Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
                hit->source.value_or(0), 0, 0};
-    remember(ck, found, gen);
+    plans_.remember(ck, found, gen, refresh_of(settings_));
     return found;
   };
   if (!force_training)
@@ -168,12 +142,12 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
       if (k.id == derived->source) e.time_ms = k.time_ms;
     if (settings_.derive_executions > 0) check_derived(p, bindings, *derived, alone_levels, plan, e);
     safely([&] { plan.entry = kb_.store_entry(e); });
-    forget(ck);
+    plans_.forget(ck);
     return plan;
   }
   // Training starts from the nearest known plan when there is one.
   Plan plan = train_plan(p, bindings, key, derived ? std::optional<Config>(derived->config) : std::nullopt);
-  forget(ck);
+  plans_.forget(ck);
   return plan;
 }
 
@@ -230,10 +204,11 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   const DeviceInfo& dev = env_.infos.at(device);
   Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, 0, 0};
   if (!has_platform_levels(dev)) return plan;
-  const CacheKey ck{key.tree + "|alone " + std::to_string(device), p.features};
-  if (auto hit = cached(ck)) return *hit;
+  // The pinned device's plan is the key's plan.
+  const LearnedKey ck{key.tree, p.features, plan.config.str()};
+  if (auto hit = plans_.find(ck, refresh_of(settings_))) return *hit;
   std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
-  const std::uint64_t gen = generation();
+  const std::uint64_t gen = plans_.generation();
   std::optional<std::pair<Config, double>> known;
   safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
   if (!known) {
@@ -279,7 +254,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
          " executions: " + known->first.str());
   }
   plan.config = known->first;
-  remember(ck, plan, gen);
+  plans_.remember(ck, plan, gen, refresh_of(settings_));
   return plan;
 }
 
@@ -422,7 +397,7 @@ Config Planner::retrain(const PreparedTree& p, const std::vector<Binding>& bindi
   const Config best = search(p, bindings, level2_options(settings_.training, executions), current, plan.key,
                              "balancing")
                           .best;
-  forget({plan.key.tree, p.features});
+  plans_.forget({plan.key.tree, p.features, {}});
   return best;
 }
 
@@ -457,7 +432,7 @@ void Planner::balanced(const Plan& plan, const PreparedTree& p, const BalanceEve
       kb_.store_entry(e);
     }
   });
-  if (settled) forget({plan.key.tree, p.features});
+  if (settled) plans_.forget({plan.key.tree, p.features, {}});
 }
 
 }  // namespace sinew::detail

@@ -6,7 +6,8 @@
 // path stays off SQLite:
 //
 // Plan cache. A plan found in the knowledge base is remembered per (tree signature, input
-// features) and served from memory by later plan() calls. A cached plan is dropped, so that the
+// features) in the runtime's store (LearnedStore::plans(), schedule/plan_cache.hpp) and served
+// from memory by later plan() calls. A cached plan is dropped, so that the
 // next plan() reads the knowledge base again,
 //   - when this planner stores a plan for that key and features (training, forced training,
 //     derivation) or a balanced one (balanced() when settled), and after retrain();
@@ -84,9 +85,12 @@ struct Plan {
 // a CPU's fissions (Planner::single_device).
 bool has_platform_levels(const DeviceInfo& device);
 
+class PlanCache;
+
 class Planner {
  public:
-  Planner(Environment& env, KnowledgeBase& kb, PlannerSettings settings);
+  // `plans`: the runtime's plan cache (LearnedStore::plans()); it must outlive the Planner.
+  Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerSettings settings);
   // Writes the buffered execution runs; never throws.
   ~Planner();
   Planner(const Planner&) = delete;
@@ -129,13 +133,6 @@ class Planner {
   KnowledgeBase& kb() { return kb_; }
 
  private:
-  // The cache's key: tree signature and input features (in the analysis' order).
-  using CacheKey = std::pair<std::string, KbFeatures>;
-  struct Cached {
-    Plan plan;
-    std::chrono::steady_clock::time_point read;
-    std::size_t uses = 0;
-  };
   struct Pending {
     KbRun run;
     std::int64_t entry = 0;
@@ -162,13 +159,6 @@ class Planner {
   template <class F>
   void safely(F&& f);
 
-  std::optional<Plan> cached(const CacheKey& key);
-  // Caches `plan` unless something was forgotten since `generation` was taken (a plan read
-  // before a store must not outlive it).
-  void remember(const CacheKey& key, const Plan& plan, std::uint64_t generation);
-  void forget(const CacheKey& key);
-  std::uint64_t generation();
-
   void write(std::vector<Pending> batch);
   void writer();
 
@@ -180,11 +170,11 @@ class Planner {
   std::mutex training_mutex_;  // one training at a time per runtime: they would disturb each other
   std::once_flag warned_;
 
-  std::mutex cache_mutex_;  // guards cache_, described_, generation_
-  std::map<CacheKey, Cached> cache_;
+  PlanCache& plans_;
+
+  std::mutex noted_mutex_;  // guards described_, unusable_
   std::set<std::string> described_;
   std::set<std::int64_t> unusable_;  // entries warned about
-  std::uint64_t generation_ = 0;
 
   std::mutex pending_mutex_;  // guards pending_, oldest_, stopping_
   std::condition_variable pending_cv_;
