@@ -2,6 +2,7 @@
 #include "exec/chunks.hpp"
 
 #include "exec/nodes/runner.hpp"
+#include "exec/run.hpp"
 #include "platform/error.hpp"
 
 #include <algorithm>
@@ -12,36 +13,45 @@ namespace sinew::detail {
 
 PartState* cut_chunk(RunState& run, Worker& w, std::size_t exactly) {
   if (run.error()) return nullptr;
-  std::lock_guard lock(run.chunk_mutex);
+  ChunkCursor& c = run.cursor;
+  const std::size_t slot = c.takers.at(w.index).slot;
+  std::lock_guard lock(c.mutex);
   const std::size_t total = run.dec.total_units;
-  DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
-  if (run.next_unit >= total || mine.stopped) return nullptr;
-  const std::size_t left = total - run.next_unit;
-  const std::size_t units =
-      exactly ? std::min(left, exactly) : run.chunks.take(w.dynamic_slot, left, run.dec.granule, run.progress);
+  DynamicChunks::Progress& mine = c.progress.at(slot);
+  if (c.next_unit >= total || mine.stopped) return nullptr;
+  const std::size_t left = total - c.next_unit;
+  const std::size_t units = exactly ? std::min(left, exactly) : c.chunks.take(slot, left, run.dec.granule, c.progress);
   if (units == 0) {
     mine.stopped = true;  // the others finish the rest sooner than it would finish its least chunk
     return nullptr;
   }
   mine.held += units;
-  PartState& ps = run.parts.emplace_back();
-  ps.chunk = {run.parts.size() - 1, w.runtime_index, w.sub_device, w.queue_index, run.next_unit, units};
+  PartState& ps = run.workers.parts.emplace_back();
+  ps.chunk = {run.workers.parts.size() - 1, w.runtime_index, w.sub_device, w.queue_index, c.next_unit, units};
   ps.part = &ps.chunk;
   ps.worker = &w;
   ps.taken_ms = run.now_ms();
-  run.next_unit += units;
+  c.next_unit += units;
   w.parts.push_back(&ps);
   return &ps;
 }
 
+void start_taking(RunState& run, Worker& w) {
+  ChunkCursor::Taker& t = run.cursor.takers.at(w.index);
+  t.from_ms = run.now_ms();
+  t.cpu_from_ms = thread_cpu_ms();
+}
+
 void chunk_done(RunState& run, Worker& w, PartState& ps) {
-  run.recycle(ps);
-  std::lock_guard lock(run.chunk_mutex);
-  DynamicChunks::Progress& mine = run.progress.at(w.dynamic_slot);
+  run.buffers.recycle(ps);
+  ChunkCursor& c = run.cursor;
+  const ChunkCursor::Taker& t = c.takers.at(w.index);
+  std::lock_guard lock(c.mutex);
+  DynamicChunks::Progress& mine = c.progress.at(t.slot);
   mine.held -= std::min(mine.held, ps.part->units);
   mine.done += ps.part->units;
-  mine.busy_ms = run.now_ms() - w.chunks_from_ms;
-  mine.host_ms = thread_cpu_ms() - w.cpu_from_ms;
+  mine.busy_ms = run.now_ms() - t.from_ms;
+  mine.host_ms = thread_cpu_ms() - t.cpu_from_ms;
 }
 
 double thread_cpu_ms() {
@@ -59,10 +69,7 @@ PartState* take_chunk(RunState& run, Worker& w) {
   std::vector<PartState*> taken{ps};
   std::swap(w.parts, taken);
   try {
-    visit(run.root, [&](const NodeImpl& n) {
-      cl_call([&] { return ErrorContext{.node = run.path(n), .device = w.info().name}; },
-              [&] { runner_of(n).prepare(run, w, n); });
-    });
+    prepare_runners(run, w);
   } catch (...) {
     std::swap(w.parts, taken);
     throw;

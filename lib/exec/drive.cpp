@@ -21,7 +21,8 @@ namespace {
 // `flush`: so that the device starts at once.
 void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
   upload(run, p);
-  interpret(run, w, {&p}, run.root, {});
+  NodeContext ctx(run);
+  interpret(ctx, w, {&p}, run.root, {});
   download(run, p);
   if (flush) w.queue().flush();
 }
@@ -51,13 +52,12 @@ void drive_chunks(RunState& run, Worker& w) {
     flight.pop_front();
   };
   bool measured = false;  // a chunk of this worker has ended
-  w.chunks_from_ms = run.now_ms();
-  w.cpu_from_ms = thread_cpu_ms();
-  if (run.streamed_alone) {
+  start_taking(run, w);
+  if (run.cursor.streamed_alone) {
     // Every chunk was cut before the run: streamed one after another, as a static split's are.
     for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
     cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; },
-            [&] { drain(w.queue(), w.info().discrete, run.env.wait, run.cpu_work); });
+            [&] { drain(w.queue(), w.info().discrete, run.env.wait, run.workers.cpu_work); });
     for (PartState* p : w.parts) chunk_done(run, w, *p);
     return;
   }
@@ -68,11 +68,11 @@ void drive_chunks(RunState& run, Worker& w) {
       InFlight& f = flight.emplace_back();
       f.part = p;
       upload(run, *p);
-      interpret(run, w, {p}, run.root, {});
+      NodeContext ctx(run);
+      interpret(ctx, w, {p}, run.root, {});
       // Begun downloads pay off only for a chunk that waits while the next one runs; one completed
       // at once (the slot's first) downloads as a streamed partition does, its pieces copied out
-      // while the next ones move (H100 machine, Mandelbrot 8192² in four 64 MB chunks: 3.4 ms
-      // over the static split with begun downloads).
+      // while the next ones move (docs/decisions/027).
       download(run, *p, measured ? &f.results : nullptr);
       cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
         w.queue().enqueueMarkerWithWaitList(nullptr, &f.end);
@@ -94,7 +94,7 @@ void drive_chunks(RunState& run, Worker& w) {
 // without CPU work leaves the host's cores idle: its waits need not nap.
 void finish(RunState& run, Worker& w) {
   cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; }, [&] {
-    drain(w.queue(), w.info().discrete, run.env.wait, run.cpu_work);
+    drain(w.queue(), w.info().discrete, run.env.wait, run.workers.cpu_work);
     unmap_deferred(w);
   });
   w.host_end_ms = run.now_ms();
@@ -105,8 +105,8 @@ void finish(RunState& run, Worker& w) {
 void work(RunState& run, Worker& w) {
   w.host_start_ms = run.now_ms();
   try {
-    upload_replicas(run, w);
-    if (run.has_replicas) run.barrier->arrive_and_wait();  // replicas are shared by a context's queues
+    run.replicas->upload(w);
+    if (run.replicas->any()) run.workers.barrier->arrive_and_wait();  // replicas are shared by a context's queues
     if (run.dec.is_dynamic()) {
       drive_chunks(run, w);
     } else if (run.an.streamable) {
@@ -116,16 +116,17 @@ void work(RunState& run, Worker& w) {
       // Halo units of a vector the tree writes come from the host once, before the first
       // exchange: every worker's must have arrived before any worker's results go back there (a
       // one-iteration loop meets no exchange barrier before its download).
-      if (run.an.exchanges_halos && run.workers.size() > 1) {
+      if (run.an.exchanges_halos && run.workers.list.size() > 1) {
         w.queue().finish();
-        run.barrier->arrive_and_wait();
+        run.workers.barrier->arrive_and_wait();
       }
-      interpret(run, w, w.parts, run.root, {});
-      // Where the user's memory is a context's replica (RunState::replica_in_user), its kernels
+      NodeContext ctx(run);
+      interpret(ctx, w, w.parts, run.root, {});
+      // Where the user's memory is a context's replica (Replicas::in_user_memory), its kernels
       // read the other partitions' units there until they are done: no result goes back before.
-      if (!run.replica_in_user.empty() && run.workers.size() > 1) {
+      if (run.replicas->any_in_user_memory() && run.workers.list.size() > 1) {
         w.queue().finish();
-        run.barrier->arrive_and_wait();
+        run.workers.barrier->arrive_and_wait();
       }
       for (PartState* p : w.parts) download(run, *p);
     }
@@ -135,22 +136,22 @@ void work(RunState& run, Worker& w) {
     // another worker failed; its error is the one reported
   } catch (...) {
     run.keep_error();
-    run.barrier->abort();
+    run.workers.barrier->abort();
   }
 }
 
 // A streamed tree over several devices whose transfers are all direct (pinned memory for the
 // discrete devices, the host memory itself for CPUs) enqueues nothing that blocks: the calling
-// thread enqueues every partition, as hand-written OpenCL does (threads that enqueue only once
-// woken, while a CPU device's work-groups already fill the cores, started the GPU late: 60% CPU
-// saxpy splits were 12-17% slower than hand-written on the H100 machine). Not for a device whose
-// driver runs commands as they are enqueued (PoCL's "basic"): it would hold the others.
+// thread enqueues every partition, as hand-written OpenCL does: threads that enqueue only once
+// woken, while a CPU device's work-groups already fill the cores, start the GPU late
+// (docs/decisions/028). Not for a device whose driver runs commands as they are enqueued
+// (PoCL's "basic"): it would hold the others.
 bool fed_by_one_thread(const RunState& run) {
-  if (!run.an.streamable || run.dec.is_dynamic() || run.has_replicas || run.workers.size() < 2 || !all_direct(run)) return false;
+  if (!run.an.streamable || run.dec.is_dynamic() || run.replicas->any() || run.workers.list.size() < 2 || !all_direct(run)) return false;
   bool several = false;
-  for (const auto& w : run.workers) {
+  for (const auto& w : run.workers.list) {
     if (w.device->runs_at_enqueue()) return false;
-    several = several || w.device != run.workers.front().device;
+    several = several || w.device != run.workers.list.front().device;
   }
   return several;
 }
@@ -159,17 +160,16 @@ bool fed_by_one_thread(const RunState& run) {
 // round their queues, each flushed. Then the calling thread waits for every device: for the
 // discrete devices as wait_for_ends() says, then for the CPUs. A CPU that ends first is timed by
 // its driver's callback, so the report (and the balancer) see each device's own end. (A pool
-// thread per device waiting instead cost 60% CPU saxpy splits of 10M floats 4-6% on the H100
-// machine: woken while PoCL's threads held every core, it ran hundreds of microseconds late, and
-// the request then waited for it to hand over.)
+// thread per device waiting instead, woken while PoCL's threads hold every core, runs late, and
+// the request then waits for it to hand over: docs/decisions/028.)
 void feed_then_wait(RunState& run) {
   std::vector<Worker*> order;
   for (const bool discrete : {false, true})
-    for (auto& w : run.workers)
+    for (auto& w : run.workers.list)
       if (w.info().discrete == discrete) order.push_back(&w);
   const double start = run.now_ms();
   for (Worker* w : order) w->host_start_ms = start;
-  run.defer_unmaps = true;
+  run.workers.defer_unmaps = true;
   try {
     std::size_t rounds = 0;
     for (Worker* w : order) rounds = std::max(rounds, w->parts.size());
@@ -240,7 +240,7 @@ void feed_then_wait(RunState& run) {
 }  // namespace
 
 void drive(RunState& run) {
-  run.barrier.emplace(run.workers.size());
+  run.workers.barrier.emplace(run.workers.list.size());
   if (fed_by_one_thread(run)) {
     feed_then_wait(run);
     return;
@@ -249,15 +249,15 @@ void drive(RunState& run) {
   // others.
   std::vector<std::future<void>> others;
   try {
-    for (std::size_t i = 1; i < run.workers.size(); ++i)
-      others.push_back(run.env.threads->submit([&run, &w = run.workers[i]] { work(run, w); }));
+    for (std::size_t i = 1; i < run.workers.list.size(); ++i)
+      others.push_back(run.env.threads->submit([&run, &w = run.workers.list[i]] { work(run, w); }));
   } catch (...) {
     run.keep_error();
-    run.barrier->abort();  // the workers started meet no one at a barrier
+    run.workers.barrier->abort();  // the workers started meet no one at a barrier
   }
-  if (others.size() + 1 == run.workers.size()) work(run, run.workers[0]);
+  if (others.size() + 1 == run.workers.list.size()) work(run, run.workers.list[0]);
   for (auto& f : others) f.get();  // work() keeps its exceptions in the run
-  if (run.dec.is_dynamic() && !run.error()) run.chunks.remember(run.progress);
+  if (run.dec.is_dynamic() && !run.error()) run.cursor.chunks.remember(run.cursor.progress);
 }
 
 }  // namespace sinew::detail

@@ -2,13 +2,14 @@
 // units it runs, and what it exchanges with the other processes as it goes.
 //
 // The executor knows nothing of how the processes talk (MPI lives in the runtime module, which
-// implements this interface); it calls the exchanger where a single process would read other
-// partitions' data: a replica re-synchronisation (every process's slices of a vector read whole),
-// a halo exchange (the neighbouring processes' edge units), a loop's predicate (every process's
-// values of the iteration's reductions), a scan's carry (the totals of the processes before), the
-// upper levels of divide and conquer (every process's part to the root process and back). The
-// tree walk is the same on every process, so each
-// calls the exchanger at the same points, in the same order: the calls are collective. A call
+// implements this interface). Such a run's replicas, halos and reductions (exec/spanning.hpp)
+// call the exchanger where a single process would read other partitions' data: a replica
+// re-synchronisation (every process's slices of a vector read whole), a halo exchange (the
+// neighbouring processes' edge units), a loop's predicate (every process's values of the
+// iteration's reductions), a scan's carry (the totals of the processes before), the upper levels
+// of divide and conquer (every process's part to the root process and back). No node runner
+// calls it. The tree walk is the same on every process, so each calls the exchanger at the same
+// points, in the same order: the calls are collective. A call
 // throws sinew::Error when another process failed or did not answer in time; the run then ends
 // with that error as with any other.
 //
@@ -60,10 +61,6 @@ class Exchanger {
   virtual void gather_to_root(const VectorUse& u, unsigned char* whole) = 0;
   // The root's `whole` is complete: every other process's units of it into its own `whole`.
   virtual void scatter_from_root(const VectorUse& u, unsigned char* whole) = 0;
-
-  // How many units before and after [first, first + units) belong to other processes' halos of `u`.
-  std::size_t remote_before(const VectorUse& u) const { return first ? u.halo_before : 0; }
-  std::size_t remote_after(const VectorUse& u) const { return first + units < u.units ? u.halo_after : 0; }
 };
 
 }  // namespace sinew::detail

@@ -12,18 +12,17 @@ namespace sinew::detail {
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
                const Decomposition& dec, bool profile, std::uint8_t poison, Exchanger* exchanger) {
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
-  RunState run(env, root, an, bindings, dec, profile);
-  run.poison = poison;
-  run.exchanger = exchanger;
+  RunState run(env, root, an, bindings, dec, profile, poison, exchanger);
   prepare(run);
-  run.prepared_ms = run.now_ms();
+  run.record.prepared_ms = run.now_ms();
   drive(run);
   if (run.error()) std::rethrow_exception(run.error());
-  // Every worker walked the same tree, so each lists the same reductions; under a dynamic
-  // schedule a worker that took no chunk walked nothing: their union.
+  // Every worker walked the same tree, so each lists the same reductions; a worker that took no
+  // chunk (a schedule that cuts them as the run goes) walked nothing: their union.
   std::set<const NodeImpl*> pending;
-  for (const auto& w : run.workers) pending.insert(w.pending.begin(), w.pending.end());
-  for (const NodeImpl* n : pending) runner_of(*n).combine(run, *n);
+  for (const auto& w : run.workers.list) pending.insert(w.pending.begin(), w.pending.end());
+  NodeContext ctx(run);
+  for (const NodeImpl* n : pending) runner_of(*n).combine(ctx, *n);
   return report(run, run.now_ms());
 }
 

@@ -1,7 +1,7 @@
 // exec/halo.cpp — halo buffers: layout, filling from the host, exchanges (see halo.hpp).
 #include "exec/halo.hpp"
 
-#include "exec/exchanger.hpp"
+#include "exec/run.hpp"
 #include "exec/transfer.hpp"
 #include "platform/error.hpp"
 
@@ -61,20 +61,27 @@ std::pair<std::ptrdiff_t, std::ptrdiff_t> extent(const PartState& ps, const Vect
           first + static_cast<std::ptrdiff_t>(ps.part->units + u.halo_after)};
 }
 
-const std::string& label(RunState& run, const std::string& text) { return run.labels.try_emplace(text, text).first->second; }
-
 // The partition holding unit `x` (partitions in unit order, none empty).
-PartState& holder(RunState& run, std::size_t x) {
-  auto it = std::upper_bound(run.by_unit.begin(), run.by_unit.end(), x,
+PartState& holder_of(const std::vector<PartState*>& by_unit, std::size_t x) {
+  auto it = std::upper_bound(by_unit.begin(), by_unit.end(), x,
                              [](std::size_t unit, const PartState* p) { return unit < p->part->first; });
   return **std::prev(it);
 }
 
-// Copies this process's units [x, x + n) of `v` to `to` (blocking: after the leaves that wrote them).
-void read_units(RunState& run, const VectorUse& u, std::size_t x, std::size_t n, unsigned char* to) {
+}  // namespace
+
+std::pair<const unsigned char*, std::size_t> RemoteUnits::at(std::size_t x, std::size_t until, const VectorUse& u) const {
+  const std::size_t ub = unit_bytes(u);
+  if (x < first) return {before.data() + (x + u.halo_before - first) * ub, std::min(until, first) - x};
+  return {after.data() + (x - end) * ub, until - x};
+}
+
+const std::string& Halos::label(const std::string& text) { return labels_.try_emplace(text, text).first->second; }
+
+void Halos::read_units(const VectorUse& u, std::size_t x, std::size_t n, unsigned char* to) {
   const std::size_t ub = unit_bytes(u);
   for (const std::size_t end = x + n; x < end;) {
-    PartState& q = holder(run, x);
+    PartState& q = holder_of(by_unit_, x);
     const std::size_t k = std::min(end, q.part->first + q.part->units) - x;
     q.worker->queue().enqueueReadBuffer(q.slices.at(u.vector.get()), CL_TRUE, (x - q.part->first) * ub, k * ub, to);
     to += k * ub;
@@ -82,36 +89,21 @@ void read_units(RunState& run, const VectorUse& u, std::size_t x, std::size_t n,
   }
 }
 
-// A run split over processes (RunState::exchanger): the other processes' units next to this
-// one's, which its halos hold, exchanged for this process's edge units.
-struct Remote {
-  std::size_t first = 0, end = 0;  // the units this process runs
-  std::vector<unsigned char> before, after;
-
-  Remote(RunState& run, const VectorUse& u) {
-    Exchanger& ex = *run.exchanger;
-    first = ex.first;
-    end = ex.first + ex.units;
-    const std::size_t ub = unit_bytes(u);
-    const bool previous = first > 0, next = end < u.units;
-    std::vector<unsigned char> head(previous ? u.halo_after * ub : 0), tail(next ? u.halo_before * ub : 0);
-    before.resize(previous ? u.halo_before * ub : 0);
-    after.resize(next ? u.halo_after * ub : 0);
-    if (!head.empty()) read_units(run, u, first, u.halo_after, head.data());
-    if (!tail.empty()) read_units(run, u, end - u.halo_before, u.halo_before, tail.data());
-    ex.exchange_halo(u, head.data(), tail.data(), before.data(), after.data());
+void Halos::plan() {
+  for (auto& ps : run_.workers.parts) by_unit_.push_back(&ps);
+  std::sort(by_unit_.begin(), by_unit_.end(),
+            [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
+  for (const auto& u : run_.an.vectors) {
+    if (!u.read_halo || u.fill.empty()) continue;
+    // The boundary's element over the widest side: every piece beyond an edge is written from it.
+    auto& fill = fill_[u.vector.get()];
+    const std::size_t elements = std::max(u.halo_before, u.halo_after) * u.vector->unit;
+    for (std::size_t i = 0; i < elements; ++i) fill.insert(fill.end(), u.fill.begin(), u.fill.end());
   }
-  // Where unit x (another process's) lies in `before` or `after`, and how many units from it on do.
-  std::pair<const unsigned char*, std::size_t> at(std::size_t x, std::size_t until, const VectorUse& u) const {
-    const std::size_t ub = unit_bytes(u);
-    if (x < first) return {before.data() + (x + u.halo_before - first) * ub, std::min(until, first) - x};
-    return {after.data() + (x - end) * ub, until - x};
-  }
-};
+}
 
-}  // namespace
-
-void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
+void Halos::allocate(PartState& ps, const VectorUse& u) {
+  RunState& run = run_;
   Worker& w = *ps.worker;
   const std::size_t ub = unit_bytes(u);
   const auto [lo, hi] = extent(ps, u);
@@ -123,20 +115,21 @@ void allocate_halo(RunState& run, PartState& ps, const VectorUse& u) {
     ps.halo_in_place.insert(v);
     return;
   }
-  cl::Buffer& halo = ps.halos[v] = run.chunk_buffer(ps, v, RunState::kHaloRole, u.halo_before + u.halo_after);
+  cl::Buffer& halo = ps.halos[v] = run.buffers.chunk_buffer(ps, v, BufferLedger::kHaloRole, u.halo_before + u.halo_after);
   // The slice inside it, where the device allows a sub-buffer there (its origin must be a
   // multiple of the base address alignment; and a poisoned halo buffer is a sub-buffer already,
   // which cannot have its own).
   const std::size_t origin = u.halo_before * ub;
   if (u.slice_used() && !run.host_slice(ps, u) && origin % w.base_alignment() == 0 && ps.part->units &&
-      (!run.poison || w.zero_copy)) {
+      (!run.buffers.poison() || w.zero_copy)) {
     cl_buffer_region region{origin, ps.part->units * ub};
     ps.slices[v] = halo.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
     ps.halo_holds_slice.insert(v);
   }
 }
 
-void upload_halo(RunState& run, PartState& ps, const VectorUse& u) {
+void Halos::upload(PartState& ps, const VectorUse& u) {
+  RunState& run = run_;
   const VectorState* v = u.vector.get();
   if (ps.halo_in_place.count(v)) return;
   static const std::string upload_path = "upload";
@@ -147,7 +140,7 @@ void upload_halo(RunState& run, PartState& ps, const VectorUse& u) {
   const cl::Buffer& halo = ps.halos.at(v);
   for (const Piece& p : pieces) {
     // The fill holds the widest side's units; a piece beyond an edge is at most that wide.
-    const char* from = p.src < 0 ? reinterpret_cast<const char*>(run.halo_fill.at(v).data())
+    const char* from = p.src < 0 ? reinterpret_cast<const char*>(fill_.at(v).data())
                                  : run.host_of(u) + static_cast<std::size_t>(p.src) * ub;
     to_device(run, ps, halo, p.dst * ub, from, p.units * ub, &upload_path);
   }
@@ -157,100 +150,121 @@ void upload_halo(RunState& run, PartState& ps, const VectorUse& u) {
     if (!swap.twin() || copy->args[1].vector.get() != v) continue;
     for (const Piece& p : pieces)
       if (p.src < 0)
-        to_device(run, ps, swap.twin, p.dst * ub, run.halo_fill.at(v).data(), p.units * ub, &upload_path);
+        to_device(run, ps, swap.twin, p.dst * ub, fill_.at(v).data(), p.units * ub, &upload_path);
     ps.halo_filled.insert(swap.twin.get());
   }
 }
 
-void exchange_halo(RunState& run, const VectorState* v, const std::string& reader, std::size_t iteration) {
-  const VectorUse& u = run.an.use(v);
-  const std::size_t ub = unit_bytes(u);
-  HaloExchange record{v->name, reader, iteration, 0, 0, 0};
-  const std::string& path = label(run, "halo '" + v->name + "'");
+// One exchange as it goes: what it moved, for the report, and what it must keep until its copies
+// have run.
+struct Halos::Exchange {
+  HaloExchange record;
+  const std::string* path = nullptr;
   std::vector<std::vector<unsigned char>> through_host;  // kept until the copies have run
+  std::optional<RemoteUnits> remote;
   bool enqueued = false;
-  std::optional<Remote> remote;
-  cl_call({.api_call = "halo exchange", .node = reader, .argument = "vector '" + v->name + "'"}, [&] {
-    if (run.exchanger) remote.emplace(run, u);
-    for (PartState* ps : run.by_unit) {
-      Worker& w = *ps->worker;
-      const cl::Buffer& halo = ps->halos.at(v);
-      cl::CommandQueue& queue = w.queue();
-      auto track = [&](cl::Event& ev) { run.track(*ps, ev, &path, false); };
-      // The slice itself, where it is a buffer of its own.
-      if (!ps->halo_holds_slice.count(v)) {
-        cl::Event ev;
-        run.count_copy(w, CopyKind::on_device, run.slice_bytes(*ps, u));
-        queue.enqueueCopyBuffer(ps->slices.at(v), halo, 0, u.halo_before * ub, run.slice_bytes(*ps, u), nullptr,
-                                run.event_of(ev));
-        track(ev);
-        enqueued = true;
-      }
-      const auto [lo, hi] = extent(*ps, u);
-      const auto first = static_cast<std::ptrdiff_t>(ps->part->first);
-      const auto end = first + static_cast<std::ptrdiff_t>(ps->part->units);
-      const bool filled = !ps->halo_filled.insert(halo.get()).second;
-      std::vector<Piece> pieces;
-      pieces_of(pieces, u, lo, first, 0);
-      pieces_of(pieces, u, end, hi, u.halo_before + ps->part->units);
-      for (const Piece& p : pieces) {
-        const std::size_t bytes = p.units * ub;
-        const std::ptrdiff_t unit = lo + static_cast<std::ptrdiff_t>(p.dst);  // where in the vector it stands
-        std::uint64_t& counted =
-            unit < 0 || unit >= static_cast<std::ptrdiff_t>(u.units) ? record.boundary_bytes : record.bytes;
-        if (p.src < 0 && filled) continue;  // a constant: written once
-        enqueued = true;
-        if (p.src < 0) {
-          cl::Event ev;
-          run.count_copy(w, CopyKind::to_device, bytes);
-          queue.enqueueWriteBuffer(halo, CL_FALSE, p.dst * ub, bytes, run.halo_fill.at(v).data(), nullptr,
-                                   run.event_of(ev));
-          track(ev);
-          counted += bytes;
-          continue;
-        }
-        // A piece may span several partitions: copy from each what it holds.
-        for (std::size_t x = static_cast<std::size_t>(p.src), to = p.dst; x < static_cast<std::size_t>(p.src) + p.units;) {
-          if (remote && (x < remote->first || x >= remote->end)) {  // another process's units
-            const auto [data, n] = remote->at(x, static_cast<std::size_t>(p.src) + p.units, u);
-            cl::Event ev;
-            queue.enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, data, nullptr, run.event_of(ev));
-            track(ev);
-            counted += n * ub;
-            record.host_bytes += n * ub;
-            x += n;
-            to += n;
-            continue;
-          }
-          PartState& q = holder(run, x);
-          const std::size_t n = std::min(static_cast<std::size_t>(p.src) + p.units, q.part->first + q.part->units) - x;
-          const cl::Buffer& from = q.slices.at(v);
-          const std::size_t at = (x - q.part->first) * ub;
-          cl::Event ev;
-          if (q.worker->context() == w.context()) {
-            run.count_copy(w, CopyKind::on_device, n * ub);
-            queue.enqueueCopyBuffer(from, halo, at, to * ub, n * ub, nullptr, run.event_of(ev));
-          } else {
-            auto& host = through_host.emplace_back(n * ub);
-            run.count_copy(*q.worker, CopyKind::to_host, n * ub);
-            run.count_copy(w, CopyKind::to_device, n * ub);
-            q.worker->queue().enqueueReadBuffer(from, CL_TRUE, at, n * ub, host.data());
-            queue.enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, host.data(), nullptr, run.event_of(ev));
-            record.host_bytes += n * ub;
-          }
-          track(ev);
-          counted += n * ub;
-          x += n;
-          to += n;
-        }
+};
+
+// The vector's units [src, src + units) into `ps`'s halo buffer from unit `dst` on: from the
+// partitions that hold them (on the device within a context, through the host between contexts),
+// or from another process's units that `x.remote` brought. They may span several partitions:
+// each gives what it holds.
+void Halos::copy_units(PartState& ps, const VectorUse& u, std::size_t src, std::size_t dst, std::size_t units,
+                       std::uint64_t& counted, Exchange& x) {
+  RunState& run = run_;
+  const VectorState* v = u.vector.get();
+  const std::size_t ub = unit_bytes(u);
+  Worker& w = *ps.worker;
+  const cl::Buffer& halo = ps.halos.at(v);
+  const std::size_t until = src + units;
+  for (std::size_t at_unit = src, to = dst; at_unit < until;) {
+    cl::Event ev;
+    std::size_t n = 0;
+    if (x.remote && (at_unit < x.remote->first || at_unit >= x.remote->end)) {  // another process's units
+      const auto [data, count] = x.remote->at(at_unit, until, u);
+      n = count;
+      w.queue().enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, data, nullptr, run.event_of(ev));
+      x.record.host_bytes += n * ub;
+    } else {
+      PartState& q = holder_of(by_unit_, at_unit);
+      n = std::min(until, q.part->first + q.part->units) - at_unit;
+      const cl::Buffer& from = q.slices.at(v);
+      const std::size_t offset = (at_unit - q.part->first) * ub;
+      if (q.worker->context() == w.context()) {
+        run.record.count_copy(w, CopyKind::on_device, n * ub);
+        w.queue().enqueueCopyBuffer(from, halo, offset, to * ub, n * ub, nullptr, run.event_of(ev));
+      } else {
+        auto& host = x.through_host.emplace_back(n * ub);
+        run.record.count_copy(*q.worker, CopyKind::to_host, n * ub);
+        run.record.count_copy(w, CopyKind::to_device, n * ub);
+        q.worker->queue().enqueueReadBuffer(from, CL_TRUE, offset, n * ub, host.data());
+        w.queue().enqueueWriteBuffer(halo, CL_FALSE, to * ub, n * ub, host.data(), nullptr, run.event_of(ev));
+        x.record.host_bytes += n * ub;
       }
     }
+    run.track(ps, ev, x.path, false);
+    counted += n * ub;
+    at_unit += n;
+    to += n;
+  }
+}
+
+void Halos::refresh(PartState& ps, const VectorUse& u, Exchange& x) {
+  RunState& run = run_;
+  const VectorState* v = u.vector.get();
+  const std::size_t ub = unit_bytes(u);
+  Worker& w = *ps.worker;
+  const cl::Buffer& halo = ps.halos.at(v);
+  // The slice itself, where it is a buffer of its own.
+  if (!ps.halo_holds_slice.count(v)) {
+    cl::Event ev;
+    run.record.count_copy(w, CopyKind::on_device, RunState::slice_bytes(ps, u));
+    w.queue().enqueueCopyBuffer(ps.slices.at(v), halo, 0, u.halo_before * ub, RunState::slice_bytes(ps, u), nullptr,
+                                run.event_of(ev));
+    run.track(ps, ev, x.path, false);
+    x.enqueued = true;
+  }
+  const auto [lo, hi] = extent(ps, u);
+  const auto first = static_cast<std::ptrdiff_t>(ps.part->first);
+  const auto end = first + static_cast<std::ptrdiff_t>(ps.part->units);
+  const bool filled = !ps.halo_filled.insert(halo.get()).second;
+  std::vector<Piece> pieces;
+  pieces_of(pieces, u, lo, first, 0);
+  pieces_of(pieces, u, end, hi, u.halo_before + ps.part->units);
+  for (const Piece& p : pieces) {
+    const std::ptrdiff_t unit = lo + static_cast<std::ptrdiff_t>(p.dst);  // where in the vector it stands
+    std::uint64_t& counted =
+        unit < 0 || unit >= static_cast<std::ptrdiff_t>(u.units) ? x.record.boundary_bytes : x.record.bytes;
+    if (p.src < 0 && filled) continue;  // a constant: written once
+    x.enqueued = true;
+    if (p.src >= 0) {
+      copy_units(ps, u, static_cast<std::size_t>(p.src), p.dst, p.units, counted, x);
+      continue;
+    }
+    const std::size_t bytes = p.units * ub;
+    cl::Event ev;
+    run.record.count_copy(w, CopyKind::to_device, bytes);
+    w.queue().enqueueWriteBuffer(halo, CL_FALSE, p.dst * ub, bytes, fill_.at(v).data(), nullptr, run.event_of(ev));
+    run.track(ps, ev, x.path, false);
+    counted += bytes;
+  }
+}
+
+void Halos::exchange(const VectorState* v, const std::string& reader, std::size_t iteration) {
+  RunState& run = run_;
+  const VectorUse& u = run.an.use(v);
+  Exchange x;
+  x.record = {v->name, reader, iteration, 0, 0, 0};
+  x.path = &label("halo '" + v->name + "'");
+  cl_call({.api_call = "halo exchange", .node = reader, .argument = "vector '" + v->name + "'"}, [&] {
+    x.remote = remote_units(u);
+    for (PartState* ps : by_unit_) refresh(*ps, u, x);
     // The next leaves of every queue may overwrite what was copied from: all copies end first.
     // (One worker: its in-order queue runs them before its next leaf.)
-    if (run.workers.size() > 1 || !through_host.empty() || remote)
-      for (auto& w : run.workers) w.queue().finish();
+    if (run.workers.list.size() > 1 || !x.through_host.empty() || x.remote)
+      for (auto& w : run.workers.list) w.queue().finish();
   });
-  if (enqueued) run.exchanges.push_back(std::move(record));
+  if (x.enqueued) run.record.exchanges.push_back(std::move(x.record));
 }
 
 }  // namespace sinew::detail

@@ -23,34 +23,10 @@ bool times_of(const TimedEvent& te, cl_ulong& s, cl_ulong& e) {
   return e >= s;
 }
 
-Report build_report(RunState& run) {
-  Report rep;
-  rep.config = run.dec.config;
-  rep.iterations = run.iterations;
-  rep.profiled = run.profile;
-  rep.results = run.results;
-  rep.exchanges = run.exchanges;
-  rep.copies = run.copies;
-  rep.loop_copies = run.loop_copies;
-  rep.copy_threads = run.copy_threads;
-  {
-    std::lock_guard lock(run.levels_mutex);
-    rep.levels = run.levels;
-  }
-  rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
-  rep.device_ms.assign(run.env.infos.size(), 0.0);
-  double begin = std::numeric_limits<double>::max();
-  for (auto& w : run.workers) begin = std::min(begin, w.host_start_ms);
-  for (auto& w : run.workers) {
-    double& d = rep.device_ms.at(w.runtime_index);
-    d = std::max(d, w.host_end_ms - begin);
-  }
-  const auto allocated = run.allocated();
-  rep.device_bytes.assign(run.env.infos.size(), 0);
-  for (std::size_t i = 0; i < run.env.devices.size() && i < rep.device_bytes.size(); ++i)
-    if (auto it = allocated.find(&run.env.devices[i]->info()); it != allocated.end()) rep.device_bytes[i] = it->second;
+// Each partition as it ran, with its profiled device times (Report::partitions, kernels).
+void add_partitions(RunState& run, Report& rep) {
   std::map<std::pair<std::string, std::size_t>, KernelTiming> kernels;
-  for (auto& ps : run.parts) {
+  for (auto& ps : run.workers.parts) {
     PartitionReport pr;
     pr.index = ps.part->index;
     pr.device = ps.part->device;
@@ -81,35 +57,66 @@ Report build_report(RunState& run) {
     rep.partitions.push_back(pr);
   }
   for (auto& [k, v] : kernels) rep.kernels.push_back(v);
-  if (run.dec.is_dynamic()) {
-    rep.chunks.assign(run.env.infos.size(), 0);
-    rep.chunk_units.assign(run.env.infos.size(), 0);
-    for (const auto& ps : run.parts) {
-      ++rep.chunks.at(ps.part->device);
-      rep.chunk_units.at(ps.part->device) += ps.part->units;
-    }
-    std::ostringstream taken;
-    taken << "  taken:";
-    for (std::size_t d = 0; d < rep.chunks.size(); ++d)
-      if (rep.chunks[d]) taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
-    // Devices kept out from the start, given no worker (DynamicChunks::taking_part: too slow to
-    // help by the rates the run starts from, or their host thread costs the CPU what they add),
-    // devices probed (DynamicChunks::probes), and slots the stop rule stopped while the run went
-    // (their least chunk would have ended after the others had finished everything).
-    std::set<std::size_t> working, out, probed;
-    for (const auto& w : run.workers) working.insert(w.runtime_index);
-    std::size_t stopped = 0;
-    for (std::size_t s = 0; s < run.progress.size(); ++s) {
-      const std::size_t d = run.dec.dynamic.slots.at(s).device;
-      if (!working.count(d)) out.insert(d);
-      else stopped += run.progress[s].stopped;
-      if (s < run.chunks.probes.size() && run.chunks.probes[s]) probed.insert(d);
-    }
-    for (std::size_t d : out) taken << " " << run.env.infos[d].id() << " kept out (too slow to help at the start);";
-    for (std::size_t d : probed) taken << " " << run.env.infos[d].id() << " probed (kept out by its last rate);";
-    if (stopped) taken << " " << stopped << " slot(s) stopped taking chunks early (stop rule);";
-    rep.decomposition += taken.str() + "\n";
+}
+
+// The chunks each device took (Report::chunks, chunk_units) and the decomposition's "taken:"
+// line: each device's chunks and units, the devices kept out from the start, given no worker
+// (DynamicChunks::taking_part: too slow to help by the rates the run starts from, or their host
+// thread costs the CPU what they add), devices probed (DynamicChunks::probes), and slots the stop
+// rule stopped while the run went (their least chunk would have ended after the others had
+// finished everything).
+void add_chunks(RunState& run, Report& rep) {
+  rep.chunks.assign(run.env.infos.size(), 0);
+  rep.chunk_units.assign(run.env.infos.size(), 0);
+  for (const auto& ps : run.workers.parts) {
+    ++rep.chunks.at(ps.part->device);
+    rep.chunk_units.at(ps.part->device) += ps.part->units;
   }
+  std::ostringstream taken;
+  taken << "  taken:";
+  for (std::size_t d = 0; d < rep.chunks.size(); ++d)
+    if (rep.chunks[d])
+      taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
+  std::set<std::size_t> working, out, probed;
+  for (const auto& w : run.workers.list) working.insert(w.runtime_index);
+  std::size_t stopped = 0;
+  for (std::size_t s = 0; s < run.cursor.progress.size(); ++s) {
+    const std::size_t d = run.dec.dynamic.slots.at(s).device;
+    if (!working.count(d)) out.insert(d);
+    else stopped += run.cursor.progress[s].stopped;
+    if (s < run.cursor.chunks.probes.size() && run.cursor.chunks.probes[s]) probed.insert(d);
+  }
+  for (std::size_t d : out) taken << " " << run.env.infos[d].id() << " kept out (too slow to help at the start);";
+  for (std::size_t d : probed) taken << " " << run.env.infos[d].id() << " probed (kept out by its last rate);";
+  if (stopped) taken << " " << stopped << " slot(s) stopped taking chunks early (stop rule);";
+  rep.decomposition += taken.str() + "\n";
+}
+
+Report build_report(RunState& run) {
+  Report rep;
+  rep.config = run.dec.config;
+  rep.iterations = run.record.iterations;
+  rep.profiled = run.profile;
+  rep.results = run.reductions->results;
+  rep.exchanges = run.record.exchanges;
+  rep.copies = run.record.copies();
+  rep.loop_copies = run.record.loop_copies();
+  rep.copy_threads = run.record.copy_threads;
+  rep.levels = run.record.levels();
+  rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
+  rep.device_ms.assign(run.env.infos.size(), 0.0);
+  double begin = std::numeric_limits<double>::max();
+  for (auto& w : run.workers.list) begin = std::min(begin, w.host_start_ms);
+  for (auto& w : run.workers.list) {
+    double& d = rep.device_ms.at(w.runtime_index);
+    d = std::max(d, w.host_end_ms - begin);
+  }
+  const auto allocated = run.buffers.allocated();
+  rep.device_bytes.assign(run.env.infos.size(), 0);
+  for (std::size_t i = 0; i < run.env.devices.size() && i < rep.device_bytes.size(); ++i)
+    if (auto it = allocated.find(&run.env.devices[i]->info()); it != allocated.end()) rep.device_bytes[i] = it->second;
+  add_partitions(run, rep);
+  if (run.dec.is_dynamic()) add_chunks(run, rep);
   return rep;
 }
 
@@ -122,9 +129,9 @@ std::vector<TraceRecord> trace_records(RunState& run, double joined_ms, double e
   auto host = [&](std::string name, std::string thread, double from_ms, double to_ms) {
     out.push_back({std::move(name), "host", "host", std::move(thread), from_ms * 1e3, (to_ms - from_ms) * 1e3});
   };
-  host("prepare", "request", 0, run.prepared_ms);
+  host("prepare", "request", 0, run.record.prepared_ms);
   host("join, combine", "request", joined_ms, end_ms);
-  for (auto& w : run.workers) {
+  for (auto& w : run.workers.list) {
     cl_ulong base = std::numeric_limits<cl_ulong>::max();
     for (PartState* ps : w.parts)
       for (auto& te : ps->events) {
@@ -172,6 +179,39 @@ Report report(RunState& run, double joined_ms) {
 }  // namespace sinew::detail
 
 namespace sinew {
+namespace {
+
+// Scalars as numbers (as Report::str prints numbers), OpenCL vectors lane by lane "(1, 2, 3, 4)",
+// structs by their size.
+std::string value_text(const Value& v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  auto lanes = [&](auto zero) {
+    using T = decltype(zero);
+    for (unsigned i = 0; i < v.type.lanes; ++i) {
+      T x;
+      std::memcpy(&x, v.bytes.data() + i * sizeof(T), sizeof(T));
+      s << (i ? ", " : v.type.lanes > 1 ? "(" : "") << +x;
+    }
+    if (v.type.lanes > 1) s << ")";
+  };
+  switch (v.type.scalar) {
+    case ScalarKind::i8: lanes(cl_char{}); break;
+    case ScalarKind::u8: lanes(cl_uchar{}); break;
+    case ScalarKind::i16: lanes(cl_short{}); break;
+    case ScalarKind::u16: lanes(cl_ushort{}); break;
+    case ScalarKind::f32: lanes(float{}); break;
+    case ScalarKind::f64: lanes(double{}); break;
+    case ScalarKind::i32: lanes(cl_int{}); break;
+    case ScalarKind::u32: lanes(cl_uint{}); break;
+    case ScalarKind::i64: lanes(cl_long{}); break;
+    case ScalarKind::u64: lanes(cl_ulong{}); break;
+    default: s << v.bytes.size() << " bytes"; break;
+  }
+  return s.str();
+}
+
+}  // namespace
 
 std::string Report::str() const {
   std::ostringstream s;
@@ -230,33 +270,7 @@ std::string Report::str() const {
     if (l.bytes) s << ", " << l.bytes << " bytes moved";
     s << "\n";
   }
-  for (const auto& [name, v] : results) {
-    s << "  result " << name << " = ";
-    // Scalars as numbers, OpenCL vectors lane by lane "(1, 2, 3, 4)", structs by their size.
-    auto lanes = [&](auto zero) {
-      using T = decltype(zero);
-      for (unsigned i = 0; i < v.type.lanes; ++i) {
-        T x;
-        std::memcpy(&x, v.bytes.data() + i * sizeof(T), sizeof(T));
-        s << (i ? ", " : v.type.lanes > 1 ? "(" : "") << +x;
-      }
-      if (v.type.lanes > 1) s << ")";
-    };
-    switch (v.type.scalar) {
-      case ScalarKind::i8: lanes(cl_char{}); break;
-      case ScalarKind::u8: lanes(cl_uchar{}); break;
-      case ScalarKind::i16: lanes(cl_short{}); break;
-      case ScalarKind::u16: lanes(cl_ushort{}); break;
-      case ScalarKind::f32: lanes(float{}); break;
-      case ScalarKind::f64: lanes(double{}); break;
-      case ScalarKind::i32: lanes(cl_int{}); break;
-      case ScalarKind::u32: lanes(cl_uint{}); break;
-      case ScalarKind::i64: lanes(cl_long{}); break;
-      case ScalarKind::u64: lanes(cl_ulong{}); break;
-      default: s << v.bytes.size() << " bytes"; break;
-    }
-    s << "\n";
-  }
+  for (const auto& [name, v] : results) s << "  result " << name << " = " << value_text(v) << "\n";
   return s.str();
 }
 

@@ -1,11 +1,17 @@
 // exec/transfer.hpp — moving a run's data: host <-> device for each partition's slices (pinned
 // staging for pageable memory on discrete devices, straight DMA for pinned memory, nothing on
-// zero-copy CPU devices), the replicas of vectors read whole, and their re-synchronisation.
+// zero-copy CPU devices). The replicas of vectors read whole: exec/replicas.hpp.
 #pragma once
 
-#include "exec/run.hpp"
+#include "exec/staging.hpp"
+#include "exec/worker.hpp"
+
+#include <string>
+#include <vector>
 
 namespace sinew::detail {
+
+class RunState;
 
 // Host -> device into `buf` at `offset` for a partition of a discrete device; returns once `host`
 // has been read (or the DMA is queued).
@@ -31,11 +37,6 @@ void download(RunState& run, PartState& ps, std::vector<Staging::Pending>* later
 void finish_downloads(RunState& run, PartState& ps, std::vector<Staging::Pending>& later);
 // A failed run's begun downloads: their ring slots are free again.
 void abandon_downloads(Worker& w, std::vector<Staging::Pending>& later);
-// The first worker of each context fills the context's replicas.
-void upload_replicas(RunState& run, Worker& w);
-// Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
-// the last worker thread to arrive at a barrier, while the others wait with idle queues.
-void sync_replicas(RunState& run, const VectorState* v);
 // The zero-copy results download() left mapped, unmapped once the queue has finished.
 void unmap_deferred(Worker& w);
 

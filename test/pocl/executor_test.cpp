@@ -117,11 +117,11 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
     const Decomposition dec = decompose(an.units, 1, overlap(1), m.env.infos);
     RunState run(m.env, *tree.impl(), an, bindings, dec, false);
     prepare(run);
-    PartState& ps = run.parts.at(0);
+    PartState& ps = run.workers.parts.at(0);
     const cl::Buffer& slice = ps.slices.at(v.state());
     const std::size_t bytes = n * sizeof(cl_int);
     EXPECT_EQ(staged(run, host.data(), bytes), mode == TransferMode::staged);
-    EXPECT_FALSE(run.cpu_work);  // a discrete device alone: the host's threads are the copies'
+    EXPECT_FALSE(run.workers.cpu_work);  // a discrete device alone: the host's threads are the copies'
     const unsigned ways = threads ? threads : copy_ways(0, false, 1, m.env.hardware_threads);
     EXPECT_EQ(ps.worker->slot->staging.copy.ways(), ways);
     EXPECT_EQ(ps.worker->slot->results.copy.ways(), ways);
@@ -153,7 +153,7 @@ TEST(ExecutorTransfers, BegunDownloadsFinishWithEveryByte) {
   const Decomposition dec = decompose(an.units, 1, overlap(1), m.env.infos);
   RunState run(m.env, *tree.impl(), an, bindings, dec, false);
   prepare(run);
-  PartState& ps = run.parts.at(0);
+  PartState& ps = run.workers.parts.at(0);
   const cl::Buffer& slice = ps.slices.at(v.state());
   to_device(run, ps, slice, 0, host.data(), n * sizeof(cl_int), nullptr);
   std::vector<Staging::Pending> later;

@@ -13,16 +13,16 @@ namespace {
 // the loop ends, one real copy makes both vectors hold the last values, as copies would have.
 class CopyRunner final : public LeafRunner {
  public:
-  void enqueue(RunState& run, PartState& ps, const NodeImpl& n, std::size_t) const override {
+  void enqueue(NodeContext& ctx, PartState& ps, const NodeImpl& n, std::size_t) const override {
     if (auto it = ps.swaps.find(&n); it != ps.swaps.end() && it->second.allowed) {
       swap(ps, n, it->second);
       it->second.used = true;
       return;
     }
-    copy(run, ps, n, n.args[0].vector.get(), n.args[1].vector.get());
+    copy(ctx, ps, n, n.args[0].vector.get(), n.args[1].vector.get());
   }
 
-  void loop_ended(RunState& run, Worker& w, const Group& group, const NodeImpl& n) const override {
+  void loop_ended(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& n) const override {
     bool copied = false;
     for (PartState* ps : group) {
       auto it = ps->swaps.find(&n);
@@ -32,22 +32,22 @@ class CopyRunner final : public LeafRunner {
       const VectorState* dst = n.args[1].vector.get();
       if (s.swapped) {
         swap(*ps, n, s);  // each vector in its own buffers again; the last values are in src's
-        copy(run, *ps, n, src, dst);
+        copy(ctx, *ps, n, src, dst);
       } else {
-        copy(run, *ps, n, dst, src);  // the last values are in dst's own buffer
+        copy(ctx, *ps, n, dst, src);  // the last values are in dst's own buffer
       }
       s.used = false;
       copied = true;
     }
-    if (copied) note_written_slices(run, w, n);
+    if (copied) note_written_slices(ctx, w, n);
   }
 
  private:
-  static void copy(RunState& run, PartState& ps, const NodeImpl& n, const VectorState* from, const VectorState* to) {
+  static void copy(NodeContext& ctx, PartState& ps, const NodeImpl& n, const VectorState* from, const VectorState* to) {
     cl::Event ev;
     ps.worker->queue().enqueueCopyBuffer(ps.slices.at(from), ps.slices.at(to), 0, 0,
-                                         ps.part->units * from->unit * from->type.size, nullptr, run.event_of(ev));
-    run.track(ps, ev, &run.path(n), true);
+                                         ps.part->units * from->unit * from->type.size, nullptr, ctx.event_of(ev));
+    ctx.track(ps, ev, &ctx.path(n), true);
   }
 
   static void swap(PartState& ps, const NodeImpl& n, PartState::Swap& s) {

@@ -11,13 +11,12 @@
 // Each level is host-timed on its devices (Report::levels): the queues finish after every level,
 // one wait per level, which a level's millions of elements dwarf.
 //
-// A process's part of a larger run (a Cluster's rank, exec/exchanger.hpp) runs the levels below
-// the crossover on its partitions (the processes' units and their partitions are aligned to
+// A process's part of a larger run (a Cluster's rank, Reductions::process_span) runs the levels
+// below the crossover on its partitions (the processes' units and their partitions are aligned to
 // whole subproblems of the highest of them, alike on every process), then at step 2 sends its
 // parts to the root process, whose crossover device runs the remaining levels over the whole
 // vector, and gets its units of the result back. So the upper levels run on one process's one
 // device, and every process's part crosses to it and back once.
-#include "exec/exchanger.hpp"
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
@@ -46,14 +45,14 @@ struct DcKernels {
 
 // The two kernels on one queue's device, built with SINEW_T defined as the element type; their
 // parameter counts and the leaf's local memory checked against the device (before data moves).
-DcKernels dc_kernels(RunState& run, const cl::Context& context, QueueSlot& slot, const DeviceInfo& info,
+DcKernels dc_kernels(NodeContext& ctx, const cl::Context& context, QueueSlot& slot, const DeviceInfo& info,
                      const cl::Device& device, const DivideAndConquerNode& n) {
-  const std::string& path = run.path(n);
+  const std::string& path = ctx.path(n);
   const ElementType& t = n.vector().type;
   DcKernels k;
   auto build = [&](const KernelNode& kn) -> cl::Kernel& {
     ErrorContext where{.node = path, .device = info.name, .kernel_file = kn.source->origin};
-    auto program = run.env.programs->get(context, context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(context, context.getInfo<CL_CONTEXT_DEVICES>(),
                                          {kn.source->text, kn.source->origin},
                                          kn.build_options + " -DSINEW_T=" + t.name, where);
     try {
@@ -128,13 +127,13 @@ struct DcState final : NodeState {
 
 // The vector's elements (unit 1): all of them, also where the run is one process's part of a
 // larger one and decomposes only its own units.
-std::size_t whole_elements(const RunState& run, const DivideAndConquerNode& n) {
-  return run.an.use(&n.vector()).elements;
+std::size_t whole_elements(const NodeContext& ctx, const DivideAndConquerNode& n) {
+  return ctx.analysis().use(&n.vector()).elements;
 }
 
 // Whether this process runs the levels above the partitions': one process's own, or the root's
 // of a run split over processes.
-bool runs_upper(const RunState& run) { return !run.exchanger || run.exchanger->root; }
+bool runs_upper(NodeContext& ctx) { return ctx.reductions().combines_whole(); }
 
 // Where the levels run for this request.
 struct DcPlan {
@@ -144,10 +143,29 @@ struct DcPlan {
   std::size_t upper = 0;   // the crossover device
 };
 
-DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
-  const Config& c = run.dec.config;
+// A process's part of a larger run: every process runs the same levels on its partitions and the
+// root the rest over every process's parts, even a lone partition's on the crossover device. The
+// levels must be alike on every process, so its partitions must align with them (Cluster::run's
+// rank split and the decomposition of each process's units use the crossover's granule).
+DcPlan plan_of_process(NodeContext& ctx, const DivideAndConquerNode& n, DcPlan p, std::size_t planned,
+                       const Reductions::Span& span) {
+  const std::size_t elements = whole_elements(ctx, n);
+  const std::size_t end = span.first + span.units;
+  if (p.split != planned || (planned > 0 && end < elements && end % n.subproblem(planned - 1) != 0))
+    throw_error(errc::invalid_tree,
+                "the process's units [" + std::to_string(span.first) + ", " + std::to_string(end) +
+                    ") are not split in whole subproblems of the crossover's level " + std::to_string(planned),
+                {.node = ctx.path(n), .argument = "crossover",
+                 .fix = "split the processes' units in whole subproblems of the crossover's level below"});
+  if (p.levels > 0 && p.split >= p.levels) p.split = p.levels - 1;
+  p.gather = elements > 0;
+  return p;
+}
+
+DcPlan plan_of(NodeContext& ctx, const DivideAndConquerNode& n) {
+  const Config& c = ctx.plan();
   DcPlan p;
-  const std::size_t elements = whole_elements(run, n);
+  const std::size_t elements = whole_elements(ctx, n);
   p.levels = n.levels(elements);
   p.upper = upper_item(c).value_or(static_cast<std::size_t>(
       std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin()));
@@ -156,28 +174,13 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
   p.split = DivideAndConquerNode::crossover(c, p.levels);
   const std::size_t planned = p.split;
   std::size_t nonempty = 0, device = 0;
-  for (const auto& part : run.dec.parts) {
+  for (const auto& part : ctx.decomposition().parts) {
     if (part.units == 0) continue;
     ++nonempty;
     device = part.device;
     while (p.split > 0 && part.first % n.subproblem(p.split - 1) != 0) --p.split;
   }
-  if (run.exchanger) {
-    // Every process runs the same levels on its partitions and the root the rest over every
-    // process's parts, even a lone partition's on the crossover device: the levels must be alike
-    // on every process, so its partitions must align with them (Cluster::run's rank split and
-    // the decomposition of each process's units use the crossover's granule).
-    const std::size_t end = run.exchanger->first + run.exchanger->units;
-    if (p.split != planned || (planned > 0 && end < elements && end % n.subproblem(planned - 1) != 0))
-      throw_error(errc::invalid_tree,
-                  "the process's units [" + std::to_string(run.exchanger->first) + ", " + std::to_string(end) +
-                      ") are not split in whole subproblems of the crossover's level " + std::to_string(planned),
-                  {.node = run.path(n), .argument = "crossover",
-                   .fix = "split the processes' units in whole subproblems of the crossover's level below"});
-    if (p.levels > 0 && p.split >= p.levels) p.split = p.levels - 1;
-    p.gather = elements > 0;
-    return p;
-  }
+  if (const auto span = ctx.reductions().process_span()) return plan_of_process(ctx, n, p, planned, *span);
   if (nonempty <= 1 && (nonempty == 0 || device == p.upper)) {
     p.split = p.levels;  // already where the upper levels run: they stay there
     p.upper = device;
@@ -188,34 +191,26 @@ DcPlan plan_of(const RunState& run, const DivideAndConquerNode& n) {
 }
 
 // Records a level's time and bytes on `device`, merged with the other workers' records of it.
-void record(RunState& run, const DivideAndConquerNode& n, std::size_t level, std::size_t device, double ms,
+void record(NodeContext& ctx, const DivideAndConquerNode& n, std::size_t level, std::size_t device, double ms,
             std::uint64_t bytes) {
-  const std::size_t elements = whole_elements(run, n);
-  const std::string& path = run.path(n);
-  std::lock_guard lock(run.levels_mutex);
-  auto it = std::find_if(run.levels.begin(), run.levels.end(),
-                         [&](const LevelReport& l) { return l.node == path && l.level == level; });
-  if (it == run.levels.end()) {
-    LevelReport l;
-    l.node = path;
-    l.level = level;
-    l.subproblem = std::min(n.subproblem(level), elements);
-    l.subproblems = (elements + n.subproblem(level) - 1) / n.subproblem(level);
-    run.levels.push_back(std::move(l));
-    it = run.levels.end() - 1;
-  }
-  if (std::find(it->devices.begin(), it->devices.end(), device) == it->devices.end()) it->devices.push_back(device);
-  std::sort(it->devices.begin(), it->devices.end());
-  it->ms = std::max(it->ms, ms);  // the slowest device's time
-  it->bytes += bytes;
+  const std::size_t elements = whole_elements(ctx, n);
+  LevelReport l;
+  l.node = ctx.path(n);
+  l.level = level;
+  l.subproblem = std::min(n.subproblem(level), elements);
+  l.subproblems = (elements + n.subproblem(level) - 1) / n.subproblem(level);
+  l.devices = {device};
+  l.ms = ms;
+  l.bytes = bytes;
+  ctx.record().note_level(l);
 }
 
 // Enqueues one level over `elements` elements in `data` (solved in place for the leaves, merged
 // into `other` for a combine: `in_other` flips).
-void enqueue_level(RunState& run, PartState& track, cl::CommandQueue& queue, const DcKernels& k,
+void enqueue_level(NodeContext& ctx, PartState& track, cl::CommandQueue& queue, const DcKernels& k,
                    const DivideAndConquerNode& n, std::size_t level, std::size_t elements, cl::Buffer& data,
                    cl::Buffer& other, bool& in_other) {
-  const std::string* path = &run.path(n);
+  const std::string* path = &ctx.path(n);
   const ElementType& t = n.vector().type;
   cl::Buffer& cur = in_other ? other : data;
   cl::Buffer& next = in_other ? data : other;
@@ -229,7 +224,7 @@ void enqueue_level(RunState& run, PartState& track, cl::CommandQueue& queue, con
     if (k.scratch) kl.setArg(3, cl::Local(leaf * t.size));
     const std::size_t leaves = (elements + leaf - 1) / leaf;
     queue.enqueueNDRangeKernel(kl, cl::NullRange, cl::NDRange(leaves * k.leaf_local), cl::NDRange(k.leaf_local),
-                               nullptr, run.event_of(ev));
+                               nullptr, ctx.event_of(ev));
   } else {
     cl::Kernel& kc = *k.combine;
     kc.setArg(0, cur);
@@ -239,34 +234,34 @@ void enqueue_level(RunState& run, PartState& track, cl::CommandQueue& queue, con
     kc.setArg(4, static_cast<cl_uint>(n.settings.fanout));
     const std::size_t local = k.combine_local;
     queue.enqueueNDRangeKernel(kc, cl::NullRange, cl::NDRange((elements + local - 1) / local * local),
-                               cl::NDRange(local), nullptr, run.event_of(ev));
+                               cl::NDRange(local), nullptr, ctx.event_of(ev));
     in_other = !in_other;
   }
-  run.track(track, ev, path, true);
+  ctx.track(track, ev, path, true);
 }
 
 class DivideAndConquerRunner final : public NodeRunner {
  public:
-  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+  void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const DivideAndConquerNode&>(node);
     const std::size_t tsize = n.vector().type.size;
-    const DcPlan plan = plan_of(run, n);
-    const DcKernels k = dc_kernels(run, w.context, *w.slot, w.info(), w.cl_device, n);
+    const DcPlan plan = plan_of(ctx, n);
+    const DcKernels k = dc_kernels(ctx, w.context, *w.slot, w.info(), w.cl_device, n);
     // The crossover device's state, made by the first worker to prepare and shared by all.
     std::shared_ptr<DcUpper> upper;
-    for (auto& ps : run.parts)
+    for (auto& ps : ctx.partitions())
       if (auto it = ps.nodes.find(&n); it != ps.nodes.end()) upper = static_cast<DcState&>(*it->second).upper;
     if (plan.gather && !upper) {
       upper = std::make_shared<DcUpper>();
-      Device& d = *run.env.devices.at(plan.upper);
+      Device& d = *ctx.env().devices.at(plan.upper);
       upper->device = plan.upper;
-      upper->pool = run.env.queues;
+      upper->pool = ctx.env().queues;
       upper->cl_device = d.device();
-      const std::size_t bytes = whole_elements(run, n) * tsize;
-      const VectorUse& use = run.an.use(&n.vector());
-      if (runs_upper(run)) {
-        upper->slot = run.env.queues->acquire(d.context(), d.device(), run.profile);
-        upper->k = dc_kernels(run, d.context(), *upper->slot, d.info(), d.device(), n);
+      const std::size_t bytes = whole_elements(ctx, n) * tsize;
+      const VectorUse& use = ctx.analysis().use(&n.vector());
+      if (runs_upper(ctx)) {
+        upper->slot = ctx.env().queues->acquire(d.context(), d.device(), ctx.profiled());
+        upper->k = dc_kernels(ctx, d.context(), *upper->slot, d.info(), d.device(), n);
         // A CPU that works in host memory itself runs the upper levels where the vector lies.
         upper->a_is_host = !d.info().discrete && d.info().host_pointer_aliased;
         upper->in_user_memory = upper->a_is_host && use.bound();
@@ -276,16 +271,16 @@ class DivideAndConquerRunner final : public NodeRunner {
         upper->in_user_memory = use.bound();
       }
       if (upper->in_user_memory) {
-        upper->host = reinterpret_cast<unsigned char*>(run.host_of(use));
+        upper->host = reinterpret_cast<unsigned char*>(ctx.host_of(use));
       } else {
         upper->staging.reset(new unsigned char[bytes]);  // no zero fill: every byte is gathered
         upper->host = upper->staging.get();
       }
-      if (runs_upper(run)) {
+      if (runs_upper(ctx)) {
         upper->a = upper->a_is_host
                        ? cl::Buffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, upper->host)
-                       : run.device_buffer(d.context(), bytes, d.info());
-        upper->b = run.device_buffer(d.context(), bytes, d.info());
+                       : ctx.buffers().device_buffer(d.context(), bytes, d.info());
+        upper->b = ctx.buffers().device_buffer(d.context(), bytes, d.info());
       }
     }
     for (PartState* ps : w.parts) {
@@ -295,37 +290,37 @@ class DivideAndConquerRunner final : public NodeRunner {
       s->upper = upper;
       // Scratch only where a combine level runs on the partition.
       if (s->elements > 0 && std::min(plan.split, plan.levels) > 1)
-        s->scratch = run.device_buffer(w.context, s->elements * tsize, w.info());
+        s->scratch = ctx.buffers().device_buffer(w.context, s->elements * tsize, w.info());
       ps->nodes[&n] = std::move(s);
     }
   }
 
-  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
+  void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
     const auto& n = static_cast<const DivideAndConquerNode&>(node);
-    const std::string& path = run.path(n);
+    const std::string& path = ctx.path(n);
     auto where = [&] { return ErrorContext{.node = path, .device = w.info().name}; };
-    sync_read_replicas(run, w, n);
-    const DcPlan plan = plan_of(run, n);
+    sync_read_replicas(ctx, w, n);
+    const DcPlan plan = plan_of(ctx, n);
     for (PartState* p : group) p->state<DcState>(n).in_scratch = false;
     for (std::size_t level = 0; level < plan.split; ++level) {
-      const double start = run.now_ms();
+      const double start = ctx.now_ms();
       bool any = false;
       for (PartState* p : group) {
         DcState& s = p->state<DcState>(n);
         if (s.elements == 0) continue;
         any = true;
         cl_call(where, [&] {
-          enqueue_level(run, *p, w.queue(), s.k, n, level, s.elements, p->slices.at(&n.vector()), s.scratch,
+          enqueue_level(ctx, *p, w.queue(), s.k, n, level, s.elements, p->slices.at(&n.vector()), s.scratch,
                         s.in_scratch);
         });
       }
       if (!any) break;
       cl_call(where, [&] { w.queue().finish(); });
-      record(run, n, level, w.runtime_index, run.now_ms() - start, 0);
+      record(ctx, n, level, w.runtime_index, ctx.now_ms() - start, 0);
     }
     if (plan.gather) {
       cl_call(where, [&] { w.queue().finish(); });
-      run.barrier->arrive_and_wait([&] { cl_call(where, [&] { upper_levels(run, n, plan); }); });
+      ctx.barrier().arrive_and_wait([&] { cl_call(where, [&] { upper_levels(ctx, n, plan); }); });
     } else {
       for (PartState* p : group) {
         DcState& s = p->state<DcState>(n);
@@ -336,7 +331,7 @@ class DivideAndConquerRunner final : public NodeRunner {
         });
       }
     }
-    note_written_slices(run, w, n);
+    note_written_slices(ctx, w, n);
   }
 
  private:
@@ -344,21 +339,21 @@ class DivideAndConquerRunner final : public NodeRunner {
   // crossover device, the remaining levels there, the result scattered back into the slices.
   // A process's part of a larger run sends its parts to the root's crossover device and takes its
   // units of the result back (the file's banner).
-  static void upper_levels(RunState& run, const DivideAndConquerNode& n, const DcPlan& plan) {
+  static void upper_levels(NodeContext& ctx, const DivideAndConquerNode& n, const DcPlan& plan) {
     std::vector<PartState*> order;
-    for (auto& ps : run.parts)
+    for (auto& ps : ctx.partitions())
       if (ps.part->units > 0) order.push_back(&ps);
     std::sort(order.begin(), order.end(), [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
     DcUpper& u = *order.front()->state<DcState>(n).upper;
     const std::size_t tsize = n.vector().type.size;
-    const std::size_t elements = whole_elements(run, n);
+    const std::size_t elements = whole_elements(ctx, n);
     const std::size_t bytes = elements * tsize;
-    double start = run.now_ms();
+    double start = ctx.now_ms();
     // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
     // the upper levels run there too.
-    const VectorUse& use = run.an.use(&n.vector());
+    const VectorUse& use = ctx.analysis().use(&n.vector());
     auto in_place = [&](const PartState* ps, bool in_scratch) {
-      return u.in_user_memory && !in_scratch && run.host_slice(*ps, use) &&
+      return u.in_user_memory && !in_scratch && ctx.host_slice(*ps, use) &&
              ps->worker->info().host_pointer_aliased;
     };
     std::uint64_t moved = 0;
@@ -370,8 +365,8 @@ class DivideAndConquerRunner final : public NodeRunner {
       ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
       moved += s.elements * tsize;
     }
-    if (run.exchanger) run.exchanger->gather_to_root(use, u.host);
-    if (runs_upper(run)) {
+    ctx.reductions().gather_to_root(use, u.host);
+    if (runs_upper(ctx)) {
       cl::CommandQueue& queue = u.slot->queue;
       if (!u.a_is_host) {
         queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
@@ -379,12 +374,12 @@ class DivideAndConquerRunner final : public NodeRunner {
       }
       bool in_b = false;
       for (std::size_t level = plan.split; level < plan.levels; ++level) {
-        enqueue_level(run, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
+        enqueue_level(ctx, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
         queue.finish();
         if (level + 1 == plan.levels) break;  // the top level's time takes in the scatter below
-        record(run, n, level, u.device, run.now_ms() - start, moved);
+        record(ctx, n, level, u.device, ctx.now_ms() - start, moved);
         moved = 0;
-        start = run.now_ms();
+        start = ctx.now_ms();
       }
       if (u.a_is_host) {
         if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
@@ -394,7 +389,7 @@ class DivideAndConquerRunner final : public NodeRunner {
         moved += bytes;
       }
     }
-    if (run.exchanger) run.exchanger->scatter_from_root(use, u.host);
+    ctx.reductions().scatter_from_root(use, u.host);
     // Scatter: the result into every partition's slice.
     for (PartState* ps : order) {
       DcState& s = ps->state<DcState>(n);
@@ -403,7 +398,7 @@ class DivideAndConquerRunner final : public NodeRunner {
                                              u.host + ps->part->first * tsize);
       moved += s.elements * tsize;
     }
-    if (runs_upper(run)) record(run, n, plan.levels - 1, u.device, run.now_ms() - start, moved);
+    if (runs_upper(ctx)) record(ctx, n, plan.levels - 1, u.device, ctx.now_ms() - start, moved);
   }
 };
 

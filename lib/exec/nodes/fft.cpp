@@ -8,18 +8,18 @@ namespace {
 
 class FftRunner final : public LeafRunner {
  public:
-  void enqueue(RunState& run, PartState& ps, const NodeImpl& node, std::size_t) const override {
+  void enqueue(NodeContext& ctx, PartState& ps, const NodeImpl& node, std::size_t) const override {
     const auto& n = static_cast<const FftNode&>(node);
     const VectorState* v = n.args[0].vector.get();
-    auto plan = run.env.fft->get(ps.worker->context, ps.worker->queue(), v->unit, ps.part->units);
+    auto plan = ctx.env().fft->get(ps.worker->context, ps.worker->queue(), v->unit, ps.part->units);
     cl_command_queue q = ps.worker->queue()();
     cl_event e = nullptr;
     cl_mem buf = ps.slices.at(v)();
     std::lock_guard lock(FftPlans::enqueue_mutex());
     auto st = clfftEnqueueTransform(plan, n.direction == FftDirection::forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1, &q,
-                                    0, nullptr, run.event_of(e), &buf, nullptr, nullptr);
-    library_status(static_cast<int>(st), "clfftEnqueueTransform", run.path(n), ps);
-    run.track(ps, cl::Event(e), &run.path(n), true);
+                                    0, nullptr, ctx.event_of(e), &buf, nullptr, nullptr);
+    library_status(static_cast<int>(st), "clfftEnqueueTransform", ctx.path(n), ps);
+    ctx.track(ps, cl::Event(e), &ctx.path(n), true);
   }
 };
 

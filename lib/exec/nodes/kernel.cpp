@@ -20,8 +20,7 @@ struct KernelState final : NodeState {
 // The work-group size of a dynamic schedule's chunk on a CPU device (one driven as a discrete
 // stand-in too), for a kernel that leaves it to the driver. PoCL compiles a kernel's work-group
 // function again for each work-group size it meets, and left to itself it picks a divisor of the
-// range: chunks of many sizes made many (a 600² Mandelbrot run of two CPU devices, 5 compiles;
-// PoCL's cache held sizes 128x1 to 128x31).
+// range: chunks of many sizes make many compiles (docs/decisions/029).
 // Here the work-group spans the first dimension only. A 2D or 3D range's first dimension is the
 // same in every chunk (the chunks cut the last): its largest divisor at most `limit`, one size
 // per kernel. A 1D range's length is the chunk's: the largest power of two dividing it, at most
@@ -50,18 +49,18 @@ cl::NDRange nd(const std::vector<std::size_t>& v) {
 struct Window {
   std::size_t first_unit = 0, whole_units = 0;
 };
-Window window(const RunState& run) {
-  for (const Binding& b : run.bindings)
+Window window(const NodeContext& ctx) {
+  for (const Binding& b : ctx.bindings())
     if (b.whole_units) return {b.first_unit, b.whole_units};
   return {};
 }
 
 class KernelRunner final : public LeafRunner {
  public:
-  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+  void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const KernelNode&>(node);
-    const std::string& path = run.path(n);
-    const QueueSlot::Leaf& leaf = leaf_kernel(run, w, n, path);
+    const std::string& path = ctx.path(n);
+    const QueueSlot::Leaf& leaf = leaf_kernel(ctx, w, n, path);
     if (leaf.parameters != n.args.size()) n.fail_argument_count(leaf.parameters, path, w.info().name);
     const std::size_t kernel_wg = leaf.work_group;
     if (!n.local_size.empty()) {
@@ -87,13 +86,13 @@ class KernelRunner final : public LeafRunner {
                       {.node = path, .argument = "local_multiple", .device = w.info().name,
                        .fix = "make the size a multiple of " + std::to_string(n.local_multiple) + " work-items"});
       }
-      if (run.dec.is_dynamic() && w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple)
+      if (ctx.chunked() && w.info().kind == DeviceKind::cpu && n.local_size.empty() && !n.local_multiple)
         state->chunk_local = chunk_local(n.global_range(n.range()->unit, ps->part->units), limit, w.info().compute_units);
       ps->nodes[&n] = std::move(state);
     }
   }
 
-  void enqueue(RunState& run, PartState& ps, const NodeImpl& node, std::size_t iteration) const override {
+  void enqueue(NodeContext& ctx, PartState& ps, const NodeImpl& node, std::size_t iteration) const override {
     const auto& n = static_cast<const KernelNode&>(node);
     const auto& state = ps.state<KernelState>(n);
     cl::Kernel& k = *state.kernel;
@@ -102,18 +101,18 @@ class KernelRunner final : public LeafRunner {
       const VectorState* v = a.vector.get();
       switch (a.kind) {
         case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
-        case Arg::Kind::whole: k.setArg(i, run.replica_of(ps, v)); break;
+        case Arg::Kind::whole: k.setArg(i, ctx.replicas().of(ps, v)); break;
         case Arg::Kind::halo: k.setArg(i, ps.halos.at(v)); break;
         case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
         case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
         case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
         case Arg::Kind::offset:
-          k.setArg(i, static_cast<cl_uint>((window(run).first_unit + ps.part->first) * v->unit));
+          k.setArg(i, static_cast<cl_uint>((window(ctx).first_unit + ps.part->first) * v->unit));
           break;
         case Arg::Kind::count: k.setArg(i, static_cast<cl_uint>(ps.part->units * v->unit)); break;
         case Arg::Kind::size: {
-          const Window w = window(run);
-          const auto& u = run.an.use(v);
+          const Window w = window(ctx);
+          const auto& u = ctx.analysis().use(v);
           k.setArg(i, static_cast<cl_uint>(w.whole_units && u.partitioned ? w.whole_units * v->unit : u.elements));
           break;
         }
@@ -128,7 +127,7 @@ class KernelRunner final : public LeafRunner {
       const std::size_t l0 = n.local_multiple ? state.local : state.chunk_local;
       local = g.size() == 1 ? cl::NDRange(l0) : g.size() == 2 ? cl::NDRange(l0, 1) : cl::NDRange(l0, 1, 1);
     }
-    const std::string* path = &run.path(n);
+    const std::string* path = &ctx.path(n);
     cl::Event ev;
     // A 1D range that is no multiple of the device's work-group multiple would leave the driver
     // only poor work-group sizes (1 for a prime count): launch the largest multiple, then the few
@@ -138,24 +137,24 @@ class KernelRunner final : public LeafRunner {
       const std::size_t main = g[0] - g[0] % wgm;
       cl::Event head;
       ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr,
-                                              run.event_of(head));
-      run.track(ps, head, path, true);
+                                              ctx.event_of(head));
+      ctx.track(ps, head, path, true);
       ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr,
-                                              run.event_of(ev));
+                                              ctx.event_of(ev));
     } else {
-      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, nd(g), local, nullptr, run.event_of(ev));
+      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, nd(g), local, nullptr, ctx.event_of(ev));
     }
-    run.track(ps, ev, path, true);
+    ctx.track(ps, ev, path, true);
   }
 
  private:
   // The queue's kernel object for a leaf, with what the driver says about it; built (or found in
   // the program cache) on the queue's first request for this source.
-  static const QueueSlot::Leaf& leaf_kernel(RunState& run, Worker& w, const KernelNode& n, const std::string& path) {
+  static const QueueSlot::Leaf& leaf_kernel(NodeContext& ctx, Worker& w, const KernelNode& n, const std::string& path) {
     QueueSlot::LeafKey key{n.source.get(), n.entry, n.build_options};
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
     ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
-    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
                                          {n.source->text, n.source->origin}, n.build_options, where);
     QueueSlot::Leaf leaf;
     leaf.source = n.source;

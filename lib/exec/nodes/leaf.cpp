@@ -1,51 +1,49 @@
 // exec/nodes/leaf.cpp — what every leaf's run shares: replicas re-synchronised before a leaf
 // reads them whole and halo units exchanged before it reads a halo, the leaf enqueued per
 // partition, the replicas and halos of what it writes marked dirty.
-#include "exec/halo.hpp"
 #include "exec/nodes/runner.hpp"
-#include "exec/transfer.hpp"
 #include "platform/error.hpp"
 
 namespace sinew::detail {
 
-void sync_read_replicas(RunState& run, Worker& w, const NodeImpl& n) {
+void sync_read_replicas(NodeContext& ctx, Worker& w, const NodeImpl& n) {
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::whole || !w.dirty.count(a.vector.get())) continue;
     // A replica is read after slices changed: every worker meets here and one syncs them all.
     w.queue().finish();
-    run.barrier->arrive_and_wait([&] { sync_replicas(run, a.vector.get()); });
+    ctx.barrier().arrive_and_wait([&] { ctx.replicas().sync(a.vector.get()); });
     w.dirty.erase(a.vector.get());
   }
 }
 
-void note_written_slices(RunState& run, Worker& w, const NodeImpl& n) {
+void note_written_slices(NodeContext& ctx, Worker& w, const NodeImpl& n) {
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::partitioned || a.access == Access::read) continue;
-    const VectorUse& u = run.an.use(a.vector.get());
-    if (u.read_whole && !run.replica_in_slice.count(a.vector.get())) w.dirty.insert(a.vector.get());
+    const VectorUse& u = ctx.analysis().use(a.vector.get());
+    if (u.read_whole && ctx.replicas().tracks_writes(a.vector.get())) w.dirty.insert(a.vector.get());
     if (u.read_halo) w.halo_dirty.insert(a.vector.get());
   }
 }
 
-void LeafRunner::run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const {
-  sync_read_replicas(run, w, n);
-  const std::string& path = run.path(n);
+void LeafRunner::run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& n, Step step) const {
+  sync_read_replicas(ctx, w, n);
+  const std::string& path = ctx.path(n);
   for (const auto& a : n.args) {
     if (a.kind != Arg::Kind::halo || !w.halo_dirty.count(a.vector.get())) continue;
     // A halo is read after slices changed: its units move from the neighbours first. With
     // several queues every worker meets here and one moves them all; one queue runs them in order.
-    if (run.workers.size() > 1) {
+    if (ctx.worker_count() > 1) {
       w.queue().finish();
-      run.barrier->arrive_and_wait([&] { exchange_halo(run, a.vector.get(), path, step.iteration); });
+      ctx.barrier().arrive_and_wait([&] { ctx.halos().exchange(a.vector.get(), path, step.iteration); });
     } else {
-      exchange_halo(run, a.vector.get(), path, step.iteration);
+      ctx.halos().exchange(a.vector.get(), path, step.iteration);
     }
     w.halo_dirty.erase(a.vector.get());
   }
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
-            [&] { enqueue(run, *p, n, step.iteration); });
-  note_written_slices(run, w, n);
+            [&] { enqueue(ctx, *p, n, step.iteration); });
+  note_written_slices(ctx, w, n);
 }
 
 void library_status(int status, const char* call, const std::string& path, const PartState& ps) {

@@ -1,7 +1,6 @@
 // exec/nodes/loop.cpp — running loops: the body again and again on the same partitions; with a
 // predicate, every worker meets after each iteration and the last to arrive combines the
 // iteration's reductions and evaluates it.
-#include "exec/exchanger.hpp"
 #include "exec/nodes/runner.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/loop.hpp"
@@ -11,47 +10,38 @@ namespace {
 
 class LoopRunner final : public NodeRunner {
  public:
-  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
+  void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
     const auto& n = static_cast<const LoopNode&>(node);
     std::size_t i = 0;
     ++w.loop_depth;
     for (;; ++i) {
       if (n.times && i >= n.times) break;
-      interpret(run, w, group, n.body(), {i, step.loop_depth + 1});
+      interpret(ctx, w, group, n.body(), {i, step.loop_depth + 1});
       if (!n.has_predicate()) continue;
       // The iteration barrier: the host evaluates the predicate over this iteration's results,
       // once they are read back; the rest of the iteration (a copy) goes on meanwhile, so the next
       // iteration's first kernel follows it on the device without waiting for the host.
-      for (const NodeImpl* r : w.pending) runner_of(*r).wait_values(run, w, *r);
-      run.barrier->arrive_and_wait([&] {
-        for (const NodeImpl* r : w.pending) runner_of(*r).combine(run, *r);
-        if (!run.exchanger) {
-          run.loop_done = evaluate(run, n, run.results, i);
-          return;
-        }
-        // Part of a larger run: the predicate sees every process's values combined (in the
-        // order of the nodes' paths, alike in every process), while run.results keep this
-        // process's own, which the caller combines once the run is over.
-        std::map<std::string, const NodeImpl*> by_path;
-        for (const NodeImpl* r : w.pending) by_path.emplace(run.path(*r), r);
-        auto combined = run.results;
-        for (const auto& [path, r] : by_path) run.exchanger->combine(*r, combined);
-        run.loop_done = evaluate(run, n, combined, i);
+      for (const NodeImpl* r : w.pending) runner_of(*r).wait_values(ctx, w, *r);
+      ctx.barrier().arrive_and_wait([&] {
+        for (const NodeImpl* r : w.pending) runner_of(*r).combine(ctx, *r);
+        Reductions& reductions = ctx.reductions();
+        std::map<std::string, Value> scratch;
+        reductions.loop_done = evaluate(ctx, n, reductions.for_predicate(w.pending, scratch), i);
       });
       w.pending.clear();
-      if (run.loop_done) {
+      if (ctx.reductions().loop_done) {
         ++i;
         break;
       }
     }
     --w.loop_depth;  // (a worker that throws is done: its depth no longer matters)
-    visit(n.body(), [&](const NodeImpl& c) { runner_of(c).loop_ended(run, w, group, c); });
+    visit(n.body(), [&](const NodeImpl& c) { runner_of(c).loop_ended(ctx, w, group, c); });
     // Counted once: by the first worker, for its first partition (streaming runs loops per partition).
-    if (step.loop_depth == 0 && &w == &run.workers.front() && group.front() == w.parts.front()) run.iterations += i;
+    if (step.loop_depth == 0 && ctx.first_worker(w) && group.front() == w.parts.front()) ctx.record().iterations += i;
   }
 
  private:
-  static bool evaluate(RunState& run, const LoopNode& n, const std::map<std::string, Value>& results, std::size_t i) {
+  static bool evaluate(NodeContext& ctx, const LoopNode& n, const std::map<std::string, Value>& results, std::size_t i) {
     if (n.until_result && n.until_value(results.at(n.until_result->name))) return true;
     if (!n.until_state) return false;
     LoopState state;
@@ -61,7 +51,7 @@ class LoopRunner final : public NodeRunner {
       if (it == results.end())
         throw_error(errc::invalid_tree,
                     "the loop predicate reads result '" + r.name() + "' that no map_reduce has produced yet",
-                    {.node = run.path(n), .fix = "read only results computed inside the loop body"});
+                    {.node = ctx.path(n), .fix = "read only results computed inside the loop body"});
       return it->second;
     };
     return n.until_state(state);

@@ -52,8 +52,7 @@ void enqueue_pass(cl::CommandQueue& queue, const ReduceState& rs, const cl::Buff
 // 48 KiB of local memory holds 192 of them, so groups of 128). Powers of two: the tree in
 // reduce.cl halves the group. And few enough that their private copies of the element (the
 // reducer's arguments and result, per work-item) stay small: a CPU driver keeps them on its
-// worker thread's stack (PoCL 3.1 on a Sapphire Rapids VM, whose 2 MB L2 lets local memory hold
-// 128 elements of 16 KiB, overflowed its 8 MB stack in a group of 128).
+// worker thread's stack, which a group of large elements can overflow (docs/decisions/031).
 constexpr std::uint64_t kPrivateBytes = 512 << 10;
 std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, const ErrorContext& where) {
   // CL_KERNEL_LOCAL_MEM_SIZE counts the __local arguments as last set, and the kernel object is
@@ -77,16 +76,16 @@ std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, cons
 
 class MapReduceRunner final : public NodeRunner {
  public:
-  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+  void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const MapReduceNode&>(node);
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
-    const std::string& path = run.path(n);
+    const std::string& path = ctx.path(n);
     ErrorContext where{.node = path + "/reduce", .device = w.info().name,
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
     cl::Program program;
     try {
-      program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+      program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
                                       {reduce_source(r, t), where.kernel_file}, "", where);
     } catch (const Error& e) {
       if (e.build_log().find(kSizeCheck) == std::string::npos) throw;
@@ -125,23 +124,23 @@ class MapReduceRunner final : public NodeRunner {
     }
   }
 
-  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
+  void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& node, Step step) const override {
     const auto& n = static_cast<const MapReduceNode&>(node);
-    interpret(run, w, group, n.body(), step);
-    for (PartState* p : group) reduce(run, n, *p);
+    interpret(ctx, w, group, n.body(), step);
+    for (PartState* p : group) reduce(ctx, n, *p);
     w.pending.insert(&n);
   }
 
-  void wait_values(RunState&, Worker& w, const NodeImpl& node) const override {
+  void wait_values(NodeContext&, Worker& w, const NodeImpl& node) const override {
     for (PartState* p : w.parts) p->state<ReduceState>(node).read.wait();
   }
 
-  void combine(RunState& run, const NodeImpl& node) const override {
+  void combine(NodeContext& ctx, const NodeImpl& node) const override {
     const auto& n = static_cast<const MapReduceNode&>(node);
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
     std::vector<std::vector<unsigned char>> values;
-    for (auto& ps : run.parts) {
+    for (auto& ps : ctx.partitions()) {
       const unsigned char* host = ps.state<ReduceState>(n).host;
       values.emplace_back(host, host + t.size);
     }
@@ -152,9 +151,9 @@ class MapReduceRunner final : public NodeRunner {
       v = {t, values[0]};
     } else {
       // Combine with the user's function on the first partition's device.
-      PartState& ps = run.parts.front();
+      PartState& ps = ctx.partitions().front();
       ReduceState& rs = ps.state<ReduceState>(n);
-      cl_call({.node = run.path(n) + "/reduce", .device = ps.worker->info().name}, [&] {
+      cl_call({.node = ctx.path(n) + "/reduce", .device = ps.worker->info().name}, [&] {
         std::vector<unsigned char> packed;
         for (auto& b : values) packed.insert(packed.end(), b.begin(), b.end());
         cl::Buffer in(ps.worker->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed.size(), packed.data());
@@ -163,22 +162,22 @@ class MapReduceRunner final : public NodeRunner {
         ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, t.size, v.bytes.data());
       });
     }
-    run.results[r.output->name] = v;
-    if (auto b = run.an.result_bindings.find(r.output.get()); b != run.an.result_bindings.end())
-      std::memcpy(run.bindings[b->second].data, v.bytes.data(), v.bytes.size());
+    ctx.reductions().results[r.output->name] = v;
+    if (auto b = ctx.analysis().result_bindings.find(r.output.get()); b != ctx.analysis().result_bindings.end())
+      std::memcpy(ctx.bindings()[b->second].data, v.bytes.data(), v.bytes.size());
   }
 
  private:
-  static void reduce(RunState& run, const MapReduceNode& n, PartState& ps) {
+  static void reduce(NodeContext& ctx, const MapReduceNode& n, PartState& ps) {
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
-    const std::string& path = run.path(n);
+    const std::string& path = ctx.path(n);
     ReduceState& rs = ps.state<ReduceState>(n);
     cl_call([&] { return ErrorContext{.node = path + "/reduce", .device = ps.worker->info().name}; }, [&] {
       auto pass = [&](const cl::Buffer& in, cl_uint count, const cl::Buffer& out, std::size_t groups) {
         cl::Event ev;
-        enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, run.event_of(ev));
-        run.track(ps, ev, &path, true);
+        enqueue_pass(ps.worker->queue(), rs, in, count, out, groups, t.size, ctx.event_of(ev));
+        ctx.track(ps, ev, &path, true);
       };
       const auto count = static_cast<cl_uint>(ps.part->units * r.input->unit);
       if (rs.groups == 1) {
@@ -187,9 +186,9 @@ class MapReduceRunner final : public NodeRunner {
         pass(ps.slices.at(r.input.get()), count, rs.partials, rs.groups);
         pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
       }
-      run.count_copy(*ps.worker, CopyKind::value, t.size);
+      ctx.record().count_copy(*ps.worker, CopyKind::value, t.size);
       ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host, nullptr, &rs.read);
-      run.track(ps, rs.read, &path, false);
+      ctx.track(ps, rs.read, &path, false);
     });
   }
 };

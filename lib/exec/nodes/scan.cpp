@@ -9,8 +9,7 @@
 //      empty one, or a built-in carry equal to the identity).
 // The partitions' totals are what crosses between devices: one element each way per partition.
 // A process's part of a larger run (a Cluster's rank) gets the totals of the processes before it
-// at step 2, through the run's exchanger.
-#include "exec/exchanger.hpp"
+// at step 2 (Reductions::values_before).
 #include "exec/nodes/runner.hpp"
 #include "exec/reduce.hpp"
 #include "platform/error.hpp"
@@ -65,13 +64,13 @@ std::size_t groups(std::size_t elements, std::size_t block) { return (elements +
 
 class ScanRunner final : public NodeRunner {
  public:
-  void prepare(RunState& run, Worker& w, const NodeImpl& node) const override {
+  void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const ScanNode&>(node);
     const ElementType& t = n.input().type;
-    const std::string& path = run.path(n);
+    const std::string& path = ctx.path(n);
     ErrorContext where{.node = path, .device = w.info().name,
                        .kernel_file = n.op.op == Reducer::Op::custom ? n.op.origin : "scan.cl"};
-    auto program = run.env.programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
                                          {scan_source(n.op, t), where.kernel_file}, "", where);
     ScanKernels k;
     k.blocks = &w.slot->kernel(program, "sinew_scan_blocks");
@@ -93,45 +92,45 @@ class ScanRunner final : public NodeRunner {
       s->elements = ps->part->units * n.input().unit;
       for (std::size_t count = s->elements; count > 0;) {
         const std::size_t totals = groups(count, k.block());
-        s->levels.emplace_back(run.device_buffer(w.context, totals * t.size, w.info()), totals);
+        s->levels.emplace_back(ctx.buffers().device_buffer(w.context, totals * t.size, w.info()), totals);
         if (totals == 1) break;
         count = totals;
       }
       s->total.resize(t.size);
-      s->carry_buffer = run.device_buffer(w.context, run.dec.parts.size() * t.size, w.info());
+      s->carry_buffer = ctx.buffers().device_buffer(w.context, ctx.decomposition().parts.size() * t.size, w.info());
       ps->nodes[&n] = std::move(s);
     }
   }
 
-  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
+  void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& node, Step) const override {
     const auto& n = static_cast<const ScanNode&>(node);
-    const std::string& path = run.path(n);
+    const std::string& path = ctx.path(n);
     auto where = [&] { return ErrorContext{.node = path, .device = w.info().name}; };
-    sync_read_replicas(run, w, n);
-    for (PartState* p : group) cl_call(where, [&] { scan_slice(run, n, *p); });
+    sync_read_replicas(ctx, w, n);
+    for (PartState* p : group) cl_call(where, [&] { scan_slice(ctx, n, *p); });
     // Every partition's total on the host, then the carries in unit order.
     cl_call(where, [&] { w.queue().finish(); });
-    run.barrier->arrive_and_wait([&] { give_carries(run, n); });
-    for (PartState* p : group) cl_call(where, [&] { add_carry(run, n, *p); });
-    note_written_slices(run, w, n);
+    ctx.barrier().arrive_and_wait([&] { give_carries(ctx, n); });
+    for (PartState* p : group) cl_call(where, [&] { add_carry(ctx, n, *p); });
+    note_written_slices(ctx, w, n);
   }
 
  private:
   // Pass 1: the slice's own scan into the output slice, and its total read back.
-  static void scan_slice(RunState& run, const ScanNode& n, PartState& ps) {
+  static void scan_slice(NodeContext& ctx, const ScanNode& n, PartState& ps) {
     ScanState& s = ps.state<ScanState>(n);
     if (s.elements == 0) return;
     const ElementType& t = n.input().type;
     const auto identity = n.op.op == Reducer::Op::custom ? n.op.identity : identity_of(n.op.op, t);
-    const std::string* path = &run.path(n);
+    const std::string* path = &ctx.path(n);
     cl::CommandQueue& queue = ps.worker->queue();
     const ScanKernels& k = s.k;
     const cl::Buffer& out = ps.slices.at(&n.output());
     auto launch = [&](cl::Kernel& kernel, std::size_t blocks) {
       cl::Event ev;
       queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(blocks * k.local), cl::NDRange(k.local), nullptr,
-                                 run.event_of(ev));
-      run.track(ps, ev, path, true);
+                                 ctx.event_of(ev));
+      ctx.track(ps, ev, path, true);
     };
     // Up the levels: level 0 scans the slice (inclusive or exclusive as asked), every level
     // above scans the totals of the one below exclusively (block g's carry is what precedes it).
@@ -164,18 +163,18 @@ class ScanRunner final : public NodeRunner {
       launch(ka, s.levels[j].second);
     }
     cl::Event ev;
-    run.count_copy(*ps.worker, CopyKind::value, t.size);
-    queue.enqueueReadBuffer(s.levels.back().first, CL_FALSE, 0, t.size, s.total.data(), nullptr, run.event_of(ev));
-    run.track(ps, ev, path, false);
+    ctx.record().count_copy(*ps.worker, CopyKind::value, t.size);
+    queue.enqueueReadBuffer(s.levels.back().first, CL_FALSE, 0, t.size, s.total.data(), nullptr, ctx.event_of(ev));
+    ctx.track(ps, ev, path, false);
   }
 
   // At the barrier (one thread, every queue finished): each partition's carry from the totals
   // of the non-empty partitions before it in unit order — those of the processes before this
-  // one first, when the run is one process's part of a larger one (exec/exchanger.hpp).
-  static void give_carries(RunState& run, const ScanNode& n) {
+  // one first, when the run is one process's part of a larger one (Reductions::values_before).
+  static void give_carries(NodeContext& ctx, const ScanNode& n) {
     const ElementType& t = n.input().type;
     std::vector<PartState*> order;
-    for (auto& ps : run.parts) order.push_back(&ps);
+    for (auto& ps : ctx.partitions()) order.push_back(&ps);
     std::sort(order.begin(), order.end(), [](const PartState* a, const PartState* b) { return a->part->first < b->part->first; });
     const bool builtin = n.op.op != Reducer::Op::custom;
     const auto identity = builtin ? identity_of(n.op.op, t) : n.op.identity;
@@ -188,17 +187,16 @@ class ScanRunner final : public NodeRunner {
         before.insert(before.end(), total.begin(), total.end());
       ++count;
     };
-    if (run.exchanger) {
-      std::vector<unsigned char> mine;
-      for (PartState* ps : order) {
-        const ScanState& s = ps->state<ScanState>(n);
-        if (s.elements) mine.insert(mine.end(), s.total.begin(), s.total.end());
-      }
-      const auto earlier = run.exchanger->values_before(mine, t.size, "the totals of scan '" + run.path(n) + "'");
-      for (std::size_t at = 0; at < earlier.size(); at += t.size)
-        take(std::vector<unsigned char>(earlier.begin() + static_cast<std::ptrdiff_t>(at),
-                                        earlier.begin() + static_cast<std::ptrdiff_t>(at + t.size)));
+    // The totals of the processes before this one (none in a run of one process).
+    std::vector<unsigned char> mine;
+    for (PartState* ps : order) {
+      const ScanState& s = ps->state<ScanState>(n);
+      if (s.elements) mine.insert(mine.end(), s.total.begin(), s.total.end());
     }
+    const auto earlier = ctx.reductions().values_before(mine, t.size, "the totals of scan '" + ctx.path(n) + "'");
+    for (std::size_t at = 0; at < earlier.size(); at += t.size)
+      take(std::vector<unsigned char>(earlier.begin() + static_cast<std::ptrdiff_t>(at),
+                                      earlier.begin() + static_cast<std::ptrdiff_t>(at + t.size)));
     for (PartState* ps : order) {
       ScanState& s = ps->state<ScanState>(n);
       s.carries.clear();
@@ -215,19 +213,19 @@ class ScanRunner final : public NodeRunner {
   }
 
   // Pass 2: the slice combined with its carry.
-  static void add_carry(RunState& run, const ScanNode& n, PartState& ps) {
+  static void add_carry(NodeContext& ctx, const ScanNode& n, PartState& ps) {
     ScanState& s = ps.state<ScanState>(n);
     if (s.carry_count == 0) return;
-    const std::string* path = &run.path(n);
+    const std::string* path = &ctx.path(n);
     cl::CommandQueue& queue = ps.worker->queue();
     // A custom scan over processes may carry more totals than this process has partitions.
     if (s.carries.size() > s.carry_buffer.getInfo<CL_MEM_SIZE>())
-      s.carry_buffer = run.device_buffer(ps.worker->context, s.carries.size(), ps.worker->info());
+      s.carry_buffer = ctx.buffers().device_buffer(ps.worker->context, s.carries.size(), ps.worker->info());
     cl::Event written;
-    run.count_copy(*ps.worker, CopyKind::to_device, s.carries.size());
+    ctx.record().count_copy(*ps.worker, CopyKind::to_device, s.carries.size());
     queue.enqueueWriteBuffer(s.carry_buffer, CL_FALSE, 0, s.carries.size(), s.carries.data(), nullptr,
-                             run.event_of(written));
-    run.track(ps, written, path, false);
+                             ctx.event_of(written));
+    ctx.track(ps, written, path, false);
     cl::Kernel& kc = *s.k.carry;
     kc.setArg(0, ps.slices.at(&n.output()));
     kc.setArg(1, static_cast<cl_uint>(s.elements));
@@ -236,8 +234,8 @@ class ScanRunner final : public NodeRunner {
     kc.setArg(4, static_cast<cl_uint>(s.k.per_item));
     cl::Event ev;
     queue.enqueueNDRangeKernel(kc, cl::NullRange, cl::NDRange(groups(s.elements, s.k.block()) * s.k.local),
-                               cl::NDRange(s.k.local), nullptr, run.event_of(ev));
-    run.track(ps, ev, path, true);
+                               cl::NDRange(s.k.local), nullptr, ctx.event_of(ev));
+    ctx.track(ps, ev, path, true);
   }
 };
 

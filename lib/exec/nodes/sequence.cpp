@@ -7,8 +7,8 @@ namespace {
 
 class SequenceRunner final : public NodeRunner {
  public:
-  void run(RunState& run, Worker& w, const Group& group, const NodeImpl& n, Step step) const override {
-    for (const auto& c : n.children) interpret(run, w, group, *c, step);
+  void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& n, Step step) const override {
+    for (const auto& c : n.children) interpret(ctx, w, group, *c, step);
   }
 };
 
