@@ -38,9 +38,9 @@
 // each queue holds a host core and does about what one of the CPU's 16 cores does (0.5M floats
 // per ms). Every GPU chunk costs the CPU as much as it adds, and under a CPU load the staging
 // threads are starved as well: no split beats the CPU alone (y5, y6). The dynamic schedule
-// charges a GPU queue the core its thread holds (DynamicChunks::net) and starts each run from the
-// rates the plan's last run measured (DynamicChunks::seeded), so that where the queues add
-// nothing the CPU takes the rest in one chunk beside the queues' probes; the load CSV's chunk and
+// charges a GPU queue the core its thread holds (DynamicChunks::rate_after_host_cost) and starts
+// each run from the rates the plan's last run measured (DynamicChunks::for_run), so that where the
+// queues add nothing the CPU takes the rest in one chunk beside the queues' probes; the load CSV's chunk and
 // unit columns show whether it does. The LB efficiency's ideal (from the solo times) assumes
 // devices that share nothing: for saxpy it is not there to be had, and dynamic at the CPU alone's
 // time scores 0.88 of it (5.4 against 6.1 ms).

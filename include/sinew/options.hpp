@@ -269,6 +269,49 @@ struct BalancerSettings {
   BalancerSettings with_defaults() const;
 };
 
+/// The schedules' tuned values: the constants a measurement chose for the dynamic (guided)
+/// schedule's chunks and for streaming a discrete device's share in chunks. The measurements
+/// behind them are in docs/decisions/ (cited by record). The defaults are what the schedules are
+/// tested and measured with (test/unit/schedule_policy_test.cpp pins them); other values are for
+/// experiments (RuntimeOptions::schedule_tuning). Checked where a tree is prepared: a value out of
+/// its range is a sinew::Error naming it.
+struct ScheduleTuning {
+  /// The dynamic schedule (Config::schedule "dynamic"; lib/decompose/schedules/dynamic/).
+  struct Dynamic {
+    /// A slot's next chunk is what is left over `divisor` times the slots, scaled by the slot's
+    /// weight against the mean (EngineCL's HGuided); at least 1 (docs/decisions/021).
+    double divisor = 2;
+    /// With min_chunk 0, a slot's least chunk is its even share of the units over this many: the
+    /// guided tail ends in a few dozen chunks rather than in single granules; at least 1
+    /// (docs/decisions/021).
+    std::size_t least_chunk_parts = 64;
+    /// A slot under this fraction of the other slots' speed takes no chunk; in [0, 1)
+    /// (docs/decisions/022).
+    double negligible = 1.0 / 16;
+    /// A slot under 1/`slow_share` of the others' speed commits 1/`slow_margin` of the chunk that
+    /// would end with them; any other half of what it would end by then; both at least 1
+    /// (docs/decisions/022).
+    double slow_share = 8, slow_margin = 4;
+    /// The most runs a device kept out by its remembered rate sits out between two probes; at
+    /// least 1 (docs/decisions/025).
+    unsigned probe_interval = 32;
+    /// The devices taking chunks running this many times slower than in the run before has a
+    /// kept-out device probed in the next run; above 1 (docs/decisions/025).
+    double slowdown = 1.5;
+  };
+  Dynamic dynamic;
+  /// A streamable tree's share on a discrete device, cut into chunks dealt round its queues.
+  struct Streaming {
+    /// Chunk sizes when RuntimeOptions::chunk_mb leaves them to the data: an eighth of the
+    /// device's data within [min_chunk_bytes, max_chunk_bytes] (docs/decisions/026).
+    std::size_t min_chunk_bytes = std::size_t{16} << 20, max_chunk_bytes = std::size_t{64} << 20;
+    /// The last chunks that shrink by halves (1/2, 1/4, ...), so that what follows the last
+    /// upload is short; 0: none (docs/decisions/026).
+    std::size_t shrinking_chunks = 3;
+  };
+  Streaming streaming;
+};
+
 struct RuntimeOptions {
   // Devices to use: "all", "cpu", "gpu", "gpu:0,cpu", ... $SINEW_DEVICES; default "all".
   std::optional<std::string> devices;
@@ -336,6 +379,8 @@ struct RuntimeOptions {
   std::optional<Interpolation> interpolation;
   TrainingSettings training;
   BalancerSettings balancer;
+  /// The schedules' tuned values, for experiments; default ScheduleTuning{}.
+  std::optional<ScheduleTuning> schedule_tuning;
 
   // No info lines (training progress, balancer moves); warnings still go to `log`. $SINEW_QUIET;
   // default false.

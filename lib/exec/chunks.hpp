@@ -1,15 +1,15 @@
-// exec/chunks.hpp — the dynamic schedule's chunks (Config::schedule == dynamic): units dealt out
-// from one cursor while the run goes, each chunk a partition of its own that runs the whole tree
-// on the worker that took it (upload, every stage, download: it stays resident on that device),
-// as a streamed partition does.
-//
-// Every unit is in exactly one chunk: the cursor only moves forward, under ChunkCursor::mutex.
+// exec/chunks.hpp — the run's schedule as the executor keeps it: the policy's run
+// (decompose/schedule_policy.hpp: ScheduleRun) and, per worker, its queue there. Under a policy
+// that takes chunks while the run goes (ScheduleRun::takes_chunks) each chunk is a partition of
+// its own that runs the whole tree on the worker that took it (upload, every stage, download: it
+// stays resident on that device), as a streamed partition does; the policy says which units.
 #pragma once
 
-#include "decompose/decompose.hpp"
+#include "decompose/schedule_policy.hpp"
 #include "exec/worker.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -17,46 +17,39 @@ namespace sinew::detail {
 
 class RunState;
 
-// The cursor of a run under the dynamic schedule, and what the stop rule knows of each slot.
-struct ChunkCursor {
-  std::mutex mutex;
-  std::size_t next_unit = 0;  // units before it are taken (under mutex)
-  std::vector<DynamicChunks::Progress> progress;  // per slot, for the stop rule (under mutex)
-  // The slots as this run starts: the plan's, seeded from the rates its earlier runs measured
-  // (DynamicChunks::seeded); they remember this run's when it succeeds.
-  DynamicChunks chunks;
-  // Every chunk cut before the run, a discrete device's static split (DynamicChunks::alone): each
-  // queue streams its chunks as a static split's worker does.
-  bool streamed_alone = false;
-  // Per worker (Worker::index): its slot, and when it began its first chunk, in the run and in
-  // its thread's CPU time (the stop rule's rate and occupancy, DynamicChunks::net).
+struct RunSchedule {
+  std::unique_ptr<ScheduleRun> run;  // the policy's
+  // Per worker (Worker::index): its queue in run->queues(), and when it began taking chunks, in
+  // the run and in its thread's CPU time (what a chunk's busy and host times are counted from).
   struct Taker {
-    std::size_t slot = 0;
+    std::size_t queue = 0;
     double from_ms = 0, cpu_from_ms = 0;
   };
   std::vector<Taker> takers;
+  // Workers take chunks and append them to the run's partitions at once: one at a time, so that
+  // a chunk's partition index follows the order the policy cut them in.
+  std::mutex mutex;
+  bool takes_chunks() const { return run->takes_chunks(); }
 };
 
-// Cuts `w`'s next chunk from the cursor, sized for its slot (DynamicChunks::take; `exactly`:
-// that many units, a probe's or a static split's chunk), and appends it to the run's and `w`'s
-// partitions, with neither runner state nor buffers yet. nullptr once every unit is taken, or
-// once a worker has failed (the others stop taking work).
-PartState* cut_chunk(RunState& run, Worker& w, std::size_t exactly = 0);
+// Appends `chunk` as a partition of `w` (to the run's and `w`'s partitions), with neither runner
+// state nor buffers yet.
+PartState& add_chunk(RunState& run, Worker& w, const Chunk& chunk);
 
-// `w` begins taking chunks: its clocks for the stop rule's rate and occupancy start now.
+// `w` begins taking chunks: its clocks start now.
 void start_taking(RunState& run, Worker& w);
 
-// `w`'s chunk `ps` has finished (its results are in host memory): its units count towards the
-// slot's measured rate (DynamicChunks::take), and its thread's CPU time since its first chunk
-// towards its occupancy (DynamicChunks::net); its device buffers go back to the pool. From `w`'s
-// thread.
+// `w`'s chunk `ps` has finished (its results are in host memory): the policy learns its units,
+// `w`'s busy time and its thread's CPU time since it began (ScheduleRun::chunk_done); its device
+// buffers go back to the pool. From `w`'s thread.
 void chunk_done(RunState& run, Worker& w, PartState& ps);
 
 // The CPU time of the calling thread, in ms (0 where the clock is missing).
 double thread_cpu_ms();
 
-// The next chunk for `w`, cut and made ready as prepare() makes every partition before a run
-// (its runners' per-partition state, its buffers); nullptr as cut_chunk. From `w`'s thread.
+// `w`'s next chunk from the policy (ScheduleRun::take), made ready as prepare() makes every
+// partition before a run (its runners' per-partition state, its buffers); nullptr once `w` takes
+// no more, or once a worker has failed (the others stop taking work). From `w`'s thread.
 PartState* take_chunk(RunState& run, Worker& w);
 
 }  // namespace sinew::detail

@@ -27,15 +27,17 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
   if (flush) w.queue().flush();
 }
 
-// A dynamic schedule's worker: its first chunk (cut before the run), then chunk after chunk from
-// the shared cursor while the stop rule lets it (DynamicChunks::take). Once its first chunk has
+// A worker of a schedule that takes chunks as the run goes: its chunks cut before the run, then
+// chunk after chunk while the policy gives it one (ScheduleRun::take). Once its first chunk has
 // ended, two chunks in flight: the next is enqueued before the host waits for the one before it,
 // so the device never idles between them (a discrete device uploads and computes the next while
 // the host copies the results of the one before out of the pinned ring; a blocking staged
-// download held the worker until its chunk had finished, and the queue idled until the next was
-// enqueued). Before that the slot's speed is a guess from the plan's weights: a slow device given
-// a second chunk on a wrong guess would hold the run back twice as long. A chunk counts as done
-// (its rate, its buffers back to the pool) once its results are in host memory.
+// download would hold the worker until its chunk had finished, and the queue idle until the next
+// was enqueued). Before that the queue's speed is a guess from the plan's weights: a slow device
+// given a second chunk on a wrong guess would hold the run back twice as long. A chunk counts as
+// done (its rate, its buffers back to the pool) once its results are in host memory. Where every
+// unit was cut before the run (ScheduleRun::all_cut_before_run), the worker streams its chunks
+// as a static split's worker does.
 void drive_chunks(RunState& run, Worker& w) {
   struct InFlight {
     PartState* part = nullptr;
@@ -53,7 +55,7 @@ void drive_chunks(RunState& run, Worker& w) {
   };
   bool measured = false;  // a chunk of this worker has ended
   start_taking(run, w);
-  if (run.cursor.streamed_alone) {
+  if (run.schedule.run->all_cut_before_run()) {
     // Every chunk was cut before the run: streamed one after another, as a static split's are.
     for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
     cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; },
@@ -107,7 +109,7 @@ void work(RunState& run, Worker& w) {
   try {
     run.replicas->upload(w);
     if (run.replicas->any()) run.workers.barrier->arrive_and_wait();  // replicas are shared by a context's queues
-    if (run.dec.is_dynamic()) {
+    if (run.schedule.takes_chunks()) {
       drive_chunks(run, w);
     } else if (run.an.streamable) {
       for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
@@ -147,7 +149,7 @@ void work(RunState& run, Worker& w) {
 // (docs/decisions/028). Not for a device whose driver runs commands as they are enqueued
 // (PoCL's "basic"): it would hold the others.
 bool fed_by_one_thread(const RunState& run) {
-  if (!run.an.streamable || run.dec.is_dynamic() || run.replicas->any() || run.workers.list.size() < 2 || !all_direct(run)) return false;
+  if (!run.an.streamable || run.schedule.takes_chunks() || run.replicas->any() || run.workers.list.size() < 2 || !all_direct(run)) return false;
   bool several = false;
   for (const auto& w : run.workers.list) {
     if (w.device->runs_at_enqueue()) return false;
@@ -257,7 +259,7 @@ void drive(RunState& run) {
   }
   if (others.size() + 1 == run.workers.list.size()) work(run, run.workers.list[0]);
   for (auto& f : others) f.get();  // work() keeps its exceptions in the run
-  if (run.dec.is_dynamic() && !run.error()) run.cursor.chunks.remember(run.cursor.progress);
+  if (!run.error()) run.schedule.run->finished();
 }
 
 }  // namespace sinew::detail

@@ -131,6 +131,7 @@ struct Environment {
   unsigned copy_threads = 0;                     // RuntimeOptions::copy_threads (0: by the run)
   unsigned hardware_threads = 1;                 // the host's, read once (copy_ways)
   WaitMode wait = WaitMode::automatic;           // RuntimeOptions::wait
+  ScheduleTuning schedule_tuning;                // RuntimeOptions::schedule_tuning (checked where a tree is prepared)
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or RuntimeOptions::profile says so. Off
   // by default: it cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs

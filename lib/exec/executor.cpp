@@ -10,15 +10,16 @@
 namespace sinew::detail {
 
 Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
-               const Decomposition& dec, bool profile, std::uint8_t poison, Exchanger* exchanger) {
+               const Decomposition& dec, const RunSettings& settings) {
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
-  RunState run(env, root, an, bindings, dec, profile, poison, exchanger);
-  prepare(run);
+  if (!dec.policy) throw std::logic_error("sinew: a decomposition without its schedule policy");
+  RunState run(env, root, an, bindings, dec, settings.profile, settings.poison, settings.exchanger);
+  prepare(run, settings.schedule_memory);
   run.record.prepared_ms = run.now_ms();
   drive(run);
   if (run.error()) std::rethrow_exception(run.error());
   // Every worker walked the same tree, so each lists the same reductions; a worker that took no
-  // chunk (a schedule that cuts them as the run goes) walked nothing: their union.
+  // chunk (a schedule that cuts chunks as the run goes) walked nothing: their union.
   std::set<const NodeImpl*> pending;
   for (const auto& w : run.workers.list) pending.insert(w.pending.begin(), w.pending.end());
   NodeContext ctx(run);

@@ -145,48 +145,22 @@ void place_partitions(RunState& run) {
   }
 }
 
-// A dynamic schedule starts from the rates its plan's earlier runs measured
-// (DynamicChunks::seeded). Where they leave one discrete device alone, the run is that device's
-// static split, and only its queues are workers: another device's idle worker would make the run
-// one with CPU work (its waits napping rather than blocking in the driver) and drive the first
-// queue from a pool thread, where the static split blocks and drives it from the calling thread
-// (docs/decisions/024). Likewise any device whose slots would stop at their first ask gets no
-// worker (DynamicChunks::taking_part), its slots stopped. Returns the devices given workers
-// (empty: every device) and the device left alone, if any.
-std::pair<std::set<std::size_t>, std::optional<std::size_t>> seed_chunks(RunState& run) {
-  if (!run.dec.is_dynamic()) return {};
-  run.cursor.chunks = run.dec.dynamic.seeded();
-  std::set<std::size_t> taking = run.cursor.chunks.taking_part(run.dec.total_units, run.dec.granule);
-  std::optional<std::size_t> alone = run.cursor.chunks.alone_device(taking);
-  return {std::move(taking), alone};
-}
-
-// A dynamic schedule: each worker's slot, and its first chunk cut now (in slot order), so that
-// it is prepared, checked and allocated like any partition; the rest is taken as it runs.
-void cut_first_chunks(RunState& run, const std::set<std::size_t>& taking, std::optional<std::size_t> alone) {
-  ChunkCursor& c = run.cursor;
-  const auto& slots = run.dec.dynamic.slots;
-  c.takers.assign(run.workers.list.size(), {});
+// The run's schedule: the policy's run of the plan (its queues, the chunks it cuts before the
+// run), each worker's queue there, and the chunks cut before the run on their workers, in the
+// order the policy cut them, so that they are prepared, checked and allocated like any partition.
+void start_schedule(RunState& run) {
+  RunSchedule& schedule = run.schedule;
+  const auto& queues = schedule.run->queues();
+  schedule.takers.assign(run.workers.list.size(), {});
+  std::vector<Worker*> worker_of(queues.size(), nullptr);
   for (auto& w : run.workers.list)
-    for (std::size_t s = 0; s < slots.size(); ++s)
-      if (w.runtime_index == slots[s].device && w.sub_device == slots[s].sub_device && w.queue_index == slots[s].queue)
-        c.takers[w.index].slot = s;
-  c.progress.assign(slots.size(), {});
-  for (std::size_t s = 0; s < slots.size() && !taking.empty(); ++s) c.progress[s].stopped = !taking.count(slots[s].device);
-  auto slot = [&](const Worker& w) { return c.takers[w.index].slot; };
-  if (alone) {
-    // One discrete device takes everything: its static split's chunks, cut now, in order.
-    c.streamed_alone = true;  // (the other devices' slots are stopped above: taking is {*alone})
-    for (const Partition& p : c.chunks.alone[*alone])
-      for (auto& w : run.workers.list)
-        if (w.runtime_index == p.device && w.queue_index == p.queue) cut_chunk(run, w, p.units);
-    return;
-  }
-  // The probes first: a slot that takes everything left would leave them nothing.
-  for (auto& w : run.workers.list)
-    if (c.chunks.probes.at(slot(w))) cut_chunk(run, w, c.chunks.probe(slot(w), run.dec.granule));
-  for (auto& w : run.workers.list)
-    if (!c.chunks.probes[slot(w)]) cut_chunk(run, w);
+    for (std::size_t q = 0; q < queues.size(); ++q)
+      if (w.runtime_index == queues[q].device && w.sub_device == queues[q].sub_device &&
+          w.queue_index == queues[q].queue) {
+        schedule.takers[w.index].queue = q;
+        worker_of[q] = &w;
+      }
+  for (const auto& [q, chunk] : schedule.run->chunks_before_run()) add_chunk(run, *worker_of.at(q), chunk);
 }
 
 // Staged copies: split over helper threads where no CPU device needs the host's cores.
@@ -227,19 +201,20 @@ void prepare_runners(RunState& run, Worker& w) {
   });
 }
 
-void prepare(RunState& run) {
-  const auto [taking, alone] = seed_chunks(run);
+void prepare(RunState& run, ScheduleMemory* memory) {
+  run.schedule.run = run.dec.policy->start_run(run.dec, memory);
+  const bool takes_chunks = run.schedule.takes_chunks();
   std::set<std::tuple<std::size_t, unsigned, unsigned>> keys;
-  for (const auto& p : run.dec.is_dynamic() ? run.dec.dynamic.slots : run.dec.parts)
-    if (taking.empty() || taking.count(p.device)) keys.emplace(p.device, p.sub_device, p.queue);
+  for (const auto& q : run.schedule.run->queues()) keys.emplace(q.device, q.sub_device, q.queue);
   make_workers(run, keys);
   place_partitions(run);
-  run.buffers.round_partition_sizes(run.dec.is_dynamic());
-  if (run.dec.is_dynamic()) cut_first_chunks(run, taking, alone);
+  run.buffers.round_partition_sizes(takes_chunks);
+  start_schedule(run);
   for (auto& w : run.workers.list)
     run.workers.contexts.try_emplace(w.context(), ContextState{w.context, {}}).first->second.workers.push_back(&w);
-  // A streamed tree's workers (static schedule) reuse their buffers from partition to partition.
-  if (run.an.streamable && !run.dec.is_dynamic())
+  // A streamed tree's workers (partitions placed before the run) reuse their buffers from
+  // partition to partition.
+  if (run.an.streamable && !takes_chunks)
     for (auto& w : run.workers.list)
       for (const PartState* ps : w.parts) w.reuse_units = std::max(w.reuse_units, ps->part->units);
   check_memory(run);

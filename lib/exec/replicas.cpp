@@ -32,7 +32,7 @@ bool read_as_snapshot(const RunState& run, const VectorUse& u) {
 // iteration re-replicates it, as none would by hand. Unless a leaf reads it whole while writing
 // its slice (a snapshot).
 bool replica_is_slice(const RunState& run, const VectorUse& u) {
-  if (!u.read_whole || !u.written || !u.partitioned || run.dec.is_dynamic() || run.workers.parts.size() != 1)
+  if (!u.read_whole || !u.written || !u.partitioned || run.schedule.takes_chunks() || run.workers.parts.size() != 1)
     return false;
   if (run.workers.parts.front().part->units * u.vector->unit != u.elements) return false;
   return !read_as_snapshot(run, u);
@@ -47,7 +47,7 @@ bool replica_is_slice(const RunState& run, const VectorUse& u) {
 // this one reads). Its partitions then copy instead of swapping (PartState::swaps): a sweep
 // writing its slice into the user's memory would overwrite what it reads.
 cl_context user_replica_context(const RunState& run) {
-  if (run.workers.contexts.size() < 2 || run.dec.is_dynamic()) return nullptr;
+  if (run.workers.contexts.size() < 2 || run.schedule.takes_chunks()) return nullptr;
   cl_context found = nullptr;
   for (const auto& [handle, cs] : run.workers.contexts) {
     if (!cs.workers.front()->zero_copy) continue;

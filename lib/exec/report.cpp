@@ -6,7 +6,6 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
-#include <set>
 #include <sstream>
 
 namespace sinew::detail {
@@ -60,11 +59,8 @@ void add_partitions(RunState& run, Report& rep) {
 }
 
 // The chunks each device took (Report::chunks, chunk_units) and the decomposition's "taken:"
-// line: each device's chunks and units, the devices kept out from the start, given no worker
-// (DynamicChunks::taking_part: too slow to help by the rates the run starts from, or their host
-// thread costs the CPU what they add), devices probed (DynamicChunks::probes), and slots the stop
-// rule stopped while the run went (their least chunk would have ended after the others had
-// finished everything).
+// line: each device's chunks and units, then what the schedule says it did beyond them
+// (ScheduleRun::taken_notes).
 void add_chunks(RunState& run, Report& rep) {
   rep.chunks.assign(run.env.infos.size(), 0);
   rep.chunk_units.assign(run.env.infos.size(), 0);
@@ -77,18 +73,7 @@ void add_chunks(RunState& run, Report& rep) {
   for (std::size_t d = 0; d < rep.chunks.size(); ++d)
     if (rep.chunks[d])
       taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
-  std::set<std::size_t> working, out, probed;
-  for (const auto& w : run.workers.list) working.insert(w.runtime_index);
-  std::size_t stopped = 0;
-  for (std::size_t s = 0; s < run.cursor.progress.size(); ++s) {
-    const std::size_t d = run.dec.dynamic.slots.at(s).device;
-    if (!working.count(d)) out.insert(d);
-    else stopped += run.cursor.progress[s].stopped;
-    if (s < run.cursor.chunks.probes.size() && run.cursor.chunks.probes[s]) probed.insert(d);
-  }
-  for (std::size_t d : out) taken << " " << run.env.infos[d].id() << " kept out (too slow to help at the start);";
-  for (std::size_t d : probed) taken << " " << run.env.infos[d].id() << " probed (kept out by its last rate);";
-  if (stopped) taken << " " << stopped << " slot(s) stopped taking chunks early (stop rule);";
+  taken << run.schedule.run->taken_notes(run.env.infos);
   rep.decomposition += taken.str() + "\n";
 }
 
@@ -116,7 +101,7 @@ Report build_report(RunState& run) {
   for (std::size_t i = 0; i < run.env.devices.size() && i < rep.device_bytes.size(); ++i)
     if (auto it = allocated.find(&run.env.devices[i]->info()); it != allocated.end()) rep.device_bytes[i] = it->second;
   add_partitions(run, rep);
-  if (run.dec.is_dynamic()) add_chunks(run, rep);
+  if (run.schedule.takes_chunks()) add_chunks(run, rep);
   return rep;
 }
 
@@ -149,7 +134,7 @@ std::vector<TraceRecord> trace_records(RunState& run, double joined_ms, double e
                                        : "sub-device " + std::to_string(w.sub_device);
     const std::string who = info.id() + " " + thread;
     host("enqueue", who, w.host_start_ms, w.host_enqueued_ms);
-    if (run.dec.is_dynamic())  // which chunk this queue took when (an instant on its host row)
+    if (run.schedule.takes_chunks())  // which chunk this queue took when (an instant on its host row)
       for (PartState* ps : w.parts)
         host("take chunk #" + std::to_string(ps->part->index) + ": units [" + std::to_string(ps->part->first) + ", " +
                  std::to_string(ps->part->first + ps->part->units) + ")",

@@ -8,7 +8,8 @@
 //   halos        the halo buffers and their exchanges (exec/halo.hpp);
 //   reductions   the values partitions combine: reductions' results, a scan's carries, divide
 //                and conquer's upper levels (exec/reductions.hpp);
-//   cursor       the schedule's chunks cut while the run goes (exec/chunks.hpp);
+//   schedule     the schedule policy's run: the queues that take part, the chunks it cuts before
+//                and while the run goes (exec/chunks.hpp, decompose/schedule_policy.hpp);
 //   record       what the run did, for its Report (exec/run_record.hpp).
 // A run split over processes (a Cluster's rank) has replicas, halos and reductions that also
 // exchange with the other processes (exec/spanning.hpp); nothing else knows.
@@ -87,7 +88,7 @@ class RunState {
   std::unique_ptr<Replicas> replicas;
   std::unique_ptr<Halos> halos;
   std::unique_ptr<Reductions> reductions;
-  ChunkCursor cursor;
+  RunSchedule schedule;
   RunRecord record;
 
   double now_ms() const {
@@ -144,7 +145,8 @@ class RunState {
 // The parts of an execution, in the order execute() calls them.
 // Builds every program and kernel the run needs and checks the device limits (work-group
 // sizes, allocation sizes, memory), then allocates the buffers — all before any data moves.
-void prepare(RunState& run);
+// `memory`: what the plan's earlier runs left its schedule (SchedulePolicy::new_memory), or null.
+void prepare(RunState& run, ScheduleMemory* memory);
 // Every node's runner prepares `w` for its partitions (programs, kernel objects, per-partition
 // state): prepare() for the partitions placed before the run, a worker for each chunk it takes.
 void prepare_runners(RunState& run, Worker& w);

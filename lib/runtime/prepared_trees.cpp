@@ -16,7 +16,7 @@ std::shared_ptr<const PreparedTree> PreparedTrees::find_or_prepare(const Node& t
   if (auto found = kept(root, version, shapes)) return found;
   std::optional<double> pinned;
   if (discrete) pinned = pinned_fraction(bindings, shapes);
-  auto made = prepare_tree(tree, bindings, env_.infos, pinned, chunk_bytes_);
+  auto made = prepare_tree(tree, bindings, env_.infos, pinned, chunk_bytes_, env_.schedule_tuning);
   keep(root, version, std::move(shapes), made);
   return made;
 }

@@ -87,6 +87,7 @@ void RuntimeImpl::configure_environment() {
   env_.copy_threads = *options_.copy_threads;
   env_.hardware_threads = std::max(1u, std::thread::hardware_concurrency());
   env_.wait = *options_.wait;
+  env_.schedule_tuning = options_.schedule_tuning.value_or(ScheduleTuning{});
   env_.profile = *options_.profile;
   env_.poison_check = *options_.poison_check;
   env_.trace = *options_.trace;

@@ -3,6 +3,7 @@
 // schedule/balancer_two_level.hpp.
 #include "schedule/balancer_two_level.hpp"
 
+#include "decompose/schedule_policy.hpp"
 #include "platform/error.hpp"
 
 #include <algorithm>
@@ -91,9 +92,10 @@ BalanceEvent TwoLevelBalancer::move(int level, Config after, const std::vector<d
 BalanceStep TwoLevelBalancer::observe(const std::vector<double>& device_ms, const Retrain& retrain) {
   BalanceStep step;
   step.execution = ++executions_;
-  // A dynamic plan deals its work out while it runs, so each run balances itself: there is
-  // nothing to move between runs (its devices' times are reported, never judged).
-  if (config_.schedule == "dynamic") {
+  // A plan whose schedule deals its work out while it runs (its shares only weigh what it deals
+  // out) balances itself in each run: there is nothing to move between runs (its devices' times
+  // are reported, never judged).
+  if (!schedule_policy_of(config_).places_shares()) {
     step.deviation = deviation(config_, device_ms);
     return step;
   }

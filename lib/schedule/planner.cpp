@@ -2,6 +2,8 @@
 // plan cache and the batched writing of execution runs that keep SQLite off a recurrent run's path.
 #include "schedule/planner.hpp"
 
+#include "decompose/schedule_policy.hpp"
+
 #include "kb/utc.hpp"
 #include "platform/error.hpp"
 #include "schedule/derive.hpp"
@@ -39,7 +41,8 @@ Planner::~Planner() {
 bool Planner::usable(const KbEntry& e, const PreparedTree& p) {
   try {
     e.config.check(env_.infos, "knowledge-base entry #" + std::to_string(e.id));
-    check_schedule(p.analysis, e.config, "knowledge-base entry #" + std::to_string(e.id) + ": plan");
+    schedule_policy_of(e.config).check_tree(p.analysis, e.config,
+                                            "knowledge-base entry #" + std::to_string(e.id) + ": plan");
     return true;
   } catch (const Error& error) {
     // A plan the runtime cannot run (imported from elsewhere, written by hand) is no plan: the

@@ -2,6 +2,7 @@
 // the training search on scratch copies.
 #include "schedule/prepared.hpp"
 
+#include "decompose/schedule_policy.hpp"
 #include "exec/executor.hpp"
 #include "platform/error.hpp"
 #include "schedule/trainer.hpp"
@@ -19,14 +20,7 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  if (config.schedule == "dynamic" && !analysis.streamable) {
-    const auto& j = analysis.joined;
-    throw_error(errc::invalid_argument,
-                "plan " + config.str() + " asks for the dynamic schedule, but the tree's partitions depend on each "
-                "other: '" + j.node + "' " + j.why,
-                {.node = j.node, .argument = j.argument,
-                 .fix = "use schedule=static for this tree (" + j.fix + ")"});
-  }
+  schedule_policy_of(config).check_tree(analysis, config);
   Key key{config.shares, config.fission, config.overlap, config.schedule, config.items};
   if (keepable) {
     std::lock_guard lock(mutex_);
@@ -36,10 +30,26 @@ std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& c
   d->explained = d->explain(devices);
   if (!keepable) return d;
   std::lock_guard lock(mutex_);
-  // A bound for plans that keep changing (a balancer moving work): the oldest are dropped.
-  if (decompositions_.size() >= 64) decompositions_.clear();
+  // A bound for plans that keep changing (a balancer moving work): the oldest are dropped, and
+  // what their schedules learnt with them (a run holding one keeps it).
+  if (decompositions_.size() >= 64) {
+    decompositions_.clear();
+    memories_.clear();
+  }
   decompositions_.emplace(std::move(key), d);
   return d;
+}
+
+std::shared_ptr<ScheduleMemory> PreparedTree::schedule_memory(const Config& config) const {
+  const SchedulePolicy& policy = schedule_policy_of(config);
+  const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
+                                    [](double s) { return std::isfinite(s) && s >= 0; });
+  if (!keepable) return policy.new_memory();
+  Key key{config.shares, config.fission, config.overlap, config.schedule, config.items};
+  std::lock_guard lock(mutex_);
+  auto& memory = memories_[key];
+  if (!memory) memory = policy.new_memory();
+  return memory;
 }
 
 std::size_t PreparedTree::plan_granule(const Config& config) const {
@@ -52,7 +62,8 @@ Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>&
 
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
-                                                 std::optional<double> pinned_fraction, std::size_t chunk_bytes) {
+                                                 std::optional<double> pinned_fraction, std::size_t chunk_bytes,
+                                                 const ScheduleTuning& tuning) {
   auto p = std::make_shared<PreparedTree>();
   p->tree = tree;
   p->analysis = analyze(p->root(), bindings);
@@ -64,7 +75,8 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
                   .chunk_bytes = chunk_bytes,
                   .one_queue = p->analysis.exchanges_halos || p->analysis.refreshes_replicas,
-                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined};
+                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined,
+                  .tuning = checked_tuning(tuning)};
   p->signature = tree.signature();
   p->label = tree.label();
   p->features = input_features(p->root(), p->analysis, pinned_fraction);
@@ -85,8 +97,12 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
     part->explained = part->explain(env.infos);
     dec = std::move(part);
   }
+  // (A process's part of a larger run keeps nothing between runs: its decomposition is its own.)
+  std::shared_ptr<ScheduleMemory> memory;
+  if (!exchanger) memory = p.schedule_memory(fitted);
   const auto t0 = std::chrono::steady_clock::now();
-  Report rep = execute(env, p.root(), p.analysis, bindings, *dec, profile, poison, exchanger);
+  Report rep = execute(env, p.root(), p.analysis, bindings, *dec,
+                       {.profile = profile, .poison = poison, .exchanger = exchanger, .schedule_memory = memory.get()});
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rep.tree = p.label;
   return rep;
@@ -179,7 +195,10 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     tree_trainer = n.trainer();
   });
   TrainingOptions o = options;
-  o.dynamic = p.analysis.streamable;  // the dynamic schedule is measured where the tree allows it
+  // Policies that measure their own plans beside the static ones, where they run the tree.
+  o.dynamic = false;
+  for (const SchedulePolicy* policy : schedule_policies())
+    o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
   return trainer_for(o, tree_trainer).train(request);

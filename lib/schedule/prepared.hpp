@@ -13,6 +13,7 @@
 #pragma once
 
 #include "decompose/decompose.hpp"
+#include "decompose/schedule_policy.hpp"
 #include "exec/environment.hpp"
 #include "exec/exchanger.hpp"
 #include "schedule/train.hpp"
@@ -55,20 +56,27 @@ struct PreparedTree {
   // cannot stream (fit_memory); throws naming the device, the vector and the sizes when the
   // devices together cannot hold it.
   Config fitted(const Config& config, const std::vector<DeviceInfo>& devices) const;
+  // What the runs of `config` learn from each other under its schedule policy
+  // (SchedulePolicy::new_memory; null where the policy learns nothing): one per plan, kept with
+  // its decomposition, handed to each of its runs.
+  std::shared_ptr<ScheduleMemory> schedule_memory(const Config& config) const;
 
  private:
   // shares, fission, overlap, schedule, plan items
   using Key = std::tuple<std::vector<double>, std::string, unsigned, std::string, PlanItems>;
   mutable std::mutex mutex_;
   mutable std::map<Key, std::shared_ptr<const Decomposition>> decompositions_;
+  mutable std::map<Key, std::shared_ptr<ScheduleMemory>> memories_;
 };
 
 // Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares
 // it. `pinned_fraction`: the share of the bound bytes in pinned memory, for machines with a
-// discrete device (a feature: GPUs read it 4-7x faster); `chunk_bytes`: RuntimeOptions::chunk_mb.
+// discrete device (a feature: GPUs read it 4-7x faster); `chunk_bytes`: RuntimeOptions::chunk_mb;
+// `tuning`: RuntimeOptions::schedule_tuning (checked here).
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
-                                                 std::optional<double> pinned_fraction, std::size_t chunk_bytes);
+                                                 std::optional<double> pinned_fraction, std::size_t chunk_bytes,
+                                                 const ScheduleTuning& tuning = {});
 
 // Runs the prepared tree once over `bindings` (of its shapes) with `config`; `poison`: see
 // execute(). With an `exchanger` the run is one process's part of a larger one: `config` splits

@@ -1,53 +1,46 @@
-// schedule/train_dynamic.cpp — the dynamic schedule's plan, measured beside the static plans a
-// training found (TrainingOptions::dynamic: where the tree's partitions are independent). One
-// function, the schedule's training point: what a schedule policy contributes to a training.
+// schedule/train_dynamic.cpp — the schedule policies' own plans, measured beside the static plans
+// a training found (TrainingOptions::dynamic: where some registered policy that trains runs the
+// tree). Each policy's training hook (SchedulePolicy::train: the dynamic schedule's plan) sees
+// the search through a TrainingSession.
 #include "schedule/train_search.hpp"
 
-#include <algorithm>
+#include "decompose/schedule_policy.hpp"
 
 namespace sinew::detail {
+namespace {
 
-// At the best plan's fission and overlap, each device taking chunks weighted by its measured
-// speed: from each device alone where each was measured, else from the fastest split (its shares
-// rebalanced by its device times); even weights where neither was. Where the work is regular a
-// balanced static split wins (no chunks to take); where its cost is irregular, or shifts from
-// run to run, chunks taken as the devices get ready do.
+// What the search offers a schedule policy's own measurement.
+class SearchSession final : public TrainingSession {
+ public:
+  explicit SearchSession(PlanSearch& s) : s_(s) {}
+  const std::vector<DeviceInfo>& devices() const override { return s_.devices(); }
+  std::vector<Point> points() const override {
+    std::vector<Point> out;
+    for (const auto& p : s_.ledger().points()) out.push_back({p.config, p.time_ms, p.device_ms});
+    return out;
+  }
+  Config fastest() const override { return s_.ledger().fastest().config; }
+  std::size_t runs_per_point() const override { return s_.runs_per_point(); }
+  bool affords(std::size_t runs) const override { return s_.ledger().affords(runs); }
+  std::optional<double> measure(const Config& c) override {
+    const TrainingPoint* p = s_.measure(c);
+    return p ? std::optional<double>(p->time_ms) : std::nullopt;
+  }
+  std::vector<double> rebalanced(const Point& p) const override {
+    return rebalance(s_.devices(), p.config.shares, p.device_ms);
+  }
+  std::vector<double> even_shares() const override { return s_.even_shares(); }
+
+ private:
+  PlanSearch& s_;
+};
+
+}  // namespace
+
 void measure_dynamic_plan(PlanSearch& s) {
-  const auto& devices = s.devices();
-  Config c = s.ledger().fastest().config;
-  std::optional<TrainingPoint> split;  // a copy: measuring below adds points
-  std::vector<double> alone(devices.size(), 0.0);  // each device's best time alone
-  for (const auto& p : s.ledger().points()) {
-    if (p.config.schedule != "static") continue;
-    const auto active = working_devices(p.config);
-    if (active > 1 && (!split || p.time_ms < split->time_ms)) split = p;
-    if (active == 1)
-      for (std::size_t d = 0; d < devices.size(); ++d)
-        if (p.config.shares[d] > 0 && (alone[d] == 0 || p.time_ms < alone[d])) alone[d] = p.time_ms;
-  }
-  // Each device alone where the search did not get to it (its runs were kept for this): a
-  // split's device times say little of a device's speed when the cost is irregular. Only where
-  // the budget also leaves room for the dynamic plan itself.
-  const std::size_t per_point = s.runs_per_point();
-  const auto missing = static_cast<std::size_t>(std::count(alone.begin(), alone.end(), 0.0));
-  if (s.ledger().affords(per_point * (missing + 1)))
-    for (std::size_t d = 0; d < devices.size(); ++d)
-      if (alone[d] == 0) {
-        Config one = c;
-        one.shares = Config::single(d, devices.size()).shares;
-        const TrainingPoint* p = s.measure(one);
-        if (!p) return;
-        alone[d] = p->time_ms;
-      }
-  if (std::all_of(alone.begin(), alone.end(), [](double t) { return t > 0; })) {
-    for (std::size_t d = 0; d < devices.size(); ++d) c.shares[d] = 1.0 / alone[d];
-    PlanSearch::normalise(c.shares);
-  } else {
-    c.shares = split ? rebalance(devices, split->config.shares, split->device_ms) : s.even_shares();
-  }
-  c.schedule = "dynamic";
-  c.items.erase("min_chunk");
-  s.measure(c);
+  SearchSession session(s);
+  for (const SchedulePolicy* policy : schedule_policies())
+    if (policy->trains()) policy->train(session);
 }
 
 }  // namespace sinew::detail

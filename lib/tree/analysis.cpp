@@ -270,15 +270,6 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   return an;
 }
 
-void check_schedule(const Analysis& an, const Config& config, const std::string& where) {
-  if (config.schedule != "dynamic" || an.streamable) return;
-  const auto& j = an.joined;
-  throw_error(errc::invalid_argument,
-              where + " " + config.str() + " asks for the dynamic schedule, but the tree's partitions depend on each "
-              "other: '" + j.node + "' " + j.why,
-              {.node = j.node, .argument = j.argument, .fix = "use schedule=static for this tree (" + j.fix + ")"});
-}
-
 std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
                                                            std::optional<double> pinned_fraction) {
   std::vector<std::pair<std::string, double>> features;

@@ -77,10 +77,6 @@ struct Analysis {
 
 Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings);
 
-// Throws sinew::Error(errc::invalid_argument) for a plan whose schedule the analysed tree cannot
-// run: the dynamic schedule where the partitions meet mid-run (Analysis::streamable false), naming
-// the node and the reason (Analysis::joined). `where` names the plan ("knowledge-base entry #12").
-void check_schedule(const Analysis& an, const Config& config, const std::string& where = "plan");
 
 // The copies of `root`'s loops that may be swaps (tree/swap.cpp): the last stage of a loop's
 // pipeline, copy(src, dst), where each iteration overwrites src (an `out` slice of an earlier

@@ -72,7 +72,7 @@ TEST_P(Executor, RunsATreeOverADecompositionWithoutARuntime) {
   const Analysis an = analyze(*tree.impl(), bindings);
   const Decomposition dec = decompose(an.units, granularity(*tree.impl(), an, m.env.infos), overlap(3), m.env.infos);
   m.env.copy_threads = 3;
-  const Report r = execute(m.env, *tree.impl(), an, bindings, dec, /*profile=*/true);
+  const Report r = execute(m.env, *tree.impl(), an, bindings, dec, {.profile = true});
   // A discrete device's staged copies on the threads asked for; a zero-copy device stages nothing.
   EXPECT_EQ(r.copy_threads, GetParam() ? 3u : 1u);
   EXPECT_EQ(r.str().find("3 threads each") != std::string::npos, GetParam());
@@ -116,7 +116,7 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
     const Analysis an = analyze(*tree.impl(), bindings);
     const Decomposition dec = decompose(an.units, 1, overlap(1), m.env.infos);
     RunState run(m.env, *tree.impl(), an, bindings, dec, false);
-    prepare(run);
+    prepare(run, nullptr);
     PartState& ps = run.workers.parts.at(0);
     const cl::Buffer& slice = ps.slices.at(v.state());
     const std::size_t bytes = n * sizeof(cl_int);
@@ -152,7 +152,7 @@ TEST(ExecutorTransfers, BegunDownloadsFinishWithEveryByte) {
   const Analysis an = analyze(*tree.impl(), bindings);
   const Decomposition dec = decompose(an.units, 1, overlap(1), m.env.infos);
   RunState run(m.env, *tree.impl(), an, bindings, dec, false);
-  prepare(run);
+  prepare(run, nullptr);
   PartState& ps = run.workers.parts.at(0);
   const cl::Buffer& slice = ps.slices.at(v.state());
   to_device(run, ps, slice, 0, host.data(), n * sizeof(cl_int), nullptr);

@@ -1,5 +1,6 @@
 // Splitting units over devices, sub-devices and queues.
 #include "decompose/decompose.hpp"
+#include "decompose/schedules/dynamic/chunks.hpp"
 #include "platform/plan_items.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
 #include "unit/expect_error.hpp"

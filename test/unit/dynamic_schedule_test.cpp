@@ -1,6 +1,7 @@
 // The dynamic schedule's plan side: Config items (schedule, min_chunk) and their checks, the
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
+#include "decompose/schedules/dynamic/chunks.hpp"
 #include "platform/plan_items.hpp"
 #include "schedule/balancer_two_level.hpp"
 #include "schedule/train.hpp"
@@ -68,22 +69,22 @@ TEST(DynamicSchedule, OneSlotPerQueueWeightedByShares) {
   Config c = Config::parse("cpu=0.4,gpu=0.6,fission=L2,overlap=3,schedule=dynamic,min_chunk=10", devices);
   const Decomposition dec = decompose(100000, 8, c, devices);
   EXPECT_TRUE(dec.parts.empty());
-  ASSERT_EQ(dec.dynamic.slots.size(), 5u);  // two CPU sub-devices, three GPU queues
-  EXPECT_EQ(dec.dynamic.min_units, 16u);    // rounded up to whole granules
-  EXPECT_EQ(decompose(100000, 8, Config::parse("cpu=0.4,fission=L2,overlap=3,schedule=dynamic", devices), devices)
-                .dynamic.min_units,
+  ASSERT_EQ(dynamic_chunks(dec).slots.size(), 5u);  // two CPU sub-devices, three GPU queues
+  EXPECT_EQ(dynamic_chunks(dec).min_units, 16u);    // rounded up to whole granules
+  EXPECT_EQ(dynamic_chunks(decompose(100000, 8, Config::parse("cpu=0.4,fission=L2,overlap=3,schedule=dynamic", devices),
+                                    devices)).min_units,
             312u);  // automatic: 100000 / (64 * 5) units, in granules of 8
-  EXPECT_DOUBLE_EQ(dec.dynamic.weights[0], 0.4 * 6 / 8);  // sub-devices by their compute units
-  EXPECT_DOUBLE_EQ(dec.dynamic.weights[1], 0.4 * 2 / 8);
+  EXPECT_DOUBLE_EQ(dynamic_chunks(dec).weights[0], 0.4 * 6 / 8);  // sub-devices by their compute units
+  EXPECT_DOUBLE_EQ(dynamic_chunks(dec).weights[1], 0.4 * 2 / 8);
   for (std::size_t q = 2; q < 5; ++q) {
-    EXPECT_EQ(dec.dynamic.slots[q].device, 1u);
-    EXPECT_EQ(dec.dynamic.slots[q].queue, q - 2);
-    EXPECT_DOUBLE_EQ(dec.dynamic.weights[q], 0.2);
+    EXPECT_EQ(dynamic_chunks(dec).slots[q].device, 1u);
+    EXPECT_EQ(dynamic_chunks(dec).slots[q].queue, q - 2);
+    EXPECT_DOUBLE_EQ(dynamic_chunks(dec).weights[q], 0.2);
   }
   EXPECT_NE(dec.explain(devices).find("dynamic: 5 slot(s)"), std::string::npos) << dec.explain(devices);
   // A device with no share takes no chunks.
   c = Config::parse("cpu=0,schedule=dynamic", devices);
-  EXPECT_EQ(decompose(100, 1, c, devices).dynamic.slots.size(), 1u);
+  EXPECT_EQ(dynamic_chunks(decompose(100, 1, c, devices)).slots.size(), 1u);
 }
 
 TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
@@ -94,7 +95,7 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
       for (std::size_t granule : {1u, 32u}) {
         SCOPED_TRACE(std::string(plan) + " " + std::to_string(total) + " units, granule " + std::to_string(granule));
         const Decomposition dec = decompose(total, granule, Config::parse(plan, devices), devices);
-        const DynamicChunks& d = dec.dynamic;
+        const DynamicChunks& d = dynamic_chunks(dec);
         std::vector<std::size_t> last(d.slots.size(), SIZE_MAX);
         std::size_t taken = 0, chunks = 0;
         for (std::size_t s = 0; taken < total; s = (s + 1) % d.slots.size(), ++chunks) {  // takers in turn
@@ -103,37 +104,36 @@ TEST(DynamicSchedule, GuidedChunksShrinkAndCoverEveryUnitOnce) {
           ASSERT_LE(units, total - taken);
           if (units != total - taken) {  // all but the last: whole granules, at least the slot's least
             EXPECT_EQ(units % dec.granule, 0u);
-            EXPECT_GE(units, d.least(s, dec.granule));
-            EXPECT_LE(d.least(s, dec.granule), std::max(d.min_units, dec.granule));
-            EXPECT_GE(total - taken - units, d.least(s, dec.granule));  // no sliver left behind
+            EXPECT_GE(units, d.least_chunk(s, dec.granule));
+            EXPECT_LE(d.least_chunk(s, dec.granule), std::max(d.min_units, dec.granule));
+            EXPECT_GE(total - taken - units, d.least_chunk(s, dec.granule));  // no sliver left behind
           }
           EXPECT_LE(units, last[s] == SIZE_MAX ? units : std::max(last[s], d.min_units) * 2);
           last[s] = units;
           taken += units;
         }
         EXPECT_EQ(taken, total);
-        if (total <= d.least(0, dec.granule)) EXPECT_EQ(chunks, 1u);
+        if (total <= d.least_chunk(0, dec.granule)) EXPECT_EQ(chunks, 1u);
         EXPECT_LT(chunks, 80 * d.slots.size()) << chunks;  // guided: shrinking chunks, not one per unit
       }
 }
 
 // One slot has no one to share with: it takes everything in one chunk (each chunk more costs a
-// launch and a wait: saxpy 50M on the H100 machine's CPU in nine guided chunks took 1.1 ms over
-// its 6 ms), unless the plan gives min_chunk.
+// launch and a wait: docs/decisions/021), unless the plan gives min_chunk.
 TEST(DynamicSchedule, ASlotAloneTakesEverythingInOneChunkUnlessMinChunkIsGiven) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition alone = decompose(100000, 8, Config::parse("cpu=1,gpu=0,schedule=dynamic", devices), devices);
-  ASSERT_EQ(alone.dynamic.slots.size(), 1u);
-  EXPECT_EQ(alone.dynamic.next(0, 100000, alone.granule), 100000u);
-  EXPECT_EQ(alone.dynamic.next(0, 37, alone.granule), 37u);
+  ASSERT_EQ(dynamic_chunks(alone).slots.size(), 1u);
+  EXPECT_EQ(dynamic_chunks(alone).next(0, 100000, alone.granule), 100000u);
+  EXPECT_EQ(dynamic_chunks(alone).next(0, 37, alone.granule), 37u);
   const Decomposition cut =
       decompose(100000, 8, Config::parse("cpu=1,gpu=0,schedule=dynamic,min_chunk=1000", devices), devices);
-  ASSERT_EQ(cut.dynamic.slots.size(), 1u);
-  EXPECT_LT(cut.dynamic.next(0, 100000, cut.granule), 100000u);
+  ASSERT_EQ(dynamic_chunks(cut).slots.size(), 1u);
+  EXPECT_LT(dynamic_chunks(cut).next(0, 100000, cut.granule), 100000u);
   // Two slots (the GPU's queues) still take guided chunks.
   const Decomposition queues = decompose(100000, 8, Config::parse("cpu=0,gpu=1,overlap=2,schedule=dynamic", devices), devices);
-  ASSERT_EQ(queues.dynamic.slots.size(), 2u);
-  EXPECT_LT(queues.dynamic.next(0, 100000, queues.granule), 100000u);
+  ASSERT_EQ(dynamic_chunks(queues).slots.size(), 2u);
+  EXPECT_LT(dynamic_chunks(queues).next(0, 100000, queues.granule), 100000u);
 }
 
 // The stop rule (DynamicChunks::take) with synthetic slot rates.
@@ -141,10 +141,10 @@ TEST(DynamicSchedule, ASlowSlotTakesNoChunkThatWouldEndLast) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   // Weights from solo speeds 1 : 200 units per ms; granule 64.
   const Decomposition dec = decompose(1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic", devices), devices);
-  DynamicChunks d = dec.dynamic;
-  d.negligible = 0;  // the arithmetic of the stop rule; a slot this slow takes nothing by default (below)
+  DynamicChunks d = dynamic_chunks(dec);
+  d.tuning.negligible = 0;  // the arithmetic of the stop rule; a slot this slow takes nothing by default (below)
   ASSERT_EQ(d.slots.size(), 2u);
-  ASSERT_EQ(d.least(0, 64), 64u);
+  ASSERT_EQ(d.least_chunk(0, 64), 64u);
   // Measured: the CPU did 64 units in 64 ms, the GPU 12800 in 64 ms.
   std::vector<DynamicChunks::Progress> p(2);
   p[0].done = 64, p[0].busy_ms = 64;
@@ -249,7 +249,7 @@ TEST(DynamicSchedule, TwoEqualSlotsSplitEvenly) {
   for (std::size_t total : {1000u, 100000u, 1u << 20}) {
     SCOPED_TRACE(total);
     const Decomposition dec = decompose(total, 1, Config::parse("0=0.5,1=0.5,schedule=dynamic", devices), devices);
-    const Simulated sim = simulate(dec.dynamic, total, 1, {1, 1});
+    const Simulated sim = simulate(dynamic_chunks(dec), total, 1, {1, 1});
     EXPECT_GT(sim.chunks[0], 1u);
     EXPECT_GT(sim.chunks[1], 1u);
     const double share = static_cast<double>(sim.units[0]) / static_cast<double>(total);
@@ -266,8 +266,8 @@ TEST(DynamicSchedule, AFarFasterSlotIsNeverHeldBackByASlowOne) {
   const std::size_t total = 8192;
   const Decomposition dec =
       decompose(total, 1, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices);
-  ASSERT_EQ(dec.dynamic.slots.size(), 5u);
-  const Simulated sim = simulate(dec.dynamic, total, 1, {1, 50, 50, 50, 50});
+  ASSERT_EQ(dynamic_chunks(dec).slots.size(), 5u);
+  const Simulated sim = simulate(dynamic_chunks(dec), total, 1, {1, 50, 50, 50, 50});
   const double gpu_alone = static_cast<double>(total) / 200;
   EXPECT_LE(sim.makespan_ms, gpu_alone * 1.01) << "CPU took " << sim.units[0] << " units in " << sim.chunks[0] << " chunks";
   EXPECT_LE(static_cast<double>(sim.units[0]), gpu_alone * 1.0 + 1);
@@ -275,14 +275,14 @@ TEST(DynamicSchedule, AFarFasterSlotIsNeverHeldBackByASlowOne) {
   // the CPU after its first chunk, which bounds the loss.
   const Decomposition even =
       decompose(total, 1, Config::parse("cpu=0.2,gpu=0.8,overlap=4,schedule=dynamic", devices), devices);
-  const Simulated blind = simulate(even.dynamic, total, 1, {1, 50, 50, 50, 50});
+  const Simulated blind = simulate(dynamic_chunks(even), total, 1, {1, 50, 50, 50, 50});
   EXPECT_EQ(blind.chunks[0], 1u);
   // Costs as Mandelbrot's rows: cheap above the set (cut first, where the CPU measures itself),
   // 3.4x the mean through it, cheap below. The CPU must not end after the GPU alone would.
   auto rows = [&](std::size_t u) { return u < total / 20 ? 0.3 : u < total / 2 ? 1.8 : 0.3; };
   const Decomposition alone = decompose(total, 1, Config::parse("cpu=0,gpu=1,overlap=4,schedule=dynamic", devices), devices);
-  const double gpu_skewed = simulate(alone.dynamic, total, 1, {1, 50, 50, 50, 50}, rows).makespan_ms;
-  const Simulated skewed = simulate(dec.dynamic, total, 1, {1, 50, 50, 50, 50}, rows);
+  const double gpu_skewed = simulate(dynamic_chunks(alone), total, 1, {1, 50, 50, 50, 50}, rows).makespan_ms;
+  const Simulated skewed = simulate(dynamic_chunks(dec), total, 1, {1, 50, 50, 50, 50}, rows);
   EXPECT_LE(skewed.makespan_ms, gpu_skewed * 1.02) << "CPU took " << skewed.units[0] << " units in " << skewed.chunks[0] << " chunks";
 }
 
@@ -290,8 +290,8 @@ TEST(DynamicSchedule, TheStopRuleTrustsTheSlowerRateAndMarginsASlowSlot) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition dec =
       decompose(1u << 20, 1, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic,min_chunk=1", devices), devices);
-  DynamicChunks d = dec.dynamic;
-  d.negligible = 0;
+  DynamicChunks d = dynamic_chunks(dec);
+  d.tuning.negligible = 0;
   std::vector<DynamicChunks::Progress> p(2);
   p[1].done = 12800, p[1].busy_ms = 64;  // the GPU: 200 units per ms
   p[0].done = 192, p[0].busy_ms = 64;    // the CPU measured 3 on cheap units; its weight says 1
@@ -333,7 +333,7 @@ struct CostModel {
     const Decomposition dec = decompose(n, 1, c, devices);
     Measurement m;
     m.device_ms.assign(devices.size(), 0.0);
-    if (!dec.is_dynamic()) {
+    if (!dec.parts.empty()) {  // placed before the run (static)
       for (const auto& p : dec.parts) {
         double& t = m.device_ms[p.device];
         t = std::max(t, start_ms) + work(p.first, p.first + p.units) / rate[p.device];
@@ -342,9 +342,9 @@ struct CostModel {
       ++dynamic_runs;
       std::vector<double> free(devices.size(), -1);  // -1: takes no chunks
       std::vector<std::vector<std::size_t>> slots(devices.size());
-      for (std::size_t s = 0; s < dec.dynamic.slots.size(); ++s) {
-        slots[dec.dynamic.slots[s].device].push_back(s);
-        free[dec.dynamic.slots[s].device] = start_ms;
+      for (std::size_t s = 0; s < dynamic_chunks(dec).slots.size(); ++s) {
+        slots[dynamic_chunks(dec).slots[s].device].push_back(s);
+        free[dynamic_chunks(dec).slots[s].device] = start_ms;
       }
       std::vector<std::size_t> turn(devices.size(), 0);
       for (std::size_t at = 0; at < n;) {
@@ -352,7 +352,7 @@ struct CostModel {
         for (std::size_t e = 0; e < devices.size(); ++e)
           if (free[e] >= 0 && (free[d] < 0 || free[e] < free[d])) d = e;
         const std::size_t slot = slots[d][turn[d]++ % slots[d].size()];
-        const std::size_t units = dec.dynamic.next(slot, n - at, dec.granule);
+        const std::size_t units = dynamic_chunks(dec).next(slot, n - at, dec.granule);
         free[d] += chunk_ms + work(at, at + units) / rate[d];
         m.device_ms[d] = free[d];
         at += units;
@@ -454,17 +454,17 @@ TEST(DynamicSchedule, ASlotUnderASixteenthOfTheOthersSpeedTakesNothing) {
   const Decomposition slow =
       decompose(1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,schedule=dynamic", devices), devices);
   std::vector<DynamicChunks::Progress> none(2);
-  EXPECT_EQ(slow.dynamic.take(0, 1u << 20, 64, none), 0u);
+  EXPECT_EQ(dynamic_chunks(slow).take(0, 1u << 20, 64, none), 0u);
   std::vector<DynamicChunks::Progress> p(2);
   p[0].done = 64, p[0].busy_ms = 64;    // 1 unit per ms
   p[1].done = 1280, p[1].busy_ms = 64;  // 20 units per ms
-  EXPECT_EQ(slow.dynamic.take(0, 1u << 20, 64, p), 0u);
+  EXPECT_EQ(dynamic_chunks(slow).take(0, 1u << 20, 64, p), 0u);
   // The GPU, alone in taking chunks, takes everything that is left in the end.
   p[0].stopped = true;
-  EXPECT_EQ(slow.dynamic.take(1, 640, 64, p), 640u);
+  EXPECT_EQ(dynamic_chunks(slow).take(1, 640, 64, p), 640u);
   const Decomposition twelfth =
       decompose(1u << 20, 64, Config::parse("cpu=0.076923,gpu=0.923077,schedule=dynamic", devices), devices);
-  EXPECT_GT(twelfth.dynamic.take(0, 1u << 20, 64, none), 0u);
+  EXPECT_GT(dynamic_chunks(twelfth).take(0, 1u << 20, 64, none), 0u);
 }
 
 // The CPU too slow to count, the GPU's four queues share out what is left evenly, one share to
@@ -473,7 +473,7 @@ TEST(DynamicSchedule, QueuesOfTheOneDeviceLeftShareTheRestEvenly) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition dec = decompose(
       1u << 20, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices);
-  const DynamicChunks& d = dec.dynamic;
+  const DynamicChunks& d = dynamic_chunks(dec);
   ASSERT_EQ(d.slots.size(), 5u);
   std::vector<DynamicChunks::Progress> p(d.slots.size());
   std::size_t remaining = 1u << 20, taken = 0;
@@ -488,8 +488,8 @@ TEST(DynamicSchedule, QueuesOfTheOneDeviceLeftShareTheRestEvenly) {
   // With a CPU that counts (a third of the GPU's speed), the GPU's queues take guided chunks.
   const Decomposition both =
       decompose(1u << 20, 64, Config::parse("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic", devices), devices);
-  std::vector<DynamicChunks::Progress> none(both.dynamic.slots.size());
-  EXPECT_LT(both.dynamic.take(1, 1u << 20, 64, none), (1u << 20) / 4);
+  std::vector<DynamicChunks::Progress> none(dynamic_chunks(both).slots.size());
+  EXPECT_LT(dynamic_chunks(both).take(1, 1u << 20, 64, none), (1u << 20) / 4);
 }
 
 // What a GPU queue adds is its rate less the host core its thread holds (staging pageable data,
@@ -504,7 +504,7 @@ TEST(DynamicSchedule, AQueueWhoseThreadCostsTheCpuWhatItAddsTakesNothing) {
   const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
   const Decomposition dec =
       decompose(1u << 24, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
-  const DynamicChunks& d = dec.dynamic;
+  const DynamicChunks& d = dynamic_chunks(dec);
   ASSERT_EQ(d.slots.size(), 3u);
   EXPECT_EQ(d.host_cores, (std::vector<unsigned>{16, 0, 0}));
   std::vector<DynamicChunks::Progress> p(3);
@@ -518,7 +518,7 @@ TEST(DynamicSchedule, AQueueWhoseThreadCostsTheCpuWhatItAddsTakesNothing) {
   // Threads that held a core while their chunks ran: each queue adds 1000 - 512.5 units per ms,
   // under a 16th of the others' 9200: it takes nothing.
   for (std::size_t q : {1u, 2u}) p[q].host_ms = 1;
-  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 487.5);
+  EXPECT_DOUBLE_EQ(d.rate_after_host_cost(1, 1000, d.rates(p), p), 487.5);
   EXPECT_EQ(d.take(1, left, 64, p), 0u);
   // The CPU, the one slot left that adds enough, takes the rest in one chunk (each chunk of a
   // CPU device is a kernel that ends with its slowest thread: under a load, a time slice late).
@@ -526,14 +526,14 @@ TEST(DynamicSchedule, AQueueWhoseThreadCostsTheCpuWhatItAddsTakesNothing) {
   // Half a core held (the thread waited in the driver half the time): 743.75 added, the queues
   // take chunks again.
   for (std::size_t q : {1u, 2u}) p[q].host_ms = 0.5;
-  EXPECT_DOUBLE_EQ(d.net(1, 1000, d.rates(p), p), 1000 - 0.5 * 8200 / 16);
+  EXPECT_DOUBLE_EQ(d.rate_after_host_cost(1, 1000, d.rates(p), p), 1000 - 0.5 * 8200 / 16);
   EXPECT_GT(d.take(1, left, 64, p), 0u);
   // A GPU queue 100x a core (Mandelbrot) pays for its thread whatever it holds.
   for (std::size_t q : {1u, 2u}) p[q].done = 51250, p[q].host_ms = 1;
   EXPECT_GT(d.take(1, left, 64, p), 0u);
   // With the CPU stopped nothing is charged: there is no one to take the core from.
   p[0].stopped = true;
-  EXPECT_DOUBLE_EQ(d.net(1, 500, d.rates(p), p), 500);
+  EXPECT_DOUBLE_EQ(d.rate_after_host_cost(1, 500, d.rates(p), p), 500);
 }
 
 // A run starts from the rates the plan's last run measured, not from the plan's weights (which
@@ -543,10 +543,11 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   const std::size_t total = 1u << 24;
   const Decomposition dec =
       decompose(total, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
+  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
   const std::vector<DynamicChunks::Progress> none(3);
   // Nothing remembered: the plan's weights; each queue takes a first chunk.
-  const DynamicChunks fresh = dec.dynamic.seeded();
-  EXPECT_EQ(fresh.weights, dec.dynamic.weights);
+  const DynamicChunks fresh = dynamic_chunks(dec).for_run(memory);
+  EXPECT_EQ(fresh.weights, dynamic_chunks(dec).weights);
   EXPECT_GT(fresh.take(1, total, 64, none), 0u);
   EXPECT_EQ(fresh.probes, (std::vector<bool>{false, false, false}));
   // A run measured the CPU at 8200 units per ms and the GPU at 1000 (its queues 400 and 600),
@@ -555,8 +556,8 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   run[0].done = 8200 * 4, run[0].busy_ms = 4, run[0].host_ms = 0.1;
   run[1].done = 400 * 4, run[2].done = 600 * 4;
   for (std::size_t q : {1u, 2u}) run[q].busy_ms = 4, run[q].host_ms = 4;
-  fresh.remember(run);  // the copy remembers for the plan's decomposition
-  const DynamicChunks next = dec.dynamic.seeded();
+  fresh.remember(memory, run);  // the run's copy remembers for the plan
+  const DynamicChunks next = dynamic_chunks(dec).for_run(memory);
   EXPECT_NEAR(next.weights[0], 8200.0 / 9200, 1e-12);
   EXPECT_NEAR(next.weights[1], 500.0 / 9200, 1e-12);  // the device's rate, split as the plan splits it
   EXPECT_NEAR(next.weights[2], 500.0 / 9200, 1e-12);
@@ -566,7 +567,7 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   // CPU takes everything else in its first chunk.
   EXPECT_EQ(next.take(1, total, 64, none), 0u);
   EXPECT_EQ(next.probes, (std::vector<bool>{false, true, true}));
-  const std::size_t probe = next.least(1, 64);
+  const std::size_t probe = next.least_chunk(1, 64);
   EXPECT_LT(probe, total / 1000);
   EXPECT_EQ(next.take(0, total - 2 * probe, 64, none), total - 2 * probe);
   // A load slows the CPU 3.6x in a run where it alone took chunks: the queues, not measured, are
@@ -574,8 +575,8 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   // the loaded CPU would have let them in).
   std::vector<DynamicChunks::Progress> loaded(3);
   loaded[0].done = 2278 * 10, loaded[0].busy_ms = 10;
-  next.remember(loaded);
-  const DynamicChunks after = dec.dynamic.seeded();
+  next.remember(memory, loaded);
+  const DynamicChunks after = dynamic_chunks(dec).for_run(memory);
   EXPECT_NEAR(after.weights[1] / after.weights[0], 500.0 / 8200, 1e-9);
   EXPECT_EQ(after.take(1, total, 64, none), 0u);
   EXPECT_EQ(after.take(0, total, 64, none), total);
@@ -584,14 +585,15 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   std::vector<DynamicChunks::Progress> busy(3);
   busy[0].done = 2050, busy[0].busy_ms = 1;
   for (std::size_t q : {1u, 2u}) busy[q].done = 500, busy[q].busy_ms = 1, busy[q].host_ms = 1;
-  after.remember(busy);
-  const DynamicChunks back = dec.dynamic.seeded();
+  after.remember(memory, busy);
+  const DynamicChunks back = dynamic_chunks(dec).for_run(memory);
   EXPECT_EQ(back.probes, (std::vector<bool>{false, false, false}));
   EXPECT_GT(back.take(1, total, 64, none), 0u);
-  // Another plan's decomposition remembers nothing of it.
+  // Another plan's memory remembers nothing of it.
   const Decomposition other =
       decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
-  EXPECT_EQ(other.dynamic.seeded().weights, other.dynamic.weights);
+  DynamicMemory other_memory;
+  EXPECT_EQ(dynamic_chunks(other).for_run(other_memory).weights, dynamic_chunks(other).weights);
 }
 
 // The CPU too slow to count and nothing remembered: the GPU runs the whole tree as its static
@@ -605,34 +607,35 @@ TEST(DynamicSchedule, ADeviceLeftAloneRunsItsStaticSplit) {
   const Decomposition dec = decompose(
       total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices, streaming);
   const Decomposition split = decompose(total, 64, Config::parse("gpu=1,overlap=4", devices), devices, streaming);
-  ASSERT_EQ(dec.dynamic.alone_device(total, 64), std::optional<std::size_t>(1));
+  DynamicMemory memory;
+  ASSERT_EQ(dynamic_chunks(dec).alone_device(total, 64), std::optional<std::size_t>(1));
   ASSERT_GT(split.parts.size(), 4u);
-  ASSERT_EQ(dec.dynamic.alone.at(1).size(), split.parts.size());
+  ASSERT_EQ(dynamic_chunks(dec).alone.at(1).size(), split.parts.size());
   for (std::size_t i = 0; i < split.parts.size(); ++i) {
-    EXPECT_EQ(dec.dynamic.alone[1][i].first, split.parts[i].first);
-    EXPECT_EQ(dec.dynamic.alone[1][i].units, split.parts[i].units);
-    EXPECT_EQ(dec.dynamic.alone[1][i].queue, split.parts[i].queue);
+    EXPECT_EQ(dynamic_chunks(dec).alone[1][i].first, split.parts[i].first);
+    EXPECT_EQ(dynamic_chunks(dec).alone[1][i].units, split.parts[i].units);
+    EXPECT_EQ(dynamic_chunks(dec).alone[1][i].queue, split.parts[i].queue);
   }
-  EXPECT_TRUE(dec.dynamic.alone.at(0).empty());  // a CPU takes the rest in one chunk anyway
+  EXPECT_TRUE(dynamic_chunks(dec).alone.at(0).empty());  // a CPU takes the rest in one chunk anyway
   // A CPU that counts, a plan's own min_chunk, a plan of the GPU alone: chunks as the schedule cuts them.
-  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic", devices), devices,
-                         streaming).dynamic.alone_device(total, 64));
-  EXPECT_FALSE(decompose(total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic,min_chunk=64",
-                                                  devices), devices, streaming).dynamic.alone_device(total, 64));
-  EXPECT_FALSE(decompose(total, 64, Config::parse("gpu=1,overlap=4,schedule=dynamic", devices), devices, streaming)
-                   .dynamic.alone_device(total, 64));
+  auto alone_of = [&](const char* plan) {
+    return dynamic_chunks(decompose(total, 64, Config::parse(plan, devices), devices, streaming)).alone_device(total, 64);
+  };
+  EXPECT_FALSE(alone_of("cpu=0.25,gpu=0.75,overlap=4,schedule=dynamic"));
+  EXPECT_FALSE(alone_of("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic,min_chunk=64"));
+  EXPECT_FALSE(alone_of("gpu=1,overlap=4,schedule=dynamic"));
   // A CPU measured before and kept out by its remembered rate probes: the run stays dynamic.
   std::vector<DynamicChunks::Progress> run(5);
   run[0].done = 100, run[0].busy_ms = 10;
   for (std::size_t q = 1; q < 5; ++q) run[q].done = 50000, run[q].busy_ms = 10;
-  dec.dynamic.remember(run);
-  const DynamicChunks next = dec.dynamic.seeded();
+  dynamic_chunks(dec).remember(memory, run);
+  const DynamicChunks next = dynamic_chunks(dec).for_run(memory);
   EXPECT_TRUE(next.probes.at(0));
   EXPECT_FALSE(next.alone_device(total, 64));
 }
 
 // A device the remembered rates keep out is probed in the first run that keeps it out, then
-// after 1, 2, 4, ... runs without a probe (at most kProbeGap): the other runs give a discrete
+// after 1, 2, 4, ... runs without a probe (at most tuning.probe_interval): the other runs give a discrete
 // device left alone its static split (alone_device). A probe that finds it worth its place again
 // brings it back at once.
 TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
@@ -643,14 +646,15 @@ TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
   streaming.bytes_per_unit = 16;
   const Decomposition dec = decompose(
       total, 64, Config::parse("cpu=0.004975,gpu=0.995025,overlap=4,schedule=dynamic", devices), devices, streaming);
+  DynamicMemory memory;
   // Measured once (a plan that gave it a chunk): the CPU 260x slower than the GPU.
   std::vector<DynamicChunks::Progress> measured(5);
   measured[0].done = 100, measured[0].busy_ms = 10;
   for (std::size_t q = 1; q < 5; ++q) measured[q].done = 6500, measured[q].busy_ms = 10;
-  dec.dynamic.remember(measured);
+  dynamic_chunks(dec).remember(memory, measured);
   std::vector<std::size_t> probing;
   for (std::size_t run = 0; run < 200; ++run) {
-    const DynamicChunks d = dec.dynamic.seeded();
+    const DynamicChunks d = dynamic_chunks(dec).for_run(memory);
     EXPECT_EQ(d.probes, (std::vector<bool>{d.probes[0], false, false, false, false}));  // the GPU's queues never
     if (d.probes[0]) {
       probing.push_back(run);
@@ -658,31 +662,31 @@ TEST(DynamicSchedule, AFarFasterDeviceRunsAloneAndTheOtherIsProbedNowAndThen) {
       // The probe measures the CPU as slow as before.
       std::vector<DynamicChunks::Progress> p = measured;
       p[0].done = d.probe(0, 64), p[0].busy_ms = static_cast<double>(p[0].done) / 10;
-      d.remember(p);
+      d.remember(memory, p);
     } else {
       EXPECT_EQ(d.alone_device(total, 64), std::optional<std::size_t>(1)) << "run " << run;
       std::vector<DynamicChunks::Progress> p = measured;
       p[0] = {};
-      d.remember(p);
+      d.remember(memory, p);
     }
   }
   ASSERT_GE(probing.size(), 2u);
   EXPECT_EQ(probing[0], 0u);
   EXPECT_EQ(std::vector<std::size_t>(probing.begin(), probing.begin() + 6), (std::vector<std::size_t>{0, 2, 5, 10, 19, 36}));
-  for (std::size_t i = 1; i < probing.size(); ++i) EXPECT_LE(probing[i] - probing[i - 1], DynamicChunks::kProbeGap + 1);
-  EXPECT_LE(probing.size(), 2 + 200 / DynamicChunks::kProbeGap + 5);
+  for (std::size_t i = 1; i < probing.size(); ++i) EXPECT_LE(probing[i] - probing[i - 1], ScheduleTuning::Dynamic{}.probe_interval + 1);
+  EXPECT_LE(probing.size(), 2 + 200 / ScheduleTuning::Dynamic{}.probe_interval + 5);
   // A probe finds the CPU a third of the GPU's speed (the GPU loaded by another process): it
   // takes chunks from the next run on, no probe needed, and the GPU no longer runs alone.
   for (std::size_t run = 0;; ++run) {
-    ASSERT_LT(run, 2 * DynamicChunks::kProbeGap);
-    const DynamicChunks d = dec.dynamic.seeded();
+    ASSERT_LT(run, 2 * ScheduleTuning::Dynamic{}.probe_interval);
+    const DynamicChunks d = dynamic_chunks(dec).for_run(memory);
     if (!d.probes[0]) continue;
     std::vector<DynamicChunks::Progress> p = measured;
     p[0].done = 8667, p[0].busy_ms = 10;
-    d.remember(p);
+    d.remember(memory, p);
     break;
   }
-  const DynamicChunks back = dec.dynamic.seeded();
+  const DynamicChunks back = dynamic_chunks(dec).for_run(memory);
   EXPECT_EQ(back.probes, std::vector<bool>(5, false));
   EXPECT_GT(back.take(0, total, 64, std::vector<DynamicChunks::Progress>(5)), 0u);
   EXPECT_FALSE(back.alone_device(total, 64));
@@ -695,16 +699,16 @@ TEST(DynamicSchedule, ACpuLeftAloneMidRunTakesTheRestInOneChunk) {
   const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
   const std::size_t total = 50000000;
   const Decomposition dec = decompose(total, 32, Config::parse("cpu=0.9,gpu=0.1,schedule=dynamic", devices), devices);
-  ASSERT_EQ(dec.dynamic.slots.size(), 2u);
+  ASSERT_EQ(dynamic_chunks(dec).slots.size(), 2u);
   std::vector<DynamicChunks::Progress> gpu_stopped(2), cpu_stopped(2);
   gpu_stopped[1].stopped = true;
   cpu_stopped[0].stopped = true;
-  EXPECT_EQ(dec.dynamic.take(0, total, 32, gpu_stopped), total);
-  EXPECT_EQ(dec.dynamic.take(0, 1000, 32, gpu_stopped), 1000u);
-  EXPECT_LT(dec.dynamic.take(1, total, 32, cpu_stopped), total);
+  EXPECT_EQ(dynamic_chunks(dec).take(0, total, 32, gpu_stopped), total);
+  EXPECT_EQ(dynamic_chunks(dec).take(0, 1000, 32, gpu_stopped), 1000u);
+  EXPECT_LT(dynamic_chunks(dec).take(1, total, 32, cpu_stopped), total);
   const Decomposition cut =
       decompose(total, 32, Config::parse("cpu=0.9,gpu=0.1,schedule=dynamic,min_chunk=100000", devices), devices);
-  EXPECT_LT(cut.dynamic.take(0, total, 32, gpu_stopped), total);
+  EXPECT_LT(dynamic_chunks(cut).take(0, total, 32, gpu_stopped), total);
 }
 
 // A probe is its slot's least chunk by the plan's weights: a slow measure does not shrink the
@@ -714,19 +718,20 @@ TEST(DynamicSchedule, AProbeKeepsItsSize) {
   const std::size_t total = 50000000;
   const Decomposition dec =
       decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
-  const std::size_t first = dec.dynamic.least(1, 32);
-  EXPECT_EQ(dec.dynamic.seeded().probe(1, 32), first);  // nothing remembered: the least chunk
+  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
+  const std::size_t first = dynamic_chunks(dec).least_chunk(1, 32);
+  EXPECT_EQ(dynamic_chunks(dec).for_run(memory).probe(1, 32), first);  // nothing remembered: the least chunk
   ASSERT_GT(first, 10000u);
   for (int run = 0; run < 6; ++run) {
     // The CPU 7500 units per ms, the queue's probe measured at its latency: 0.1 ms a probe.
-    const DynamicChunks d = dec.dynamic.seeded();
+    const DynamicChunks d = dynamic_chunks(dec).for_run(memory);
     const std::size_t probe = d.probe(1, 32);
     EXPECT_EQ(probe, first) << "run " << run;
-    if (run > 0) EXPECT_LT(d.least(1, 32), first);  // the seeded weights alone would have shrunk it
+    if (run > 0) EXPECT_LT(d.least_chunk(1, 32), first);  // the seeded weights alone would have shrunk it
     std::vector<DynamicChunks::Progress> p(2);
     p[0].done = total - probe, p[0].busy_ms = static_cast<double>(total - probe) / 7500;
     p[1].done = probe, p[1].busy_ms = 0.1 + static_cast<double>(probe) / 575, p[1].host_ms = p[1].busy_ms;
-    d.remember(p);
+    d.remember(memory, p);
   }
 }
 
@@ -741,13 +746,14 @@ TEST(DynamicSchedule, ASlowedDeviceHandsWorkBackWithinTheRun) {
     SCOPED_TRACE(gpu_rate);
     const Decomposition dec =
         decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
+    DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
     // The unloaded run: the CPU 6000 units per ms, each queue gpu_rate / 2, their threads waiting
     // in the driver.
     std::vector<DynamicChunks::Progress> before(3);
     before[0].done = 6000 * 100, before[0].busy_ms = 100;
     for (std::size_t q : {1u, 2u}) before[q].done = static_cast<std::size_t>(gpu_rate / 2 * 100), before[q].busy_ms = 100;
-    dec.dynamic.remember(before);
-    const DynamicChunks first = dec.dynamic.seeded();
+    dynamic_chunks(dec).remember(memory, before);
+    const DynamicChunks first = dynamic_chunks(dec).for_run(memory);
     ASSERT_EQ(first.probes, std::vector<bool>(3, false));
     const std::vector<double> loaded = {2000, gpu_rate / 2, gpu_rate / 2};
     const Simulated sim = simulate(first, total, 64, loaded);
@@ -758,16 +764,16 @@ TEST(DynamicSchedule, ASlowedDeviceHandsWorkBackWithinTheRun) {
   }
 }
 
-// A probe costs the run more than its own time (a GPU queue's probe of saxpy beside a CPU that
-// takes the rest: 5.7% of every run on the H100 machine): a device kept out is probed after 1, 2,
-// 4, ... runs, however short its probe, and the CPU's run-to-run noise (here +-30%) adds a few.
-// A load that slows the devices taking chunks kSlowdown times or more has it probed in the next
-// run, and the run after that gives it chunks.
+// A probe costs the run more than its own time (docs/decisions/025): a device kept out is probed
+// after 1, 2, 4, ... runs, however short its probe, and the CPU's run-to-run noise (here +-30%)
+// adds a few. A load that slows the devices taking chunks tuning.slowdown times or more has it
+// probed in the next run, and the run after that gives it chunks.
 TEST(DynamicSchedule, AKeptOutDeviceIsProbedNowAndThenAndAfterALoadAtOnce) {
   const std::vector<DeviceInfo> devices = {cpu16(0), gpu(1)};
   const std::size_t total = 50000000;
   const Decomposition dec =
       decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
+  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
   // Unloaded: the CPU 7.5M units per ms, the queue's probe 0.1 ms of latency and 575k units per
   // ms, its thread holding a core.
   auto run = [&](const DynamicChunks& d, double cpu_rate, std::size_t gpu_units = 0) {
@@ -775,15 +781,15 @@ TEST(DynamicSchedule, AKeptOutDeviceIsProbedNowAndThenAndAfterALoadAtOnce) {
     const std::size_t probe = d.probes[1] ? d.probe(1, 32) : gpu_units;
     p[0].done = total - probe, p[0].busy_ms = static_cast<double>(total - probe) / cpu_rate;
     if (probe) p[1].done = probe, p[1].busy_ms = 0.1 + static_cast<double>(probe) / 575000, p[1].host_ms = p[1].busy_ms;
-    d.remember(p);
+    d.remember(memory, p);
   };
-  run(dec.dynamic.seeded(), 7.5e6, 872608);  // nothing remembered: a guided chunk by the weights
+  run(dynamic_chunks(dec).for_run(memory), 7.5e6, 872608);  // nothing remembered: a guided chunk by the weights
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> noise(0.7, 1.3);
   std::vector<int> probing;
   const int runs = 300;
   for (int i = 0; i < runs; ++i) {
-    const DynamicChunks d = dec.dynamic.seeded();
+    const DynamicChunks d = dynamic_chunks(dec).for_run(memory);
     EXPECT_EQ(d.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u) << "run " << i;
     if (d.probes[1]) probing.push_back(i);
     run(d, 7.5e6 * noise(rng));
@@ -795,30 +801,30 @@ TEST(DynamicSchedule, AKeptOutDeviceIsProbedNowAndThenAndAfterALoadAtOnce) {
   EXPECT_LE(probing.size(), static_cast<std::size_t>(runs / 8)) << probing.size() << " probes in " << runs << " runs";
   // Quiet runs until the queue's next probe: the backoff then keeps it out for its gap (>= 1 run).
   for (int i = 0;; ++i) {
-    ASSERT_LE(i, static_cast<int>(DynamicChunks::kProbeGap) + 1);
-    const DynamicChunks d = dec.dynamic.seeded();
+    ASSERT_LE(i, static_cast<int>(ScheduleTuning::Dynamic{}.probe_interval) + 1);
+    const DynamicChunks d = dynamic_chunks(dec).for_run(memory);
     EXPECT_EQ(d.taking_part(total, 32).count(1), d.probes[1] ? 1u : 0u);  // a probing device gets a worker
     run(d, 7.5e6);
     if (d.probes[1]) break;
   }
-  // A slowdown short of kSlowdown (1.4x) is noise: the next run does not probe.
-  run(dec.dynamic.seeded(), 7.5e6 / 1.4);
-  const DynamicChunks after_noise = dec.dynamic.seeded();
+  // A slowdown short of tuning.slowdown (1.4x) is noise: the next run does not probe.
+  run(dynamic_chunks(dec).for_run(memory), 7.5e6 / 1.4);
+  const DynamicChunks after_noise = dynamic_chunks(dec).for_run(memory);
   EXPECT_FALSE(after_noise.probes[1]);
   EXPECT_EQ(after_noise.taking_part(total, 32), std::set<std::size_t>{0});
   run(after_noise, 7.5e6);
   // The load slows the CPU 5x: the first loaded run is not the queue's turn, the run after
   // probes it and keeps it out still (its rate scaled with the CPU's), and the run after that
   // gives it chunks.
-  const DynamicChunks first = dec.dynamic.seeded();
+  const DynamicChunks first = dynamic_chunks(dec).for_run(memory);
   EXPECT_FALSE(first.probes[1]);
   run(first, 7.5e6 / 5);
-  const DynamicChunks second = dec.dynamic.seeded();
+  const DynamicChunks second = dynamic_chunks(dec).for_run(memory);
   EXPECT_TRUE(second.probes[1]);
   EXPECT_EQ(second.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
   EXPECT_EQ(second.taking_part(total, 32), (std::set<std::size_t>{0, 1}));
   run(second, 7.5e6 / 5);
-  const DynamicChunks in = dec.dynamic.seeded();
+  const DynamicChunks in = dynamic_chunks(dec).for_run(memory);
   EXPECT_FALSE(in.probes[1]);
   EXPECT_GT(in.take(1, total, 32, std::vector<DynamicChunks::Progress>(2)), 0u);
 }
@@ -837,7 +843,7 @@ TEST(DynamicSchedule, ADeviceSlowedMidRunHandsBackTheRest) {
     for (const double at : {0.1, 0.3, 0.6}) {
       SCOPED_TRACE(std::to_string(queue) + " per queue, the load at " + std::to_string(at));
       const double at_ms = at * static_cast<double>(total) / (6000 + gpu);
-      const Simulated sim = simulate(dec.dynamic, total, 64, {6000, queue, queue}, {}, {0, at_ms, 3});
+      const Simulated sim = simulate(dynamic_chunks(dec), total, 64, {6000, queue, queue}, {}, {0, at_ms, 3});
       // The oracle: the CPU does 6000 per ms until the load, 2000 after; the queues `gpu` throughout.
       const double oracle = (static_cast<double>(total) - 4000 * at_ms) / (2000 + gpu);
       EXPECT_LE(sim.makespan_ms, oracle * 1.05) << "CPU took " << sim.units[0] << " units in " << sim.chunks[0]

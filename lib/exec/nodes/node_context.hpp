@@ -24,7 +24,7 @@ class NodeContext {
   const Decomposition& decomposition() const { return run_.dec; }
   const Config& plan() const { return run_.dec.config; }
   // Partitions of many sizes are cut while the run goes (the schedule's chunks).
-  bool chunked() const { return run_.dec.is_dynamic(); }
+  bool chunked() const { return run_.schedule.takes_chunks(); }
   // Programs, queues, devices and library plans, shared with other requests (thread-safe).
   Environment& env() const { return run_.env; }
 

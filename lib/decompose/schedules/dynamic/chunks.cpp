@@ -1,9 +1,7 @@
-// decompose/dynamic.cpp — the dynamic schedule's chunk policy (DynamicChunks): the guided size
-// of a slot's next chunk, the rates it is judged by, the stop rule, and what one run of a plan
-// leaves the next (rates and host occupancy per device).
-#include "decompose/decompose.hpp"
-
-#include "platform/plan_items.hpp"
+// decompose/schedules/dynamic/chunks.cpp — the dynamic schedule's chunk arithmetic
+// (DynamicChunks): the guided size of a slot's next chunk, the rates it is judged by, the stop
+// rule, and what one run of a plan leaves the next (rates and host occupancy per device).
+#include "decompose/schedules/dynamic/chunks.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -13,39 +11,24 @@
 
 namespace sinew::detail {
 
-namespace {
-const PlanItemRegistrar kDynamicSchedule{std::string("dynamic")};
-const PlanItemRegistrar kMinChunkItem{PlanItem{
-    .name = "min_chunk",
-    .owner = "the dynamic schedule",
-    .schedule = "dynamic",
-    .accepts = [](const std::string& text) -> std::string {
-      return whole_number(text) ? "" : "a whole number of units";
-    }}};
-}  // namespace
-
-std::size_t min_chunk_item(const Config& plan) {
-  return static_cast<std::size_t>(whole_item(plan, "min_chunk").value_or(0));
-}
-
 std::size_t DynamicChunks::next(std::size_t slot, std::size_t remaining, std::size_t granule) const {
   if (slots.size() == 1 && !min_chunk_given) return remaining;
   const double mean = 1.0 / static_cast<double>(slots.size());  // the weights add up to 1
-  const double guided = static_cast<double>(remaining) / (kDivisor * static_cast<double>(slots.size())) *
+  const double guided = static_cast<double>(remaining) / (tuning.divisor * static_cast<double>(slots.size())) *
                         (weights.at(slot) / mean);
   // Whole granules, rounded down to their two leading binary digits (1, 2, 3, 4, 6, 8, 12, ...):
   // at most a third less than guided, and few distinct chunk sizes from run to run, since PoCL
-  // compiles a kernel for each new size. (Not measured to matter yet: 512² Mandelbrot on two
-  // PoCL devices of a shared machine ran 12-25 ms a run either way, as the load came and went.)
+  // compiles a kernel for each new size (docs/decisions/021).
   std::size_t granules = std::max<std::size_t>(1, static_cast<std::size_t>(guided / static_cast<double>(granule)));
   if (const int low = std::bit_width(granules) - 2; low > 0) granules &= ~((std::size_t{1} << low) - 1);
-  const std::size_t at_least = least(slot, granule);
+  const std::size_t at_least = least_chunk(slot, granule);
   std::size_t units = std::max(granules * granule, at_least);
   return units >= remaining || remaining - units < at_least ? remaining : units;
 }
 
-// A CPU 200x slower than a GPU's queues, given min_units of Mandelbrot's costly rows, finished
-// long after the GPU had done everything else (H100 machine: 0.17x the GPU alone at 8192²).
+// A slot's least chunk scales with its weight: a slot far slower than the others, given the
+// heaviest slot's least chunk of costly units, ends long after they have done everything else
+// (docs/decisions/022).
 namespace {
 std::size_t least_of(const std::vector<double>& weights, std::size_t min_units, std::size_t slot, std::size_t granule) {
   const double heaviest = *std::max_element(weights.begin(), weights.end());
@@ -54,7 +37,7 @@ std::size_t least_of(const std::vector<double>& weights, std::size_t min_units, 
 }
 }  // namespace
 
-std::size_t DynamicChunks::least(std::size_t slot, std::size_t granule) const {
+std::size_t DynamicChunks::least_chunk(std::size_t slot, std::size_t granule) const {
   return least_of(weights, min_units, slot, granule);
 }
 
@@ -77,11 +60,11 @@ std::vector<double> DynamicChunks::rates(const std::vector<Progress>& progress) 
   return r;
 }
 
-double DynamicChunks::net(std::size_t slot, double rate, const std::vector<double>& r,
-                          const std::vector<Progress>& progress) const {
+double DynamicChunks::rate_after_host_cost(std::size_t slot, double rate, const std::vector<double>& r,
+                                           const std::vector<Progress>& progress) const {
   if (host_cores.size() != slots.size() || host_cores[slot] > 0) return rate;
   const Progress& p = progress.at(slot);
-  const double held = p.done && p.busy_ms > 0 && p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms)
+  const double held_share = p.done && p.busy_ms > 0 && p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms)
                       : slot < occupancy.size()                ? occupancy[slot]
                                                                : 0.0;
   double cpu_rate = 0, cores = 0;  // the CPU slots still taking chunks
@@ -90,27 +73,57 @@ double DynamicChunks::net(std::size_t slot, double rate, const std::vector<doubl
       cpu_rate += r[s];
       cores += host_cores[s];
     }
-  return cores > 0 ? rate - held * cpu_rate / cores : rate;
+  return cores > 0 ? rate - held_share * cpu_rate / cores : rate;
 }
 
-DynamicChunks DynamicChunks::seeded() const {
+namespace {
+
+// Each device's plan weight (the sum of its slots').
+std::vector<double> device_weights(const DynamicChunks& c) {
+  std::vector<double> device_weight;
+  for (std::size_t s = 0; s < c.slots.size(); ++s) {
+    const std::size_t d = c.slots[s].device;
+    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
+    device_weight[d] += c.weights[s];
+  }
+  return device_weight;
+}
+
+// Which devices a run probes (DynamicChunks::probes): each device kept out by its remembered rate
+// (`kept_out`) sits out runs_until_probe runs, then is probed and sits out twice as many before
+// the next probe, at most `most`; a device taking part again starts over.
+std::vector<bool> devices_to_probe(DynamicMemory& m, const std::vector<bool>& kept_out, const std::vector<bool>& in,
+                                   unsigned most) {
+  std::vector<bool> probing(kept_out.size(), false);
+  std::lock_guard lock(m.mutex);
+  m.track_devices(kept_out.size());
+  for (std::size_t d = 0; d < kept_out.size(); ++d) {
+    if (!kept_out[d] || in[d]) {
+      m.runs_until_probe[d] = m.probe_interval[d] = 0;
+    } else if (m.runs_until_probe[d] > 0) {
+      --m.runs_until_probe[d];
+    } else {
+      probing[d] = true;
+      m.probe_interval[d] = std::clamp(2 * m.probe_interval[d], 1u, most);
+      m.runs_until_probe[d] = m.probe_interval[d];
+    }
+  }
+  return probing;
+}
+
+}  // namespace
+
+DynamicChunks DynamicChunks::for_run(DynamicMemory& memory) const {
   DynamicChunks out = *this;
   if (out.plan_weights.empty()) out.plan_weights = weights;
   out.probes.assign(slots.size(), false);
-  if (!memory) return out;
   std::vector<double> rate, occupancy;
   {
-    std::lock_guard lock(memory->mutex);
-    rate = memory->rate;
-    occupancy = memory->occupancy;
+    std::lock_guard lock(memory.mutex);
+    rate = memory.rate;
+    occupancy = memory.occupancy;
   }
-  // Each device's plan weight (the sum of its slots').
-  std::vector<double> device_weight;
-  for (std::size_t s = 0; s < slots.size(); ++s) {
-    const std::size_t d = slots[s].device;
-    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
-    device_weight[d] += weights[s];
-  }
+  const std::vector<double> device_weight = device_weights(*this);
   rate.resize(device_weight.size(), 0);
   occupancy.resize(device_weight.size(), 0);
   double remembered = 0, their_weight = 0;
@@ -137,24 +150,7 @@ DynamicChunks DynamicChunks::seeded() const {
     const std::size_t d = slots[s].device;
     (rate[d] > 0 && out.take(s, lots, 1, none) == 0 ? kept_out : in)[d] = true;
   }
-  // Which kept-out devices this run probes.
-  std::vector<bool> probing(device_weight.size(), false);
-  {
-    std::lock_guard lock(memory->mutex);
-    auto& m = *memory;
-    m.cover(device_weight.size());
-    for (std::size_t d = 0; d < device_weight.size(); ++d) {
-      if (!kept_out[d] || in[d]) {
-        m.skip[d] = m.gap[d] = 0;
-      } else if (m.skip[d] > 0) {
-        --m.skip[d];
-      } else {
-        probing[d] = true;
-        m.gap[d] = std::clamp(2 * m.gap[d], 1u, kProbeGap);
-        m.skip[d] = m.gap[d];
-      }
-    }
-  }
+  const std::vector<bool> probing = devices_to_probe(memory, kept_out, in, tuning.probe_interval);
   for (std::size_t s = 0; s < slots.size(); ++s) out.probes[s] = probing[slots[s].device];
   return out;
 }
@@ -175,8 +171,8 @@ std::optional<std::size_t> DynamicChunks::alone_device(const std::set<std::size_
   return d;
 }
 
-void DynamicChunks::remember(const std::vector<Progress>& progress) const {
-  if (!memory || progress.size() != slots.size()) return;
+void DynamicChunks::remember(DynamicMemory& memory, const std::vector<Progress>& progress) const {
+  if (progress.size() != slots.size()) return;
   // This run's rate and occupancy per device (its measured slots': rates summed, occupancy
   // averaged).
   std::size_t devices = 0;
@@ -191,8 +187,8 @@ void DynamicChunks::remember(const std::vector<Progress>& progress) const {
     held[d] += p.host_ms > 0 ? std::min(1.0, p.host_ms / p.busy_ms) : 0;
     ++measured[d];
   }
-  std::lock_guard lock(memory->mutex);
-  auto& m = *memory;
+  std::lock_guard lock(memory.mutex);
+  auto& m = memory;
   m.rate.resize(std::max(m.rate.size(), devices), 0);
   m.occupancy.resize(m.rate.size(), 0);
   double now = 0, before = 0;  // devices measured now and before: their rates now and then
@@ -202,7 +198,7 @@ void DynamicChunks::remember(const std::vector<Progress>& progress) const {
       before += m.rate[d];
     }
   const double change = now > 0 && before > 0 ? now / before : 1;
-  m.cover(devices);
+  m.track_devices(devices);
   for (std::size_t d = 0; d < devices; ++d) {
     if (measured[d]) {
       m.rate[d] = rate[d];
@@ -210,11 +206,36 @@ void DynamicChunks::remember(const std::vector<Progress>& progress) const {
     } else {
       m.rate[d] *= change;
       // The devices taking chunks slowed as a load does: a device kept out is probed in the next
-      // run (its gap not reset: noise that crosses the line now and then does not restart the
-      // 1, 2, 4, ...; that probe doubles it as any does, up to kProbeGap).
-      if (change * kSlowdown < 1 && m.gap[d] > 0) m.skip[d] = 0;
+      // run (its interval not reset: noise that crosses the line now and then does not restart
+      // the 1, 2, 4, ...; that probe doubles it as any does, up to tuning.probe_interval).
+      if (change * tuning.slowdown < 1 && m.probe_interval[d] > 0) m.runs_until_probe[d] = 0;
     }
   }
+}
+
+// Every slot still taking part is a queue of `slot`'s (sub-)device (the others stopped or too
+// slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in
+// hand. A device's queues share its compute units, so a costly chunk on one ends sooner once the
+// others are done; the guided chunks' tail only adds launches (docs/decisions/022). Nothing
+// where another device's slot still takes part.
+std::optional<std::size_t> DynamicChunks::even_share_of_one_device(std::size_t slot, std::size_t remaining,
+                                                                   std::size_t granule, std::size_t at_least,
+                                                                   const std::vector<double>& r,
+                                                                   const std::vector<Progress>& progress) const {
+  double taking = 0;  // every slot taking chunks
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (!progress[s].stopped) taking += r[s];
+  std::size_t waiting = 1;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (s == slot || progress[s].stopped) continue;
+    if (const double a = rate_after_host_cost(s, r[s], r, progress); a <= 0 || a < tuning.negligible * (taking - r[s]))
+      continue;  // it would stop when it asks
+    // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
+    if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) return std::nullopt;
+    if (!progress[s].held) ++waiting;
+  }
+  const std::size_t even = (remaining + waiting - 1) / waiting;
+  return std::min(std::max((even + granule - 1) / granule * granule, at_least), remaining);
 }
 
 std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::size_t granule,
@@ -239,53 +260,31 @@ std::size_t DynamicChunks::take(std::size_t slot, std::size_t remaining, std::si
     }
   if (measured_weight > 0) mine = std::min(mine, weights[slot] * measured / measured_weight);
   // No one else would take the rest. A CPU takes it in one chunk, as a slot alone does (next()):
-  // guided chunks only cost it launches (H100 machine, saxpy 50M, the GPU's queue stopped at its
-  // first ask: in 10 CPU chunks 1.19x the CPU alone by the rounds' median, 0.95x in one; under a
-  // CPU load 52 ms against 23-33). A GPU queue keeps its chunks, whose transfers overlap its
-  // kernels. (A CPU driven as discrete, SINEW_DISCRETE, is a CPU here: one chunk.)
+  // guided chunks only cost it launches (docs/decisions/022). A GPU queue keeps its chunks, whose
+  // transfers overlap its kernels. (A CPU driven as discrete, SINEW_DISCRETE, is a CPU here: one
+  // chunk.)
   if (others <= 0)
     return !min_chunk_given && slot < host_cores.size() && host_cores[slot] > 0 ? remaining : units;
-  // A slot that could do at most a 17th of the rest gains the run at most 6%, and costs it more:
-  // a CPU device's threads take the cores that copy the GPUs' chunks in and out (H100 machine,
-  // Mandelbrot 8192², the CPU 130x slower: 123 small CPU chunks, 0.88x the GPU alone). What it
-  // adds is its rate less what its host thread costs the CPU slots (net()).
-  const double adds = net(slot, mine, r, progress);
-  if (mine <= 0 || adds <= 0 || adds < negligible * others) return 0;
-  // Every slot still taking part is a queue of this slot's (sub-)device (the others stopped or too
-  // slow to count): the rest is dealt out evenly, a share to each such queue without a chunk in hand.
-  // A device's queues share its compute units, so a costly chunk on one ends sooner once the
-  // others are done; the guided chunks' tail only added launches (H100 machine, Mandelbrot 8192²
-  // on 4 queues: 43 chunks, 1.8 ms over the static split's 12.9).
-  const std::size_t at_least = std::min(least(slot, granule), remaining);
-  const double taking = others + (progress[slot].stopped ? 0 : r[slot]);  // every slot taking chunks
-  std::size_t waiting = 1;
-  bool one_device = true;
-  for (std::size_t s = 0; s < slots.size() && one_device; ++s) {
-    if (s == slot || progress[s].stopped) continue;
-    if (const double a = net(s, r[s], r, progress); a <= 0 || a < negligible * (taking - r[s]))
-      continue;  // it would stop when it asks
-    // (Queues of one device or sub-device: CPU sub-devices have compute units of their own.)
-    if (slots[s].device != slots[slot].device || slots[s].sub_device != slots[slot].sub_device) one_device = false;
-    else if (!progress[s].held) ++waiting;
-  }
-  if (one_device) {
-    const std::size_t even = (remaining + waiting - 1) / waiting;
-    return std::min(std::max((even + granule - 1) / granule * granule, at_least), remaining);
-  }
+  // A slot under `negligible` of the others' speed gains the run little and costs it more: a CPU
+  // device's threads take the cores that copy the GPUs' chunks in and out (docs/decisions/022).
+  // What it adds is its rate less what its host thread costs the CPU slots.
+  const double adds = rate_after_host_cost(slot, mine, r, progress);
+  if (mine <= 0 || adds <= 0 || adds < tuning.negligible * others) return 0;
+  const std::size_t at_least = std::min(least_chunk(slot, granule), remaining);
+  if (const auto even = even_share_of_one_device(slot, remaining, granule, at_least, r, progress)) return *even;
   const double rest = static_cast<double>(remaining) + held;
   const double own = static_cast<double>(progress[slot].held);
   if ((own + static_cast<double>(at_least)) / mine > rest / others) return 0;
   // The chunk that would end when the others end the rest without it: (own + c) / mine =
   // (rest - c) / others.
   double balanced = (mine * rest - others * own) / (others + mine);
-  // A slot that could do at most a ninth of the rest gains the run little and, its chunk landing
-  // on units dearer than those it was measured on, could lose it much: its chunks are a quarter
-  // of that, so that it still ends with the others when its units cost up to 4x what it predicts.
-  // Any other slot commits at most half of what it would end by then: what it holds and this
-  // chunk end halfway, so that a load that slows it mid-run leaves the rest to the others (a CPU
-  // at half the speed of the run, 3x slower from 60% of it on: 1.15x a static split that knew the
-  // load was coming, holding its balanced share; 1.01x holding half of it).
-  if (mine * kSlowShare < others) balanced /= kSlowMargin;
+  // A slot under 1/slow_share of the others' speed gains the run little and, its chunk landing on
+  // units dearer than those it was measured on, could lose it much: its chunks are 1/slow_margin
+  // of that, so that it still ends with the others when its units cost up to slow_margin times
+  // what it predicts. Any other slot commits at most half of what it would end by then: what it
+  // holds and this chunk end halfway, so that a load that slows it mid-run leaves the rest to the
+  // others (docs/decisions/022).
+  if (mine * tuning.slow_share < others) balanced /= tuning.slow_margin;
   else balanced = (balanced - own) / 2;
   const std::size_t cap =
       std::max(at_least, balanced > 0 ? static_cast<std::size_t>(balanced / static_cast<double>(granule)) * granule : 0);

@@ -1,0 +1,71 @@
+// decompose/footprint.cpp — what a run allocates on a device for a tree (memory_footprint) and
+// how many units of it a device's memory holds.
+#include "decompose/decompose.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace sinew::detail {
+
+std::uint64_t Footprint::bytes(std::size_t units, bool zero_copy) const {
+  std::uint64_t sum = 0;
+  for (const auto& b : partition)
+    if (!(zero_copy && b.host_on_zero_copy)) sum += b.bytes(units);
+  return sum;
+}
+
+std::uint64_t Footprint::context_bytes(bool zero_copy) const {
+  std::uint64_t sum = 0;
+  for (const auto& b : context)
+    if (!(zero_copy && b.host_on_zero_copy)) sum += b.unit_bytes;
+  return sum;
+}
+
+std::size_t Footprint::units_within(std::uint64_t memory, std::uint64_t largest_buffer, std::size_t sets,
+                                    bool zero_copy) const {
+  const std::uint64_t fixed = context_bytes(zero_copy);
+  if (fixed > memory) return 0;
+  const std::uint64_t budget = (memory - fixed) / std::max<std::size_t>(1, sets);
+  const std::uint64_t extra = bytes(0, zero_copy), per_unit = bytes(1, zero_copy) - extra;
+  if (extra > budget) return 0;
+  std::uint64_t n = per_unit ? (budget - extra) / per_unit : std::numeric_limits<std::size_t>::max();
+  for (const auto& b : partition) {
+    if ((zero_copy && b.host_on_zero_copy) || !b.unit_bytes) continue;
+    const std::uint64_t fits = largest_buffer / b.unit_bytes;
+    n = std::min<std::uint64_t>(n, fits > b.extra_units ? fits - b.extra_units : 0);
+  }
+  for (const auto& b : context)
+    if (!(zero_copy && b.host_on_zero_copy) && b.unit_bytes > largest_buffer) return 0;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::size_t>::max()));
+}
+
+const Footprint::Buffer* Footprint::largest(bool zero_copy) const {
+  const Buffer* out = nullptr;
+  for (const auto& b : partition)
+    if (!(zero_copy && b.host_on_zero_copy) && (!out || b.unit_bytes > out->unit_bytes)) out = &b;
+  return out;
+}
+
+Footprint memory_footprint(const Analysis& an) {
+  Footprint f;
+  // As exec/prepare.cpp allocates them: a slice unless a halo buffer holds it (counted apart
+  // here, an upper bound), a halo buffer per vector read with a halo (in place on a zero-copy
+  // device only away from the vector's edges: counted), a swapping copy's twin, replicas.
+  for (const auto& u : an.vectors) {
+    const std::uint64_t ub = u.vector->unit * u.vector->type.size;
+    if (u.partitioned && u.slice_used())
+      f.partition.push_back({u.vector->name, "slice", ub, 0, u.bound() && !u.exchanged()});
+    if (u.partitioned && u.read_halo)
+      f.partition.push_back({u.vector->name, "halo buffer", ub, u.halo_before + u.halo_after, false});
+    if (u.read_whole) f.context.push_back({u.vector->name, "replica", u.bytes(), 0, u.bound() && !u.written});
+  }
+  for (const NodeImpl* copy : an.swap_copies) {
+    const VectorUse& dst = an.use(copy->args[1].vector.get());
+    if (dst.read_halo)
+      f.partition.push_back({an.use(copy->args[0].vector.get()).vector->name, "swap buffer",
+                             dst.vector->unit * dst.vector->type.size, dst.halo_before + dst.halo_after, false});
+  }
+  return f;
+}
+
+}  // namespace sinew::detail
