@@ -47,8 +47,9 @@ struct QueueSlot {
   std::map<LeafKey, Leaf> leaves;
 
   // Pinned host memory for the small values a request reads back (a reduction's partition value,
-  // each loop iteration): a non-blocking read into pageable memory completed ~35 us late on the
-  // H100 (the driver finishes it on a thread of its own) and held back the queue's next command.
+  // each loop iteration): a non-blocking read into pageable memory completes late (the driver
+  // finishes it on a thread of its own) and holds back the queue's next command
+  // (docs/decisions/035).
   // Mapped once for the slot's life; what a request took is given back when it acquires the slot
   // again. Not for a host-unified device (reads there are a memcpy).
   unsigned char* host_value(const cl::Context& context, std::size_t bytes);
@@ -134,8 +135,8 @@ struct Environment {
   ScheduleTuning schedule_tuning;                // RuntimeOptions::schedule_tuning (checked where a tree is prepared)
   // Requests profile their queues (per-partition and per-kernel device times in the Report, and
   // the Chrome trace) when they ask (RunOptions::profile) or RuntimeOptions::profile says so. Off
-  // by default: it cost about 9% of a 50M-float saxpy split on the H100 and the scheduler needs
-  // none of it.
+  // by default: an event per command costs a run measurably (docs/decisions/035) and the
+  // scheduler needs none of it.
   bool profile = false;
   bool poison_check = false;  // RuntimeOptions::poison_check: user runs go through measure_checked
   std::string trace;  // RuntimeOptions::trace: a Chrome trace of every run goes there ("": none)

@@ -1,12 +1,9 @@
 // exec/host_copy.hpp — a large host-to-host copy spread over several threads.
 //
 // Pageable host memory reaches a discrete device through a pinned ring (exec/staging.hpp): a
-// memcpy on the host, then DMA. The memcpy was the bottleneck: on the H200 machine the GPU alone
-// took Mandelbrot 4096² (64 MB of results) in 11.0 ms at overlap 1 (6 GB/s), 6.4 ms at 2, 5.2 ms
-// at 3 and 4.1 ms at 4 queues, each queue's thread copying its own chunks (pinned DMA: 55 GB/s on
-// the H100 machine). Where the host's cores are otherwise idle (no CPU device computes in the run),
-// each staging copy is split between the queue's thread and helpers from the runtime's pool: the
-// GPU alone then ran 1.25-2.6x faster (docs/BENCHMARKS.md, 22nd session).
+// memcpy on the host, then DMA. One thread's memcpy is slower than the DMA that follows it
+// (docs/decisions/033): where the host's cores are otherwise idle (no CPU device computes in the
+// run), each staging copy is split between the queue's thread and helpers from the runtime's pool.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // exec/staging.hpp — feeding discrete devices from pageable host memory through pinned buffers.
 //
 // A DMA engine reads page-locked memory only; from pageable memory the driver stages every byte
-// itself (8-15 GB/s on the H100 machine against 55 GB/s pinned). A Staging ring is a few pinned
+// itself, far slower than DMA from pinned memory (docs/decisions/033). A Staging ring is a few pinned
 // chunks owned by one queue: the partition's thread copies chunk k into the ring while the device
 // still reads chunk k-1, so host copies and DMA overlap, and the several queues of an overlapped
 // GPU copy in parallel on their own threads; where no CPU device computes, each chunk's copy is

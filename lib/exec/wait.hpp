@@ -5,16 +5,15 @@
 // NVIDIA's OpenCL spins inside clFinish / clWaitForEvents: the quickest wait while the host's
 // cores are idle, but a spinning thread takes a core from a CPU device's work-groups while both
 // run. So (RuntimeOptions::wait, $SINEW_WAIT):
-//   automatic (default)  block in the driver when the request has no CPU work (on the H100
-//                        machine polling from three queue threads was 5% slower than the
-//                        driver's wait for a 10M-float saxpy on the GPU alone); with CPU work,
-//                        poll, napping to the end
+//   automatic (default)  block in the driver when the request has no CPU work (polling from
+//                        queue threads is slower than the driver's wait for a GPU alone:
+//                        docs/decisions/034); with CPU work, poll, napping to the end
 //   block                always block in the driver
 //   poll                 always poll the command's status: yielding the core between polls (a
 //                        staging chunk's DMA: tens of microseconds) or, with `nap`, sleeping 20
 //                        to 100 us after the first 200 us (the end of a run)
-// (Sleeping until the driver calls back on the command's completion was tried: NVIDIA's
-// callbacks came some 20 ms late.)
+// (Sleeping until the driver calls back on the command's completion is no way to wait for an
+// NVIDIA GPU: its callbacks come late, docs/decisions/034.)
 #pragma once
 
 #include <sinew/options.hpp>
@@ -74,8 +73,8 @@ struct QueueEnd {
 
 // Waits for the discrete devices' queue ends of a request whose CPU devices compute beside them:
 // while a CPU computes, every pending end is polled, napping between polls (20 to 100 us), so
-// each is seen as it comes (a thread spinning in NVIDIA's wait beside a CPU device cost 60% CPU
-// saxpy splits of 50M-100M floats 4-7% on the H100 machine); once no CPU computes, the ends of
+// each is seen as it comes (a thread spinning in NVIDIA's wait beside a CPU device takes a core
+// from it: docs/decisions/034); once no CPU computes, the ends of
 // one remaining device are waited for in the driver (polled in poll mode), several devices'
 // polled with yields. For each end, once it has ended, its wait() is called (which throws a
 // failed command's error) and then `settle(i)`, exactly once, in the order the ends were seen.

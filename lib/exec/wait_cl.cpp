@@ -14,7 +14,7 @@ void drain(cl::CommandQueue& queue, bool discrete, WaitMode mode, bool nap) {
   mode = resolve(mode, nap);
   if (discrete && mode != WaitMode::block) {
     // The marker completes once every command before it has (an in-order queue): no clFinish
-    // after it (some 5 us per queue on the H100 machine).
+    // after it, which costs each queue a driver call more (docs/decisions/034).
     cl::Event marker;
     queue.enqueueMarkerWithWaitList(nullptr, &marker);
     queue.flush();
