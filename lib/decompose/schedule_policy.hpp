@@ -35,7 +35,7 @@ namespace sinew::detail {
 
 // What runs of one plan learn from each other (the dynamic schedule: each device's measured
 // rate). Made by the policy (SchedulePolicy::new_memory), owned by whoever keeps the plan's runs
-// together (PreparedTree::schedule_memory, per plan), handed to each run.
+// together (PreparedTree::planned, per plan), handed to each run.
 class ScheduleMemory {
  public:
   virtual ~ScheduleMemory() = default;

@@ -161,11 +161,8 @@ std::vector<Piece> split_by_weight(std::size_t units, std::size_t granule, const
   double cumulative = 0;
   for (std::size_t s = 0; s < weights.size(); ++s) {
     cumulative += weights[s];
-    const std::size_t end =
-        s + 1 == weights.size()
-            ? units
-            : std::min(units, static_cast<std::size_t>(std::llround(cumulative / wsum * static_cast<double>(granules))) *
-                                  granule);
+    const auto nearest = static_cast<std::size_t>(std::llround(cumulative / wsum * static_cast<double>(granules)));
+    const std::size_t end = s + 1 == weights.size() ? units : std::min(units, nearest * granule);
     if (end <= done) continue;
     out.push_back({s, done, end - done});
     done = end;
@@ -184,8 +181,8 @@ std::size_t largest_piece(const std::vector<Piece>& pieces) {
 void drag_through(const DeviceInfo& info, const Config& config, std::size_t units, std::size_t granule,
                   const Streaming& streaming, Slots& slots, std::vector<Piece>& pieces) {
   const bool zero_copy = !info.discrete && info.host_unified_memory;
-  const std::size_t sets = info.discrete ? std::min<std::size_t>(streaming.one_queue ? 1 : config.overlap, slots.at.size())
-                                         : slots.at.size();
+  const std::size_t queues = streaming.one_queue ? 1 : config.overlap;
+  const std::size_t sets = info.discrete ? std::min<std::size_t>(queues, slots.at.size()) : slots.at.size();
   const std::size_t limit = streaming.footprint.units_within(info.memory(), info.largest_allocation(), sets, zero_copy);
   if (limit < granule) memory_error(info, config, granule, sets, zero_copy, streaming, true);
   for (std::size_t n = 0, round = 0; largest_piece(pieces) > limit; ++round) {

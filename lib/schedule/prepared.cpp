@@ -15,41 +15,31 @@
 
 namespace sinew::detail {
 
-std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& config,
-                                                                 const std::vector<DeviceInfo>& devices) const {
+PreparedTree::Planned PreparedTree::planned(const Config& config, const std::vector<DeviceInfo>& devices) const {
   // Only plans decompose() accepts are kept (a NaN share would compare equal to any other).
   const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
                                     [](double s) { return std::isfinite(s) && s >= 0; });
-  schedule_policy_of(config).check_tree(analysis, config);
+  const SchedulePolicy& policy = schedule_policy_of(config);
+  policy.check_tree(analysis, config);
   Key key{config.shares, config.fission, config.overlap, config.schedule, config.items};
   if (keepable) {
     std::lock_guard lock(mutex_);
-    if (auto it = decompositions_.find(key); it != decompositions_.end()) return it->second;
+    if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   }
   auto d = std::make_shared<Decomposition>(decompose(analysis.units, plan_granule(config), config, devices, streaming));
   d->explained = d->explain(devices);
-  if (!keepable) return d;
+  Planned made{std::move(d), policy.new_memory()};
+  if (!keepable) return made;
   std::lock_guard lock(mutex_);
-  // A bound for plans that keep changing (a balancer moving work): the oldest are dropped, and
-  // what their schedules learnt with them (a run holding one keeps it).
-  if (decompositions_.size() >= 64) {
-    decompositions_.clear();
-    memories_.clear();
-  }
-  decompositions_.emplace(std::move(key), d);
-  return d;
+  // A bound for plans that keep changing (a balancer moving work): the oldest are dropped, with
+  // what their schedules learnt (a run holding it keeps it).
+  if (plans_.size() >= 64) plans_.clear();
+  return plans_.emplace(std::move(key), std::move(made)).first->second;
 }
 
-std::shared_ptr<ScheduleMemory> PreparedTree::schedule_memory(const Config& config) const {
-  const SchedulePolicy& policy = schedule_policy_of(config);
-  const bool keepable = std::all_of(config.shares.begin(), config.shares.end(),
-                                    [](double s) { return std::isfinite(s) && s >= 0; });
-  if (!keepable) return policy.new_memory();
-  Key key{config.shares, config.fission, config.overlap, config.schedule, config.items};
-  std::lock_guard lock(mutex_);
-  auto& memory = memories_[key];
-  if (!memory) memory = policy.new_memory();
-  return memory;
+std::shared_ptr<const Decomposition> PreparedTree::decomposition(const Config& config,
+                                                                 const std::vector<DeviceInfo>& devices) const {
+  return planned(config, devices).decomposition;
 }
 
 std::size_t PreparedTree::plan_granule(const Config& config) const {
@@ -89,7 +79,8 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
   // that cannot stream than its memory holds runs with the excess moved (a given plan was checked
   // as it came: this leaves it as it is).
   const Config fitted = p.fitted(config, env.infos);
-  auto dec = p.decomposition(fitted, env.infos);
+  const PreparedTree::Planned plan = p.planned(fitted, env.infos);
+  auto dec = plan.decomposition;
   if (exchanger) {  // the process's own units only, numbered as in the whole tree
     auto part = std::make_shared<Decomposition>(
         decompose(exchanger->units, p.plan_granule(fitted), fitted, env.infos, p.streaming));
@@ -98,11 +89,10 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
     dec = std::move(part);
   }
   // (A process's part of a larger run keeps nothing between runs: its decomposition is its own.)
-  std::shared_ptr<ScheduleMemory> memory;
-  if (!exchanger) memory = p.schedule_memory(fitted);
+  ScheduleMemory* memory = exchanger ? nullptr : plan.schedule_memory.get();
   const auto t0 = std::chrono::steady_clock::now();
   Report rep = execute(env, p.root(), p.analysis, bindings, *dec,
-                       {.profile = profile, .poison = poison, .exchanger = exchanger, .schedule_memory = memory.get()});
+                       {.profile = profile, .poison = poison, .exchanger = exchanger, .schedule_memory = memory});
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rep.tree = p.label;
   return rep;

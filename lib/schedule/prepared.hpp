@@ -56,17 +56,20 @@ struct PreparedTree {
   // cannot stream (fit_memory); throws naming the device, the vector and the sizes when the
   // devices together cannot hold it.
   Config fitted(const Config& config, const std::vector<DeviceInfo>& devices) const;
-  // What the runs of `config` learn from each other under its schedule policy
-  // (SchedulePolicy::new_memory; null where the policy learns nothing): one per plan, kept with
-  // its decomposition, handed to each of its runs.
-  std::shared_ptr<ScheduleMemory> schedule_memory(const Config& config) const;
+  // A plan as its runs share it: its decomposition and what its runs learn from each other under
+  // its schedule policy (SchedulePolicy::new_memory; null where the policy learns nothing), made
+  // once per plan and kept together (the memory's owner; a run holds it while it goes).
+  struct Planned {
+    std::shared_ptr<const Decomposition> decomposition;
+    std::shared_ptr<ScheduleMemory> schedule_memory;
+  };
+  Planned planned(const Config& config, const std::vector<DeviceInfo>& devices) const;
 
  private:
   // shares, fission, overlap, schedule, plan items
   using Key = std::tuple<std::vector<double>, std::string, unsigned, std::string, PlanItems>;
   mutable std::mutex mutex_;
-  mutable std::map<Key, std::shared_ptr<const Decomposition>> decompositions_;
-  mutable std::map<Key, std::shared_ptr<ScheduleMemory>> memories_;
+  mutable std::map<Key, Planned> plans_;
 };
 
 // Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares

@@ -4,8 +4,8 @@
 # under the sanitizer build: any AddressSanitizer or UBSan report fails the test.
 #
 # CLBlast 1.5.3 raced in its first calls from two device threads (heap-use-after-free in
-# clblast::Database::Database; Sinew makes first calls alone, exec/first_calls.hpp). clFFT 2.12
-# frees a plan's object with a delete of another type (clfftDestroyPlan -> FFTRepo::deletePlan:
+# clblast::Database::Database; Sinew makes first calls alone, exec/library_setup_guard.hpp).
+# clFFT 2.12 frees a plan's object with a delete of another type (clfftDestroyPlan -> FFTRepo::deletePlan:
 # "new-delete-type-mismatch"): a bug of clFFT, not Sinew's, which ASan can only be told to ignore
 # per process, so only the fft runs below set new_delete_type_mismatch=0. Leak checking is off:
 # the drivers and libraries keep caches until exit by design.

@@ -543,7 +543,7 @@ TEST(DynamicSchedule, ARunStartsFromTheRatesItsLastRunMeasured) {
   const std::size_t total = 1u << 24;
   const Decomposition dec =
       decompose(total, 64, Config::parse("cpu=0.79,gpu=0.21,overlap=2,schedule=dynamic", devices), devices);
-  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
+  DynamicMemory memory;  // the plan's (PreparedTree::planned)
   const std::vector<DynamicChunks::Progress> none(3);
   // Nothing remembered: the plan's weights; each queue takes a first chunk.
   const DynamicChunks fresh = dynamic_chunks(dec).for_run(memory);
@@ -718,7 +718,7 @@ TEST(DynamicSchedule, AProbeKeepsItsSize) {
   const std::size_t total = 50000000;
   const Decomposition dec =
       decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
-  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
+  DynamicMemory memory;  // the plan's (PreparedTree::planned)
   const std::size_t first = dynamic_chunks(dec).least_chunk(1, 32);
   EXPECT_EQ(dynamic_chunks(dec).for_run(memory).probe(1, 32), first);  // nothing remembered: the least chunk
   ASSERT_GT(first, 10000u);
@@ -746,7 +746,7 @@ TEST(DynamicSchedule, ASlowedDeviceHandsWorkBackWithinTheRun) {
     SCOPED_TRACE(gpu_rate);
     const Decomposition dec =
         decompose(total, 64, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=dynamic", devices), devices);
-    DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
+    DynamicMemory memory;  // the plan's (PreparedTree::planned)
     // The unloaded run: the CPU 6000 units per ms, each queue gpu_rate / 2, their threads waiting
     // in the driver.
     std::vector<DynamicChunks::Progress> before(3);
@@ -773,7 +773,7 @@ TEST(DynamicSchedule, AKeptOutDeviceIsProbedNowAndThenAndAfterALoadAtOnce) {
   const std::size_t total = 50000000;
   const Decomposition dec =
       decompose(total, 32, Config::parse("cpu=0.895,gpu=0.105,schedule=dynamic", devices), devices);
-  DynamicMemory memory;  // the plan's (PreparedTree::schedule_memory)
+  DynamicMemory memory;  // the plan's (PreparedTree::planned)
   // Unloaded: the CPU 7.5M units per ms, the queue's probe 0.1 ms of latency and 575k units per
   // ms, its thread holding a core.
   auto run = [&](const DynamicChunks& d, double cpu_rate, std::size_t gpu_units = 0) {

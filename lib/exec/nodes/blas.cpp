@@ -1,5 +1,5 @@
 // exec/nodes/blas.cpp — running the CLBlast leaves on a partition's slices.
-#include "exec/first_calls.hpp"
+#include "exec/library_setup_guard.hpp"
 #include "exec/nodes/runner.hpp"
 #include "tree/nodes/blas.hpp"
 
@@ -18,8 +18,8 @@ namespace {
 // arguments and enqueues, runs unlocked, so devices never wait for each other's kernels.
 enum class Routine { axpy, gemm };
 
-FirstCalls<std::pair<cl_device_id, Routine>>& clblast_calls() {
-  static FirstCalls<std::pair<cl_device_id, Routine>> calls;  // one for every routine: the database is shared
+LibrarySetupGuard<std::pair<cl_device_id, Routine>>& clblast_calls() {
+  static LibrarySetupGuard<std::pair<cl_device_id, Routine>> calls;  // one for every routine: the database is shared
   return calls;
 }
 

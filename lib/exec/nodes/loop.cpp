@@ -41,7 +41,8 @@ class LoopRunner final : public NodeRunner {
   }
 
  private:
-  static bool evaluate(NodeContext& ctx, const LoopNode& n, const std::map<std::string, Value>& results, std::size_t i) {
+  static bool evaluate(NodeContext& ctx, const LoopNode& n, const std::map<std::string, Value>& results,
+                       std::size_t i) {
     if (n.until_result && n.until_value(results.at(n.until_result->name))) return true;
     if (!n.until_state) return false;
     LoopState state;

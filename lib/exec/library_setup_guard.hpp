@@ -1,5 +1,6 @@
-// exec/first_calls.hpp — calls made alone the first time for each key, concurrently after: for
-// libraries whose first call sets up shared state without a lock (CLBlast's tuning database).
+// exec/library_setup_guard.hpp — a guard around a library whose first call for a key (a routine
+// on a device) sets up shared state without a lock (CLBlast's tuning database): that call runs
+// alone, later calls side by side (docs/decisions/032).
 #pragma once
 
 #include <mutex>
@@ -9,7 +10,7 @@
 namespace sinew::detail {
 
 template <class Key>
-class FirstCalls {
+class LibrarySetupGuard {
  public:
   // Runs f(); while no call for `key` has succeeded (`ok(result)`), calls run one at a time, and
   // no other call runs beside them; once one has, calls for `key` run unlocked beside each other.
