@@ -67,4 +67,9 @@ const SchedulePolicy& schedule_policy(std::string_view name) {
 
 const SchedulePolicy& schedule_policy_of(const Config& config) { return schedule_policy(config.schedule); }
 
+bool places_shares(const Config& config) {
+  const SchedulePolicy* p = find_schedule_policy(config.schedule);
+  return p && p->places_shares();
+}
+
 }  // namespace sinew::detail

@@ -168,6 +168,10 @@ const SchedulePolicy* find_schedule_policy(std::string_view name);
 const SchedulePolicy& schedule_policy(std::string_view name);
 // The policy of `config` (Config::schedule).
 const SchedulePolicy& schedule_policy_of(const Config& config);
+// Whether `config`'s schedule places its units by its shares (SchedulePolicy::places_shares): its
+// devices' times answer to their shares. False for a schedule no policy registered (a plan read
+// from a knowledge base written elsewhere).
+bool places_shares(const Config& config);
 // Registers a policy beside the built-in ones, for the process's life (a test's, a program's
 // own), and its name for plans (Config::schedule). Before any plan names it: while static objects
 // are made, or before the first Runtime. Throws std::logic_error when its name is registered

@@ -3,6 +3,7 @@
 // at an unseen size (schedule/derive.hpp).
 #include "schedule/derive.hpp"
 
+#include "decompose/schedule_policy.hpp"
 #include "schedule/model/equal_finish.hpp"
 #include "schedule/model/statistics.hpp"
 #include "schedule/train.hpp"
@@ -91,7 +92,7 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
   for (const auto& r : runs) {
     const Config& c = r.config;
     const double x = input_size(r.features);
-    if (c.shares.size() != devices.size() || c.schedule != "static" || !c.items.empty() || working_devices(c) < 2 ||
+    if (c.shares.size() != devices.size() || !places_shares(c) || !c.items.empty() || working_devices(c) < 2 ||
         !(r.time_ms > 0) || !(x > 0) || !same_kind(r.features, query))
       continue;
     splits[x][c.str()].push_back(r.time_ms);

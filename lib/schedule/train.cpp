@@ -3,6 +3,7 @@
 // The trainers: schedule/trainer.hpp.
 #include "schedule/train.hpp"
 
+#include "decompose/schedule_policy.hpp"
 #include "schedule/trainer.hpp"
 
 #include <algorithm>
@@ -134,7 +135,7 @@ std::size_t working_devices(const Config& c) {
 }
 
 std::optional<std::pair<Config, std::size_t>> alone_plan(const Config& c, const std::vector<DeviceInfo>& devices) {
-  if (c.schedule != "static" || !c.items.empty()) return std::nullopt;
+  if (!places_shares(c) || !c.items.empty()) return std::nullopt;
   std::optional<std::size_t> only;
   for (std::size_t d = 0; d < c.shares.size(); ++d)
     if (c.shares[d] > 0) {

@@ -5,6 +5,8 @@
 // share did). A group alone timed above what the splits' own times bound it by is measured again.
 #include "schedule/train_search.hpp"
 
+#include "decompose/schedule_policy.hpp"
+
 #include <algorithm>
 
 namespace sinew::detail {
@@ -59,7 +61,7 @@ void PlanSearch::recheck_suspect_alone() {
     for (std::size_t i = 0; i < points.size(); ++i) {
       const TrainingPoint& p = points[i];
       const auto [s, t] = group_load(p, g);  // (a plan's shares add up to 1)
-      if (s > 0 && s < 1 - 1e-9 && t > 0 && p.config.schedule == "static") bound = std::min(bound, t / s);
+      if (s > 0 && s < 1 - 1e-9 && t > 0 && places_shares(p.config)) bound = std::min(bound, t / s);
       if (s >= 1 - 1e-9 && (!alone || p.time_ms < points[*alone].time_ms)) alone = i;
     }
     if (!alone || bound >= 1e300) continue;

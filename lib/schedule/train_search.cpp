@@ -2,6 +2,8 @@
 // where it starts, how a point is measured, and the device groups work moves between.
 #include "schedule/train_search.hpp"
 
+#include "decompose/schedule_policy.hpp"
+
 #include <algorithm>
 #include <iomanip>
 #include <numeric>
@@ -116,7 +118,7 @@ Config PlanSearch::group_alone(const Config& c, std::size_t g) const {
 }
 
 std::optional<std::size_t> PlanSearch::group_of(const Config& c) const {
-  if (c.schedule != "static" || !c.items.empty() || groups_.size() < 2) return std::nullopt;
+  if (!places_shares(c) || !c.items.empty() || groups_.size() < 2) return std::nullopt;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     double s = 0;
     for (auto d : groups_[g]) s += d < c.shares.size() ? c.shares[d] : 0;

@@ -102,7 +102,7 @@ void add_alone_splits(DynamicChunks& plan, std::size_t total, std::size_t granul
 std::vector<double> alone_times(const std::vector<TrainingSession::Point>& points, std::size_t devices) {
   std::vector<double> alone(devices, 0.0);
   for (const auto& p : points) {
-    if (!schedule_policy_of(p.config).places_shares()) continue;
+    if (!places_shares(p.config)) continue;
     if (working_shares(p.config) != 1) continue;
     for (std::size_t d = 0; d < devices; ++d)
       if (p.config.shares[d] > 0 && (alone[d] == 0 || p.time_ms < alone[d])) alone[d] = p.time_ms;
@@ -210,7 +210,7 @@ class DynamicSchedule final : public SchedulePolicy {
     const std::vector<TrainingSession::Point> points = session.points();
     std::optional<TrainingSession::Point> split;  // the fastest static split
     for (const auto& p : points)
-      if (schedule_policy_of(p.config).places_shares() && working_shares(p.config) > 1 &&
+      if (detail::places_shares(p.config) && working_shares(p.config) > 1 &&
           (!split || p.time_ms < split->time_ms))
         split = p;
     std::vector<double> alone = alone_times(points, devices.size());
