@@ -74,8 +74,8 @@ struct PreparedTree {
 
 // Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares
 // it. `pinned_fraction`: the share of the bound bytes in pinned memory, for machines with a
-// discrete device (a feature: GPUs read it 4-7x faster); `chunk_bytes`: RuntimeOptions::chunk_mb;
-// `tuning`: RuntimeOptions::schedule_tuning (checked here).
+// discrete device (a feature: GPUs read it far faster, docs/decisions/062); `chunk_bytes`:
+// RuntimeOptions::chunk_mb; `tuning`: RuntimeOptions::schedule_tuning (checked here).
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes,
