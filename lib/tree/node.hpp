@@ -165,7 +165,7 @@ const char* boundary_name(Boundary b);
                        const std::string& fix);
 
 // The node of a public handle; throws when the handle is empty (`where` names the builder).
-std::shared_ptr<NodeImpl> need(const Node& n, const char* where);
+std::shared_ptr<NodeImpl> impl_of(const Node& n, const char* where);
 
 // The shared state behind public handles, for the builders.
 struct VectorAccess : VectorRef {
