@@ -17,14 +17,14 @@
 // force_training bypasses the cache. Each tree is described (KnowledgeBase::describe_tree) once
 // per planner.
 //
-// Execution runs. Every real run is still kept (a KbRun of purpose "execution" and one more use of
+// Execution runs. Every real run is kept (a KbRun of purpose "execution" and one more use of
 // its entry), but buffered and written by a background writer in one transaction once
 // PlannerSettings::flush_runs runs are waiting or the oldest has waited flush_interval, and on
 // flush() and destruction. So a crash (or a killed process) loses the execution runs of at most
 // the last flush_interval; a reader through another handle sees them that late. A run's `created`
 // is the time it was executed, not written, so run ids and times of executions may interleave
 // with training and balancing runs out of order. Training and balancing runs and balancer events
-// are written at once, one transaction each, as before.
+// are written at once, one transaction each.
 //
 // Thread safety: plan / executed / retrain / balanced / flush may be called from several threads.
 // The KnowledgeBase must outlive the Planner (the destructor writes what is buffered).
