@@ -422,8 +422,8 @@ struct RunOptions {
   std::optional<bool> balance = std::nullopt;
   // Device-side timing: the run's queues profile every command, so the Report has each
   // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
-  // `kernels`). Empty: RuntimeOptions::profile. Profiling costs time (about 9% of a 50M-float
-  // saxpy split on the H100); Report::device_ms, which the scheduler uses, is host-timed and
+  // `kernels`). Empty: RuntimeOptions::profile. Profiling adds to a run's time
+  // (docs/decisions/035); Report::device_ms, which the scheduler uses, is host-timed and
   // always there. A trace being written (RuntimeOptions::trace) profiles whatever this says.
   std::optional<bool> profile = std::nullopt;
 };

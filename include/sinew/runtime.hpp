@@ -54,12 +54,12 @@ class Runtime {
   // asynchronously, on a thread of the runtime's.
   std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
   // The same request on the calling thread: returns (or throws) when it is done. What
-  // run(...).get() does without handing the request to another thread and back, which costs a
-  // few tens of microseconds: for loops that run small trees one after another.
+  // run(...).get() does without handing the request to another thread and back (two thread
+  // hand-overs per request, docs/decisions/082): for loops that run small trees one after another.
   Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
 
   // `count` elements of page-locked host memory, zero-initialised. Data bound from it moves to
-  // and from GPUs without a staging copy (about 55 GB/s instead of 8-15 GB/s on a PCIe 5 H100).
+  // and from GPUs by DMA, without a staging copy (docs/decisions/062).
   // Without a discrete device it is ordinary page-aligned memory.
   template <class T>
   PinnedVector<T> pinned(std::size_t count) {

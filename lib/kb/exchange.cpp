@@ -200,6 +200,236 @@ void check_schedule_fits(const Reader& r, const KbEntry& e, const std::vector<Im
            "); export a static plan of it, or let the runtime plan it");
 }
 
+// An entry as the export holds it: its id there and the id of the entry it came from there.
+struct ImportedEntry {
+  std::int64_t file_id;
+  std::optional<std::int64_t> file_source;
+  KbEntry entry;
+};
+
+// Everything an export holds, read and checked before the database is touched.
+struct ImportedDocument {
+  std::vector<ImportedTree> trees;
+  std::vector<ImportedEntry> entries;
+  std::vector<KbRun> runs;
+  std::vector<KbEvent> events;
+};
+
+// Guarantees the text is a JSON object in Sinew's export format, of a format version this Sinew reads.
+json::Value parse_export(std::string_view text) {
+  json::Value doc;
+  try {
+    doc = json::parse(text);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("import: not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) invalid("import: the document is not a JSON object");
+  const json::Value* format = doc.find("format");
+  if (!format || !format->is_string() || format->string() != kFormat)
+    invalid(std::string("import: not a Sinew knowledge base export (\"format\" is not \"") + kFormat + "\")");
+  if (const json::Value* v = doc.find("format_version"); v && v->is_number() && v->number() > kFormatVersion)
+    invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
+  return doc;
+}
+
+// The tree descriptions; guarantees each has a signature and valid UTF-8 text.
+std::vector<ImportedTree> read_trees(const json::Value& doc) {
+  std::vector<ImportedTree> trees;
+  read_section(doc, "trees", [&](const Reader& r) {
+    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
+    if (trees.back().tree.empty()) r.fail("has no tree signature");
+    for (const std::string* text : {&trees.back().tree, &trees.back().label, &trees.back().description})
+      if (!detail::kb::valid_utf8(*text)) r.fail("holds text that is not valid UTF-8");
+  });
+  return trees;
+}
+
+// An export older than positional vector features names unnamed vectors as the process that
+// wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
+// the exported tree descriptions. Features that cannot be renamed are imported as they are.
+class PositionalFeatureNames {
+ public:
+  PositionalFeatureNames(const json::Value& doc, const std::vector<ImportedTree>& trees) {
+    const json::Value* schema = doc.find("schema");
+    const bool counter_names =
+        schema && schema->is_number() && schema->number() < detail::kb::kPositionalFeaturesVersion;
+    if (counter_names)
+      for (const auto& t : trees) renames_[t.tree] = detail::kb::positional_names(t.description);
+  }
+  // `features` of a run or entry of `tree`, with counter-made vector names made positional.
+  void apply(const std::string& tree, KbFeatures& features) const {
+    auto it = renames_.find(tree);
+    if (it == renames_.end() || !it->second) return;
+    if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
+  }
+
+ private:
+  std::map<std::string, std::optional<std::map<std::string, std::string>>> renames_;  // tree -> renames
+};
+
+// One exported entry; guarantees it passes the knowledge base's checks and has a plan its tree can run.
+ImportedEntry read_entry(const Reader& r, const PositionalFeatureNames& names, const std::vector<ImportedTree>& trees,
+                         KnowledgeBase::Impl& kb) {
+  ImportedEntry imported;
+  imported.file_id = r.integer("id");
+  imported.file_source = r.optional_integer("source");
+  KbEntry& e = imported.entry;
+  e.key = r.key();
+  e.features = r.features("features");
+  names.apply(e.key.tree, e.features);
+  e.config = r.config("config");
+  e.time_ms = r.number("time_ms");
+  const std::string provenance = r.text("provenance");
+  if (auto p = stored_provenance(provenance)) e.provenance = *p;
+  else r.fail("provenance '" + provenance + "' is none of trained, derived, balanced, manual");
+  e.precision = r.number("precision");
+  auto quality = r.integer("quality");
+  if (quality < 0) r.fail("has a negative quality");
+  e.quality = unsigned(quality);
+  e.executions = r.integer("executions");
+  e.strategy = detail::kb::canonical_strategy(r.text("strategy"));  // older exports: older spellings
+  e.created = r.text("created");
+  e.updated = r.text("updated");
+  check_imported(r.path(), [&] { check_entry(e); });
+  check_schedule_fits(r, e, trees, kb);
+  return imported;
+}
+
+// One exported run; guarantees it passes the knowledge base's checks and has a creation time.
+KbRun read_run(const Reader& r, const PositionalFeatureNames& names) {
+  KbRun run;
+  run.key = r.key();
+  run.features = r.features("features");
+  names.apply(run.key.tree, run.features);
+  run.config = r.config("config");
+  run.time_ms = r.number("time_ms");
+  run.partition_ms = r.numbers("partition_ms");
+  run.purpose = r.text("purpose");
+  run.created = r.text("created");
+  if (run.created.empty()) r.fail("has no creation time");
+  check_imported(r.path(), [&] { check_run(run); });
+  return run;
+}
+
+// One exported balancer event; guarantees it passes the checks and refers to an exported entry
+// (its `entry` is still the export's id).
+KbEvent read_event(const Reader& r, const std::vector<ImportedEntry>& entries) {
+  KbEvent e;
+  e.entry = r.integer("entry");
+  e.execution = r.integer("execution");
+  e.level = int(r.integer("level"));
+  e.before = r.config("before");
+  e.after = r.config("after");
+  e.time_ms = r.number("time_ms");
+  e.partition_ms = r.numbers("partition_ms");
+  e.deviation = r.number("deviation");
+  e.lbt = r.number("lbt");
+  e.created = r.text("created");
+  if (e.created.empty()) r.fail("has no creation time");
+  check_imported(r.path(), [&] { check_event(e); });
+  bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& imported) { return imported.file_id == e.entry; });
+  if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
+  return e;
+}
+
+// The whole export, read and checked: throws sinew::Error(errc::invalid_argument) naming what is
+// malformed before anything is written.
+ImportedDocument read_export(std::string_view text, KnowledgeBase::Impl& kb) {
+  const json::Value doc = parse_export(text);
+  ImportedDocument in;
+  in.trees = read_trees(doc);
+  const PositionalFeatureNames names(doc, in.trees);
+  read_section(doc, "entries", [&](const Reader& r) { in.entries.push_back(read_entry(r, names, in.trees, kb)); });
+  read_section(doc, "runs", [&](const Reader& r) { in.runs.push_back(read_run(r, names)); });
+  read_section(doc, "events", [&](const Reader& r) { in.events.push_back(read_event(r, in.entries)); });
+  return in;
+}
+
+// Tree descriptions are added; one stored without a label and description takes the export's.
+void write_trees(Connection& db, const std::vector<ImportedTree>& trees) {
+  for (const auto& tree : trees) {
+    auto s = db.prepare(
+        "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) ON CONFLICT (tree) DO UPDATE "
+        "SET label = excluded.label, description = excluded.description WHERE trees.label = '' AND trees.description = ''");
+    s.bind_all(tree.tree, tree.label, tree.description, tree.created.empty() ? utc_now() : tree.created);
+    s.run();
+  }
+}
+
+// Entries: each is inserted, replaces an older one of its key and features (keeping the larger
+// execution count), or leaves a newer one as it is. Then every entry written gets the id here of
+// its source, where the export has the source too. Returns export id -> id here for every entry.
+std::map<std::int64_t, std::int64_t> merge_entries(KnowledgeBase::Impl& kb, const std::vector<ImportedEntry>& entries,
+                                                   KbCounts& counts) {
+  Connection& db = kb.db;
+  std::map<std::int64_t, std::int64_t> local;  // export id -> id here
+  std::vector<std::size_t> written;            // entries whose source must be set
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const KbEntry& e = entries[i].entry;
+    auto s = db.prepare(
+        "SELECT id, updated, executions FROM entries WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?");
+    s.bind_all(e.key.tree, e.key.devices, e.key.library, feature_key(e.features));
+    KbEntry without_source = e;
+    without_source.source.reset();
+    if (!s.step()) {
+      local[entries[i].file_id] = kb.insert_entry(without_source, e.created, e.updated);
+      written.push_back(i);
+      ++counts.entries;
+      continue;
+    }
+    std::int64_t id = s.integer(0);
+    std::string updated = s.text(1);
+    std::int64_t executions = s.integer(2);
+    local[entries[i].file_id] = id;
+    if (e.updated > updated) {
+      kb.update_entry(id, without_source, e.updated);
+      auto x = db.prepare("UPDATE entries SET executions = ? WHERE id = ?");
+      x.bind_all(std::max(executions, e.executions), id);
+      x.run();
+      written.push_back(i);
+      ++counts.entries;
+    }
+  }
+  for (std::size_t i : written) {
+    const auto& imported = entries[i];
+    if (!imported.file_source) continue;
+    auto it = local.find(*imported.file_source);
+    if (it == local.end()) continue;  // its source was not exported with it
+    auto s = db.prepare("UPDATE entries SET source = ? WHERE id = ?");
+    s.bind_all(it->second, local.at(imported.file_id));
+    s.run();
+  }
+  return local;
+}
+
+// Runs not already stored (the same key, features, plan, time, purpose and creation) are added.
+void add_new_runs(KnowledgeBase::Impl& kb, const std::vector<KbRun>& runs, KbCounts& counts) {
+  for (const auto& r : runs) {
+    auto s = kb.db.prepare(
+        "SELECT 1 FROM runs WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? AND fission = ? AND "
+        "overlap = ? AND shares = ? AND plan = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
+    s.bind_all(r.key.tree, r.key.devices, r.key.library, feature_key(r.features), r.config.fission, r.config.overlap,
+               numbers_text(r.config.shares), plan_text(r.config), r.time_ms, r.purpose, r.created);
+    if (s.step()) continue;
+    kb.insert_run(r);
+    ++counts.runs;
+  }
+}
+
+// Events not already stored (the same entry, execution, level and creation) are added, their
+// entries mapped from the export's ids to the ids here (`local`).
+void add_new_events(KnowledgeBase::Impl& kb, std::vector<KbEvent> events,
+                    const std::map<std::int64_t, std::int64_t>& local, KbCounts& counts) {
+  for (KbEvent& e : events) {
+    e.entry = local.at(e.entry);
+    auto s = kb.db.prepare("SELECT 1 FROM events WHERE entry = ? AND execution = ? AND level = ? AND created = ? LIMIT 1");
+    s.bind_all(e.entry, e.execution, e.level, e.created);
+    if (s.step()) continue;
+    kb.insert_event(e);
+    ++counts.events;
+  }
+}
+
 }  // namespace
 
 std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) const {
@@ -256,182 +486,14 @@ std::string KnowledgeBase::export_json(const std::optional<std::string>& tree) c
 }
 
 KbCounts KnowledgeBase::import_json(std::string_view text) {
-  json::Value doc;
-  try {
-    doc = json::parse(text);
-  } catch (const std::invalid_argument& e) {
-    invalid(std::string("import: not valid JSON: ") + e.what());
-  }
-  if (!doc.is_object()) invalid("import: the document is not a JSON object");
-  const json::Value* format = doc.find("format");
-  if (!format || !format->is_string() || format->string() != kFormat)
-    invalid(std::string("import: not a Sinew knowledge base export (\"format\" is not \"") + kFormat + "\")");
-  if (const json::Value* v = doc.find("format_version"); v && v->is_number() && v->number() > kFormatVersion)
-    invalid("import: written by a newer Sinew (format version " + json::number(v->number()) + ")");
-
-  // Read and check everything before touching the database.
-  std::vector<ImportedTree> trees;
-  read_section(doc, "trees", [&](const Reader& r) {
-    trees.push_back({r.text("tree"), r.text("label"), r.text("description"), r.text("created")});
-    if (trees.back().tree.empty()) r.fail("has no tree signature");
-    for (const std::string* text : {&trees.back().tree, &trees.back().label, &trees.back().description})
-      if (!detail::kb::valid_utf8(*text)) r.fail("holds text that is not valid UTF-8");
-  });
-
-  // An export older than positional vector features names unnamed vectors as the process that
-  // wrote it counted them: renamed as migration 004 renames a stored file's (kb/legacy.hpp), from
-  // the exported tree descriptions. Features that cannot be renamed are imported as they are.
-  const json::Value* schema = doc.find("schema");
-  const bool counter_names =
-      schema && schema->is_number() && schema->number() < detail::kb::kPositionalFeaturesVersion;
-  std::map<std::string, std::optional<std::map<std::string, std::string>>> positions;  // tree -> renames
-  if (counter_names)
-    for (const auto& t : trees) positions[t.tree] = detail::kb::positional_names(t.description);
-  auto positional = [&](const std::string& tree, KbFeatures& features) {
-    auto it = positions.find(tree);
-    if (it == positions.end() || !it->second) return;
-    if (auto renamed = detail::kb::positional_features(features, *it->second)) features = std::move(*renamed);
-  };
-
-  struct ImportedEntry {
-    std::int64_t file_id;
-    std::optional<std::int64_t> file_source;
-    KbEntry entry;
-  };
-  std::vector<ImportedEntry> entries;
-  read_section(doc, "entries", [&](const Reader& r) {
-    ImportedEntry ie;
-    ie.file_id = r.integer("id");
-    ie.file_source = r.optional_integer("source");
-    KbEntry& e = ie.entry;
-    e.key = r.key();
-    e.features = r.features("features");
-    positional(e.key.tree, e.features);
-    e.config = r.config("config");
-    e.time_ms = r.number("time_ms");
-    const std::string provenance = r.text("provenance");
-    if (auto p = stored_provenance(provenance)) e.provenance = *p;
-    else r.fail("provenance '" + provenance + "' is none of trained, derived, balanced, manual");
-    e.precision = r.number("precision");
-    auto quality = r.integer("quality");
-    if (quality < 0) r.fail("has a negative quality");
-    e.quality = unsigned(quality);
-    e.executions = r.integer("executions");
-    e.strategy = detail::kb::canonical_strategy(r.text("strategy"));  // older exports: older spellings
-    e.created = r.text("created");
-    e.updated = r.text("updated");
-    check_imported(r.path(), [&] { check_entry(e); });
-    check_schedule_fits(r, e, trees, *impl_);
-    entries.push_back(std::move(ie));
-  });
-  std::vector<KbRun> runs;
-  read_section(doc, "runs", [&](const Reader& r) {
-    KbRun run;
-    run.key = r.key();
-    run.features = r.features("features");
-    positional(run.key.tree, run.features);
-    run.config = r.config("config");
-    run.time_ms = r.number("time_ms");
-    run.partition_ms = r.numbers("partition_ms");
-    run.purpose = r.text("purpose");
-    run.created = r.text("created");
-    if (run.created.empty()) r.fail("has no creation time");
-    check_imported(r.path(), [&] { check_run(run); });
-    runs.push_back(std::move(run));
-  });
-  std::vector<KbEvent> events;
-  read_section(doc, "events", [&](const Reader& r) {
-    KbEvent e;
-    e.entry = r.integer("entry");
-    e.execution = r.integer("execution");
-    e.level = int(r.integer("level"));
-    e.before = r.config("before");
-    e.after = r.config("after");
-    e.time_ms = r.number("time_ms");
-    e.partition_ms = r.numbers("partition_ms");
-    e.deviation = r.number("deviation");
-    e.lbt = r.number("lbt");
-    e.created = r.text("created");
-    if (e.created.empty()) r.fail("has no creation time");
-    check_imported(r.path(), [&] { check_event(e); });
-    bool known = std::any_of(entries.begin(), entries.end(), [&](const ImportedEntry& ie) { return ie.file_id == e.entry; });
-    if (!known) r.fail("refers to entry " + std::to_string(e.entry) + ", which is not in the file");
-    events.push_back(std::move(e));
-  });
-
+  ImportedDocument in = read_export(text, *impl_);
   return impl_->locked("importing", [&] {
     KbCounts counts;
     Transaction t(impl_->db);
-    Connection& db = impl_->db;
-
-    for (const auto& tr : trees) {
-      auto s = db.prepare(
-          "INSERT INTO trees (tree, label, description, created) VALUES (?, ?, ?, ?) ON CONFLICT (tree) DO UPDATE "
-          "SET label = excluded.label, description = excluded.description WHERE trees.label = '' AND trees.description = ''");
-      s.bind_all(tr.tree, tr.label, tr.description, tr.created.empty() ? utc_now() : tr.created);
-      s.run();
-    }
-
-    // Entries: insert, replace an older one, or keep a newer one; remember where each file id went.
-    std::map<std::int64_t, std::int64_t> local;  // file id -> id here
-    std::vector<std::size_t> written;            // entries whose source must be set
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const KbEntry& e = entries[i].entry;
-      auto s = db.prepare(
-          "SELECT id, updated, executions FROM entries WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ?");
-      s.bind_all(e.key.tree, e.key.devices, e.key.library, feature_key(e.features));
-      if (!s.step()) {
-        KbEntry without_source = e;
-        without_source.source.reset();
-        local[entries[i].file_id] = impl_->insert_entry(without_source, e.created, e.updated);
-        written.push_back(i);
-        ++counts.entries;
-        continue;
-      }
-      std::int64_t id = s.integer(0);
-      std::string updated = s.text(1);
-      std::int64_t executions = s.integer(2);
-      local[entries[i].file_id] = id;
-      if (e.updated > updated) {
-        KbEntry without_source = e;
-        without_source.source.reset();
-        impl_->update_entry(id, without_source, e.updated);
-        auto x = db.prepare("UPDATE entries SET executions = ? WHERE id = ?");
-        x.bind_all(std::max(executions, e.executions), id);
-        x.run();
-        written.push_back(i);
-        ++counts.entries;
-      }
-    }
-    for (std::size_t i : written) {
-      const auto& ie = entries[i];
-      if (!ie.file_source) continue;
-      auto it = local.find(*ie.file_source);
-      if (it == local.end()) continue;  // its source was not exported with it
-      auto s = db.prepare("UPDATE entries SET source = ? WHERE id = ?");
-      s.bind_all(it->second, local.at(ie.file_id));
-      s.run();
-    }
-
-    for (const auto& r : runs) {
-      auto s = db.prepare(
-          "SELECT 1 FROM runs WHERE tree = ? AND devices = ? AND library = ? AND feature_key = ? AND fission = ? AND "
-          "overlap = ? AND shares = ? AND plan = ? AND time_ms = ? AND purpose = ? AND created = ? LIMIT 1");
-      s.bind_all(r.key.tree, r.key.devices, r.key.library, feature_key(r.features), r.config.fission, r.config.overlap,
-                 numbers_text(r.config.shares), plan_text(r.config), r.time_ms, r.purpose, r.created);
-      if (s.step()) continue;
-      impl_->insert_run(r);
-      ++counts.runs;
-    }
-
-    for (KbEvent e : events) {
-      e.entry = local.at(e.entry);
-      auto s = db.prepare("SELECT 1 FROM events WHERE entry = ? AND execution = ? AND level = ? AND created = ? LIMIT 1");
-      s.bind_all(e.entry, e.execution, e.level, e.created);
-      if (s.step()) continue;
-      impl_->insert_event(e);
-      ++counts.events;
-    }
+    write_trees(impl_->db, in.trees);
+    const auto local = merge_entries(*impl_, in.entries, counts);
+    add_new_runs(*impl_, in.runs, counts);
+    add_new_events(*impl_, std::move(in.events), local, counts);
     t.commit();
     return counts;
   });

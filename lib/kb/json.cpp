@@ -43,14 +43,14 @@ class Parser {
   Value document() {
     Value v = value(0);
     skip_space();
-    if (pos_ != text_.size()) fail("unexpected text after the JSON value");
+    if (position_ != text_.size()) fail("unexpected text after the JSON value");
     return v;
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
     std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < pos_ && i < text_.size(); ++i) {
+    for (std::size_t i = 0; i < position_ && i < text_.size(); ++i) {
       if (text_[i] == '\n') {
         ++line;
         column = 1;
@@ -62,21 +62,21 @@ class Parser {
   }
 
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
-      ++pos_;
+    while (position_ < text_.size() && (text_[position_] == ' ' || text_[position_] == '\t' || text_[position_] == '\n' || text_[position_] == '\r'))
+      ++position_;
   }
 
   bool consume(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
+    if (text_.substr(position_, word.size()) != word) return false;
+    position_ += word.size();
     return true;
   }
 
   Value value(int depth) {
     if (depth > 64) fail("nested too deeply");
     skip_space();
-    if (pos_ >= text_.size()) fail("unexpected end of text");
-    char c = text_[pos_];
+    if (position_ >= text_.size()) fail("unexpected end of text");
+    char c = text_[position_];
     if (c == '{') return object(depth);
     if (c == '[') return array(depth);
     if (c == '"') return Value(string());
@@ -88,28 +88,28 @@ class Parser {
   }
 
   Value object(int depth) {
-    ++pos_;  // {
+    ++position_;  // {
     Value v{Value::Object{}};
     skip_space();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
+    if (position_ < text_.size() && text_[position_] == '}') {
+      ++position_;
       return v;
     }
     for (;;) {
       skip_space();
-      if (pos_ >= text_.size() || text_[pos_] != '"') fail("expected a member name in quotes");
+      if (position_ >= text_.size() || text_[position_] != '"') fail("expected a member name in quotes");
       std::string key = string();
       skip_space();
-      if (pos_ >= text_.size() || text_[pos_] != ':') fail("expected ':' after member name");
-      ++pos_;
+      if (position_ >= text_.size() || text_[position_] != ':') fail("expected ':' after member name");
+      ++position_;
       v.set(std::move(key), value(depth + 1));
       skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
+      if (position_ < text_.size() && text_[position_] == ',') {
+        ++position_;
         continue;
       }
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
+      if (position_ < text_.size() && text_[position_] == '}') {
+        ++position_;
         return v;
       }
       fail("expected ',' or '}' in object");
@@ -117,22 +117,22 @@ class Parser {
   }
 
   Value array(int depth) {
-    ++pos_;  // [
+    ++position_;  // [
     Value v{Value::Array{}};
     skip_space();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
+    if (position_ < text_.size() && text_[position_] == ']') {
+      ++position_;
       return v;
     }
     for (;;) {
       v.array().push_back(value(depth + 1));
       skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
+      if (position_ < text_.size() && text_[position_] == ',') {
+        ++position_;
         continue;
       }
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
+      if (position_ < text_.size() && text_[position_] == ']') {
+        ++position_;
         return v;
       }
       fail("expected ',' or ']' in array");
@@ -140,10 +140,10 @@ class Parser {
   }
 
   unsigned hex4() {
-    if (pos_ + 4 > text_.size()) fail("truncated \\u escape");
+    if (position_ + 4 > text_.size()) fail("truncated \\u escape");
     unsigned u = 0;
     for (int i = 0; i < 4; ++i) {
-      char c = text_[pos_++];
+      char c = text_[position_++];
       u <<= 4;
       if (c >= '0' && c <= '9') u |= unsigned(c - '0');
       else if (c >= 'a' && c <= 'f') u |= unsigned(c - 'a' + 10);
@@ -172,19 +172,19 @@ class Parser {
   }
 
   std::string string() {
-    ++pos_;  // "
+    ++position_;  // "
     std::string out;
     for (;;) {
-      if (pos_ >= text_.size()) fail("unterminated string");
-      char c = text_[pos_++];
+      if (position_ >= text_.size()) fail("unterminated string");
+      char c = text_[position_++];
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
       if (c != '\\') {
         out += c;
         continue;
       }
-      if (pos_ >= text_.size()) fail("unterminated string");
-      char e = text_[pos_++];
+      if (position_ >= text_.size()) fail("unterminated string");
+      char e = text_[position_++];
       switch (e) {
         case '"': out += '"'; break;
         case '\\': out += '\\'; break;
@@ -213,35 +213,35 @@ class Parser {
   }
 
   double number() {
-    std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
+    std::size_t start = position_;
+    if (text_[position_] == '-') ++position_;
     auto digits = [&] {
-      std::size_t s = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      return pos_ - s;
+      std::size_t s = position_;
+      while (position_ < text_.size() && text_[position_] >= '0' && text_[position_] <= '9') ++position_;
+      return position_ - s;
     };
-    if (pos_ < text_.size() && text_[pos_] == '0') ++pos_;
+    if (position_ < text_.size() && text_[position_] == '0') ++position_;
     else if (digits() == 0) fail("bad number");
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
+    if (position_ < text_.size() && text_[position_] == '.') {
+      ++position_;
       if (digits() == 0) fail("bad number: no digits after '.'");
     }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+    if (position_ < text_.size() && (text_[position_] == 'e' || text_[position_] == 'E')) {
+      ++position_;
+      if (position_ < text_.size() && (text_[position_] == '+' || text_[position_] == '-')) ++position_;
       if (digits() == 0) fail("bad number: no exponent digits");
     }
     double v = 0;
-    auto [ptr, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
-    if (ec != std::errc() || ptr != text_.data() + pos_) {
-      pos_ = start;
+    auto [ptr, ec] = std::from_chars(text_.data() + start, text_.data() + position_, v);
+    if (ec != std::errc() || ptr != text_.data() + position_) {
+      position_ = start;
       fail("number out of range");
     }
     return v;
   }
 
   std::string_view text_;
-  std::size_t pos_ = 0;
+  std::size_t position_ = 0;
 };
 
 void write(std::string& out, const Value& v, int depth, int multiline_depth) {

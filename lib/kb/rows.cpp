@@ -21,7 +21,8 @@ json::Value config_value(const Config& c) {
   v.set("fission", json::Value(c.fission));
   v.set("overlap", json::Value(c.overlap));
   v.set("shares", numbers_value(c.shares));
-  // Only where the plan has items, so that exports of plans of the split alone read as before.
+  // Only where the plan has items: a plan of the split alone exports without "plan", in the
+  // shape exports before schema 6 have.
   if (auto items = detail::plan_item_values(c); !items.empty()) {
     json::Value plan{json::Value::Object{}};
     for (const auto& [name, value] : items) plan.set(name, json::Value(value));

@@ -12,24 +12,24 @@ class Hasher {
  public:
   Hasher& add(std::string_view bytes) {
     for (unsigned char c : bytes) {
-      h_ ^= c;
-      h_ *= 0x100000001b3ULL;
+      state_ ^= c;
+      state_ *= 0x100000001b3ULL;
     }
     // A separator so ("ab","c") and ("a","bc") differ.
-    h_ ^= 0xff;
-    h_ *= 0x100000001b3ULL;
+    state_ ^= 0xff;
+    state_ *= 0x100000001b3ULL;
     return *this;
   }
   Hasher& add(std::uint64_t v) { return add(std::string_view(reinterpret_cast<const char*>(&v), sizeof v)); }
-  std::uint64_t value() const { return h_; }
+  std::uint64_t value() const { return state_; }
   std::string hex() const {
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(state_));
     return buf;
   }
 
  private:
-  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+  std::uint64_t state_ = 0xcbf29ce484222325ULL;
 };
 
 inline std::string hash_hex(std::string_view bytes) { return Hasher().add(bytes).hex(); }

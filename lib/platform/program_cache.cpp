@@ -21,8 +21,8 @@ namespace {
 // A cached binary: the magic, then what built it (the hashes of the device's identity — name,
 // vendor, driver, device and platform versions — and of the source and options), then the
 // binary's length and hash, then the binary; the file is exactly that long. A file whose header
-// or length does not say so, however valid its checksum, is rebuilt (a header claiming half of a
-// real PoCL binary once made every process crash inside the driver).
+// or length does not say so, however valid its checksum, is rebuilt: the driver trusts what it
+// is handed (a header claiming half of a real PoCL binary crashes every process that loads it).
 constexpr char kMagic[8] = {'S', 'I', 'N', 'E', 'W', 'B', 'I', '2'};
 constexpr std::size_t kHeader = 8 + 4 * 8;
 
@@ -178,97 +178,115 @@ std::string build_log(const cl::Program& program, const std::vector<cl::Device>&
 
 }  // namespace
 
+std::optional<cl::Program> ProgramCache::kept(const Key& key) {
+  std::lock_guard lock(mutex_);
+  auto it = programs_.find(key);
+  if (it == programs_.end()) return std::nullopt;
+  ++stats_.memory_hits;
+  return it->second;
+}
+
+std::shared_ptr<std::mutex> ProgramCache::build_mutex(const Key& key) {
+  std::lock_guard lock(mutex_);
+  auto& m = building_[key];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
+std::optional<cl::Program> ProgramCache::load_stored(const cl::Context& context, const std::vector<cl::Device>& devices,
+                                                     const ProgramSource& source, const std::string& options,
+                                                     const std::vector<std::string>& paths) {
+  // A binary that passes every check can still crash the driver while it loads: a marker is
+  // kept while one loads, so the next process (the caller holds the entry's lock: no other is
+  // loading) finds the marker of one that died, drops the binaries and builds from source instead.
+  const std::string loading = paths.front() + ".loading";
+  std::error_code ec;
+  if (fs::exists(loading, ec)) {
+    for (const auto& p : paths) fs::remove(p, ec);
+    fs::remove(loading, ec);
+    std::lock_guard lock(mutex_);
+    ++stats_.crashed_loads;
+  }
+  std::vector<std::vector<unsigned char>> binaries(devices.size());
+  bool all = true;
+  for (std::size_t i = 0; i < devices.size() && all; ++i)
+    all = load_binary(paths[i], devices[i], source.text, options, binaries[i]);
+  if (!all) return std::nullopt;
+  std::optional<cl::Program> program;
+  { std::ofstream(loading) << ::getpid() << "\n"; }
+  try {
+    program = cl::Program(context, devices, binaries);
+    program->build(devices, options.c_str());
+  } catch (const cl::Error&) {
+    // Stale or foreign binary: the caller builds from the source.
+    program.reset();
+    std::lock_guard lock(mutex_);
+    ++stats_.corrupt_files;
+  }
+  fs::remove(loading, ec);
+  return program;
+}
+
+cl::Program ProgramCache::build_from_source(const cl::Context& context, const std::vector<cl::Device>& devices,
+                                            const ProgramSource& source, const std::string& options,
+                                            ErrorContext& where) {
+  cl::Program program;
+  try {
+    program = cl::Program(context, source.text);
+  } catch (const cl::Error& e) {
+    throw_cl(e, where);
+  }
+  try {
+    program.build(devices, options.c_str());
+  } catch (const cl::Error& e) {
+    where.build_log = build_log(program, devices);
+    where.api_call = "clBuildProgram";
+    if (where.fix.empty()) where.fix = "correct the kernel source; the compiler's log follows";
+    throw Error(make_error_code(errc::build_failure),
+                "kernel source '" + source.origin + "' failed to build (" + opencl_status_name(e.err()) + ")", where);
+  }
+  return program;
+}
+
+void ProgramCache::store_binaries(const cl::Program& program, const std::vector<cl::Device>& devices,
+                                  const ProgramSource& source, const std::string& options,
+                                  const std::vector<std::string>& paths) {
+  try {
+    auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    for (std::size_t i = 0; i < binaries.size() && i < paths.size(); ++i)
+      if (!binaries[i].empty()) store_binary(paths[i], devices[i], source.text, options, binaries[i]);
+  } catch (const cl::Error&) {
+    std::lock_guard lock(mutex_);
+    ++stats_.write_failures;
+  }
+}
+
 cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::Device>& devices,
                               const ProgramSource& source, const std::string& options, ErrorContext where) {
-  auto key = std::make_tuple(context(), source_key(source.text, options), options);
-  std::shared_ptr<std::mutex> build_mutex;
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) {
-      ++stats_.memory_hits;
-      return it->second;
-    }
-    auto& m = building_[key];
-    if (!m) m = std::make_shared<std::mutex>();
-    build_mutex = m;
-  }
+  const Key key = std::make_tuple(context(), source_key(source.text, options), options);
+  if (auto program = kept(key)) return *program;
   // One thread builds a given program; others wait for it rather than build it again.
-  std::lock_guard build_lock(*build_mutex);
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) {
-      ++stats_.memory_hits;
-      return it->second;
-    }
-  }
+  const auto mutex = build_mutex(key);
+  std::lock_guard build_lock(*mutex);
+  if (auto program = kept(key)) return *program;
   if (where.kernel_file.empty()) where.kernel_file = source.origin;
   if (where.device.empty() && !devices.empty()) where.device = devices.front().getInfo<CL_DEVICE_NAME>();
 
-  cl::Program program;
-  bool from_disk = false;
   std::vector<std::string> paths;
   if (!dir_.empty())
     for (const auto& d : devices) paths.push_back(file_for(d, source.text, options));
   FileLock disk_lock(paths.empty() ? std::string() : paths.front() + ".lock");
-  if (!dir_.empty()) {
-    // A binary that passes every check can still crash the driver while it loads: a marker is
-    // kept while one loads, so the next process (we hold the entry's lock: no other is loading)
-    // finds the marker of one that died, drops the binaries and builds from source instead.
-    const std::string loading = paths.front() + ".loading";
-    std::error_code ec;
-    if (fs::exists(loading, ec)) {
-      for (const auto& p : paths) fs::remove(p, ec);
-      fs::remove(loading, ec);
-      std::lock_guard lock(mutex_);
-      ++stats_.crashed_loads;
-    }
-    std::vector<std::vector<unsigned char>> binaries(devices.size());
-    bool all = true;
-    for (std::size_t i = 0; i < devices.size() && all; ++i)
-      all = load_binary(paths[i], devices[i], source.text, options, binaries[i]);
-    if (all) {
-      { std::ofstream(loading) << ::getpid() << "\n"; }
-      try {
-        program = cl::Program(context, devices, binaries);
-        program.build(devices, options.c_str());
-        from_disk = true;
-      } catch (const cl::Error&) {
-        // Stale or foreign binary: fall back to the source.
-        std::lock_guard lock(mutex_);
-        ++stats_.corrupt_files;
-      }
-      fs::remove(loading, ec);
-    }
-  }
-  if (!from_disk) {
-    try {
-      program = cl::Program(context, source.text);
-    } catch (const cl::Error& e) {
-      throw_cl(e, where);
-    }
-    try {
-      program.build(devices, options.c_str());
-    } catch (const cl::Error& e) {
-      where.build_log = build_log(program, devices);
-      where.api_call = "clBuildProgram";
-      if (where.fix.empty()) where.fix = "correct the kernel source; the compiler's log follows";
-      throw Error(make_error_code(errc::build_failure),
-                  "kernel source '" + source.origin + "' failed to build (" + opencl_status_name(e.err()) + ")",
-                  where);
-    }
-    if (!dir_.empty()) {
-      try {
-        auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
-        for (std::size_t i = 0; i < binaries.size() && i < paths.size(); ++i)
-          if (!binaries[i].empty()) store_binary(paths[i], devices[i], source.text, options, binaries[i]);
-      } catch (const cl::Error&) {
-        std::lock_guard lock(mutex_);
-        ++stats_.write_failures;
-      }
-    }
+  std::optional<cl::Program> stored;
+  if (!dir_.empty()) stored = load_stored(context, devices, source, options, paths);
+  cl::Program program;
+  if (stored) {
+    program = *stored;
+  } else {
+    program = build_from_source(context, devices, source, options, where);
+    if (!dir_.empty()) store_binaries(program, devices, source, options, paths);
   }
   std::lock_guard lock(mutex_);
-  if (from_disk) ++stats_.disk_hits; else ++stats_.builds;
+  if (stored) ++stats_.disk_hits; else ++stats_.builds;
   programs_[key] = program;
   return program;
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -46,6 +47,24 @@ class ProgramCache {
   std::string file_for(const cl::Device& device, const std::string& source, const std::string& options) const;
 
  private:
+  using Key = std::tuple<cl_context, std::string, std::string>;  // context, source key, options
+
+  // The program kept in memory for `key` (counted as a memory hit); none before it is built.
+  std::optional<cl::Program> kept(const Key& key);
+  // The mutex that the one thread building `key`'s program holds; the same for every caller.
+  std::shared_ptr<std::mutex> build_mutex(const Key& key);
+  // The program from every device's stored binary (`paths`, in device order), built; none where
+  // a binary is missing, corrupt or stale, or a process died loading them (then they are dropped).
+  std::optional<cl::Program> load_stored(const cl::Context& context, const std::vector<cl::Device>& devices,
+                                         const ProgramSource& source, const std::string& options,
+                                         const std::vector<std::string>& paths);
+  // The program built from its source; throws sinew::Error (errc::build_failure, with the log)
+  // where it does not compile.
+  static cl::Program build_from_source(const cl::Context& context, const std::vector<cl::Device>& devices,
+                                       const ProgramSource& source, const std::string& options, ErrorContext& where);
+  // Every device's binary of `program` written to its file in `paths` (a failure only counted).
+  void store_binaries(const cl::Program& program, const std::vector<cl::Device>& devices,
+                      const ProgramSource& source, const std::string& options, const std::vector<std::string>& paths);
   bool load_binary(const std::string& path, const cl::Device& device, const std::string& source,
                    const std::string& options, std::vector<unsigned char>& binary);
   void store_binary(const std::string& path, const cl::Device& device, const std::string& source,
@@ -53,8 +72,8 @@ class ProgramCache {
 
   std::string dir_;
   mutable std::mutex mutex_;
-  std::map<std::tuple<cl_context, std::string, std::string>, cl::Program> programs_;
-  std::map<std::tuple<cl_context, std::string, std::string>, std::shared_ptr<std::mutex>> building_;
+  std::map<Key, cl::Program> programs_;
+  std::map<Key, std::shared_ptr<std::mutex>> building_;
   Stats stats_;
 };
 

@@ -30,7 +30,7 @@ struct Variable {
   Setter set;
 };
 
-const std::vector<Variable>& variables() {
+const std::vector<Variable>& variables() {  // check-code: table
   static const std::vector<Variable> table = {
       {{"SINEW_DEVICES", "devices", "a device selection: all, cpu, gpu, accelerator, kind:N or an index, comma-separated",
         "all", "which devices a runtime uses, in this order"},

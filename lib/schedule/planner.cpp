@@ -83,43 +83,36 @@ PlanCache::Refresh refresh_of(const PlannerSettings& s) { return {s.refresh_uses
 
 }  // namespace
 
-Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training) {
-  KbKey key = base_key_;
-  key.tree = p.signature;
-  const LearnedKey ck{key.tree, p.features, {}};
-  if (!force_training)
-    if (auto hit = plans_.find(ck, refresh_of(settings_))) return *hit;
+void Planner::describe_once(const PreparedTree& p) {
   bool describe = false;
   {
     std::lock_guard lock(noted_mutex_);
-    describe = described_.insert(key.tree).second;
+    describe = described_.insert(p.signature).second;
   }
-  if (describe) safely([&] { kb_.describe_tree(key.tree, p.label, p.tree.dump()); });
+  if (describe) safely([&] { kb_.describe_tree(p.signature, p.label, p.tree.dump()); });
+}
+
+std::optional<Plan> Planner::stored_plan(const PreparedTree& p, const KbKey& key, const LearnedKey& cache_key) {
   // Reads fail like writes (a disk error, a lock held too long): then the KB knows nothing.
-  auto lookup = [&]() -> std::optional<Plan> {
-    const std::uint64_t gen = plans_.generation();
-    std::optional<KbEntry> hit;
-    safely([&] { hit = kb_.find(key, p.features); });
-    if (!hit || !usable(*hit, p)) return std::nullopt;
-    // Without the idle devices' levels (an entry stored before training named a device alone at
-    // one level only): a plan of one device runs that device alone's partitions and queues.
-    Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
-               hit->source.value_or(0), 0, 0};
-    plans_.remember(ck, found, gen, refresh_of(settings_));
-    return found;
-  };
-  if (!force_training)
-    if (auto hit = lookup()) return *hit;
-  std::lock_guard lock(training_mutex_);
-  if (!force_training)  // another request may have trained it while this one waited
-    if (auto hit = lookup()) return *hit;
-  std::vector<KbEntry> known;
-  safely([&] { known = kb_.entries(key); });
-  std::erase_if(known, [&](const KbEntry& e) { return !usable(e, p); });
-  std::optional<Derived> derived;
-  std::vector<Config> alone_levels;  // the cost model's pick for each device alone, for the check
-  if (!known.empty()) derived = interpolator_->derive(known, p.features);
-  if (derived && derived->distance > 0 && settings_.interpolation == Interpolation::cost_model) {
+  const std::uint64_t generation = plans_.generation();
+  std::optional<KbEntry> hit;
+  safely([&] { hit = kb_.find(key, p.features); });
+  if (!hit || !usable(*hit, p)) return std::nullopt;
+  // Without the idle devices' levels (an entry stored before training named a device alone at
+  // one level only): a plan of one device runs that device alone's partitions and queues.
+  Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
+             hit->source.value_or(0), 0, 0};
+  plans_.remember(cache_key, found, generation, refresh_of(settings_));
+  return found;
+}
+
+std::optional<Planner::Derivation> Planner::derive(const PreparedTree& p, const KbKey& key,
+                                                   const std::vector<KbEntry>& known) {
+  if (known.empty()) return std::nullopt;
+  std::optional<Derived> derived = interpolator_->derive(known, p.features);
+  if (!derived) return std::nullopt;
+  Derivation out{*derived, {}};
+  if (derived->distance > 0 && settings_.interpolation == Interpolation::cost_model) {
     // The neighbours' runs of each device alone, fitted over the size: the device, split and
     // levels that fit this size rather than the nearest size's plan.
     std::vector<KbRun> runs;
@@ -127,30 +120,57 @@ Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, 
     std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
     if (auto model = derive_from_costs(env_.infos, runs, p.features)) {
       info("cost model for '" + p.label + "': " + model->str());
-      derived->config = model->config;
-      derived->method = std::string(to_string(Interpolation::cost_model));
-      alone_levels = model->alone_levels(env_.infos.size());
+      out.derived.config = model->config;
+      out.derived.method = std::string(to_string(Interpolation::cost_model));
+      out.alone_levels = model->alone_levels(env_.infos.size());
     }
   }
-  if (!force_training && settings_.derive_unseen && derived) {
-    Plan plan{derived->config, Provenance::derived, key, 0, derived->source, 0, 0};
-    KbEntry e;
-    e.key = key;
-    e.features = p.features;
-    e.config = derived->config;
-    e.provenance = Provenance::derived;
-    e.source = derived->source;
-    e.strategy = derived->method;
-    for (const auto& k : known)
-      if (k.id == derived->source) e.time_ms = k.time_ms;
-    if (settings_.derive_executions > 0) check_derived(p, bindings, *derived, alone_levels, plan, e);
-    safely([&] { plan.entry = kb_.store_entry(e); });
-    plans_.forget(ck);
-    return plan;
+  return out;
+}
+
+Plan Planner::store_derived(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                            const std::vector<KbEntry>& known, const Derivation& derivation) {
+  const Derived& derived = derivation.derived;
+  Plan plan{derived.config, Provenance::derived, key, 0, derived.source, 0, 0};
+  KbEntry e;
+  e.key = key;
+  e.features = p.features;
+  e.config = derived.config;
+  e.provenance = Provenance::derived;
+  e.source = derived.source;
+  e.strategy = derived.method;
+  for (const auto& k : known)
+    if (k.id == derived.source) e.time_ms = k.time_ms;
+  if (settings_.derive_executions > 0) check_derived(p, bindings, derived, derivation.alone_levels, plan, e);
+  safely([&] { plan.entry = kb_.store_entry(e); });
+  return plan;
+}
+
+Plan Planner::plan(const PreparedTree& p, const std::vector<Binding>& bindings, bool force_training) {
+  KbKey key = base_key_;
+  key.tree = p.signature;
+  const LearnedKey cache_key{key.tree, p.features, {}};
+  if (!force_training)
+    if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;
+  describe_once(p);
+  if (!force_training)
+    if (auto hit = stored_plan(p, key, cache_key)) return *hit;
+  std::lock_guard lock(training_mutex_);
+  if (!force_training)  // another request may have trained it while this one waited
+    if (auto hit = stored_plan(p, key, cache_key)) return *hit;
+  std::vector<KbEntry> known;
+  safely([&] { known = kb_.entries(key); });
+  std::erase_if(known, [&](const KbEntry& e) { return !usable(e, p); });
+  const std::optional<Derivation> derivation = derive(p, key, known);
+  Plan plan;
+  if (!force_training && settings_.derive_unseen && derivation) {
+    plan = store_derived(p, bindings, key, known, *derivation);
+  } else {
+    // Training starts from the nearest known plan when there is one.
+    plan = train_plan(p, bindings, key,
+                      derivation ? std::optional<Config>(derivation->derived.config) : std::nullopt);
   }
-  // Training starts from the nearest known plan when there is one.
-  Plan plan = train_plan(p, bindings, key, derived ? std::optional<Config>(derived->config) : std::nullopt);
-  plans_.forget(ck);
+  plans_.forget(cache_key);
   return plan;
 }
 
@@ -201,63 +221,70 @@ bool has_platform_levels(const DeviceInfo& d) {
   return d.discrete ? d.overlap_levels.size() > 1 : d.fission_configs.size() > 1;
 }
 
+std::optional<Config> Planner::nearest_alone_level(const PreparedTree& p, const KbKey& key, std::size_t device) {
+  // Each other features' best configuration of the device alone as a plan of their own, for
+  // the interpolator.
+  std::vector<KbEntry> neighbours;
+  safely([&] {
+    std::vector<KbRun> runs = kb_.runs_for_tree(key.tree);
+    std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+    std::vector<KbFeatures> seen;
+    for (const auto& r : runs) {
+      if (std::find(seen.begin(), seen.end(), r.features) != seen.end()) continue;
+      seen.push_back(r.features);
+      std::vector<KbRun> same_features;
+      for (const auto& x : runs)
+        if (x.features == r.features) same_features.push_back(x);
+      if (auto best = fastest_alone(same_features, device, env_.infos)) {
+        KbEntry e;
+        e.key = key;
+        e.features = r.features;
+        e.config = best->first;
+        e.id = static_cast<std::int64_t>(neighbours.size()) + 1;
+        neighbours.push_back(std::move(e));
+      }
+    }
+  });
+  const auto derived = interpolator_->derive(neighbours, p.features);
+  if (!derived) return std::nullopt;
+  Config level = Config::single(device, env_.infos.size());
+  level.overlap = derived->config.overlap;
+  level.fission = derived->config.fission;
+  return without_idle_levels(level, env_.infos);
+}
+
+Config Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                             std::size_t device) {
+  const DeviceInfo& dev = env_.infos.at(device);
+  const TrainingOptions o = one_device_options(settings_.training, env_.infos, device);
+  info("screening " + dev.id() + " alone for '" + p.label + "' (the knowledge base has no run of it)");
+  const TrainingResult r = search(p, bindings, o, std::nullopt, key, "training");
+  // The stored runs decide, by the same median a later process's lookup takes (the search's own
+  // pick can differ where two levels' times overlap); the search's pick when nothing was stored.
+  std::optional<std::pair<Config, double>> stored;
+  safely([&] { stored = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
+  const Config level = stored ? stored->first : r.best;
+  info("screened " + dev.id() + " alone for '" + p.label + "' in " + std::to_string(r.executions) +
+       " executions: " + level.str());
+  return level;
+}
+
 Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device) {
   KbKey key = base_key_;
   key.tree = p.signature;
-  const DeviceInfo& dev = env_.infos.at(device);
   Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, 0, 0};
-  if (!has_platform_levels(dev)) return plan;
+  if (!has_platform_levels(env_.infos.at(device))) return plan;
   // The pinned device's plan is the key's plan.
-  const LearnedKey ck{key.tree, p.features, plan.config.str()};
-  if (auto hit = plans_.find(ck, refresh_of(settings_))) return *hit;
+  const LearnedKey cache_key{key.tree, p.features, plan.config.str()};
+  if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;
   std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
-  const std::uint64_t gen = plans_.generation();
+  const std::uint64_t generation = plans_.generation();
   std::optional<std::pair<Config, double>> known;
   safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
-  if (!known) {
-    // The nearest features with runs of the device alone, by the interpolator's distance: their
-    // best configuration as a plan of their own.
-    std::vector<KbEntry> neighbours;
-    safely([&] {
-      std::vector<KbRun> runs = kb_.runs_for_tree(key.tree);
-      std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
-      std::vector<KbFeatures> seen;
-      for (const auto& r : runs) {
-        if (std::find(seen.begin(), seen.end(), r.features) != seen.end()) continue;
-        seen.push_back(r.features);
-        std::vector<KbRun> same;
-        for (const auto& x : runs)
-          if (x.features == r.features) same.push_back(x);
-        if (auto best = fastest_alone(same, device, env_.infos)) {
-          KbEntry e;
-          e.key = key;
-          e.features = r.features;
-          e.config = best->first;
-          e.id = static_cast<std::int64_t>(neighbours.size()) + 1;
-          neighbours.push_back(std::move(e));
-        }
-      }
-    });
-    if (auto d = interpolator_->derive(neighbours, p.features)) {
-      known = {{Config::single(device, env_.infos.size()), 0}};
-      known->first.overlap = d->config.overlap;
-      known->first.fission = d->config.fission;
-      known->first = without_idle_levels(known->first, env_.infos);
-    }
-  }
-  if (!known) {
-    const TrainingOptions o = one_device_options(settings_.training, env_.infos, device);
-    info("screening " + dev.id() + " alone for '" + p.label + "' (the knowledge base has no run of it)");
-    const TrainingResult r = search(p, bindings, o, std::nullopt, key, "training");
-    // The stored runs decide, by the same median a later process's lookup takes (the search's own
-    // pick can differ where two levels' times overlap); the search's pick when nothing was stored.
-    safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
-    if (!known) known = {{r.best, r.time_ms}};
-    info("screened " + dev.id() + " alone for '" + p.label + "' in " + std::to_string(r.executions) +
-         " executions: " + known->first.str());
-  }
-  plan.config = known->first;
-  plans_.remember(ck, plan, gen, refresh_of(settings_));
+  if (known) plan.config = known->first;
+  else if (auto nearest = nearest_alone_level(p, key, device)) plan.config = *nearest;
+  else plan.config = screen_alone(p, bindings, key, device);
+  plans_.remember(cache_key, plan, generation, refresh_of(settings_));
   return plan;
 }
 

@@ -17,14 +17,14 @@
 // force_training bypasses the cache. Each tree is described (KnowledgeBase::describe_tree) once
 // per planner.
 //
-// Execution runs. Every real run is still kept (a KbRun of purpose "execution" and one more use of
+// Execution runs. Every real run is kept (a KbRun of purpose "execution" and one more use of
 // its entry), but buffered and written by a background writer in one transaction once
 // PlannerSettings::flush_runs runs are waiting or the oldest has waited flush_interval, and on
 // flush() and destruction. So a crash (or a killed process) loses the execution runs of at most
 // the last flush_interval; a reader through another handle sees them that late. A run's `created`
 // is the time it was executed, not written, so run ids and times of executions may interleave
 // with training and balancing runs out of order. Training and balancing runs and balancer events
-// are written at once, one transaction each, as before.
+// are written at once, one transaction each.
 //
 // Thread safety: plan / executed / retrain / balanced / flush may be called from several threads.
 // The KnowledgeBase must outlive the Planner (the destructor writes what is buffered).
@@ -86,6 +86,7 @@ struct Plan {
 bool has_platform_levels(const DeviceInfo& device);
 
 class PlanCache;
+struct LearnedKey;
 
 class Planner {
  public:
@@ -139,6 +140,31 @@ class Planner {
     std::chrono::system_clock::time_point at;
   };
 
+  // A derived plan for an unseen input: the interpolator's, or the cost model's where it fits.
+  struct Derivation {
+    Derived derived;
+    std::vector<Config> alone_levels;  // the cost model's pick for each device alone, for the check
+  };
+
+  // Each tree is described to the knowledge base once per planner.
+  void describe_once(const PreparedTree& p);
+  // The knowledge base's usable plan for the tree and features, remembered in the plan cache;
+  // none where it has none (or cannot be read).
+  std::optional<Plan> stored_plan(const PreparedTree& p, const KbKey& key, const LearnedKey& cache_key);
+  // A plan derived from the usable entries `known` of the key (the cost model's where the
+  // settings ask for it and the runs fit); none where nothing can be derived.
+  std::optional<Derivation> derive(const PreparedTree& p, const KbKey& key, const std::vector<KbEntry>& known);
+  // The derived plan, checked by a few runs where the settings ask for it, stored with provenance
+  // "derived".
+  Plan store_derived(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                     const std::vector<KbEntry>& known, const Derivation& derivation);
+  // The device alone at the level the nearest features with runs of it ran fastest at (the
+  // interpolator's distance); none where no features have such runs.
+  std::optional<Config> nearest_alone_level(const PreparedTree& p, const KbKey& key, std::size_t device);
+  // The device alone at the level a screening of its levels finds fastest (the stored runs'
+  // medians decide, as a later lookup's); the runs are recorded.
+  Config screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                      std::size_t device);
   Plan train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                   const std::optional<Config>& start);
   // A derived plan's check (screen_options, PlannerSettings::derive_executions runs from the

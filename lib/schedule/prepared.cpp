@@ -109,8 +109,8 @@ namespace {
 
 // Scratch copies of what a tree writes (inputs it only reads are shared): bindings of the same
 // shapes as the caller's, so the prepared tree's analysis serves them as it is. A copy of pinned
-// data is pinned too: GPUs read pageable memory far slower, and a training on pageable copies of
-// pinned data finds plans for the wrong machine (docs/decisions/062).
+// data is pinned too, so that the runs on the copies cost what runs on the caller's data cost
+// (docs/decisions/080).
 struct ScratchCopies {
   std::vector<Binding> bindings;
   std::vector<std::vector<unsigned char>> copies;

@@ -50,7 +50,7 @@ struct PreparedTree {
   // partitions (a divide-and-conquer crossover: whole subproblems below it).
   std::size_t plan_granule(const Config& config) const;
   // The decomposition of the tree's units by `config` (checked: Config::check), with its
-  // explanation; made once per plan (decomposing and explaining cost some 10-20 us per request).
+  // explanation; made once per plan, not per request (docs/decisions/061).
   std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;
   // `config` with what exceeds a device's memory moved to devices with room, for a tree that
   // cannot stream (fit_memory); throws naming the device, the vector and the sizes when the
@@ -74,8 +74,8 @@ struct PreparedTree {
 
 // Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares
 // it. `pinned_fraction`: the share of the bound bytes in pinned memory, for machines with a
-// discrete device (a feature: GPUs read it far faster, docs/decisions/062); `chunk_bytes`:
-// RuntimeOptions::chunk_mb; `tuning`: RuntimeOptions::schedule_tuning (checked here).
+// discrete device (a feature, docs/decisions/062); `chunk_bytes`: RuntimeOptions::chunk_mb;
+// `tuning`: RuntimeOptions::schedule_tuning (checked here).
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes,

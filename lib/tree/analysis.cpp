@@ -41,17 +41,17 @@ void check_outputs_are_kept(const NodeImpl& root, const Analysis& an) {
   });
 }
 
-}  // namespace
+// Where each bound vector's binding is in the request's binding list.
+using VectorBindings = std::map<const VectorState*, std::size_t>;
 
-Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
-  Analysis an;
-
-  // Bindings: each names a vector or result at most once.
-  std::map<const VectorState*, std::size_t> vbind;
+// Guarantees: each vector and each result is bound at most once, and every bound vector to
+// non-null memory of at least one element of its type. Fills `an.result_bindings`.
+VectorBindings check_bindings(const std::vector<Binding>& bindings, Analysis& an) {
+  VectorBindings vector_bindings;
   for (std::size_t i = 0; i < bindings.size(); ++i) {
     const Binding& b = bindings[i];
     if (b.vector) {
-      if (!vbind.emplace(b.vector.get(), i).second)
+      if (!vector_bindings.emplace(b.vector.get(), i).second)
         fail(errc::invalid_argument, "bindings", "vector '" + b.vector->name + "'", "the vector is bound twice",
              "bind each vector to one host array");
       if (b.data == nullptr && b.elements > 0)
@@ -71,75 +71,96 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
              "bind each result to one host variable");
     }
   }
+  return vector_bindings;
+}
 
-  // Collect vectors and their uses, checking each leaf.
-  auto note_vector = [&](const std::shared_ptr<VectorState>& v) -> VectorUse& {
-    auto [it, inserted] = an.index.emplace(v.get(), an.vectors.size());
-    if (inserted) {
-      VectorUse u;
-      u.vector = v;
-      if (auto b = vbind.find(v.get()); b != vbind.end()) u.binding = static_cast<std::ptrdiff_t>(b->second);
-      an.vectors.push_back(u);
+// The use of `v` in `an`, added (with its binding, if any) at its first appearance.
+VectorUse& use_of(Analysis& an, const VectorBindings& vector_bindings, const std::shared_ptr<VectorState>& v) {
+  auto [it, inserted] = an.index.emplace(v.get(), an.vectors.size());
+  if (inserted) {
+    VectorUse u;
+    u.vector = v;
+    if (auto b = vector_bindings.find(v.get()); b != vector_bindings.end())
+      u.binding = static_cast<std::ptrdiff_t>(b->second);
+    an.vectors.push_back(u);
+  }
+  return an.vectors[it->second];
+}
+
+// Guarantees one halo layout per vector: every partition keeps one halo buffer, whichever leaf
+// reads it. Records argument `i`'s halo in `u`.
+void note_halo_read(VectorUse& u, const Arg& a, std::size_t i, const std::string& path) {
+  if (u.read_halo && (u.halo_before != a.halo_before || u.halo_after != a.halo_after || u.boundary != a.boundary ||
+                      u.fill != a.bytes))
+    fail(errc::invalid_argument, path, "argument " + std::to_string(i) + " (" + a.describe() + ")",
+         "vector '" + a.vector->name + "' is read with another halo elsewhere in the tree (" +
+             std::to_string(u.halo_before) + " before, " + std::to_string(u.halo_after) +
+             " after): every halo of one vector must be the same",
+         "declare the same halo (the widest, with one boundary) on every read of '" + a.vector->name + "'");
+  u.partitioned = true;
+  u.read_halo = true;
+  u.halo_before = a.halo_before;
+  u.halo_after = a.halo_after;
+  u.boundary = a.boundary;
+  u.fill = a.bytes;
+}
+
+// Records how leaf `n` uses each vector. Guarantees that no leaf writes the slice of a vector it
+// also reads whole or with a halo (other partitions would read it while it changes).
+void note_leaf_uses(const NodeImpl& n, const std::string& path, Analysis& an, const VectorBindings& vector_bindings) {
+  std::set<const VectorState*> read_whole_here, written_here, read_halo_here;
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    const Arg& a = n.args[i];
+    if (!a.vector) continue;
+    VectorUse& u = use_of(an, vector_bindings, a.vector);
+    if (n.assumes_aligned_buffers()) u.aligned = true;
+    if (a.kind == Arg::Kind::partitioned) {
+      u.partitioned = true;
+      if (a.access != Access::write) u.read_partitioned = true;
+      if (a.access != Access::read) {
+        u.written = true;
+        written_here.insert(a.vector.get());
+      }
+    } else if (a.kind == Arg::Kind::whole) {
+      u.read_whole = true;
+      read_whole_here.insert(a.vector.get());
+    } else if (a.kind == Arg::Kind::halo) {
+      note_halo_read(u, a, i, path);
+      read_halo_here.insert(a.vector.get());
     }
-    return an.vectors[it->second];
-  };
+  }
+  for (const VectorState* v : read_halo_here)
+    if (written_here.count(v))
+      fail(errc::invalid_argument, path, "vector '" + v->name + "'",
+           "the same leaf reads the vector with a halo and writes its slice: neighbours would read rows while "
+           "they change",
+           "write to a second vector (out) and copy it back with sinew::copy in a later stage");
+  for (const VectorState* v : read_whole_here)
+    if (written_here.count(v))
+      fail(errc::invalid_argument, path, "vector '" + v->name + "'",
+           "the same leaf reads the vector whole and writes its slice: other devices would read it while it changes",
+           "write to a second vector and copy it back with sinew::copy in a later stage");
+  if (auto range = n.range()) use_of(an, vector_bindings, range).partitioned = true;  // a kernel's .range_of(v)
+}
 
-  StructureFacts facts;
+// Every node's structure checked and its path recorded (returned), every vector the leaves use
+// noted in `an` in order of first appearance; `facts` gathers what the nodes produce.
+std::shared_ptr<std::map<const NodeImpl*, std::string>> collect_uses(const NodeImpl& root, Analysis& an,
+                                                                     const VectorBindings& vector_bindings,
+                                                                     StructureFacts& facts) {
   auto paths = std::make_shared<std::map<const NodeImpl*, std::string>>();
   walk(root, [&](const NodeImpl& n, const std::string& path) {
     paths->emplace(&n, path);
     n.check_structure(path, facts);
-    if (!n.is_leaf()) return;
-
-    std::set<const VectorState*> whole_here, written_here, halo_here;
-    for (std::size_t i = 0; i < n.args.size(); ++i) {
-      const Arg& a = n.args[i];
-      if (!a.vector) continue;
-      VectorUse& u = note_vector(a.vector);
-      if (n.assumes_aligned_buffers()) u.aligned = true;
-      if (a.kind == Arg::Kind::partitioned) {
-        u.partitioned = true;
-        if (a.access != Access::write) u.read_partitioned = true;
-        if (a.access != Access::read) {
-          u.written = true;
-          written_here.insert(a.vector.get());
-        }
-      } else if (a.kind == Arg::Kind::whole) {
-        u.read_whole = true;
-        whole_here.insert(a.vector.get());
-      } else if (a.kind == Arg::Kind::halo) {
-        // One layout per vector: every partition keeps one halo buffer, whichever leaf reads it.
-        if (u.read_halo && (u.halo_before != a.halo_before || u.halo_after != a.halo_after ||
-                            u.boundary != a.boundary || u.fill != a.bytes))
-          fail(errc::invalid_argument, path, "argument " + std::to_string(i) + " (" + a.describe() + ")",
-               "vector '" + a.vector->name + "' is read with another halo elsewhere in the tree (" +
-                   std::to_string(u.halo_before) + " before, " + std::to_string(u.halo_after) +
-                   " after): every halo of one vector must be the same",
-               "declare the same halo (the widest, with one boundary) on every read of '" + a.vector->name + "'");
-        u.partitioned = true;
-        u.read_halo = true;
-        u.halo_before = a.halo_before;
-        u.halo_after = a.halo_after;
-        u.boundary = a.boundary;
-        u.fill = a.bytes;
-        halo_here.insert(a.vector.get());
-      }
-    }
-    for (const VectorState* v : halo_here)
-      if (written_here.count(v))
-        fail(errc::invalid_argument, path, "vector '" + v->name + "'",
-             "the same leaf reads the vector with a halo and writes its slice: neighbours would read rows while "
-             "they change",
-             "write to a second vector (out) and copy it back with sinew::copy in a later stage");
-    for (const VectorState* v : whole_here)
-      if (written_here.count(v))
-        fail(errc::invalid_argument, path, "vector '" + v->name + "'",
-             "the same leaf reads the vector whole and writes its slice: other devices would read it while it changes",
-             "write to a second vector and copy it back with sinew::copy in a later stage");
-    if (auto range = n.range()) note_vector(range).partitioned = true;  // a kernel's .range_of(v)
+    if (n.is_leaf()) note_leaf_uses(n, path, an, vector_bindings);
   });
+  return paths;
+}
 
-  // Results produced by map_reduce nodes; loop predicates and bindings must refer to them.
+// Guarantees: every bound result is produced by the tree (a map_reduce node) into a host variable
+// of its type, and every bound vector is used by the tree.
+void check_bindings_are_used(const Analysis& an, const std::vector<Binding>& bindings,
+                             const VectorBindings& vector_bindings, const StructureFacts& facts) {
   for (const auto& [r, at] : an.result_bindings) {
     const Binding* b = &bindings[at];
     if (std::find(facts.produced.begin(), facts.produced.end(), r) == facts.produced.end())
@@ -149,32 +170,36 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
       fail(errc::invalid_argument, "bindings", "result '" + r->name + "'", "host variable of another type",
            "bind a variable of type cl_" + r->type.name);
   }
-  for (const auto& [v, b] : vbind)
+  for (const auto& [v, b] : vector_bindings)
     if (!an.index.count(v))
       fail(errc::invalid_argument, "bindings", "vector '" + v->name + "'", "the vector is not used by this tree",
            "bind only the tree's vectors (see tree.dump())");
-  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_flow(an, path); });
-  check_outputs_are_kept(root, an);
+}
 
-  // Sizes: bound vectors take the binding's size; the common unit count sizes the rest.
+// Each vector's elements: a bound vector's are its binding's (which must match a declared size,
+// and be writable where the tree writes it), any other's its declared size (0 when none).
+void take_bound_sizes(Analysis& an, const std::vector<Binding>& bindings) {
   for (auto& u : an.vectors) {
     const auto& v = *u.vector;
-    if (u.bound()) {
-      const Binding* b = &bindings[static_cast<std::size_t>(u.binding)];
-      if (v.size && v.size != b->elements)
-        fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
-             "declared with " + std::to_string(v.size) + " elements but bound to " +
-                 std::to_string(b->elements),
-             "bind a host array of " + std::to_string(v.size) + " elements, or declare the vector without a size");
-      if (b->read_only && u.written)
-        fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
-             "the tree writes this vector but it is bound to const host data",
-             "bind a non-const std::vector or span");
-      u.elements = b->elements;
-    } else {
+    if (!u.bound()) {
       u.elements = v.size;
+      continue;
     }
+    const Binding* b = &bindings[static_cast<std::size_t>(u.binding)];
+    if (v.size && v.size != b->elements)
+      fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
+           "declared with " + std::to_string(v.size) + " elements but bound to " + std::to_string(b->elements),
+           "bind a host array of " + std::to_string(v.size) + " elements, or declare the vector without a size");
+    if (b->read_only && u.written)
+      fail(errc::invalid_argument, "bindings", "vector '" + v.name + "'",
+           "the tree writes this vector but it is bound to const host data", "bind a non-const std::vector or span");
+    u.elements = b->elements;
   }
+}
+
+// Guarantees every sized partitioned vector holds whole units and as many units as the first such
+// vector, whose count becomes the tree's (`an.units`).
+void count_common_units(Analysis& an) {
   const VectorUse* first = nullptr;  // the vector that set the tree's unit count
   for (auto& u : an.vectors) {
     if (!u.partitioned || !u.elements) continue;
@@ -191,12 +216,17 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
     if (u.units != an.units) {
       fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "size",
            "has " + std::to_string(u.units) + " units but '" + first->vector->name + "' has " +
-               std::to_string(an.units) +
-               " (every partitioned vector of a tree is split at the same unit boundaries)",
+               std::to_string(an.units) + " (every partitioned vector of a tree is split at the same unit boundaries)",
            "give '" + u.vector->name + "' a unit of " + std::to_string(u.elements / std::max<std::size_t>(1, an.units)) +
                " elements, or a size of " + std::to_string(an.units * u.vector->unit));
     }
   }
+}
+
+// Guarantees every vector has a size (an unsized partitioned one, a channel, is sized like its
+// neighbours), every vector the tree reads gets data (bound or written by a leaf), and the tree
+// has units.
+void size_channels_and_check_data(Analysis& an) {
   for (auto& u : an.vectors) {
     if (u.elements == 0) {
       if (u.partitioned && an.units) {
@@ -216,29 +246,36 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   if (an.units == 0)
     fail(errc::invalid_tree, "tree", "vectors", "the tree has no partitioned vector with elements",
          "bind a non-empty vector to at least one in/out/inout argument");
+}
 
-  // Node shapes against the resolved sizes.
-  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_shapes(an, path); });
-
-  an.paths = std::move(paths);
-  for (const auto& u : an.vectors) {
+// Guarantees no halo is wider than its vector.
+void check_halo_widths(const Analysis& an) {
+  for (const auto& u : an.vectors)
     if (u.read_halo && (u.halo_before > u.units || u.halo_after > u.units))
       fail(errc::invalid_argument, "vector '" + u.vector->name + "'", "halo",
            "a halo of " + std::to_string(std::max(u.halo_before, u.halo_after)) + " units is wider than the vector (" +
                std::to_string(u.units) + " units of " + std::to_string(u.vector->unit) + " elements)",
            "read at most " + std::to_string(u.units) + " units on each side, or give the vector more units");
-    // The first node reading `u` as `kind`, for the reason a tree cannot stream.
-    auto reader = [&](Arg::Kind kind) {
-      std::string path;
-      walk(root, [&](const NodeImpl& n, const std::string& p) {
-        for (const auto& a : n.args)
-          if (path.empty() && a.kind == kind && a.vector == u.vector) path = p;
-      });
-      return path;
-    };
+}
+
+// The path of the first node reading `vector` as `kind` ("" when none does).
+std::string first_reader(const NodeImpl& root, const std::shared_ptr<VectorState>& vector, Arg::Kind kind) {
+  std::string path;
+  walk(root, [&](const NodeImpl& n, const std::string& p) {
+    for (const auto& a : n.args)
+      if (path.empty() && a.kind == kind && a.vector == vector) path = p;
+  });
+  return path;
+}
+
+// Whether the partitions meet while the tree runs (replicas re-synchronised, halos exchanged, a
+// node that joins them), with the first reason found in `an.joined`; and the bytes per unit over
+// every partitioned vector.
+void find_where_partitions_meet(const NodeImpl& root, Analysis& an) {
+  for (const auto& u : an.vectors) {
     if (u.read_whole && u.written) {
       if (an.streamable)
-        an.joined = {reader(Arg::Kind::whole), "vector '" + u.vector->name + "'",
+        an.joined = {first_reader(root, u.vector, Arg::Kind::whole), "vector '" + u.vector->name + "'",
                      "reads vector '" + u.vector->name + "' whole while the tree writes its slices, so the partitions "
                      "meet to re-synchronise its replicas",
                      "read '" + u.vector->name + "' partitioned or with a halo, or write it in another tree"};
@@ -247,7 +284,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
     }
     if (u.exchanged()) {  // partitions meet to exchange halo units
       if (an.streamable)
-        an.joined = {reader(Arg::Kind::halo), "vector '" + u.vector->name + "'",
+        an.joined = {first_reader(root, u.vector, Arg::Kind::halo), "vector '" + u.vector->name + "'",
                      "reads a halo of vector '" + u.vector->name + "', which the tree writes, so the partitions "
                      "exchange halo units as it runs",
                      "read the halo of a vector the tree only reads, e.g. ping-pong between two trees"};
@@ -265,8 +302,28 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
                    "run it with the static schedule, or move it to a tree of its own"};
     an.streamable = false;
   });
-  an.swap_copies = swap_copies(root, an);
+}
 
+}  // namespace
+
+Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
+  Analysis an;
+  const VectorBindings vector_bindings = check_bindings(bindings, an);
+  StructureFacts facts;
+  auto paths = collect_uses(root, an, vector_bindings, facts);
+  check_bindings_are_used(an, bindings, vector_bindings, facts);
+  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_flow(an, path); });
+  check_outputs_are_kept(root, an);
+
+  take_bound_sizes(an, bindings);
+  count_common_units(an);
+  size_channels_and_check_data(an);
+  walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_shapes(an, path); });
+
+  an.paths = std::move(paths);
+  check_halo_widths(an);
+  find_where_partitions_meet(root, an);
+  an.swap_copies = swap_copies(root, an);
   return an;
 }
 

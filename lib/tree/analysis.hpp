@@ -86,7 +86,8 @@ std::set<const NodeImpl*> swap_copies(const NodeImpl& root, const Analysis& an);
 // The tree's input features for the knowledge base, in one place: each bound vector's size
 // ("<name>.size" for a named vector, "v<k>.size" for an unnamed one, k its position in the tree,
 // see vectors_in_order), each scalar marked as a feature, and — when given — the fraction of the
-// bound bytes that lives in pinned memory ("host.pinned": GPUs read it 4-7x faster).
+// bound bytes that lives in pinned memory ("host.pinned": a discrete device reads pinned memory
+// by DMA and pageable memory through a staging copy, docs/decisions/062).
 std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
                                                            std::optional<double> pinned_fraction = std::nullopt);
 

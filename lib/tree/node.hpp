@@ -125,9 +125,9 @@ class NodeImpl {
   }
   // Its kernels (a library's, tuned per device) may read its buffers as wide vectors: they count
   // on OpenCL's alignment of a buffer to the device's base address alignment, which user memory
-  // handed over as it is (zero copy) need not have. On a Sapphire Rapids VM, PoCL 3.1 ran CLBlast's
-  // XaxpyFaster with aligned 32-byte stores on a std::vector's 16-byte aligned memory: a
-  // segmentation fault.
+  // handed over as it is (zero copy) need not have, and may crash without it. Where the user's
+  // memory is not so aligned, its vectors' slices are staged in buffers of the device's
+  // (docs/decisions/081).
   virtual bool assumes_aligned_buffers() const { return false; }
   // The partitions must meet while the node runs (a loop's predicate reads every partition):
   // a tree with such a node cannot stream its partitions one by one.
@@ -165,7 +165,7 @@ const char* boundary_name(Boundary b);
                        const std::string& fix);
 
 // The node of a public handle; throws when the handle is empty (`where` names the builder).
-std::shared_ptr<NodeImpl> need(const Node& n, const char* where);
+std::shared_ptr<NodeImpl> impl_of(const Node& n, const char* where);
 
 // The shared state behind public handles, for the builders.
 struct VectorAccess : VectorRef {

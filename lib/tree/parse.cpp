@@ -29,14 +29,14 @@ std::string strip_comments(const std::string& s) {
   return out;
 }
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 std::vector<std::string> tokens(const std::string& s) {
   std::vector<std::string> t;
   for (std::size_t i = 0; i < s.size();) {
-    if (is_ident(s[i])) {
+    if (is_identifier_char(s[i])) {
       std::size_t j = i;
-      while (j < s.size() && is_ident(s[j])) ++j;
+      while (j < s.size() && is_identifier_char(s[j])) ++j;
       t.push_back(s.substr(i, j - i));
       i = j;
     } else if (!std::isspace(static_cast<unsigned char>(s[i]))) {
@@ -103,9 +103,9 @@ KernelParam parse_param(const std::string& text) {
 std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& source, const std::string& entry) {
   const std::string s = strip_comments(source);
   for (std::size_t pos = 0; (pos = s.find(entry, pos)) != std::string::npos; pos += entry.size()) {
-    if (pos > 0 && is_ident(s[pos - 1])) continue;
+    if (pos > 0 && is_identifier_char(s[pos - 1])) continue;
     std::size_t after = pos + entry.size();
-    if (after < s.size() && is_ident(s[after])) continue;
+    if (after < s.size() && is_identifier_char(s[after])) continue;
     // Must be preceded by `kernel void` (with attributes possibly in between).
     std::size_t line_start = s.rfind(';', pos);
     std::size_t brace = s.rfind('}', pos);

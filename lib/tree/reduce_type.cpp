@@ -102,7 +102,7 @@ class Definitions {
         at = close + 1;
       }
       // `typedef struct tag { ... } name;` or `typedef struct tag name;`
-      if (is_typedef && at + 1 == d.size() && is_ident(d[at][0])) aliases_[d[at]] = "struct " + key;
+      if (is_typedef && at + 1 == d.size() && is_identifier_char(d[at][0])) aliases_[d[at]] = "struct " + key;
       return;
     }
     // `typedef float4 pair;`, `typedef unsigned int count_t;`
@@ -110,7 +110,7 @@ class Definitions {
     std::string type;
     for (std::size_t k = 0; k + 1 < d.size(); ++k) {
       if (qualifier(d[k])) continue;
-      if (!is_ident(d[k][0])) return;  // a pointer or an array typedef: not read
+      if (!is_identifier_char(d[k][0])) return;  // a pointer or an array typedef: not read
       type += (type.empty() ? "" : " ") + d[k];
     }
     aliases_[d.back()] = parse_param(type + " x").type;
@@ -138,7 +138,7 @@ class Definitions {
       auto t = layout(type, depth + 1);
       if (!t) return std::nullopt;
       for (; at < decl.size(); ++at) {
-        if (!is_ident(decl[at][0]) || std::isdigit(static_cast<unsigned char>(decl[at][0]))) return std::nullopt;
+        if (!is_identifier_char(decl[at][0]) || std::isdigit(static_cast<unsigned char>(decl[at][0]))) return std::nullopt;
         std::size_t count = 1;
         while (at + 1 < decl.size() && decl[at + 1] == "[") {
           if (at + 3 >= decl.size() || decl[at + 3] != "]") return std::nullopt;
@@ -170,7 +170,7 @@ std::optional<std::vector<KernelParam>> function_params(const std::string& sourc
   if (function.empty()) return std::nullopt;
   for (std::size_t pos = 0; (pos = s.find(function, pos)) != std::string::npos; pos += function.size()) {
     const std::size_t after = pos + function.size();
-    if ((pos > 0 && is_ident(s[pos - 1])) || (after < s.size() && is_ident(s[after]))) continue;
+    if ((pos > 0 && is_identifier_char(s[pos - 1])) || (after < s.size() && is_identifier_char(s[after]))) continue;
     std::size_t open = s.find_first_not_of(" \t\r\n", after);
     if (open == std::string::npos || s[open] != '(') continue;
     std::size_t close = open;

@@ -13,7 +13,7 @@
 namespace sinew::detail {
 
 std::string strip_comments(const std::string& s);
-bool is_ident(char c);
+bool is_identifier_char(char c);
 // Identifiers and numbers as one token each, every other non-space character alone.
 std::vector<std::string> tokens(const std::string& s);
 // One parameter's declaration ("__global const float* x") read into its parts.

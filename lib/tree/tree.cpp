@@ -68,7 +68,7 @@ const ElementType& ResultRef::type() const { return state_->type; }
 // ----- arguments -----------------------------------------------------------------------------
 
 namespace {
-Arg varg(const VectorRef& v, Arg::Kind kind, Access access) {
+Arg vector_argument(const VectorRef& v, Arg::Kind kind, Access access) {
   Arg a;
   a.kind = kind;
   a.access = access;
@@ -77,13 +77,13 @@ Arg varg(const VectorRef& v, Arg::Kind kind, Access access) {
 }
 }  // namespace
 
-Arg in(const VectorRef& v) { return varg(v, Arg::Kind::partitioned, Access::read); }
-Arg out(const VectorRef& v) { return varg(v, Arg::Kind::partitioned, Access::write); }
-Arg inout(const VectorRef& v) { return varg(v, Arg::Kind::partitioned, Access::read_write); }
-Arg whole(const VectorRef& v) { return varg(v, Arg::Kind::whole, Access::read); }
-Arg offset(const VectorRef& v) { return varg(v, Arg::Kind::offset, Access::read); }
-Arg count(const VectorRef& v) { return varg(v, Arg::Kind::count, Access::read); }
-Arg size(const VectorRef& v) { return varg(v, Arg::Kind::size, Access::read); }
+Arg in(const VectorRef& v) { return vector_argument(v, Arg::Kind::partitioned, Access::read); }
+Arg out(const VectorRef& v) { return vector_argument(v, Arg::Kind::partitioned, Access::write); }
+Arg inout(const VectorRef& v) { return vector_argument(v, Arg::Kind::partitioned, Access::read_write); }
+Arg whole(const VectorRef& v) { return vector_argument(v, Arg::Kind::whole, Access::read); }
+Arg offset(const VectorRef& v) { return vector_argument(v, Arg::Kind::offset, Access::read); }
+Arg count(const VectorRef& v) { return vector_argument(v, Arg::Kind::count, Access::read); }
+Arg size(const VectorRef& v) { return vector_argument(v, Arg::Kind::size, Access::read); }
 Arg iteration() {
   Arg a;
   a.kind = Arg::Kind::iteration;
@@ -197,7 +197,7 @@ void fail(errc code, const std::string& node, const std::string& argument, const
   throw_error(code, message, {.node = node, .argument = argument, .fix = fix});
 }
 
-std::shared_ptr<NodeImpl> need(const Node& n, const char* where) {
+std::shared_ptr<NodeImpl> impl_of(const Node& n, const char* where) {
   if (!n.impl())
     throw_error(errc::invalid_tree, std::string(where) + " was given an empty node",
                 {.node = where, .fix = "pass a node built with sinew::kernel, pipeline, loop, map or map_reduce"});
@@ -209,7 +209,7 @@ std::shared_ptr<NodeImpl> need(const Node& n, const char* where) {
 // ----- printing ------------------------------------------------------------------------------
 
 namespace {
-std::string vector_desc(const detail::VectorState& v) {
+std::string vector_description(const detail::VectorState& v) {
   std::ostringstream s;
   s << v.name << " [" << (v.type.known() ? v.type.name : std::to_string(v.type.size) + "-byte") << ", unit " << v.unit;
   if (v.size) s << ", " << v.size << " elements";
@@ -225,7 +225,7 @@ void dump_node(const NodeImpl& n, std::ostringstream& s, const std::string& inde
     const auto& a = n.args[i];
     s << indent << "    " << i << ": " << a.describe();
     if (a.vector && (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::whole || a.kind == Arg::Kind::halo))
-      s << "  " << vector_desc(*a.vector);
+      s << "  " << vector_description(*a.vector);
     s << "\n";
   }
   for (const auto& c : n.children) dump_node(*c, s, indent + "  ");
@@ -294,7 +294,7 @@ std::string Node::signature() const {
 }
 
 Node& Node::name(std::string text) {
-  detail::need(*this, "name()")->name = std::move(text);
+  detail::impl_of(*this, "name()")->name = std::move(text);
   impl_->changed();
   return *this;
 }

@@ -183,8 +183,8 @@ Node divide_and_conquer(const VectorRef& v, const Kernel& leaf, const Kernel& co
                         DivideAndConquerSettings settings) {
   auto n = std::make_shared<detail::DivideAndConquerNode>();
   n->args = {inout(v)};
-  n->leaf = std::static_pointer_cast<const detail::KernelNode>(detail::need(leaf, "divide_and_conquer leaf"));
-  n->combine = std::static_pointer_cast<const detail::KernelNode>(detail::need(combine, "divide_and_conquer combine"));
+  n->leaf = std::static_pointer_cast<const detail::KernelNode>(detail::impl_of(leaf, "divide_and_conquer leaf"));
+  n->combine = std::static_pointer_cast<const detail::KernelNode>(detail::impl_of(combine, "divide_and_conquer combine"));
   n->settings = settings;
   return Node(n);
 }

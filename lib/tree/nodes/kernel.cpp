@@ -16,7 +16,7 @@ namespace sinew {
 namespace detail {
 namespace {
 
-std::string arg_label(std::size_t i, const Arg& a, const std::optional<std::vector<KernelParam>>& params) {
+std::string argument_label_of(std::size_t i, const Arg& a, const std::optional<std::vector<KernelParam>>& params) {
   std::string s = "argument " + std::to_string(i);
   if (params && i < params->size() && !(*params)[i].name.empty()) s += " '" + (*params)[i].name + "'";
   s += " (" + a.describe() + ")";
@@ -26,8 +26,8 @@ std::string arg_label(std::size_t i, const Arg& a, const std::optional<std::vect
 bool is_uint_like(const std::string& t) { return t == "uint" || t == "unsigned int" || t == "int" || t == "size_t"; }
 
 // Checks one kernel argument against the parsed parameter.
-void check_param(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a, const KernelParam& p) {
-  const std::string label = arg_label(i, a, n.params);
+void check_against_parameter(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a, const KernelParam& p) {
+  const std::string label = argument_label_of(i, a, n.params);
   switch (a.kind) {
     case Arg::Kind::partitioned:
     case Arg::Kind::whole:
@@ -117,7 +117,7 @@ void KernelNode::sign(std::ostream& s, const std::function<std::string(const Vec
 void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
   if (params) {
     if (params->size() != args.size()) fail_argument_count(params->size(), path);
-    for (std::size_t i = 0; i < args.size(); ++i) check_param(*this, path, i, args[i], (*params)[i]);
+    for (std::size_t i = 0; i < args.size(); ++i) check_against_parameter(*this, path, i, args[i], (*params)[i]);
   }
   bool partitioned = false;
   for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
@@ -197,12 +197,12 @@ void KernelNode::fail_argument_count(std::size_t parameters, const std::string& 
 }
 
 void KernelNode::check_parameter(const std::string& path, std::size_t i, const Arg& a) const {
-  if (params && i < params->size()) detail::check_param(*this, path, i, a, (*params)[i]);
+  if (params && i < params->size()) detail::check_against_parameter(*this, path, i, a, (*params)[i]);
 }
 
 std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }
 
-std::string KernelNode::argument_label(std::size_t i) const { return arg_label(i, args.at(i), params); }
+std::string KernelNode::argument_label(std::size_t i) const { return argument_label_of(i, args.at(i), params); }
 
 std::vector<std::size_t> KernelNode::global_range(std::size_t unit, std::size_t units) const {
   const std::size_t ept = elements_per_thread;

@@ -39,7 +39,7 @@ void LoopNode::check_flow(const Analysis&, const std::string& path) const {
 
 Loop loop(Node body) {
   auto n = std::make_shared<detail::LoopNode>();
-  n->children.push_back(detail::need(body, "loop"));
+  n->children.push_back(detail::impl_of(body, "loop"));
   return Loop(n);
 }
 

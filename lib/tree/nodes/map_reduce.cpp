@@ -8,7 +8,7 @@
 
 namespace sinew {
 namespace detail {
-const char* op_name(Reducer::Op op) {
+const char* reducer_op_name(Reducer::Op op) {
   switch (op) {
     case Reducer::Op::sum: return "sum";
     case Reducer::Op::min: return "min";
@@ -21,7 +21,7 @@ const char* op_name(Reducer::Op op) {
 namespace {
 
 // How messages name an element type: "float4", or "a struct of 256 bytes".
-std::string spelled(const ElementType& t) {
+std::string type_spelling(const ElementType& t) {
   return t.known() ? t.name : "a struct of " + std::to_string(t.size) + " bytes";
 }
 
@@ -63,7 +63,7 @@ std::string reduction_type_name(const Reducer& r) {
 }
 
 void MapReduceNode::dump_settings(std::ostream& s) const {
-  s << " reduce=" << op_name(reducer.op) << "(" << (reducer.input ? reducer.input->name : "?") << ") -> "
+  s << " reduce=" << reducer_op_name(reducer.op) << "(" << (reducer.input ? reducer.input->name : "?") << ") -> "
     << (reducer.output ? reducer.output->name : "?");
   if (reducer.op == Reducer::Op::custom) s << " using " << reducer.function << " from " << reducer.origin;
 }
@@ -83,13 +83,13 @@ void MapReduceNode::check_structure(const std::string& path, StructureFacts& fac
   const std::string input = "reducer input '" + r.input->name + "'";
   if (r.op != Reducer::Op::custom && !t.known())
     fail(errc::invalid_argument, path, input,
-         std::string("the built-in ") + op_name(r.op) + " works on OpenCL scalar and vector types, not on " +
-             spelled(t) + " (Sinew cannot know how to add or compare its members)",
+         std::string("the built-in ") + reducer_op_name(r.op) + " works on OpenCL scalar and vector types, not on " +
+             type_spelling(t) + " (Sinew cannot know how to add or compare its members)",
          "reduce it with sinew::reduce::custom or sinew::reduce::custom_source and a function T f(T a, T b)");
   if (!(r.output->type == t))
     fail(errc::invalid_argument, path, "result '" + r.output->name + "'",
-         "the result's type (" + spelled(r.output->type) + ") differs from the reduced vector's element type (" +
-             spelled(t) + ")",
+         "the result's type (" + type_spelling(r.output->type) + ") differs from the reduced vector's element type (" +
+             type_spelling(t) + ")",
          t.known() ? "declare the result as sinew::result<cl_" + t.name + ">"
                    : std::string("declare the result with the vector's struct type"));
   if (r.op == Reducer::Op::custom) {
@@ -151,7 +151,7 @@ Reducer custom_bytes(const VectorRef& partial, const ResultRef& out, const std::
 
 Node map_reduce(Node body, Reducer reducer) {
   auto n = std::make_shared<detail::MapReduceNode>();
-  n->children.push_back(detail::need(body, "map_reduce"));
+  n->children.push_back(detail::impl_of(body, "map_reduce"));
   n->reducer = std::move(reducer);
   return Node(n);
 }

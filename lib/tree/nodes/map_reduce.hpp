@@ -7,7 +7,7 @@
 namespace sinew::detail {
 
 // An operator as dumps and messages spell it ("sum", ...); reductions and scans share it.
-const char* op_name(Reducer::Op op);
+const char* reducer_op_name(Reducer::Op op);
 
 // Refuses a user operator `function` (a reduction's or a scan's) whose definition in `source`
 // takes other than two parameters: the kernels generated around it call function(a, b), and would

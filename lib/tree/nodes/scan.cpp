@@ -12,21 +12,21 @@
 namespace sinew {
 namespace detail {
 namespace {
-const char* kind_name(ScanKind k) { return k == ScanKind::inclusive ? "inclusive" : "exclusive"; }
+const char* scan_kind_name(ScanKind k) { return k == ScanKind::inclusive ? "inclusive" : "exclusive"; }
 }  // namespace
 
 std::string ScanNode::short_label() const {
-  return std::string("scan.") + (op.op == Reducer::Op::custom ? op.function : op_name(op.op));
+  return std::string("scan.") + (op.op == Reducer::Op::custom ? op.function : reducer_op_name(op.op));
 }
 
 void ScanNode::dump_settings(std::ostream& s) const {
-  s << " op=" << op_name(op.op) << " " << kind_name(scan_kind);
+  s << " op=" << reducer_op_name(op.op) << " " << scan_kind_name(scan_kind);
   if (op.op == Reducer::Op::custom) s << " using " << op.function << " from " << op.origin;
 }
 
 void ScanNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>&) const {
   // The arguments (in place or not) are signed by every leaf's common part.
-  s << "scan" << static_cast<int>(op.op) << kind_name(scan_kind) << op.function << hash_hex(op.source);
+  s << "scan" << static_cast<int>(op.op) << scan_kind_name(scan_kind) << op.function << hash_hex(op.source);
 }
 
 void ScanNode::check_structure(const std::string& path, StructureFacts&) const {
@@ -36,7 +36,7 @@ void ScanNode::check_structure(const std::string& path, StructureFacts&) const {
   if (op.op != Reducer::Op::custom) {
     if (!in.type.known() || in.type.lanes != 1)
       fail(errc::invalid_argument, path, arg,
-           std::string("the built-in ") + op_name(op.op) + " scan works on scalar element types, not " +
+           std::string("the built-in ") + reducer_op_name(op.op) + " scan works on scalar element types, not " +
                (in.type.known() ? in.type.name : std::string("an opaque type")),
            "scan a vector of int, uint, long, ulong, float, double, ... or give an associative function with "
            "sinew::scan_op::custom_source");
