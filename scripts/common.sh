@@ -17,6 +17,7 @@ SINEW_PACKAGES=(
   libboost-dev libboost-program-options-dev libhwloc-dev
   libgtest-dev libbenchmark-dev sqlite3 libtbb-dev
   libopenmpi-dev openmpi-bin  # sinew::Cluster (SINEW_MPI) and its tests under mpirun
+  python3                     # scripts/check-code
 )
 
 sinew_log() { printf '==> %s\n' "$*" >&2; }

@@ -101,6 +101,14 @@ struct ClusterOptions {
   // aborted when the program exits. Set it above the longest imbalance of a healthy run (a
   // rank whose run is that much longer than another's looks like one that hangs).
   std::optional<double> timeout_s;
+
+  /// The Cluster's own SINEW_* variables that are set (and not empty), parsed and checked
+  /// ($SINEW_MPI_TIMEOUT: timeout_s); `runtime` stays empty (each rank's Runtime reads its own).
+  /// Read by the one reader of the environment (lib/runtime/options.cpp). Throws
+  /// sinew::Error(errc::invalid_argument) naming the variable, its value and what it accepts.
+  static ClusterOptions from_environment();
+  /// The same over the given variables (name -> value) instead of the process environment.
+  static ClusterOptions from_variables(const std::map<std::string, std::string>& variables);
 };
 
 // One rank's part of a cluster run.

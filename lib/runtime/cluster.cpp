@@ -157,8 +157,8 @@ Cluster::Cluster(ClusterOptions options) : impl_(std::make_unique<Impl>()) {
         bad_timeout = "ClusterOptions::timeout_s: " + std::to_string(*t) + " is not between 0 and 1e9 seconds";
       else
         c.timeout_s = *t;
-    } else if (const char* v = std::getenv("SINEW_MPI_TIMEOUT"); v && *v) {
-      c.timeout_s = parse::number(v, "SINEW_MPI_TIMEOUT", 0, 1e9);
+    } else if (const auto from_environment = ClusterOptions::from_environment().timeout_s) {
+      c.timeout_s = *from_environment;
     }
   } catch (const Error& e) {
     bad_timeout = e.what();

@@ -4,6 +4,7 @@
 #include "platform/error.hpp"
 #include "platform/settings.hpp"
 
+#include <sinew/cluster.hpp>
 #include <sinew/options.hpp>
 
 #include <unistd.h>
@@ -134,6 +135,37 @@ void fill(std::optional<std::string>& mine, const std::optional<std::string>& fa
   if (!mine || mine->empty()) mine = fallback;
 }
 
+// A Cluster's own variables (ClusterOptions), read by the same reader; the README's table lists
+// them after the Runtime's.
+using ClusterSetter = void (*)(ClusterOptions& o, std::string_view text, const std::string& name);
+
+struct ClusterVariable {
+  EnvironmentVariable doc;
+  ClusterSetter set;
+};
+
+const std::vector<ClusterVariable>& cluster_variables() {
+  static const std::vector<ClusterVariable> table = {
+      {{"SINEW_MPI_TIMEOUT", "timeout_s", "seconds, 0 or more", "60",
+        "the longest a Cluster's rank waits on the others at one step before every rank fails (0: no limit)"},
+       [](ClusterOptions& o, std::string_view t, const std::string& n) { o.timeout_s = parse::number(t, n, 0, 1e9); }},
+  };
+  return table;
+}
+
+// The process's SINEW_* variables that are set: name -> value.
+std::map<std::string, std::string> sinew_environment() {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.rfind("SINEW_", 0) != 0) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return vars;
+}
+
 std::string home_based(const char* xdg, const char* below_home) {
   namespace fs = std::filesystem;
   if (const char* v = std::getenv(xdg); v && *v == '/') return v;  // XDG: relative paths are invalid
@@ -169,11 +201,12 @@ const std::vector<EnvironmentVariable>& environment_variables() {
       out.push_back(v.doc);
       out.back().setting = "RuntimeOptions::" + out.back().setting;
     }
-    // A Cluster's own (runtime/cluster.cpp reads it, in builds with SINEW_MPI): listed here so
-    // the README's table names every variable Sinew reads.
-    out.push_back({"SINEW_MPI_TIMEOUT", "ClusterOptions::timeout_s", "seconds, 0 or more", "60",
-                   "the longest a Cluster's rank waits on the others at one step before every rank fails "
-                   "(0: no limit)"});
+    // A Cluster's own (used in builds with SINEW_MPI), listed in every build: the README's
+    // table names every variable Sinew reads.
+    for (const auto& v : cluster_variables()) {
+      out.push_back(v.doc);
+      out.back().setting = "ClusterOptions::" + out.back().setting;
+    }
     return out;
   }();
   return docs;
@@ -198,17 +231,19 @@ RuntimeOptions RuntimeOptions::from_variables(const std::map<std::string, std::s
   return o;
 }
 
-RuntimeOptions RuntimeOptions::from_environment() {
-  std::map<std::string, std::string> vars;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view entry(*e);
-    if (entry.rfind("SINEW_", 0) != 0) continue;
-    const auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+RuntimeOptions RuntimeOptions::from_environment() { return from_variables(sinew_environment()); }
+
+ClusterOptions ClusterOptions::from_variables(const std::map<std::string, std::string>& vars) {
+  ClusterOptions o;
+  for (const auto& v : cluster_variables()) {
+    auto it = vars.find(v.doc.name);
+    if (it == vars.end() || it->second.empty()) continue;  // empty is unset
+    v.set(o, it->second, v.doc.name);
   }
-  return from_variables(vars);
+  return o;
 }
+
+ClusterOptions ClusterOptions::from_environment() { return from_variables(sinew_environment()); }
 
 RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   RuntimeOptions o = *this;

@@ -1,6 +1,7 @@
 // The one reader of the environment (RuntimeOptions::from_variables / from_environment): every
 // SINEW_* variable with a good and a bad value, the precedence (code, environment, default), the
 // checks of settings made in code, and the README's table against the reader's own.
+#include <sinew/cluster.hpp>
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
@@ -139,6 +140,24 @@ TEST(Options, SettingsMadeInCodeAreCheckedLikeVariables) {
   o = {};
   o.balancer.window = 0;
   refused(o, "BalancerSettings::window");
+}
+
+// A Cluster's variable is read by the same reader, with the same checks.
+TEST(Options, TheClustersVariableIsReadByTheSameReader) {
+  EXPECT_EQ(*ClusterOptions::from_variables({{"SINEW_MPI_TIMEOUT", "2.5"}}).timeout_s, 2.5);
+  EXPECT_EQ(*ClusterOptions::from_variables({{"SINEW_MPI_TIMEOUT", "0"}}).timeout_s, 0.0);
+  EXPECT_FALSE(ClusterOptions::from_variables({{"SINEW_MPI_TIMEOUT", ""}}).timeout_s);
+  EXPECT_FALSE(ClusterOptions::from_variables({{"SINEW_QUIET", "1"}}).timeout_s);
+  for (const std::string value : {"-1", "abc", "1e10"}) {
+    try {
+      ClusterOptions::from_variables({{"SINEW_MPI_TIMEOUT", value}});
+      ADD_FAILURE() << "SINEW_MPI_TIMEOUT='" << value << "' was accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("SINEW_MPI_TIMEOUT"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + value + "'"), std::string::npos) << what;
+    }
+  }
 }
 
 // The README's table of variables is the reader's own (environment_variables()).
