@@ -36,10 +36,13 @@ install(FILES ${PROJECT_BINARY_DIR}/SinewConfig.cmake ${PROJECT_BINARY_DIR}/Sine
 # (a scratch root, /usr from the .deb). A static libsinew lists its own dependencies as private.
 file(RELATIVE_PATH SINEW_PC_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 string(REGEX REPLACE "/$" "" SINEW_PC_PREFIX "${SINEW_PC_PREFIX}")
-set(SINEW_PC_REQUIRES_PRIVATE "clblast clFFT sqlite3 hwloc")
+# The libraries by name, not as Requires.private: hwloc.pc's own static list names libraries a
+# -dev install does not bring (libudev), and libsinew needs none of theirs.
+set(SINEW_PC_REQUIRES_PRIVATE "")
+set(SINEW_PC_LIBS_PRIVATE "-lclblast -lclFFT -lsqlite3 -lhwloc -lpthread")
 set(SINEW_PC_CFLAGS "-DCL_TARGET_OPENCL_VERSION=120")
 if(SINEW_MPI)
-  string(APPEND SINEW_PC_REQUIRES_PRIVATE " mpi-c")
+  set(SINEW_PC_REQUIRES_PRIVATE "mpi-c")
   string(APPEND SINEW_PC_CFLAGS " -DSINEW_HAS_MPI=1")
 endif()
 configure_file(cmake/sinew.pc.in ${PROJECT_BINARY_DIR}/sinew.pc @ONLY)
