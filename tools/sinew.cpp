@@ -1130,7 +1130,7 @@ int cmd_options(const Args& args) {
   po::options_description options(
       "sinew options [options]: the SINEW_* variables and the settings they give, and what a runtime made "
       "here would use (variables are read and checked like a Runtime reads them)");
-  options.add_options()("markdown", "print the table of variables as Markdown (the README's)");
+  options.add_options()("markdown", "print the table of variables as Markdown (docs/guide/options.md's)");
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
