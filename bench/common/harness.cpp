@@ -80,6 +80,23 @@ std::vector<std::string> csv_split(const std::string& line) {
 
 }  // namespace
 
+std::vector<Csv::Row> read_csv(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::vector<std::string> header = csv_split(line);
+  std::vector<Csv::Row> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> fields = csv_split(line);
+    Csv::Row row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // ----- numbers as text -----------------------------------------------------------------------
 
 std::string num(double v) { return std::isnan(v) ? "" : fmt("%.6g", v); }

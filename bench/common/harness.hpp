@@ -133,6 +133,8 @@ class Csv {
   std::size_t resumed_ = 0;
 };
 std::string get(const Csv::Row& r, const std::string& column);  // "" when missing
+// Every row of a CSV a program wrote (bench_plot reads them); throws when the file cannot be read.
+std::vector<Csv::Row> read_csv(const fs::path& path);
 // A row from alternating columns and values, added to `base`: kv({"kind", "run", "n", "3"}).
 Csv::Row kv(std::initializer_list<std::string> flat, Csv::Row base = {});
 
