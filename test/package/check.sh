@@ -10,10 +10,12 @@
 #   deb         `cpack -G DEB`, the package unpacked into a scratch root (dpkg-deb -x): its
 #               files (library, headers, CMake and pkg-config files, the sinew command with its
 #               man page and bash completion), then find_package(Sinew) and `sinew --version` there
+#   subproject  configures (only) test/package/subproject, which add_subdirectory()s the Sinew
+#               source beside BUILD_DIR's: the library alone, static when BUILD_SHARED_LIBS is unset
 set -euo pipefail
 
 if (($# != 3)); then
-  echo "usage: $0 install|build-tree|deb BUILD_DIR PACKAGE_SOURCE_DIR" >&2
+  echo "usage: $0 install|build-tree|deb|subproject BUILD_DIR PACKAGE_SOURCE_DIR" >&2
   exit 2
 fi
 mode="$1"
@@ -120,8 +122,13 @@ case "$mode" in
     configure deb "$root/usr" -DCMAKE_PREFIX_PATH="$root/usr" -DSINEW_COMPONENTS="$components"
     build_and_run deb
     ;;
+  subproject)
+    echo "== configure $source_dir/subproject over $(cache CMAKE_HOME_DIRECTORY)"
+    cmake -S "$source_dir/subproject" -B "$tmp/subproject" "${args[@]}" \
+      -DSINEW_SOURCE_DIR="$(cache CMAKE_HOME_DIRECTORY)"
+    ;;
   *)
-    echo "$0: unknown mode '$mode' (install, build-tree or deb)" >&2
+    echo "$0: unknown mode '$mode' (install, build-tree, deb or subproject)" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,10 @@ add_test(NAME package.find_package
 add_test(NAME package.build_tree
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/check.sh build-tree ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_LIST_DIR})
 set_tests_properties(package.find_package package.build_tree PROPERTIES LABELS unit TIMEOUT 300)
+# Sinew pulled in by another project (add_subdirectory): the library alone, no top-level extras.
+add_test(NAME package.subproject
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/check.sh subproject ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_LIST_DIR})
+set_tests_properties(package.subproject PROPERTIES LABELS package TIMEOUT 300)
 if(TARGET sinew_cli AND NOT SINEW_SANITIZE)
   add_test(NAME package.deb
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/check.sh deb ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_LIST_DIR})
