@@ -31,15 +31,15 @@ enum class Strategy {
   even_split,    ///< "50/50": move work between device groups until their times agree
   cpu_assisted,  ///< "CPU-assisted GPU": add work to the CPU while the total time falls
   model,         ///< SkePU's tuning: a linear time model per device, fitted from a few runs, and its
-                 // closed-form split (or one device alone); at most 10 executions to a plan
+                 ///< closed-form split (or one device alone); at most 10 executions to a plan
 };
 /// How a plan is derived for an input the knowledge base has not seen.
 enum class Interpolation {
   nearest,           ///< the nearest stored input's plan (the spec's method)
   inverse_distance,  ///< shares weighted by inverse distance over the nearest inputs
   cost_model,        ///< each device's time alone fitted over the input size at each level, from the
-                     // runs at other inputs; the fastest predicted plan (a device alone or the split
-                     // finishing together); the nearest input's plan where the runs fit no line
+                     ///< runs at other inputs; the fastest predicted plan (a device alone or the split
+                     ///< finishing together); the nearest input's plan where the runs fit no line
 };
 /// What a run of a known tree does for an input the knowledge base has no plan for.
 enum class UnseenPolicy { derive, train };
@@ -381,7 +381,7 @@ struct RuntimeOptions {
   /// For inputs it has no entry for, of a tree it knows: derive a plan from the nearest entries
   /// (the spec's option b) or train (option a). $SINEW_UNSEEN; default derive.
   std::optional<UnseenPolicy> unseen;
-  /// $SINEW_INTERPOLATOR; default nearest.
+  /// How a plan is derived for an unseen input. $SINEW_INTERPOLATOR; default cost_model.
   std::optional<Interpolation> interpolation;
   TrainingSettings training;  ///< how the knowledge base trains (see TrainingSettings)
   BalancerSettings balancer;  ///< the online balancer (see BalancerSettings)

@@ -154,7 +154,7 @@ struct Arg {
   std::size_t halo_before = 0;                  ///< halo: neighbour units before the slice
   std::size_t halo_after = 0;                   ///< halo: neighbour units after the slice
   Boundary boundary = Boundary::none;           ///< halo: what stands beyond the vector's edges
-                                                // (constant: `bytes` holds the element)
+                                                ///< (constant: `bytes` holds the element)
 
   /// Marks a scalar as an input feature of the tree (the knowledge base keys entries on it).
   Arg& as_feature(std::string name) { feature = std::move(name); return *this; }
