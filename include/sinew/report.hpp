@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sinew {
@@ -59,6 +60,16 @@ struct LevelReport {
 // Training with a model (the divide-and-conquer trainer, from the HPU paper): the plan the model
 // chose from the measured devices before the search around it, the time it predicted for that plan
 // and the time measured for it. Training keeps the fastest measured plan, which may differ.
+/// What ended a request's training (Report::training_end).
+enum class TrainingEnd {
+  none,        ///< the request measured no plan before it ran
+  completed,   ///< the trainer measured every plan it meant to
+  executions,  ///< its executions ran out (TrainingSettings::max_executions, a check's or level 2's few)
+  time,        ///< its time budget ran out (TrainingSettings::time_budget_s)
+};
+/// The one spelling of each value ("none", "completed", "executions", "time").
+std::string_view to_string(TrainingEnd end) noexcept;
+
 struct ModelChoice {
   Config config;
   double predicted_ms = 0;
@@ -138,8 +149,13 @@ struct Report {
   // and what training cost when this request trained.
   std::int64_t kb_entry = 0;
   std::int64_t derived_from = 0;
+  // A run pinned to a device that the knowledge base had no run of counts its screening here.
   std::size_t training_executions = 0;
   double training_seconds = 0;
+  /// What ended that training, and its time budget in seconds (TrainingSettings::time_budget_s,
+  /// grown with the fastest plan measured); TrainingEnd::none and 0 where the request trained not.
+  TrainingEnd training_end = TrainingEnd::none;
+  double training_budget_seconds = 0;
   std::optional<ModelChoice> model_choice;  // when this request trained with a model
   // The online balancer, for runs it watched (see BalancerSettings): this run's number among the
   // runs of its tree and input in this runtime (0: not watched), the deviation between its

@@ -120,7 +120,12 @@ TEST(Trainers, AThrowawayTrainerIsNewFilesAndOneRegistration) {
   // The GPU alone is fastest (a CPU 100x slower with a large start-up cost).
   Model m{{30.0, 0.3}, {40.0, 1.0}};
   m.noise = 0;
-  const TrainingResult r = run_trainer("even_only", devs, std::ref(m), TrainingOptions{});
+  // The shared flows as they are without a probe and with every plan run (the CPU alone, 100x the
+  // GPU alone, is otherwise never run: TrainProbe.*).
+  TrainingOptions every_plan;
+  every_plan.tuning.probe_share = 0;
+  every_plan.tuning.slow_plan_factor = 0;
+  const TrainingResult r = run_trainer("even_only", devs, std::ref(m), every_plan);
   EXPECT_EQ(r.strategy, "even_only");
   EXPECT_EQ(r.best.shares, Config::single(1, 2).shares) << r.best.str();
   EXPECT_EQ(r.executions, m.calls);
