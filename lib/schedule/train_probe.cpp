@@ -100,11 +100,13 @@ PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, d
   double largest = 0;
   for (const auto& p : points) largest = std::max(largest, p.units);
   if (distinct_units(points) >= 2 && share <= tuning().extrapolation_limit * largest) return Verdict::too_slow;
-  // Measured first at the share its line gives the bound (at least twice its largest yet), where
-  // that costs less than half of the plan; else the plan runs (at most about twice the bound).
+  // Measured first at the share its line gives the bound (a run of the plan's bound at most), or,
+  // where its line puts that below a share it was measured at faster (a cost that is not linear),
+  // at twice its largest share at this setting; where that is half of the plan or more, the plan
+  // runs (at most about twice the bound).
   const double at_bound = line.ms_per_unit > 0 ? (bound - line.fixed_ms) / line.ms_per_unit : share;
-  confirm = std::max(at_bound, 2 * largest);
-  return confirm < share / 2 ? Verdict::unsure : Verdict::fine;
+  confirm = at_bound > largest || !same_setting ? at_bound : 2 * largest;
+  return confirm > 0 && confirm < share / 2 ? Verdict::unsure : Verdict::fine;
 }
 
 bool PlanSearch::estimated_behind(const Config& c) const {

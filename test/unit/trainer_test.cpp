@@ -253,7 +253,7 @@ TEST(TrainingLedger, KeepsEveryPointAndRanksByMedian) {
   EXPECT_EQ(ledger.find(point_of(0.5, 0).config)->time_ms, 1.0);
 }
 
-// The tuned values' defaults: a change is a decision (docs/decisions/040-051), made here too.
+// The tuned values' defaults: a change is a decision (docs/decisions/040-051, 110-113), made here too.
 TEST(TrainingTuning, Defaults) {
   const TrainingTuning t;
   EXPECT_EQ(t.model_executions, 10u);
@@ -268,6 +268,11 @@ TEST(TrainingTuning, Defaults) {
   EXPECT_EQ(t.idle_group_share, 0.05);
   EXPECT_EQ(t.start_overlap, 2u);
   EXPECT_EQ(t.crossover_share_move, 0.25);
+  EXPECT_EQ(t.budget_best_plan_times, 50.0);      // docs/decisions/110
+  EXPECT_EQ(t.probe_share, 1.0 / 64);            // docs/decisions/111
+  EXPECT_EQ(t.slow_plan_factor, 3.0);            // docs/decisions/112
+  EXPECT_EQ(t.extrapolation_limit, 4.0);         // docs/decisions/113
+  EXPECT_EQ(TrainingOptions{}.time_budget_s, 2.0);  // TrainingSettings::time_budget_s
   // TrainingOptions carries them, and the model strategy's budget is the tuning's.
   TrainingOptions o;
   o.strategy = Strategy::model;
