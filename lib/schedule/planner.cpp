@@ -93,17 +93,14 @@ namespace {
 
 PlanCache::Refresh refresh_of(const PlannerSettings& s) { return {s.refresh_uses, s.refresh_interval}; }
 
-// "14 executions, 1.2 s; ended by its time budget of 2.0 s": what a training cost and what ended it.
+// "14 executions, 2.3 s, time budget 2.0 s; ended by its time budget": what a training cost, its
+// time budget and what ended it.
 std::string training_cost(const TrainingResult& r) {
   std::ostringstream line;
   line << r.executions << " executions, " << std::fixed << std::setprecision(1) << r.seconds << " s";
-  switch (r.end) {
-    case TrainingEnd::time: line << "; ended by its time budget of " << r.budget_seconds << " s"; break;
-    case TrainingEnd::executions: line << "; ended by its budget of executions"; break;
-    default:
-      if (r.budget_seconds > 0) line << " of a time budget of " << r.budget_seconds << " s";
-      break;
-  }
+  if (r.budget_seconds > 0) line << ", time budget " << r.budget_seconds << " s";
+  if (r.end == TrainingEnd::time) line << "; ended by its time budget";
+  if (r.end == TrainingEnd::executions) line << "; ended by its executions";
   return line.str();
 }
 
@@ -240,6 +237,13 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
   return best;
 }
 
+// Whether a device's partition of the tree may be split over sub-devices or queues (a CPU's
+// fission, a discrete device's overlap levels above 1), so that a run pinned to one device may
+// screen those levels (Planner::single_device); a user's plan is the only other way to split it.
+// False for a tree with a leaf that must run as one partition: its pinned runs run at the
+// device's first level, unscreened.
+bool partitions_may_split(const PreparedTree&) { return true; }
+
 }  // namespace
 
 bool has_platform_levels(const DeviceInfo& d) {
@@ -297,7 +301,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   KbKey key = base_key_;
   key.tree = p.signature;
   Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, {}, {}};
-  if (!has_platform_levels(env_.infos.at(device))) return plan;
+  if (!has_platform_levels(env_.infos.at(device)) || !partitions_may_split(p)) return plan;
   // The pinned device's plan is the key's plan.
   const LearnedKey cache_key{key.tree, p.features, plan.config.str()};
   if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;

@@ -23,7 +23,7 @@ bool TrainingLedger::take(std::size_t runs) {
   return true;
 }
 
-bool TrainingLedger::out_of_time() const { return time_.limited() && seconds() >= budget_seconds(); }
+bool TrainingLedger::out_of_time() const { return time_.limited() && budget_clock() >= budget_seconds(); }
 
 double TrainingLedger::budget_seconds() const {
   return time_.seconds(points_.empty() ? 0 : fastest().time_ms);
@@ -37,8 +37,8 @@ std::string TrainingLedger::stop_line() const {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1);
   if (time_over_)
-    line << "stopped: the time budget of " << budget_seconds() << " s is spent (" << seconds() << " s, "
-         << spent_ << " executions)";
+    line << "stopped: the time budget of " << budget_seconds() << " s is spent (" << budget_clock()
+         << " s measuring, " << seconds() << " s in all, " << spent_ << " executions)";
   else
     line << "stopped: the budget of " << total_ << " executions is spent";
   return line.str();
@@ -46,7 +46,7 @@ std::string TrainingLedger::stop_line() const {
 
 std::string TrainingLedger::status() const {
   std::ostringstream line;
-  line << std::fixed << std::setprecision(1) << seconds() << " s";
+  line << std::fixed << std::setprecision(1) << budget_clock() << " s";
   if (time_.limited()) line << " of " << budget_seconds() << " s";
   line << ", " << spent_ << "/" << total_ << " executions";
   return line.str();

@@ -19,6 +19,10 @@ namespace sinew::detail {
 
 namespace {
 
+// Times that do not grow with the share are noise over a fixed cost: nearly free work, a
+// thousandth of the mean time per whole input (the model strategy's fits take the same).
+constexpr double kNearlyFree = 1e-3;
+
 // The group that carries the rest of the work in the probe: the one with the most discrete
 // devices' compute units (GPUs are the fast devices far more often than not), else the first.
 std::size_t probe_carrier(const PlanSearch& s) {
@@ -87,15 +91,15 @@ PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, d
   bool same_setting = false;
   const std::vector<CostPoint> points = device_points(d, c, same_setting);
   const double share = c.shares[d];
-  if (points.empty()) {
-    confirm = std::min(share, tuning().probe_share);
-    return Verdict::unsure;
+  if (points.empty()) {  // never measured: probed first, unless the plan gives it no more than that
+    confirm = tuning().probe_share;
+    return share > 2 * confirm ? Verdict::unsure : Verdict::fine;
   }
   // Measured: at this setting, no more work than the plan gives it already took that long (a
   // device's time does not fall as its work grows).
   for (const auto& p : points)
     if (same_setting && p.units <= share && p.ms >= bound) return Verdict::too_slow;
-  const LinearCost line = fit_positive(points, 1e-3);
+  const LinearCost line = fit_positive(points, kNearlyFree);
   if (line.at(share) < bound) return Verdict::fine;
   double largest = 0;
   for (const auto& p : points) largest = std::max(largest, p.units);
@@ -110,12 +114,12 @@ PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, d
 }
 
 bool PlanSearch::estimated_behind(const Config& c) const {
-  if (ledger_.points().empty() || !places_shares(c) || !c.items.empty()) return false;
+  if (ledger_.points().empty() || !places_shares(c) || !c.items.empty() || tuning().slow_plan_factor <= 0) return false;
   const double bound = tuning().slow_plan_factor * ledger_.fastest().time_ms;
   for (std::size_t d = 0; d < devices_.size() && d < c.shares.size(); ++d) {
     bool same_setting = false;
     const std::vector<CostPoint> points = device_points(d, c, same_setting);
-    if (c.shares[d] > 0 && !points.empty() && fit_positive(points, 1e-3).at(c.shares[d]) >= bound) return true;
+    if (c.shares[d] > 0 && !points.empty() && fit_positive(points, kNearlyFree).at(c.shares[d]) >= bound) return true;
   }
   return false;
 }

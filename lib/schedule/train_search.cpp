@@ -5,6 +5,7 @@
 #include "decompose/schedule_policy.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
@@ -76,7 +77,11 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   if (rule_.fastest_run_counts) untimed_first = false;
   if (!exactly) runs = runs_per_point(runs);
   if (!ledger_.take(runs + (untimed_first ? 1 : 0))) return nullptr;
-  if (untimed_first) untimed_(c);
+  if (untimed_first) {
+    const auto start = std::chrono::steady_clock::now();
+    untimed_(c);
+    ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());
   for (unsigned r = 0; r < runs; ++r) {
@@ -97,9 +102,10 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
 std::string PlanSearch::point_line(const TrainingPoint& p) const {
   std::ostringstream line;
   const TrainingPoint& best = ledger_.fastest();
-  line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] fission=" << p.config.fission
-       << " overlap=" << p.config.overlap << " shares " << shares_str(p.config.shares) << " -> " << p.time_ms
-       << " ms; best " << best.time_ms << " ms (" << best.config.str() << ")";
+  // What a terminal's one line shows first: the budgets spent and the best time so far.
+  line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] best " << best.time_ms
+       << " ms; fission=" << p.config.fission << " overlap=" << p.config.overlap << " shares "
+       << shares_str(p.config.shares) << " -> " << p.time_ms << " ms; best plan " << best.config.str();
   return line.str();
 }
 
