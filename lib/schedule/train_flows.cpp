@@ -196,7 +196,7 @@ TrainingResult SearchTrainer::train(const TrainingRequest& request) const {
   if (f.dynamic) ledger.phase(f.final_runs, [&] { measure_dynamic_plan(s); });
   if (f.recheck) ledger.phase(f.final_runs - 1, [&] { s.recheck_suspect_alone(); });
   const auto best = s.choose_fastest(f.finalists, f.alone_again > 0);
-  if (ledger.stopped()) s.note(ledger.stop_line());
+  if (ledger.stopped() && ledger.end() != TrainingEnd::time) s.note(ledger.stop_line());  // (time: said once)
   return s.result(name(), best);
 }
 

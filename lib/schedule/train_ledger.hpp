@@ -104,7 +104,7 @@ void TrainingLedger::phase(std::size_t reserved, Steps&& steps) {
   const std::size_t outer_limit = limit_;
   const bool outer_over = phase_over_;
   limit_ = limit_ > reserved ? limit_ - reserved : 0;
-  phase_over_ = false;
+  phase_over_ = time_over_;  // a spent time budget ends every phase
   steps();
   if (phase_over_ && !stopped_ && !time_over_)
     note("stopped: the budget of " + std::to_string(limit_) + " executions is spent");

@@ -69,8 +69,10 @@ void PlanSearch::probe_groups(Config& base) {
 }
 
 // Device d's points: (share, its time) of every static plan that gave it work, at `c`'s setting of
-// d (its overlap level or fission) where it has any there, else at every setting.
-std::vector<CostPoint> PlanSearch::device_points(std::size_t d, const Config& c, bool& same_setting) const {
+// d (its overlap level or fission) where it has any there, else at every setting; `anywhere`, when
+// given, gets those at every setting.
+std::vector<CostPoint> PlanSearch::device_points(std::size_t d, const Config& c, bool& same_setting,
+                                                 std::vector<CostPoint>* every_setting) const {
   std::vector<CostPoint> here, anywhere;
   for (const auto& p : ledger_.points()) {
     if (!places_shares(p.config) || !p.config.items.empty() || d >= p.device_ms.size()) continue;
@@ -81,6 +83,7 @@ std::vector<CostPoint> PlanSearch::device_points(std::size_t d, const Config& c,
     if (same) here.push_back(anywhere.back());
   }
   same_setting = !here.empty();
+  if (every_setting) *every_setting = anywhere;
   return same_setting ? here : anywhere;
 }
 
@@ -89,8 +92,13 @@ std::vector<CostPoint> PlanSearch::device_points(std::size_t d, const Config& c,
 // at first).
 PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const {
   bool same_setting = false;
-  const std::vector<CostPoint> points = device_points(d, c, same_setting);
+  std::vector<CostPoint> anywhere;
+  const std::vector<CostPoint> points = device_points(d, c, same_setting, &anywhere);
   const double share = c.shares[d];
+  // Measured: at least as much work ran below the bound (at any level: a level does not change a
+  // device's speed threefold), so this plan's does too, whatever a fit through noisier points says.
+  for (const auto& p : anywhere)
+    if (p.units >= share && p.ms < bound) return Verdict::fine;
   if (points.empty()) {  // never measured: probed first, unless the plan gives it no more than that
     confirm = tuning().probe_share;
     return share > 2 * confirm ? Verdict::unsure : Verdict::fine;
@@ -138,7 +146,9 @@ std::optional<Config> PlanSearch::confirming_plan(std::size_t d, const Config& c
 }
 
 bool PlanSearch::estimated_too_slow(const Config& c) {
-  if (ledger_.points().empty() || !places_shares(c) || !c.items.empty() || tuning().slow_plan_factor <= 0) return false;
+  if (ledger_.points().empty() || ledger_.measured(c) || !places_shares(c) || !c.items.empty() ||
+      tuning().slow_plan_factor <= 0)
+    return false;
   // Each confirming run at least doubles a device's largest measured share: a few suffice.
   for (unsigned confirmations = 0; confirmations < 8; ++confirmations) {
     const TrainingPoint& fastest = ledger_.fastest();

@@ -98,9 +98,10 @@ class PlanSearch {
   // Whether the devices' fitted costs put static plan `c` at TrainingTuning::slow_plan_factor times
   // the fastest measured plan or more (an estimate: nothing is measured).
   bool estimated_behind(const Config& c) const;
-  // Whether the devices' measured costs put static plan `c` at TrainingTuning::slow_plan_factor
-  // times the fastest measured plan or more (said in a progress line). A device whose cost would
-  // be extrapolated far beyond its measured shares is measured nearer first.
+  // Whether the devices' measured costs put static plan `c`, not measured yet, at
+  // TrainingTuning::slow_plan_factor times the fastest measured plan or more (said in a progress
+  // line). A device whose cost would be extrapolated far beyond its measured shares is measured
+  // nearer first.
   bool estimated_too_slow(const Config& c);
 
   // --- Device groups (train_search.cpp) -----------------------------------------------------
@@ -148,7 +149,8 @@ class PlanSearch {
   // measure() without the estimate; `exactly`: `runs` runs whatever the trainer's rule says (a
   // probe, a device measured before a plan that would give it more).
   const TrainingPoint* measure_now(const Config& c, unsigned runs, bool exactly = false);
-  std::vector<CostPoint> device_points(std::size_t d, const Config& c, bool& same_setting) const;
+  std::vector<CostPoint> device_points(std::size_t d, const Config& c, bool& same_setting,
+                                       std::vector<CostPoint>* every_setting = nullptr) const;
   Verdict device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const;
   std::optional<Config> confirming_plan(std::size_t d, const Config& c, double share) const;
 
