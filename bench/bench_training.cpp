@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   po::options_description own("What to run");
   own.add_options()("samples",
                     po::value<Names>()->default_value(
-                        Names{{"filter_pipeline", "fft", "nbody", "segmentation", "prefix_sum", "heat", "sobel",
+                        Names{{"filter_pipeline", "fft", "nbody", "saxpy", "segmentation", "heat", "sobel",
                                "mergesort", "mandelbrot", "matmul"}},
                         "the paper's five, heat, sobel, mergesort, mandelbrot, matmul")
                         ->value_name("a,b"),
