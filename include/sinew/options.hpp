@@ -50,8 +50,10 @@ enum class TransferMode {
 };
 /// How host threads wait for discrete devices (see lib/exec/wait.hpp).
 enum class WaitMode { automatic, block, poll };
-/// What a line the library logs is: progress and moves (info) or a warning.
-enum class LogLevel { info, warning };
+/// What a logged line is: progress of a training (one line per measured plan; on a terminal the
+/// default logger rewrites one line in place), information (a plan trained, a balancer move), a
+/// warning.
+enum class LogLevel { info, warning, progress };
 
 /// The one spelling of each value (the enumerator's name), in the API, on command lines, in
 /// variables and in the knowledge base; from_string<E> reads exactly that spelling.
@@ -73,6 +75,9 @@ std::string spellings();
 /// thread-safe. Default: stderr, each line prefixed "sinew: ".
 using Logger = std::function<void(LogLevel level, const std::string& line)>;
 /// The default: "sinew: <line>" (warnings "sinew: warning: <line>") on stderr, a line at a time.
+/// Where stderr is a terminal (and TERM is not "dumb"), progress lines rewrite one line in place,
+/// cut to the terminal's width, and the next other line replaces it; elsewhere every line is a
+/// plain line.
 Logger stderr_logger();
 
 /// How training searches (the spec's precision value and quality factor, and its strategy).
@@ -82,6 +87,13 @@ struct TrainingSettings {
   std::optional<unsigned> quality;             ///< $SINEW_QUALITY; executions per measured point, 1..1000; default 3
   std::optional<bool> exhaustive;              ///< $SINEW_EXHAUSTIVE; every fission x overlap combination; default false
   std::optional<std::size_t> max_executions;   ///< runs per training, 1..100000; default 40
+  /// The wall time a training (or a pinned device's screening, or a derived plan's check) may
+  /// take: it stops once it has run max(time_budget_s, TrainingTuning::budget_best_plan_times x
+  /// the fastest plan measured so far), or max_executions, whichever comes first, and keeps the
+  /// fastest measured plan (Report::training_end says what ended it). Its first plan is always
+  /// measured. 0: no time budget, executions only. $SINEW_TRAINING_TIME; seconds, 0..86400;
+  /// default 2.
+  std::optional<double> time_budget_s;
   /// A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
   /// its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
   /// each device alone (each device's fastest plan alone three times); the fastest is stored (a

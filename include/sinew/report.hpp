@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sinew {
@@ -57,6 +58,16 @@ struct LevelReport {
   double ms = 0;                     ///< host time of the level (the slowest device's)
   std::uint64_t bytes = 0;           ///< moved between the host and the devices for it
 };
+
+/// What ended a request's training (Report::training_end).
+enum class TrainingEnd {
+  none,        ///< the request measured no plan before it ran
+  completed,   ///< the trainer measured every plan it meant to
+  executions,  ///< its executions ran out (TrainingSettings::max_executions, a check's or level 2's few)
+  time,        ///< its time budget ran out (TrainingSettings::time_budget_s)
+};
+/// The one spelling of each value ("none", "completed", "executions", "time").
+std::string_view to_string(TrainingEnd end) noexcept;
 
 /// Training with a model (the divide-and-conquer trainer, from the HPU paper): the plan the model
 /// chose from the measured devices before the search around it, the time it predicted for that plan
@@ -149,6 +160,11 @@ struct Report {
   std::int64_t derived_from = 0;        ///< the entry kb_entry was derived from (0: none)
   std::size_t training_executions = 0;  ///< runs training made (0: this request did not train)
   double training_seconds = 0;          ///< what training took
+  /// What ended that training, and its time budget in seconds (TrainingSettings::time_budget_s,
+  /// grown with the fastest plan measured); TrainingEnd::none and 0 where the request trained not.
+  /// A run pinned to a device that the knowledge base had no run of counts its screening as training.
+  TrainingEnd training_end = TrainingEnd::none;
+  double training_budget_seconds = 0;   ///< see training_end
   std::optional<ModelChoice> model_choice;  ///< when this request trained with a model
   /// The online balancer, for runs it watched (see BalancerSettings): this run's number among the
   /// runs of its tree and input in this runtime (0: not watched), the deviation between its

@@ -198,6 +198,16 @@ std::string value_text(const Value& v) {
 
 }  // namespace
 
+std::string_view to_string(TrainingEnd end) noexcept {
+  switch (end) {
+    case TrainingEnd::none: return "none";
+    case TrainingEnd::completed: return "completed";
+    case TrainingEnd::executions: return "executions";
+    case TrainingEnd::time: return "time";
+  }
+  return "?";
+}
+
 std::string Report::str() const {
   std::ostringstream s;
   s << std::fixed << std::setprecision(3);
@@ -206,6 +216,11 @@ std::string Report::str() const {
   s << ": " << wall_ms << " ms wall, config " << config.str() << " (" << to_string(provenance) << ")";
   if (iterations) s << ", " << iterations << " loop iteration(s)";
   s << "\n";
+  if (training_end != TrainingEnd::none) {
+    s << "  measured plans first: " << training_executions << " executions, " << training_seconds << " s";
+    if (training_budget_seconds > 0) s << " of a time budget of " << training_budget_seconds << " s";
+    s << "; ended by: " << to_string(training_end) << "\n";
+  }
   if (model_choice)
     s << "  training's model chose " << model_choice->config.str() << ": predicted " << model_choice->predicted_ms
       << " ms, measured " << model_choice->measured_ms << " ms\n";

@@ -15,10 +15,12 @@ TrainingSettings TrainingSettings::with_defaults() const {
   if (!t.exhaustive) t.exhaustive = false;
   if (!t.max_executions) t.max_executions = 40;
   if (!t.derive_executions) t.derive_executions = 24;
+  if (!t.time_budget_s) t.time_budget_s = 2;
   rule::precision.check(*t.precision, "TrainingSettings::precision");
   rule::quality.check(*t.quality, "TrainingSettings::quality");
   rule::max_executions.check(*t.max_executions, "TrainingSettings::max_executions");
   rule::derive_executions.check(*t.derive_executions, "TrainingSettings::derive_executions");
+  rule::time_budget_s.check(*t.time_budget_s, "TrainingSettings::time_budget_s");
   return t;
 }
 

@@ -33,6 +33,7 @@ inline constexpr NumberRule precision{0, 1, true};
 inline constexpr CountRule quality{1, 1000};
 inline constexpr CountRule max_executions{1, 100000};
 inline constexpr CountRule derive_executions{0, 100000};
+inline constexpr NumberRule time_budget_s{0, 86400, false};
 inline constexpr NumberRule balanced_within{0, 1, true};
 inline constexpr NumberRule weight{0, 1, true};
 inline constexpr NumberRule trigger{0, 1, true};

@@ -11,8 +11,6 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
-#include <iostream>
-#include <mutex>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -59,8 +57,8 @@ struct Names<Provenance> {
 };
 template <>
 struct Names<LogLevel> {
-  static constexpr std::pair<LogLevel, std::string_view> all[] = {{LogLevel::info, "info"},
-                                                                  {LogLevel::warning, "warning"}};
+  static constexpr std::pair<LogLevel, std::string_view> all[] = {
+      {LogLevel::info, "info"}, {LogLevel::warning, "warning"}, {LogLevel::progress, "progress"}};
 };
 
 template <class E>
@@ -97,15 +95,6 @@ std::string spellings() {
   for (std::size_t i = 0; i < n; ++i)
     out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(Names<E>::all[i].second);
   return out;
-}
-
-
-Logger stderr_logger() {
-  return [](LogLevel level, const std::string& line) {
-    static std::mutex mutex;
-    std::lock_guard lock(mutex);
-    std::cerr << "sinew: " << (level == LogLevel::warning ? "warning: " : "") << line << std::endl;
-  };
 }
 
 namespace {

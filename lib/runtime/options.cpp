@@ -82,6 +82,12 @@ const std::vector<Variable>& variables() {  // check-code: table
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.training.derive_executions = rule::derive_executions.read(t, n);
        }},
+      {{"SINEW_TRAINING_TIME", "training.time_budget_s", "seconds, from 0 to 86400", "2",
+        "training: stops after max(this, a multiple of the fastest plan measured) seconds or its executions, "
+        "whichever comes first (0: executions only)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) {
+         o.training.time_budget_s = rule::time_budget_s.read(t, n);
+       }},
       {{"SINEW_BALANCE", "balancer.enabled", kFlag, "1", "the online balancer"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.balancer.enabled = parse::flag(t, n); }},
       {{"SINEW_BALANCE_WITHIN", "balancer.balanced_within", "a number greater than 0 and at most 1", "0.88",
@@ -271,6 +277,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   fill(o.training.exhaustive, f.training.exhaustive);
   fill(o.training.max_executions, f.training.max_executions);
   fill(o.training.derive_executions, f.training.derive_executions);
+  fill(o.training.time_budget_s, f.training.time_budget_s);
   fill(o.balancer.enabled, f.balancer.enabled);
   fill(o.balancer.balanced_within, f.balancer.balanced_within);
   fill(o.balancer.weight, f.balancer.weight);

@@ -13,8 +13,6 @@ class PlanRecord final : public RunObserver {
     const Plan& stored = *plan.stored;
     report.kb_entry = stored.entry;
     report.derived_from = stored.derived_from;
-    report.training_executions = stored.training_executions;
-    report.training_seconds = stored.training_seconds;
     report.model_choice = stored.model_choice;
     planner_().executed(stored, prepared_, report);
   }

@@ -57,6 +57,7 @@ struct ChosenPlan {
   Config config;
   Provenance provenance = Provenance::manual;
   std::optional<Plan> stored;  // the knowledge base's plan (its key, entry and training), where it planned the run
+  TrainingCost training;       // what choosing it measured (a training, a check, a pinned device's screening)
 };
 
 class PlanSource {

@@ -8,7 +8,7 @@
 namespace sinew::detail {
 
 ChosenPlan PlanSource::choose(const PlanRequest&, const PlanOffer& offer) const {
-  return {*offer.config, offer.provenance, std::nullopt};
+  return {*offer.config, offer.provenance, std::nullopt, {}};
 }
 
 namespace {
@@ -63,11 +63,12 @@ class PinnedDevice final : public PlanSource {
     return checked(r, Config::single(device, r.devices.size()), Provenance::manual);
   }
   ChosenPlan choose(const PlanRequest& r, const PlanOffer& offer) const override {
-    ChosenPlan chosen{*offer.config, offer.provenance, std::nullopt};
-    const Config best = planner_().single_device(r.prepared, r.bindings, *r.options.device).config;
+    ChosenPlan chosen{*offer.config, offer.provenance, std::nullopt, {}};
+    const Plan best = planner_().single_device(r.prepared, r.bindings, *r.options.device);
+    chosen.training = best.training;  // its screening, where this request screened the device
     try {
-      r.prepared.decomposition(best, r.devices);  // a level from a neighbour's input may not fit this one
-      chosen.config = best;
+      r.prepared.decomposition(best.config, r.devices);  // a level from a neighbour's input may not fit this one
+      chosen.config = best.config;
     } catch (const Error&) {
     }
     return chosen;
@@ -114,7 +115,8 @@ class KnowledgeBasePlans final : public PlanSource {
   }
   ChosenPlan choose(const PlanRequest& r, const PlanOffer&) const override {
     Plan plan = planner_().plan(r.prepared, r.bindings, r.force_training);
-    return {plan.config, plan.provenance, std::move(plan)};
+    const TrainingCost training = plan.training;
+    return {plan.config, plan.provenance, std::move(plan), training};
   }
 
  private:

@@ -24,6 +24,7 @@ Report RequestPipeline::run(const Request& request) const {
   for (const auto& o : watching) o->before(plan);
   Report report = measure_plan(request, plan.config);
   report.provenance = plan.provenance;
+  plan.training.report(report);
   for (const auto& o : watching) o->after(plan, report);
   return report;
 }

@@ -10,9 +10,17 @@
 #include "schedule/plan_cache.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 namespace sinew::detail {
+
+void TrainingCost::report(Report& r) const {
+  r.training_executions = executions;
+  r.training_seconds = seconds;
+  r.training_end = end;
+  r.training_budget_seconds = budget_seconds;
+}
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerSettings settings)
     : env_(env),
@@ -61,6 +69,10 @@ void Planner::info(const std::string& line) const {
   if (settings_.progress && settings_.log) settings_.log(LogLevel::info, line);
 }
 
+void Planner::progress(const std::string& line) const {
+  if (settings_.progress && settings_.log) settings_.log(LogLevel::progress, line);
+}
+
 void Planner::warn(const std::string& line) const {
   if (settings_.log) settings_.log(LogLevel::warning, line);
 }
@@ -80,6 +92,17 @@ void Planner::safely(F&& f) {
 namespace {
 
 PlanCache::Refresh refresh_of(const PlannerSettings& s) { return {s.refresh_uses, s.refresh_interval}; }
+
+// "14 executions, 2.3 s, time budget 2.0 s; ended by its time budget": what a training cost, its
+// time budget and what ended it.
+std::string training_cost(const TrainingResult& r) {
+  std::ostringstream line;
+  line << r.executions << " executions, " << std::fixed << std::setprecision(1) << r.seconds << " s";
+  if (r.budget_seconds > 0) line << ", time budget " << r.budget_seconds << " s";
+  if (r.end == TrainingEnd::time) line << "; ended by its time budget";
+  if (r.end == TrainingEnd::executions) line << "; ended by its executions";
+  return line.str();
+}
 
 }  // namespace
 
@@ -101,7 +124,7 @@ std::optional<Plan> Planner::stored_plan(const PreparedTree& p, const KbKey& key
   // Without the idle devices' levels (an entry stored before training named a device alone at
   // one level only): a plan of one device runs that device alone's partitions and queues.
   Plan found{without_idle_levels(hit->config, env_.infos), Provenance::knowledge_base, key, hit->id,
-             hit->source.value_or(0), 0, 0};
+             hit->source.value_or(0), {}, {}};
   plans_.remember(cache_key, found, generation, refresh_of(settings_));
   return found;
 }
@@ -131,7 +154,7 @@ std::optional<Planner::Derivation> Planner::derive(const PreparedTree& p, const 
 Plan Planner::store_derived(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                             const std::vector<KbEntry>& known, const Derivation& derivation) {
   const Derived& derived = derivation.derived;
-  Plan plan{derived.config, Provenance::derived, key, 0, derived.source, 0, 0};
+  Plan plan{derived.config, Provenance::derived, key, 0, derived.source, {}, {}};
   KbEntry e;
   e.key = key;
   e.features = p.features;
@@ -187,10 +210,9 @@ void Planner::check_derived(const PreparedTree& p, const std::vector<Binding>& b
   e.strategy = derived.method + "+screen";
   e.precision = settings_.training.precision;
   e.quality = settings_.training.quality;
-  plan.training_executions = checked.executions;
-  plan.training_seconds = checked.seconds;
+  plan.training = TrainingCost::of(checked);
   info("derived a plan from entry #" + std::to_string(derived.source) + " (" + derived.config.str() +
-       "), checked in " + std::to_string(checked.executions) + " executions: " + checked.best.str());
+       "), checked in " + training_cost(checked) + ": " + checked.best.str());
 }
 
 namespace {
@@ -214,6 +236,13 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
     if (const double m = median(t); !best || m < best->second) best = {c, m};
   return best;
 }
+
+// Whether a device's partition of the tree may be split over sub-devices or queues (a CPU's
+// fission, a discrete device's overlap levels above 1), so that a run pinned to one device may
+// screen those levels (Planner::single_device); a user's plan is the only other way to split it.
+// False for a tree with a leaf that must run as one partition: its pinned runs run at the
+// device's first level, unscreened.
+bool partitions_may_split(const PreparedTree&) { return true; }
 
 }  // namespace
 
@@ -253,8 +282,8 @@ std::optional<Config> Planner::nearest_alone_level(const PreparedTree& p, const 
   return without_idle_levels(level, env_.infos);
 }
 
-Config Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
-                             std::size_t device) {
+void Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                           std::size_t device, Plan& plan) {
   const DeviceInfo& dev = env_.infos.at(device);
   const TrainingOptions o = one_device_options(settings_.training, env_.infos, device);
   info("screening " + dev.id() + " alone for '" + p.label + "' (the knowledge base has no run of it)");
@@ -263,17 +292,16 @@ Config Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& 
   // pick can differ where two levels' times overlap); the search's pick when nothing was stored.
   std::optional<std::pair<Config, double>> stored;
   safely([&] { stored = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
-  const Config level = stored ? stored->first : r.best;
-  info("screened " + dev.id() + " alone for '" + p.label + "' in " + std::to_string(r.executions) +
-       " executions: " + level.str());
-  return level;
+  plan.config = stored ? stored->first : r.best;
+  plan.training = TrainingCost::of(r);
+  info("screened " + dev.id() + " alone for '" + p.label + "' in " + training_cost(r) + ": " + plan.config.str());
 }
 
 Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device) {
   KbKey key = base_key_;
   key.tree = p.signature;
-  Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, 0, 0};
-  if (!has_platform_levels(env_.infos.at(device))) return plan;
+  Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, {}, {}};
+  if (!has_platform_levels(env_.infos.at(device)) || !partitions_may_split(p)) return plan;
   // The pinned device's plan is the key's plan.
   const LearnedKey cache_key{key.tree, p.features, plan.config.str()};
   if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;
@@ -281,11 +309,12 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   const std::uint64_t generation = plans_.generation();
   std::optional<std::pair<Config, double>> known;
   safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
+  Plan screened = plan;
   if (known) plan.config = known->first;
   else if (auto nearest = nearest_alone_level(p, key, device)) plan.config = *nearest;
-  else plan.config = screen_alone(p, bindings, key, device);
-  plans_.remember(cache_key, plan, generation, refresh_of(settings_));
-  return plan;
+  else screen_alone(p, bindings, key, device, screened), plan.config = screened.config;
+  plans_.remember(cache_key, plan, generation, refresh_of(settings_));  // the screening is this request's
+  return screened.training.end == TrainingEnd::none ? plan : screened;
 }
 
 TrainingResult Planner::search(const PreparedTree& p, const std::vector<Binding>& bindings,
@@ -297,25 +326,32 @@ TrainingResult Planner::search(const PreparedTree& p, const std::vector<Binding>
     safely([&] { kb_.record_run(run); });  // committed now: a crash loses only the run in flight
   };
   Progress progress;
-  if (settings_.progress && settings_.log) progress = [this](const std::string& line) { info("  " + line); };
+  if (settings_.progress && settings_.log) progress = [this](const std::string& line) { this->progress("  " + line); };
   return train_on_copies(env_, p, bindings, options, progress, start, record);
 }
 
 Plan Planner::train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                          const std::optional<Config>& start) {
   const std::string& label = p.label;
-  info("training '" + label + "' (" + std::to_string(p.analysis.units) + " units, strategy " +
-       std::string(to_string(settings_.training.strategy)) + ", at most " +
-       std::to_string(execution_budget(settings_.training)) + " executions)");
-  TrainingResult result = search(p, bindings, settings_.training, start, key, "training");
+  const TrainingOptions& o = settings_.training;
+  {
+    std::ostringstream line;
+    line << "training '" << label << "' (" << p.analysis.units << " units, strategy " << to_string(o.strategy)
+         << ", at most " << execution_budget(o) << " executions";
+    if (o.time_budget_s > 0)
+      line << " or max(" << o.time_budget_s << " s, " << o.tuning.budget_best_plan_times << " x the fastest plan)";
+    line << ")";
+    info(line.str());
+  }
+  TrainingResult result = search(p, bindings, o, start, key, "training");
   {
     std::ostringstream line;
     line << "trained '" << label << "': " << result.best.str() << " in " << result.time_ms << " ms ("
-         << result.executions << " executions, " << result.seconds << " s)";
+         << training_cost(result) << ")";
     info(line.str());
   }
 
-  Plan plan{result.best, Provenance::trained, key, 0, 0, result.executions, result.seconds, result.model_choice};
+  Plan plan{result.best, Provenance::trained, key, 0, 0, TrainingCost::of(result), result.model_choice};
   KbEntry e;
   e.key = key;
   e.features = p.features;
@@ -424,11 +460,11 @@ void Planner::writer() {
 Config Planner::retrain(const PreparedTree& p, const std::vector<Binding>& bindings, const Plan& plan,
                         const Config& current, std::size_t executions) {
   std::lock_guard lock(training_mutex_);
-  const Config best = search(p, bindings, level2_options(settings_.training, executions), current, plan.key,
-                             "balancing")
-                          .best;
+  const TrainingResult r =
+      search(p, bindings, level2_options(settings_.training, executions), current, plan.key, "balancing");
+  info("retrained the distribution of '" + p.label + "' in " + training_cost(r) + ": " + r.best.str());
   plans_.forget({plan.key.tree, p.features, {}});
-  return best;
+  return r.best;
 }
 
 void Planner::balanced(const Plan& plan, const PreparedTree& p, const BalanceEvent* event, bool settled,

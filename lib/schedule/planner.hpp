@@ -70,14 +70,25 @@ struct PlannerSettings {
   std::chrono::milliseconds flush_interval{1000};
 };
 
+// What measuring plans cost a request (a training, a derived plan's check, a pinned device's
+// screening): Report::training_*.
+struct TrainingCost {
+  std::size_t executions = 0;
+  double seconds = 0;
+  TrainingEnd end = TrainingEnd::none;  // none: the request measured nothing
+  double budget_seconds = 0;
+  static TrainingCost of(const TrainingResult& r) { return {r.executions, r.seconds, r.end, r.budget_seconds}; }
+  // Into `report`'s training_* fields.
+  void report(Report& report) const;
+};
+
 struct Plan {
   Config config;
   Provenance provenance = Provenance::knowledge_base;  // knowledge_base | derived | trained
   KbKey key;
   std::int64_t entry = 0;
   std::int64_t derived_from = 0;
-  std::size_t training_executions = 0;
-  double training_seconds = 0;
+  TrainingCost training;  // what this request's training cost, where it trained
   std::optional<ModelChoice> model_choice;
 };
 
@@ -105,9 +116,11 @@ class Planner {
   // configuration for this tree and input (overlap level, fission) — the fastest measured plan
   // with the device alone among the knowledge base's runs of these features, else among those of
   // the nearest features that have such runs (the interpolator's distance), else measured now:
-  // each level once, the two fastest again (one_device_options), the runs recorded, so that
-  // the next request and the next process find them. A device with one level (no overlap levels,
-  // no fissions) runs Config::single with no knowledge-base access. Cached like plans.
+  // each level once, the two fastest again (one_device_options), within the training's time
+  // budget, the runs recorded, so that the next request and the next process find them; then the
+  // plan returned (not the cached one) carries the screening's cost (Plan::training_*). A device
+  // with one level (no overlap levels, no fissions) runs Config::single with no knowledge-base
+  // access. Cached like plans.
   Plan single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device);
 
   // Records the real run of a plan: a measurement (purpose "execution") and one more use,
@@ -161,10 +174,10 @@ class Planner {
   // The device alone at the level the nearest features with runs of it ran fastest at (the
   // interpolator's distance); none where no features have such runs.
   std::optional<Config> nearest_alone_level(const PreparedTree& p, const KbKey& key, std::size_t device);
-  // The device alone at the level a screening of its levels finds fastest (the stored runs'
-  // medians decide, as a later lookup's); the runs are recorded.
-  Config screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
-                      std::size_t device);
+  // `plan`: the device alone at the level a screening of its levels finds fastest (the stored
+  // runs' medians decide, as a later lookup's), with what the screening cost; the runs are recorded.
+  void screen_alone(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
+                    std::size_t device, Plan& plan);
   Plan train_plan(const PreparedTree& p, const std::vector<Binding>& bindings, const KbKey& key,
                   const std::optional<Config>& start);
   // A derived plan's check (screen_options, PlannerSettings::derive_executions runs from the
@@ -176,7 +189,8 @@ class Planner {
   // enabled) and every measurement recorded under `key` with `purpose`.
   TrainingResult search(const PreparedTree& p, const std::vector<Binding>& bindings, const TrainingOptions& options,
                         const std::optional<Config>& start, const KbKey& key, const char* purpose);
-  void info(const std::string& line) const;  // progress, unless quiet
+  void info(const std::string& line) const;      // what training chose, unless quiet
+  void progress(const std::string& line) const;  // a training's progress, unless quiet
   // Whether a stored plan fits this runtime's devices (Config::check) and the tree (its schedule:
   // check_schedule); warns once per entry when not.
   bool usable(const KbEntry& e, const PreparedTree& p);

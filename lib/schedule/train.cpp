@@ -25,8 +25,15 @@ TrainingOptions TrainingOptions::from(const TrainingSettings& t) {
   o.quality = t.quality.value();
   o.exhaustive = t.exhaustive.value();
   o.max_executions = t.max_executions.value();
+  o.time_budget_s = t.time_budget_s.value();
   return o;
 }
+
+double TimeBudget::seconds(double fastest_ms) const {
+  return limited() ? std::max(floor_seconds, best_plan_times * fastest_ms / 1000) : 0;
+}
+
+TimeBudget time_budget(const TrainingOptions& o) { return {o.time_budget_s, o.tuning.budget_best_plan_times}; }
 
 TrainingOptions level2_options(TrainingOptions base, std::size_t executions) {
   base.purpose = TrainingPurpose::rebalance;

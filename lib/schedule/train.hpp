@@ -79,6 +79,19 @@ struct TrainingTuning {
   // A divide-and-conquer tree's shares below the best crossover are moved by this fraction of
   // each device's share, each way.
   double crossover_share_move = 0.25;
+  // A training's time budget grows with the fastest plan it measured: it may run this many times
+  // that plan's time where that is more than TrainingSettings::time_budget_s. docs/decisions/110
+  double budget_best_plan_times = 50;
+  // A device group not measured yet gets this share of the work in a probe plan (the rest on the
+  // group expected fastest) before any plan gives it more. docs/decisions/111
+  double probe_share = 1.0 / 64;
+  // A plan that the devices' fitted costs put at this many times the fastest measured plan's time
+  // or more is not run. docs/decisions/112
+  double slow_plan_factor = 3;
+  // A device's fitted cost drops a plan only within this many times the largest share the device
+  // was measured at; beyond, the device is measured at the share its fit gives the fastest
+  // plan's time first (a cost that is not linear shows there). docs/decisions/113
+  double extrapolation_limit = 4;
 };
 
 // The search as training, level 2, a derived plan's check and a pinned device's screening run it:
@@ -91,6 +104,7 @@ struct TrainingOptions {
   bool exhaustive = defaults().exhaustive.value();      // the spec's uniform search: the trainer's distribution
                                                         // search on every combination (TrainingPurpose::train only)
   std::size_t max_executions = defaults().max_executions.value();
+  double time_budget_s = defaults().time_budget_s.value();  // the least time budget; 0: none
   TrainingTuning tuning;
 
   TrainingPurpose purpose = TrainingPurpose::train;
@@ -134,13 +148,27 @@ struct TrainingResult {
   unsigned quality = 0;           // executions per measured point (the model strategy: 2, the faster counts)
   std::vector<TrainingPoint> points;  // every measured point, in order
   std::optional<ModelChoice> model_choice;  // a model's own plan, where the trainer has one
+  TrainingEnd end = TrainingEnd::completed;  // what ended it
+  double budget_seconds = 0;      // its time budget at the end (0: none)
 };
+
+// A training's time budget: max(floor_seconds, best_plan_times x the fastest measured plan's time);
+// none where floor_seconds is 0.
+struct TimeBudget {
+  double floor_seconds = 0;
+  double best_plan_times = 0;
+  bool limited() const { return floor_seconds > 0; }
+  double seconds(double fastest_ms) const;
+};
+// The time budget of a training with `options` (TrainingOptions::time_budget_s, TrainingTuning).
+TimeBudget time_budget(const TrainingOptions& options);
 
 // The runs a training with `options` may take: max_executions, within the model strategy's own
 // budget (TrainingTuning::model_executions) for its own training.
 std::size_t execution_budget(const TrainingOptions& options);
 
-// One line per measured point: "[n executions] ... shares ... -> t ms (best so far ...)".
+// One line per measured point: "[t s of T s, n/N executions] ... shares ... -> t ms; best ...", and
+// the trainers' other lines (a model's fit, a probe, what ended training).
 using Progress = std::function<void(const std::string&)>;
 
 // Trains with the strategy's trainer over `devices`. `start`, when given (e.g. the nearest

@@ -14,7 +14,7 @@ namespace sinew::detail {
 void PlanSearch::each_group_alone(Config c) {
   if (groups_.size() < 2) return;
   for (std::size_t g = 0; g < groups_.size(); ++g)
-    if (!measure(group_alone(c, g))) return;
+    if (!measure(group_alone(c, g)) && stopped()) return;
 }
 
 // Its plan at `c`'s configuration first for every group, then the other levels (discrete groups
@@ -24,14 +24,14 @@ void PlanSearch::each_group_alone_at_every_level(Config c) {
   if (groups_.size() < 2) return;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const Config one = group_alone(c, g);
-    if (!ledger_.measured(one) && !measure(one, 1)) return;
+    if (!ledger_.measured(one) && !measure(one, 1) && stopped()) return;
   }
   for (bool discrete : {true, false})
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       if (discrete_group(g) != discrete) continue;
       for (const auto& level : group_levels(c, g)) {
         const Config one = group_alone(level, g);
-        if (!ledger_.measured(one) && !measure(one, 1)) return;
+        if (!ledger_.measured(one) && !measure(one, 1) && stopped()) return;
       }
     }
 }

@@ -32,7 +32,7 @@ std::pair<Config, double> PlanSearch::choose_fastest(std::size_t finalists, bool
     }
     for (const auto& [c, runs] : again)
       for (unsigned i = 0; i < runs; ++i)
-        if (!measure(c, 1)) return;
+        if (!measure(c, 1) && stopped()) return;
   });
   const auto r = ledger_.ranked();
   // A derived plan's check measures most points once: a split over groups it measured within the

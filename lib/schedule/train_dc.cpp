@@ -92,8 +92,8 @@ namespace {
 class CrossoverSearch {
  public:
   CrossoverSearch(const std::vector<DeviceInfo>& devices, const Measure& measure, unsigned quality,
-                  std::size_t executions, const Progress& progress)
-      : devices_(devices), measure_(measure), quality_(quality), ledger_(executions, progress) {}
+                  std::size_t executions, const Progress& progress, TimeBudget time)
+      : devices_(devices), measure_(measure), quality_(quality), ledger_(executions, progress, time) {}
 
   TrainingLedger& ledger() { return ledger_; }
   // Nullptr where the budget is spent.
@@ -129,7 +129,7 @@ const TrainingPoint* CrossoverSearch::measure(const Config& c) {
   for (auto& v : dev) p.device_ms.push_back(median(v));
   const TrainingPoint& added = ledger_.add(std::move(p));
   std::ostringstream line;
-  line << std::fixed << std::setprecision(3) << "[" << ledger_.spent() << " executions] crossover="
+  line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] crossover="
        << *crossover_item(c) << " upper=" << *upper_item(c) << " shares " << shares_str(c.shares) << " -> "
        << added.time_ms << " ms";
   ledger_.note(line.str());
@@ -142,7 +142,9 @@ bool CrossoverSearch::measure_model(DcModel& model) {
   const std::size_t levels = model.subproblems.size();
   model.level_ms.assign(devices_.size(), std::vector<double>(levels, 0.0));
   if (!ledger_.take(1)) return false;
+  const auto start = std::chrono::steady_clock::now();
   measure_(model.single(0));  // a timed run, recorded as every run of the model is
+  ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const TrainingPoint* p = measure(model.single(d));
     if (!p) return false;
@@ -192,7 +194,7 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
   r.quality = std::max(1u, options.quality);
   // The model's runs are needed whatever the budget: one per device, each `quality` times.
   const std::size_t budget = std::max(options.max_executions, (devices.size() + 1) * r.quality + 1);
-  CrossoverSearch search(devices, measure, r.quality, budget, progress);
+  CrossoverSearch search(devices, measure, r.quality, budget, progress, time_budget(options));
   search.ledger().phase(0, [&] {
     DcModel model;
     model.subproblems = subproblems;
@@ -221,6 +223,8 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
   r.executions = search.ledger().spent();
   r.points = search.ledger().points();
   r.seconds = search.ledger().seconds();
+  r.end = search.ledger().end();
+  r.budget_seconds = search.ledger().budget_seconds();
   return r;
 }
 

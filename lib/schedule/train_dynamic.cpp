@@ -23,7 +23,7 @@ class SearchSession final : public TrainingSession {
   std::size_t runs_per_point() const override { return s_.runs_per_point(); }
   bool affords(std::size_t runs) const override { return s_.ledger().affords(runs); }
   std::optional<double> measure(const Config& c) override {
-    const TrainingPoint* p = s_.measure(c);
+    const TrainingPoint* p = s_.measure_as_asked(c);
     return p ? std::optional<double>(p->time_ms) : std::nullopt;
   }
   std::vector<double> rebalanced(const Point& p) const override {

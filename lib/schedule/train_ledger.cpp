@@ -2,19 +2,54 @@
 #include "schedule/train_ledger.hpp"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 namespace sinew::detail {
 
-TrainingLedger::TrainingLedger(std::size_t executions, Progress progress)
-    : total_(executions), limit_(executions), progress_(std::move(progress)) {}
+TrainingLedger::TrainingLedger(std::size_t executions, Progress progress, TimeBudget time)
+    : total_(executions), limit_(executions), time_(time), progress_(std::move(progress)) {}
 
 bool TrainingLedger::take(std::size_t runs) {
-  if (phase_over_ || (!points_.empty() && spent_ + runs > limit_)) {
+  if (!points_.empty() && !time_over_ && out_of_time()) {
+    time_over_ = stopped_ = true;
+    note(stop_line());
+  }
+  if (phase_over_ || (!points_.empty() && (time_over_ || spent_ + runs > limit_))) {
     phase_over_ = true;
     return false;
   }
   spent_ += runs;
   return true;
+}
+
+bool TrainingLedger::out_of_time() const { return time_.limited() && budget_clock() >= budget_seconds(); }
+
+double TrainingLedger::budget_seconds() const {
+  return time_.seconds(points_.empty() ? 0 : fastest().time_ms);
+}
+
+TrainingEnd TrainingLedger::end() const {
+  return time_over_ ? TrainingEnd::time : stopped_ ? TrainingEnd::executions : TrainingEnd::completed;
+}
+
+std::string TrainingLedger::stop_line() const {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1);
+  if (time_over_)
+    line << "stopped: the time budget of " << budget_seconds() << " s is spent (" << budget_clock()
+         << " s measuring, " << seconds() << " s in all, " << spent_ << " executions)";
+  else
+    line << "stopped: the budget of " << total_ << " executions is spent";
+  return line.str();
+}
+
+std::string TrainingLedger::status() const {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << budget_clock() << " s";
+  if (time_.limited()) line << " of " << budget_seconds() << " s";
+  line << ", " << spent_ << "/" << total_ << " executions";
+  return line.str();
 }
 
 const TrainingPoint& TrainingLedger::add(TrainingPoint p) {

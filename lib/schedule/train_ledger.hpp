@@ -4,7 +4,10 @@
 // trainer runs them in, each keeping executions for the phases after it (so that a search that
 // spends its share still leaves each device alone and the finalists their runs). A spent budget
 // is a state, not an exception: take() answers false, the phase is over and every later take in
-// it is refused too; the trainer returns (`if (!ledger.take(n)) return;`). The points: every
+// it is refused too; the trainer returns (`if (!ledger.take(n)) return;`). The time budget
+// (TimeBudget) ends the whole training, every phase at once, once its wall time reaches it; the
+// first point is measured whatever either budget says (a training returns a measured plan). What
+// ended the training: end(). The points: every
 // measured plan in order, the fastest one, each configuration ranked by the median of its
 // points. The clock and the progress lines: the training's wall time, and every line a trainer
 // writes goes through note().
@@ -24,8 +27,8 @@ namespace sinew::detail {
 
 class TrainingLedger {
  public:
-  // `executions`: the training's whole budget.
-  TrainingLedger(std::size_t executions, Progress progress);
+  // `executions`: the training's whole budget; `time`: its time budget.
+  TrainingLedger(std::size_t executions, Progress progress, TimeBudget time = {});
 
   // --- The budget -----------------------------------------------------------------------------
   std::size_t spent() const { return spent_; }
@@ -40,8 +43,17 @@ class TrainingLedger {
   bool take(std::size_t runs);
   // Whether the current phase ended for want of executions.
   bool phase_over() const { return phase_over_; }
-  // Whether any phase did: the training stopped short of what it would have measured.
+  // Whether any phase did (or the time budget ran out): the training stopped short of what it
+  // would have measured.
   bool stopped() const { return stopped_; }
+  // What ended the training (so far): the time budget, the executions, or neither.
+  TrainingEnd end() const;
+  // The time budget with the fastest point so far, in seconds; 0 where there is none.
+  double budget_seconds() const;
+  // The line that says what stopped the training ("stopped: the time budget of 2.0 s is spent").
+  std::string stop_line() const;
+  // "1.3 s of 2.0 s, 12/40 executions": the budgets spent so far, for progress lines.
+  std::string status() const;
   // Runs `steps` as one phase that keeps `reserved` executions of the current limit for the
   // phases after it. The first phase that ends for want of executions says so (once a training).
   template <class Steps>
@@ -66,13 +78,22 @@ class TrainingLedger {
   void note(const std::string& line) const;
   // Wall time since the ledger was made.
   double seconds() const;
+  // The time budget's clock: seconds() less the untimed first runs' (which build programs and
+  // allocate buffers at new sizes: a training's budget is its measurements', builds aside).
+  double budget_clock() const { return seconds() - untimed_seconds_; }
+  void untimed(double seconds) { untimed_seconds_ += seconds; }
 
  private:
+  bool out_of_time() const;
+
   std::size_t total_;
   std::size_t limit_;
   std::size_t spent_ = 0;
   bool phase_over_ = false;
   bool stopped_ = false;
+  TimeBudget time_;
+  bool time_over_ = false;
+  double untimed_seconds_ = 0;
   Progress progress_;
   std::vector<TrainingPoint> points_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -83,12 +104,13 @@ void TrainingLedger::phase(std::size_t reserved, Steps&& steps) {
   const std::size_t outer_limit = limit_;
   const bool outer_over = phase_over_;
   limit_ = limit_ > reserved ? limit_ - reserved : 0;
-  phase_over_ = false;
+  phase_over_ = time_over_;  // a spent time budget ends every phase
   steps();
-  if (phase_over_ && !stopped_) note("stopped: the budget of " + std::to_string(limit_) + " executions is spent");
+  if (phase_over_ && !stopped_ && !time_over_)
+    note("stopped: the budget of " + std::to_string(limit_) + " executions is spent");
   stopped_ = stopped_ || phase_over_;
   limit_ = outer_limit;
-  phase_over_ = outer_over;
+  phase_over_ = outer_over || time_over_;
 }
 
 }  // namespace sinew::detail

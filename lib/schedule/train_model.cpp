@@ -372,7 +372,7 @@ void LinearModels::search_levels(const Config& base) {
     s_.note(line.str());
   }
   for (const auto& c : screened)
-    if (!s_.measure(c)) return;
+    if (!s_.measure(c) && s_.stopped()) return;
   Config leader = base;
   double leader_ms = predict(fit_every_device(base)).ms;
   for (const auto& c : screened)
@@ -409,7 +409,7 @@ void LinearModels::each_group_alone_at_predicted_level(Config c) {
         if (ms < pick_ms) pick = one, pick_ms = ms;
       }
     }
-    if (!s_.measure(pick)) return;
+    if (!s_.measure(pick) && s_.stopped()) return;
   }
 }
 

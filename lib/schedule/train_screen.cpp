@@ -13,7 +13,7 @@ Config PlanSearch::screen_platform(const TrainingPoint& from) {
   double leader_time = balanced_time(from);
   auto screen = [&](const Config& c) {
     const TrainingPoint* p = measure(c, 1);
-    if (!p) return false;
+    if (!p) return !stopped();  // stopped, or estimated too slow to run: the next level
     if (balanced_time(*p) < leader_time) {
       leader_time = balanced_time(*p);
       leader = p->config;

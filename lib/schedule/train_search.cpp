@@ -5,6 +5,7 @@
 #include "decompose/schedule_policy.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
@@ -18,7 +19,7 @@ PlanSearch::PlanSearch(const TrainingRequest& request, std::size_t executions, M
       options_(request.options),
       rule_(rule),
       quality_(request.options.quality),
-      ledger_(executions, request.progress),
+      ledger_(executions, request.progress, time_budget(request.options)),
       groups_(device_groups(request.devices)) {
   for (const auto& d : devices_) {
     if (!d.discrete && fissions_.empty())
@@ -63,14 +64,24 @@ unsigned PlanSearch::runs_per_point(unsigned asked) const {
 
 const TrainingPoint* PlanSearch::measure(const Config& asked, unsigned runs) {
   const Config c = without_idle_levels(asked, devices_);
+  if (stopped() || estimated_too_slow(c)) return nullptr;
+  return measure_now(c, runs);
+}
+
+const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs, bool exactly) {
+  const Config c = without_idle_levels(asked, devices_);
   if (runs == 0) runs = std::max(1u, quality_);
   // A fission's first use builds programs for its sub-devices; a device alone measured once
   // would time its first-run costs against splits whose medians leave theirs out (docs/decisions/042).
   bool untimed_first = warmed_.insert(c.fission).second || (runs == 1 && unmeasured_alone(c));
   if (rule_.fastest_run_counts) untimed_first = false;
-  runs = runs_per_point(runs);
+  if (!exactly) runs = runs_per_point(runs);
   if (!ledger_.take(runs + (untimed_first ? 1 : 0))) return nullptr;
-  if (untimed_first) untimed_(c);
+  if (untimed_first) {
+    const auto start = std::chrono::steady_clock::now();
+    untimed_(c);
+    ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());
   for (unsigned r = 0; r < runs; ++r) {
@@ -90,9 +101,11 @@ const TrainingPoint* PlanSearch::measure(const Config& asked, unsigned runs) {
 
 std::string PlanSearch::point_line(const TrainingPoint& p) const {
   std::ostringstream line;
-  line << std::fixed << std::setprecision(3) << "[" << ledger_.spent() << " executions] fission=" << p.config.fission
-       << " overlap=" << p.config.overlap << " shares " << shares_str(p.config.shares) << " -> " << p.time_ms
-       << " ms (best " << ledger_.fastest().time_ms << " ms)";
+  const TrainingPoint& best = ledger_.fastest();
+  // What a terminal's one line shows first: the budgets spent and the best time so far.
+  line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] best " << best.time_ms
+       << " ms; fission=" << p.config.fission << " overlap=" << p.config.overlap << " shares "
+       << shares_str(p.config.shares) << " -> " << p.time_ms << " ms; best plan " << best.config.str();
   return line.str();
 }
 
@@ -185,6 +198,8 @@ TrainingResult PlanSearch::result(std::string_view trainer, const std::pair<Conf
   r.strategy = std::string(trainer);
   r.quality = runs_per_point();
   r.seconds = ledger_.seconds();
+  r.end = ledger_.end();
+  r.budget_seconds = ledger_.budget_seconds();
   return r;
 }
 

@@ -18,6 +18,7 @@
 // schedule's plan).
 #pragma once
 
+#include "schedule/model/linear_cost.hpp"
 #include "schedule/train_ledger.hpp"
 #include "schedule/trainer.hpp"
 
@@ -77,10 +78,31 @@ class PlanSearch {
   // --- Measuring (train_search.cpp) ---------------------------------------------------------
   // Measures `c` (named as without_idle_levels names it) with `runs` runs (0: the quality); a
   // fission's first use, and a device alone measured once and never before, get an untimed run
-  // first (docs/decisions/042). Nullptr where the phase cannot afford it.
+  // first (docs/decisions/042). Nullptr where the phase cannot afford it (stopped()), or where the
+  // devices' measured costs put `c` too far behind the fastest plan to run (estimated_too_slow:
+  // not stopped; the step goes on with its next plan).
   const TrainingPoint* measure(const Config& c, unsigned runs = 0);
+  // measure() whatever the estimates say: a schedule policy's own plans, which it weighs by
+  // each device alone's time (measure_dynamic_plan).
+  const TrainingPoint* measure_as_asked(const Config& c) { return stopped() ? nullptr : measure_now(c, 0); }
   std::vector<double> even_shares() const;
   static void normalise(std::vector<double>& shares);
+
+  // --- Probes (train_probe.cpp) -------------------------------------------------------------
+  // Whether a request's training probes each group first: a training of several groups from no
+  // starting plan, outside exhaustive mode.
+  bool probes_first(const TrainingRequest& request) const;
+  // Each group but one measured on TrainingTuning::probe_share of the work; `base` takes the
+  // shares their rates give where its own estimate is too slow (estimated_behind).
+  void probe_groups(Config& base);
+  // Whether the devices' fitted costs put static plan `c` at TrainingTuning::slow_plan_factor times
+  // the fastest measured plan or more (an estimate: nothing is measured).
+  bool estimated_behind(const Config& c) const;
+  // Whether the devices' measured costs put static plan `c`, not measured yet, at
+  // TrainingTuning::slow_plan_factor times the fastest measured plan or more (said in a progress
+  // line). A device whose cost would be extrapolated far beyond its measured shares is measured
+  // nearer first.
+  bool estimated_too_slow(const Config& c);
 
   // --- Device groups (train_search.cpp) -----------------------------------------------------
   // The plan with group g alone at `c`'s platform configuration (its shares inside the group).
@@ -121,8 +143,16 @@ class PlanSearch {
   TrainingResult result(std::string_view trainer, const std::pair<Config, double>& best) const;
 
  private:
+  enum class Verdict { fine, too_slow, unsure };
   double balanced_time(const TrainingPoint& p) const;
   std::string point_line(const TrainingPoint& p) const;
+  // measure() without the estimate; `exactly`: `runs` runs whatever the trainer's rule says (a
+  // probe, a device measured before a plan that would give it more).
+  const TrainingPoint* measure_now(const Config& c, unsigned runs, bool exactly = false);
+  std::vector<CostPoint> device_points(std::size_t d, const Config& c, bool& same_setting,
+                                       std::vector<CostPoint>* every_setting = nullptr) const;
+  Verdict device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const;
+  std::optional<Config> confirming_plan(std::size_t d, const Config& c, double share) const;
 
   const std::vector<DeviceInfo>& devices_;
   const Measure& measure_;
@@ -135,6 +165,7 @@ class PlanSearch {
   std::vector<std::string> fissions_;
   std::vector<unsigned> overlaps_;
   std::set<std::string> warmed_;  // fissions run once (their programs built)
+  std::set<std::string> not_run_;  // plans estimated too slow to run (Config::str)
   std::optional<Config> preferred_;
   double preferred_margin_ = 0;
 };

@@ -46,6 +46,45 @@ TEST(CliAccepts, TrainRefusesABadVariableBeforeTraining) {
   EXPECT_FALSE(std::filesystem::exists(kb));
 }
 
+// Training's progress: plain lines where stderr is no terminal, one line rewritten in place on a
+// pseudo-terminal (script(1)), the plan trained after it either way.
+TEST(CliAccepts, TrainingProgressIsOneLineOnATerminalAndPlainLinesElsewhere) {
+  TempDir dir;
+  const std::vector<std::string> train = {"train", "saxpy", "--size", "65536", "--quality", "1", "--max-executions", "6"};
+  auto with_kb = [&](const std::string& kb) {
+    std::vector<std::string> args = train;
+    args.insert(args.end(), {"--kb", dir.file(kb)});
+    return args;
+  };
+  auto lines_with = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0, at = 0;
+    while (at < text.size()) {
+      const std::size_t end = std::min(text.find('\n', at), text.size());
+      n += text.substr(at, end - at).find(part) != std::string::npos;
+      at = end + 1;
+    }
+    return n;
+  };
+  const Result plain = clitest::run(dir, SINEW_CLI, with_kb("plain.sqlite"), "env SINEW_QUIET=0 SINEW_TRAINING_TIME=60");
+  ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
+  EXPECT_FALSE(contains(plain.err, "\r")) << plain.err;
+  EXPECT_FALSE(contains(plain.err, "\033[K")) << plain.err;
+  EXPECT_GE(lines_with(plain.err, "executions]"), 2u) << plain.err;
+  EXPECT_EQ(lines_with(plain.err, "trained '"), 1u) << plain.err;
+  EXPECT_EQ(lines_with(plain.err, "time budget 60.0 s"), 1u) << plain.err;  // on the "trained" line
+
+  std::string command = "env SINEW_QUIET=0 SINEW_TRAINING_TIME=60 TERM=xterm " + clitest::quoted(SINEW_CLI);
+  for (const auto& a : with_kb("terminal.sqlite")) command += " " + clitest::quoted(a);
+  const Result terminal = clitest::run(dir, "script", {"-qec", command, "/dev/null"});
+  ASSERT_EQ(terminal.status, 0) << terminal.out << terminal.err;
+  // Every progress line on one terminal line, each erasing the one before; the plan trained
+  // replaces the last.
+  EXPECT_EQ(lines_with(terminal.out, "executions]"), 1u) << terminal.out;
+  EXPECT_GE(lines_with(terminal.out, "\r\033[Ksinew:"), 1u) << terminal.out;
+  EXPECT_TRUE(contains(terminal.out, "\r\033[Ksinew: trained '")) << terminal.out;
+  EXPECT_TRUE(contains(terminal.out, "result: OK")) << terminal.out;
+}
+
 TEST(CliAccepts, Smoke) {
   TempDir dir;
   const Result r = clitest::run(dir, SINEW_CLI, {"smoke", "--elements", "2048"});

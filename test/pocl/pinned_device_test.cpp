@@ -82,6 +82,52 @@ TEST(PinnedDevice, AFirstRunScreensTheDevicesOverlapLevelsAndTakesTheFastest) {
   EXPECT_EQ(KnowledgeBase::open(kb)->runs_for_tree(signature()).size(), runs.size());
 }
 
+// The screening is training: the first run reports its executions (the stored runs and the
+// untimed first ones), its time and what ended it; later runs report none.
+TEST(PinnedDevice, AFirstRunReportsItsScreeningAsTraining) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  RuntimeOptions o = options(kb);
+  o.training.time_budget_s = 60;  // (the environment's aside)
+  Runtime rt(o);
+  Holder h;
+  const Report first = pinned_run(rt, 40000, h);
+  const std::size_t stored = KnowledgeBase::open(kb)->runs_for_tree(signature()).size();
+  EXPECT_GE(first.training_executions, stored);
+  EXPECT_GT(first.training_seconds, 0.0);
+  EXPECT_NE(first.training_end, TrainingEnd::none);
+  EXPECT_GE(first.training_budget_seconds, 60.0);  // TrainingSettings::time_budget_s, or more
+  EXPECT_NE(first.str().find("measured plans first: " + std::to_string(first.training_executions) + " executions"),
+            std::string::npos)
+      << first.str();
+  Holder again;
+  const Report second = pinned_run(rt, 40000, again);
+  EXPECT_EQ(second.training_executions, 0u);
+  EXPECT_EQ(second.training_end, TrainingEnd::none);
+}
+
+// A plan the user gives runs as given: nothing screened, nothing measured first, at the levels it
+// names (no fission, one queue), whatever the knowledge base knows.
+TEST(PinnedDevice, AUserGivenPlanIsNeverScreened) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  Runtime rt(options(kb));
+  for (const char* plan : {"0=1", "1=1", "0=1,1=3"}) {
+    Holder h;
+    Case c = make_case("kernel", 40000, h);
+    const Report r = rt.run(c.tree, c.bindings, RunOptions{.plan = plan}).get();
+    EXPECT_EQ(c.check(), "") << plan;
+    EXPECT_EQ(r.config, Config::parse(plan, rt.devices())) << plan;
+    EXPECT_EQ(r.config.fission, "none") << plan;
+    EXPECT_EQ(r.config.overlap, 1u) << plan;
+    EXPECT_EQ(r.training_executions, 0u) << plan;
+    EXPECT_EQ(r.training_end, TrainingEnd::none) << plan;
+  }
+  EXPECT_TRUE(KnowledgeBase::open(kb)->runs_for_tree(signature()).empty());
+}
+
 TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
   const kbtest::TempDir dir;

@@ -367,6 +367,9 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
   for (bool irregular : {true, false}) {
     SCOPED_TRACE(irregular ? "irregular, shifting" : "regular");
     CostModel model;
+    // The hot windows' places: the training picks dynamic for irregular work with 27 of the seeds
+    // 1 to 30 (the probe's runs draw places too, so the default seed's sequence is another).
+    model.rng.seed(12);
     model.irregular = irregular;
     TrainingOptions options;
     options.dynamic = true;

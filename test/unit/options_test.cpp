@@ -47,6 +47,9 @@ TEST(Options, EveryVariableReadsAGoodValue) {
   EXPECT_EQ(*read("SINEW_QUALITY", "5").training.quality, 5u);
   EXPECT_EQ(*read("SINEW_EXHAUSTIVE", "yes").training.exhaustive, true);
   EXPECT_EQ(*read("SINEW_DERIVE_EXECUTIONS", "0").training.derive_executions, 0u);
+  EXPECT_EQ(*read("SINEW_TRAINING_TIME", "0").training.time_budget_s, 0.0);
+  EXPECT_EQ(*read("SINEW_TRAINING_TIME", "2.5").training.time_budget_s, 2.5);
+  EXPECT_EQ(*TrainingSettings{}.with_defaults().time_budget_s, 2.0);
   EXPECT_EQ(*read("SINEW_BALANCE", "0").balancer.enabled, false);
   EXPECT_EQ(*read("SINEW_BALANCE_WITHIN", "0.9").balancer.balanced_within, 0.9);
   EXPECT_EQ(*read("SINEW_BALANCE_WEIGHT", "1").balancer.weight, 1.0);
@@ -70,6 +73,7 @@ TEST(Options, EveryVariableRefusesABadValueNamingItAndWhatItAccepts) {
       {"SINEW_QUALITY", {"-1", "0", "1001", "abc", "4294967297", "3.5", "+3"}},
       {"SINEW_EXHAUSTIVE", {"2"}},
       {"SINEW_DERIVE_EXECUTIONS", {"-1", "1e3", "100001"}},
+      {"SINEW_TRAINING_TIME", {"-1", "abc", "86401", "2s", "nan"}},
       {"SINEW_BALANCE", {"no way"}},
       {"SINEW_BALANCE_WITHIN", {"abc", "0", "1.1"}},
       {"SINEW_BALANCE_WEIGHT", {"0", "2", "inf"}},

@@ -27,7 +27,9 @@ TEST(Train, EvenSplitConvergesToTheAnalyticOptimumWithinThePrecision) {
   EXPECT_NEAR(r.best.shares[0], (0.3 * 1000 + 0.9 - 0.5) / (1.3 * 1000), 0.03);
   EXPECT_LE(r.executions, 40u);
   EXPECT_EQ(r.executions, m.calls);
-  EXPECT_EQ(lines.size(), r.points.size());
+  // A line for each point (and others: the probe, a plan the estimates do not run).
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(), [](const auto& l) { return l.find(" -> ") != l.npos; }),
+            static_cast<std::ptrdiff_t>(r.points.size()));
   EXPECT_NE(lines.front().find("shares"), std::string::npos);
 }
 
@@ -266,7 +268,10 @@ TEST(TrainModel, ConvergesToTheAnalyticSplitOnACpuAndAGpu) {
   m.overlap_b = {1.0, 0.9, 0.8, 0.3};  // overlap 4 pays most
   m.noise = 0;
   std::vector<std::string> lines;
-  const auto o = model_options();
+  auto o = model_options();
+  // Each device alone whatever the devices' estimates say (docs/decisions/047): the CPU alone is
+  // 3.7 times the best split, which the estimates would not run (docs/decisions/112, TrainProbe.*).
+  o.tuning.slow_plan_factor = 0;
   auto r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
   EXPECT_EQ(r.strategy, "model");
   EXPECT_LE(r.executions, TrainingTuning{}.model_executions);

@@ -120,7 +120,12 @@ TEST(Trainers, AThrowawayTrainerIsNewFilesAndOneRegistration) {
   // The GPU alone is fastest (a CPU 100x slower with a large start-up cost).
   Model m{{30.0, 0.3}, {40.0, 1.0}};
   m.noise = 0;
-  const TrainingResult r = run_trainer("even_only", devs, std::ref(m), TrainingOptions{});
+  // The shared flows as they are without a probe and with every plan run (the CPU alone, 100x the
+  // GPU alone, is otherwise never run: TrainProbe.*).
+  TrainingOptions every_plan;
+  every_plan.tuning.probe_share = 0;
+  every_plan.tuning.slow_plan_factor = 0;
+  const TrainingResult r = run_trainer("even_only", devs, std::ref(m), every_plan);
   EXPECT_EQ(r.strategy, "even_only");
   EXPECT_EQ(r.best.shares, Config::single(1, 2).shares) << r.best.str();
   EXPECT_EQ(r.executions, m.calls);
@@ -248,7 +253,7 @@ TEST(TrainingLedger, KeepsEveryPointAndRanksByMedian) {
   EXPECT_EQ(ledger.find(point_of(0.5, 0).config)->time_ms, 1.0);
 }
 
-// The tuned values' defaults: a change is a decision (docs/decisions/040-051), made here too.
+// The tuned values' defaults: a change is a decision (docs/decisions/040-051, 110-113), made here too.
 TEST(TrainingTuning, Defaults) {
   const TrainingTuning t;
   EXPECT_EQ(t.model_executions, 10u);
@@ -263,6 +268,11 @@ TEST(TrainingTuning, Defaults) {
   EXPECT_EQ(t.idle_group_share, 0.05);
   EXPECT_EQ(t.start_overlap, 2u);
   EXPECT_EQ(t.crossover_share_move, 0.25);
+  EXPECT_EQ(t.budget_best_plan_times, 50.0);      // docs/decisions/110
+  EXPECT_EQ(t.probe_share, 1.0 / 64);            // docs/decisions/111
+  EXPECT_EQ(t.slow_plan_factor, 3.0);            // docs/decisions/112
+  EXPECT_EQ(t.extrapolation_limit, 4.0);         // docs/decisions/113
+  EXPECT_EQ(TrainingOptions{}.time_budget_s, 2.0);  // TrainingSettings::time_budget_s
   // TrainingOptions carries them, and the model strategy's budget is the tuning's.
   TrainingOptions o;
   o.strategy = Strategy::model;

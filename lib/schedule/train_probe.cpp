@@ -1,0 +1,182 @@
+// schedule/train_probe.cpp — slow devices measured on a little of the data. A training's first
+// plans give each device group but one a small share (a probe), so that no device is measured
+// with a large share before its cost is known; and a plan that the devices' measured costs put
+// far behind the fastest measured plan is not run (PlanSearch::measure asks estimated_too_slow).
+// A device's cost is a line fitted to its measured points (schedule/model/linear_cost.hpp); where
+// the plan would extrapolate it far beyond what was measured, the device is first measured at the
+// largest share its line allows in the time of a few fastest plans, so that a cost that is not
+// linear shows before the plan is dropped. docs/decisions/111-113
+#include "schedule/train_search.hpp"
+
+#include "decompose/schedule_policy.hpp"
+#include "schedule/model/linear_cost.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace sinew::detail {
+
+namespace {
+
+// Times that do not grow with the share are noise over a fixed cost: nearly free work, a
+// thousandth of the mean time per whole input (the model strategy's fits take the same).
+constexpr double kNearlyFree = 1e-3;
+
+// The group that carries the rest of the work in the probe: the one with the most discrete
+// devices' compute units (GPUs are the fast devices far more often than not), else the first.
+std::size_t probe_carrier(const PlanSearch& s) {
+  const auto& groups = s.groups();
+  std::size_t carrier = 0;
+  double most = -1;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    double weight = 0;
+    for (auto d : groups[g])
+      if (s.devices()[d].discrete) weight += 1.0 + s.devices()[d].compute_units;
+    if (weight > most) most = weight, carrier = g;
+  }
+  return carrier;
+}
+
+}  // namespace
+
+bool PlanSearch::probes_first(const TrainingRequest& request) const {
+  return options_.purpose == TrainingPurpose::train && !options_.exhaustive && groups_.size() > 1 &&
+         tuning().probe_share > 0 && !(request.start && request.start->shares.size() == devices_.size());
+}
+
+// The probe (each group but the carrier at the probe share) gives each device a point: its rate,
+// and its fixed cost with the next share it is measured at. The search starts from its own plan
+// where the probe's rates put that plan within reach of the probe, else from the split those
+// rates give.
+void PlanSearch::probe_groups(Config& base) {
+  const std::size_t carrier = probe_carrier(*this);
+  const double share = tuning().probe_share;
+  Config probe = base;
+  double given = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    for (auto d : groups_[g])
+      if (g != carrier) given += probe.shares[d] = share / static_cast<double>(groups_[g].size());
+  for (auto d : groups_[carrier]) probe.shares[d] = (1 - given) / static_cast<double>(groups_[carrier].size());
+  note("probing each device on a little of the data (" + shares_str(probe.shares) + ") before larger shares");
+  const TrainingPoint* measured = measure_now(probe, 1, true);
+  if (!measured) return;
+  const TrainingPoint point = *measured;
+  if (estimated_behind(base)) {
+    base.shares = rebalance(devices_, point.config.shares, point.device_ms);
+    note("starting from the split the probe's rates give: " + shares_str(base.shares));
+  }
+}
+
+// Device d's points: (share, its time) of every static plan that gave it work, at `c`'s setting of
+// d (its overlap level or fission) where it has any there, else at every setting; `anywhere`, when
+// given, gets those at every setting.
+std::vector<CostPoint> PlanSearch::device_points(std::size_t d, const Config& c, bool& same_setting,
+                                                 std::vector<CostPoint>* every_setting) const {
+  std::vector<CostPoint> here, anywhere;
+  for (const auto& p : ledger_.points()) {
+    if (!places_shares(p.config) || !p.config.items.empty() || d >= p.device_ms.size()) continue;
+    const double share = p.config.shares[d];
+    if (share <= 0 || p.device_ms[d] <= 0) continue;
+    anywhere.push_back({.units = share, .ms = p.device_ms[d]});
+    const bool same = devices_[d].discrete ? p.config.overlap == c.overlap : p.config.fission == c.fission;
+    if (same) here.push_back(anywhere.back());
+  }
+  same_setting = !here.empty();
+  if (every_setting) *every_setting = anywhere;
+  return same_setting ? here : anywhere;
+}
+
+// What device d's points say of it at share `share` of `c`, against `bound` (the time at which a
+// plan counts as too slow): fine, too slow, or unsure (then `confirm` is the share to measure it
+// at first).
+PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const {
+  bool same_setting = false;
+  std::vector<CostPoint> anywhere;
+  const std::vector<CostPoint> points = device_points(d, c, same_setting, &anywhere);
+  const double share = c.shares[d];
+  // Measured: at least as much work ran below the bound (at any level: a level does not change a
+  // device's speed threefold), so this plan's does too, whatever a fit through noisier points says.
+  for (const auto& p : anywhere)
+    if (p.units >= share && p.ms < bound) return Verdict::fine;
+  if (points.empty()) {  // never measured: probed first, unless the plan gives it no more than that
+    confirm = tuning().probe_share;
+    return share > 2 * confirm ? Verdict::unsure : Verdict::fine;
+  }
+  // Measured: at this setting, no more work than the plan gives it already took that long (a
+  // device's time does not fall as its work grows).
+  for (const auto& p : points)
+    if (same_setting && p.units <= share && p.ms >= bound) return Verdict::too_slow;
+  const LinearCost line = fit_positive(points, kNearlyFree);
+  if (line.at(share) < bound) return Verdict::fine;
+  double largest = 0;
+  for (const auto& p : points) largest = std::max(largest, p.units);
+  if (distinct_units(points) >= 2 && share <= tuning().extrapolation_limit * largest) return Verdict::too_slow;
+  // Measured first at the share its line gives the bound (a run of the plan's bound at most), or,
+  // where its line puts that below a share it was measured at faster (a cost that is not linear),
+  // at twice its largest share at this setting; where that is half of the plan or more, the plan
+  // runs (at most about twice the bound).
+  const double at_bound = line.ms_per_unit > 0 ? (bound - line.fixed_ms) / line.ms_per_unit : share;
+  confirm = at_bound > largest || !same_setting ? at_bound : 2 * largest;
+  return confirm > 0 && confirm < share / 2 ? Verdict::unsure : Verdict::fine;
+}
+
+bool PlanSearch::estimated_behind(const Config& c) const {
+  if (ledger_.points().empty() || !places_shares(c) || !c.items.empty() || tuning().slow_plan_factor <= 0) return false;
+  const double bound = tuning().slow_plan_factor * ledger_.fastest().time_ms;
+  for (std::size_t d = 0; d < devices_.size() && d < c.shares.size(); ++d) {
+    bool same_setting = false;
+    const std::vector<CostPoint> points = device_points(d, c, same_setting);
+    if (c.shares[d] > 0 && !points.empty() && fit_positive(points, kNearlyFree).at(c.shares[d]) >= bound) return true;
+  }
+  return false;
+}
+
+// The fastest plan with device d given `share` (the others' shares scaled to the rest), at `c`'s
+// platform levels; nothing where the fastest plan gives no other device work.
+std::optional<Config> PlanSearch::confirming_plan(std::size_t d, const Config& c, double share) const {
+  Config plan = c;
+  plan.shares = ledger_.fastest().config.shares;
+  double others = 0;
+  for (std::size_t i = 0; i < plan.shares.size(); ++i)
+    if (i != d) others += plan.shares[i];
+  if (others <= 0) return std::nullopt;
+  for (std::size_t i = 0; i < plan.shares.size(); ++i) plan.shares[i] = i == d ? share : plan.shares[i] * (1 - share) / others;
+  return plan;
+}
+
+bool PlanSearch::estimated_too_slow(const Config& c) {
+  if (ledger_.points().empty() || ledger_.measured(c) || !places_shares(c) || !c.items.empty() ||
+      tuning().slow_plan_factor <= 0)
+    return false;
+  // Each confirming run at least doubles a device's largest measured share: a few suffice.
+  for (unsigned confirmations = 0; confirmations < 8; ++confirmations) {
+    const TrainingPoint& fastest = ledger_.fastest();
+    const double bound = tuning().slow_plan_factor * fastest.time_ms;
+    std::optional<std::pair<std::size_t, double>> unsure;
+    for (std::size_t d = 0; d < devices_.size() && d < c.shares.size(); ++d) {
+      if (c.shares[d] <= 0) continue;
+      double confirm = 0;
+      const Verdict v = device_verdict(d, c, bound, confirm);
+      if (v == Verdict::too_slow) {
+        if (!not_run_.insert(c.str()).second) return true;  // said once
+        std::ostringstream line;
+        line << std::fixed << std::setprecision(3) << "not measured: " << c.str() << ": " << devices_[d].id()
+             << "'s measured costs put it at " << tuning().slow_plan_factor << " x the fastest plan ("
+             << fastest.time_ms << " ms) or more";
+        note(line.str());
+        return true;
+      }
+      if (v == Verdict::unsure && !unsure) unsure = {d, confirm};
+    }
+    if (!unsure) return false;
+    const auto plan = confirming_plan(unsure->first, c, unsure->second);
+    if (!plan || ledger_.measured(*plan)) return false;
+    note("measuring " + devices_[unsure->first].id() + " at share " + shares_str({unsure->second}) +
+         " before a plan that gives it " + shares_str({c.shares[unsure->first]}));
+    if (!measure_now(*plan, 1, true)) return false;
+  }
+  return false;
+}
+
+}  // namespace sinew::detail

@@ -1,0 +1,187 @@
+// Training that measures slow devices on a little of the data, and stops at its time budget:
+// synthetic devices (time = a * share * N + b, or a cost that is not linear in the share).
+#include "schedule/train.hpp"
+#include "schedule/train_ledger.hpp"
+#include "unit/synthetic_devices.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+using namespace sinew;
+using namespace sinew::detail;
+using namespace sinew::testing;
+
+namespace {
+
+constexpr Strategy kSearches[] = {Strategy::even_split, Strategy::cpu_assisted};
+
+// The largest share a point gave device d.
+double largest_share(const TrainingResult& r, std::size_t d) {
+  double most = 0;
+  for (const auto& p : r.points) most = std::max(most, p.config.shares[d]);
+  return most;
+}
+
+std::string log_of(const std::vector<std::string>& lines) {
+  std::string log;
+  for (const auto& l : lines) log += l + "\n";
+  return log;
+}
+
+}  // namespace
+
+// A CPU 100 times slower than the GPU: its probe (1/64 of the data) already takes longer than the
+// GPU's whole share, so it is never measured alone, nor with more than a few probes' share, and
+// the GPU alone wins.
+TEST(TrainProbe, ADeviceAHundredTimesSlowerIsNeverMeasuredAloneAtFullSize) {
+  const auto devs = cpu_gpu();
+  for (Strategy s : kSearches) {
+    Model m{{30.0, 0.3}, {0.5, 1.0}};
+    TrainingOptions o;
+    o.strategy = s;
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    EXPECT_EQ(r.best.shares[0], 0.0) << where;
+    // The probe first: the CPU on a 64th of the data, the GPU on the rest.
+    ASSERT_FALSE(r.points.empty());
+    EXPECT_NEAR(r.points.front().config.shares[0], TrainingTuning{}.probe_share, 1e-12) << where;
+    // Never alone, never with a large share.
+    EXPECT_LE(largest_share(r, 0), 4 * TrainingTuning{}.probe_share) << where;
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("not measured") != l.npos; }))
+        << where;
+    // No run of the CPU took more than about 3 GPU-alone times (its probe: 1.6, a run at the
+    // bound before a larger share is dropped: 3), not the CPU alone's 100.
+    for (const auto& p : r.points) EXPECT_LT(p.device_ms[0], 3.3 * m.clean_time(Config::single(1, 2))) << where;
+  }
+}
+
+// A device whose cost is not linear in its share (fixed costs that vanish as the work grows, as a
+// GPU that a small share leaves idle): its probe puts it 20 times behind, yet alone it is the
+// fastest. It is measured at a larger share before any plan is dropped, and then alone.
+TEST(TrainProbe, ADeviceWhoseProbeMisestimatesItIsMeasuredBeforeItIsDropped) {
+  const auto devs = cpu_gpu();
+  struct Misleading {
+    std::size_t calls = 0;
+    Measurement operator()(const Config& c) {
+      ++calls;
+      Measurement m;
+      // The GPU (the probe's carrier): 100 ms for the whole input. The CPU: 60 * share^(1/4) ms,
+      // 21 ms on a 64th of the input (a rate of 1350 ms per input), 60 ms alone.
+      m.device_ms = {c.shares[0] > 0 ? 60 * std::pow(c.shares[0], 0.25) : 0.0,
+                     c.shares[1] > 0 ? 100 * c.shares[1] + 0.5 : 0.0};
+      m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
+      return m;
+    }
+  };
+  for (Strategy s : kSearches) {
+    Misleading m;
+    TrainingOptions o;
+    o.strategy = s;
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    const bool cpu_alone = std::any_of(r.points.begin(), r.points.end(),
+                                       [](const TrainingPoint& p) { return p.config.shares[0] == 1.0; });
+    EXPECT_TRUE(cpu_alone) << where;
+    EXPECT_LE(r.time_ms, 60 * 1.05) << where;  // the CPU alone, or a split as fast
+  }
+}
+
+// A plan that the measured costs put well behind the fastest is not run; one nearer is.
+TEST(TrainProbe, APlanFarBehindIsNotRunAndOneNearerIs) {
+  const auto devs = cpu_gpu();
+  for (double cpu_a : {9.0, 1.5}) {  // the CPU alone: 9 and 1.5 times the GPU alone's time
+    Model m{{cpu_a, 1.0}, {0.5, 0.5}};
+    m.noise = 0;
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, std::ref(m), TrainingOptions{}, [&](const std::string& l) { lines.push_back(l); });
+    const bool cpu_alone = std::any_of(r.points.begin(), r.points.end(),
+                                       [](const TrainingPoint& p) { return p.config.shares[0] == 1.0; });
+    // The best plan is a split near a / (1 + a) for the GPU: the CPU alone takes 1 + a times it.
+    EXPECT_EQ(cpu_alone, cpu_a < 3) << "a " << cpu_a << ": " << r.best.str() << "\n" << log_of(lines);
+    // No run of the CPU took more than 3 times the best plan (once: measured near that bound first).
+    for (const auto& p : r.points) EXPECT_LE(p.device_ms[0], 3.05 * r.time_ms) << p.config.str();
+  }
+}
+
+// The time budget: training stops once it has run max(time_budget_s, 50 x the fastest plan),
+// with the fastest plan measured, and says so.
+TEST(TrainingBudget, TheTimeBudgetEndsTrainingWithTheBestPlanAndSaysSo) {
+  const auto devs = cpu_gpu();
+  Model model{{1.0, 0.3}, {0.5, 2.0}};
+  auto slow = [&](const Config& c) {  // each run 20 ms of wall time
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return model(c);
+  };
+  TrainingOptions o;
+  o.time_budget_s = 0.15;
+  o.tuning.budget_best_plan_times = 0;  // the synthetic times are not the wall time
+  std::vector<std::string> lines;
+  const TrainingResult r = train(devs, slow, o, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_EQ(r.end, TrainingEnd::time) << log_of(lines);
+  EXPECT_LT(r.executions, 15u) << log_of(lines);
+  EXPECT_DOUBLE_EQ(r.budget_seconds, 0.15);
+  EXPECT_GE(r.seconds, 0.15);
+  EXPECT_LT(r.seconds, 0.15 + 0.2);  // the runs under way when it ran out, the finish none
+  // The fastest plan measured (by the median of its points).
+  double fastest = 1e300;
+  for (const auto& p : r.points) fastest = std::min(fastest, p.time_ms);
+  EXPECT_LE(r.time_ms, fastest * 1.5) << r.best.str();
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
+                          [](const auto& l) { return l.find("stopped: the time budget of 0.1") != l.npos; }))
+      << log_of(lines);
+  // The progress lines carry the time and the budget.
+  EXPECT_NE(lines.back().find("stopped"), std::string::npos) << log_of(lines);
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find(" s of 0.1") != l.npos; }))
+      << log_of(lines);
+  // Without a time budget the same training runs its executions.
+  o.time_budget_s = 0;
+  Model counted{{1.0, 0.3}, {0.5, 2.0}};
+  const TrainingResult whole = train(devs, std::ref(counted), o);
+  EXPECT_NE(whole.end, TrainingEnd::time);
+  EXPECT_EQ(whole.budget_seconds, 0.0);
+}
+
+// The budget grows with the fastest plan: 50 of its times where that is more than the least.
+TEST(TrainingBudget, GrowsWithTheFastestPlan) {
+  const TimeBudget budget = time_budget(TrainingOptions{});
+  EXPECT_DOUBLE_EQ(budget.seconds(10), 2.0);     // 50 x 10 ms = 0.5 s < 2 s
+  EXPECT_DOUBLE_EQ(budget.seconds(100), 5.0);    // 50 x 100 ms
+  EXPECT_DOUBLE_EQ(TimeBudget{}.seconds(100), 0.0);  // none
+  TrainingLedger ledger(40, {}, budget);
+  EXPECT_TRUE(ledger.take(1));
+  ledger.add({Config::single(0, 2), 100, {100, 0}});
+  EXPECT_DOUBLE_EQ(ledger.budget_seconds(), 5.0);
+  EXPECT_NE(ledger.status().find("of 5.0 s, 1/40 executions"), std::string::npos) << ledger.status();
+  EXPECT_EQ(ledger.end(), TrainingEnd::completed);
+}
+
+// A run pinned to one device screens its levels within the same budgets.
+TEST(TrainingBudget, APinnedDevicesScreeningObeysTheSameBounds) {
+  const auto devs = cpu_gpu();
+  Model model{{1.0, 0.3}, {0.5, 2.0}};
+  auto slow = [&](const Config& c) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return model(c);
+  };
+  TrainingOptions o = one_device_options(TrainingOptions{}, devs, 1);  // the GPU's four overlap levels
+  o.time_budget_s = 0.05;  // the timed runs' clock (the untimed first runs' aside): two levels
+  o.tuning.budget_best_plan_times = 0;
+  std::vector<std::string> lines;
+  const TrainingResult r = train(devs, slow, o, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_EQ(r.end, TrainingEnd::time) << log_of(lines);
+  std::set<unsigned> levels;
+  for (const auto& p : r.points) levels.insert(p.config.overlap);
+  EXPECT_LT(levels.size(), devs[1].overlap_levels.size()) << log_of(lines);
+  // Unbounded by time, every level.
+  o.time_budget_s = 0;
+  const TrainingResult all = train(devs, std::ref(model), o);
+  levels.clear();
+  for (const auto& p : all.points) levels.insert(p.config.overlap);
+  EXPECT_EQ(levels.size(), devs[1].overlap_levels.size());
+}
