@@ -1,8 +1,8 @@
 // runtime/cluster_impl.hpp — what the Cluster's files share: cluster.cpp (making it, agreeing,
 // its devices), run()'s stages (cluster_run.hpp: cluster_run.cpp, cluster_split.cpp,
-// cluster_data.cpp, cluster_results.cpp, cluster_observe.cpp), cluster_distributed.cpp (distributed
-// bindings), cluster_exchange.cpp (waiting with a deadline, failure notices, and the exchanges of
-// a run whose partitions meet). Built only with SINEW_MPI.
+// cluster_data.cpp, cluster_results.cpp, cluster_observe.cpp, cluster_spmd.cpp),
+// cluster_distributed.cpp (distributed bindings), cluster_exchange.cpp (waiting with a deadline,
+// failure notices, and the exchanges of a run whose partitions meet). Built only with SINEW_MPI.
 //
 // Every MPI call that waits for other ranks is non-blocking and waited for by Impl::wait, which
 // gives up after the timeout (ClusterOptions::timeout_s): a rank that hangs, or dies without

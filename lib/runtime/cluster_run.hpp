@@ -3,7 +3,8 @@
 //
 //   prepare       the root's binding sizes to every rank; the whole tree   cluster_run.cpp
 //                 prepared over them (prepare_tree: analysis, granule,
-//                 features, signature) and checked alike on every rank
+//                 features, signature) and checked alike on every rank;
+//                 every rank's tree and bindings compared with the root's  cluster_spmd.cpp
 //   rank split    the rank shares from a chain of sources (distributed     cluster_split.cpp
 //                 blocks, given, measured, stored or derived, even: the
 //                 root asks, every rank is told) -> units per rank
