@@ -76,7 +76,7 @@ std::string check_splittable(const NodeImpl& root, const Analysis& an, bool meet
   walk(root, [&](const NodeImpl& n, const std::string& path) {
     const auto* loop = dynamic_cast<const LoopNode*>(&n);
     if (!loop || !loop->has_predicate()) return;
-    predicates += (predicates.empty() ? "" : " or ") + path + "'s predicate";
+    predicates += (predicates.empty() ? "the predicate of " : " or of ") + path;
     visit(loop->body(), [&](const NodeImpl& c) {
       const auto* m = dynamic_cast<const MapReduceNode*>(&c);
       if (m && m->reducer.op == Reducer::Op::custom)
