@@ -50,10 +50,15 @@
 //
 // Failures: an error on one rank (a bad tree, a kernel that fails to build, an OpenCL error, a
 // loop predicate that throws) makes run() throw sinew::Error on every rank, naming the failing
-// rank and its message; a rank that fails while others wait for it in an exchange tells them at
-// once. No rank waits longer than ClusterOptions::timeout_s at one step: one that does throws
-// an Error saying so, and the job is aborted when that process exits (the rank it waited for
-// may hang). A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts the
+// rank and its message, with its category and context (a build failure's log; something else a
+// predicate throws as errc::user_code, naming its type); a rank that fails while others wait for
+// it in an exchange tells them at once. Ranks whose trees (structure, kernels) or bindings
+// (which vectors and results, in which order, of which type) differ from the root's are refused
+// on every rank before device work, naming them; other scalar values or node settings run (the
+// root's log names those ranks once per tree). No rank waits longer than
+// ClusterOptions::timeout_s at one step: one that does says what it waited for on its log and
+// to every other rank, which stop at once (no rank waits a second timeout), throws an Error
+// saying so, and the job is aborted when that process exits (the rank it waited for may hang). A rank that dies (a crash, a kill) ends the whole job: mpirun (Open MPI) aborts the
 // other ranks and exits non-zero. A failed run stores nothing in the knowledge base.
 //
 // Lifetime and threads: making a Cluster is collective (every rank makes it, in the same order);

@@ -21,6 +21,8 @@ enum class errc {
   io,                 ///< a file could not be read or written
   library,            ///< CLBlast or clFFT reported a failure
   knowledge_base,     ///< the knowledge base could not be used
+  user_code,          ///< the program's own code (a loop predicate) threw something other than a
+                      ///< sinew::Error on a Cluster rank; the message names what it threw
 };
 
 /// The category of OpenCL status codes (CL_OUT_OF_RESOURCES, ...): their names as messages.

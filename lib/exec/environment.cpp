@@ -37,7 +37,8 @@ unsigned char* QueueSlot::host_value(const cl::Context& context, std::size_t byt
 QueueSlot::~QueueSlot() {
   try {
     for (auto& c : host_values_) queue.enqueueUnmapMemObject(c.buffer, c.data);
-    if (!host_values_.empty()) queue.finish();
+    // Its launches end before its build number can go to another queue (QueueBuild).
+    if (queue()) queue.finish();
   } catch (...) {
   }
 }
@@ -54,6 +55,7 @@ std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const 
     }
   }
   auto slot = std::make_unique<QueueSlot>();
+  slot->build = std::make_unique<QueueBuild>(device);
   slot->queue = Device::make_queue(context, device, profile);
   slot->profiled = profile;
   return slot;

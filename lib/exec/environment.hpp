@@ -27,12 +27,16 @@ namespace sinew::detail {
 // An in-order queue (with profiling or without) and the kernel objects created for it. One request uses a slot at
 // a time, so setting kernel arguments never races (one kernel object per queue).
 struct QueueSlot {
+  // Declared first, so that it is given back after the queue has finished and gone.
+  std::unique_ptr<QueueBuild> build;
   cl::CommandQueue queue;
   bool profiled = false;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels;
   Staging staging;  // pinned chunks for pageable host data (discrete devices)
   Staging results;  // the dynamic schedule's downloads, finished after the next chunk is enqueued
   cl::Kernel& kernel(const cl::Program& program, const std::string& entry);
+  // Appended to the build options of every program whose kernels this queue runs (QueueBuild).
+  std::string build_options() const { return build ? build->options() : std::string(); }
 
   // A tree's kernel leaf as prepared for this queue: found again on the next request without
   // hashing its source or asking the driver. Keyed by the source object, which the entry keeps

@@ -55,6 +55,7 @@ class SinewCategory : public std::error_category {
       case errc::io: return "input/output failure";
       case errc::library: return "library failure";
       case errc::knowledge_base: return "knowledge base failure";
+      case errc::user_code: return "exception from the program's own code";
     }
     return "sinew error " + std::to_string(e);
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -72,6 +73,53 @@ std::string device_identity(const cl::Device& device) {
   return device.getInfo<CL_DEVICE_NAME>() + "|" + device.getInfo<CL_DEVICE_VENDOR>() + "|" +
          device.getInfo<CL_DRIVER_VERSION>() + "|" + device.getInfo<CL_DEVICE_VERSION>() + "|" +
          platform.getInfo<CL_PLATFORM_VERSION>();
+}
+
+namespace {
+
+// Whether launches on `device` go through PoCL's process-wide cache of kernel libraries (its CPU
+// drivers: QueueBuild says why that matters).
+bool loads_kernel_libraries(const cl::Device& device) {
+  try {
+    const cl::Platform platform(device.getInfo<CL_DEVICE_PLATFORM>());
+    return platform.getInfo<CL_PLATFORM_NAME>().find("Portable Computing Language") != std::string::npos &&
+           (device.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
+  } catch (const cl::Error&) {
+    return false;
+  }
+}
+
+// The queue build numbers that live queues hold, across every Runtime of the process.
+struct QueueBuildNumbers {
+  std::mutex mutex;
+  std::set<unsigned> held;
+  unsigned take() {
+    std::lock_guard lock(mutex);
+    unsigned n = 0;
+    while (held.count(n)) ++n;
+    held.insert(n);
+    return n;
+  }
+  void give_back(unsigned n) {
+    std::lock_guard lock(mutex);
+    held.erase(n);
+  }
+};
+QueueBuildNumbers& queue_build_numbers() {
+  static auto* numbers = new QueueBuildNumbers;  // never destroyed: a queue may outlive static destruction
+  return *numbers;
+}
+
+}  // namespace
+
+QueueBuild::QueueBuild(const cl::Device& device) {
+  if (!loads_kernel_libraries(device)) return;
+  number_ = queue_build_numbers().take();
+  options_ = " -DSINEW_QUEUE_BUILD=" + std::to_string(*number_);
+}
+
+QueueBuild::~QueueBuild() {
+  if (number_) queue_build_numbers().give_back(*number_);
 }
 
 ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {

@@ -80,4 +80,32 @@ class ProgramCache {
 // Identity of a device's compiler for cache keys: name, vendor, driver and platform versions.
 std::string device_identity(const cl::Device& device);
 
+// The build options that give one queue's programs a build of their own, held as long as the
+// queue lives (an empty text where the device needs none).
+//
+// PoCL's CPU drivers (pthread, basic) keep one process-wide cache of the kernel libraries they
+// load, an entry per (program build hash, work-group size, grid specialisation); the hash covers
+// the source, the options and the kind of device, so it is the same on identical devices. A
+// launch takes the first entry that fits it, and when it finishes releases the entry most
+// recently taken with its hash and work-group size, which is not always its own: launches of one
+// build in flight at once (on three devices, each its first launch of a kernel over a grid wider
+// than the last) take three entries and release the newest three times, and PoCL aborts
+// (`found->ref_count > 0' in pocl_release_dlhandle_cache). An in-order queue has one launch in
+// flight at a time, and a define that names the queue (-DSINEW_QUEUE_BUILD=n, n the lowest number
+// no live queue holds: the same few numbers in every process, so the disk cache still serves
+// them) keeps every such entry to one queue's launches.
+class QueueBuild {
+ public:
+  explicit QueueBuild(const cl::Device& device);
+  ~QueueBuild();
+  QueueBuild(const QueueBuild&) = delete;
+  QueueBuild& operator=(const QueueBuild&) = delete;
+  // Appended to the options of every program this queue's kernels come from.
+  const std::string& options() const { return options_; }
+
+ private:
+  std::optional<unsigned> number_;
+  std::string options_;
+};
+
 }  // namespace sinew::detail

@@ -14,7 +14,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <new>
 #include <sstream>
+#include <typeinfo>
+
+#include <cxxabi.h>
 
 namespace sinew {
 
@@ -22,15 +26,64 @@ using detail::throw_error;
 
 namespace detail {
 
-Failure failure_of(const std::exception_ptr& e) {
+namespace {
+
+// The demangled type of the exception being handled ("std::runtime_error", "int").
+std::string thrown_type() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type) return "an exception";
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status),
+                                                    &std::free);
+  return status == 0 && name ? name.get() : type->name();
+}
+
+}  // namespace
+
+Failure failure_of(const std::exception_ptr& e, const std::string& thrower) {
   try {
     std::rethrow_exception(e);
   } catch (const Error& x) {
-    return {x.code().value(), x.code().category() == opencl_category(), x.message(), x.node(), x.argument(),
-            x.device(), x.context().fix, false};
-  } catch (const std::exception& x) {
-    return {static_cast<int>(errc::library), false, x.what(), {}, {}, {}, {}, false};
+    return {x.code().value(), x.code().category() == opencl_category(), x.message(), x.context(), false};
+  } catch (const std::bad_alloc&) {
+    return {CL_OUT_OF_HOST_MEMORY, true, "host memory ran out (std::bad_alloc)", {}, false};
+  } catch (...) {
+    const std::string type = thrown_type();
+    std::string what;
+    try {
+      throw;
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+    ErrorContext context{.node = thrower,
+                         .fix = "see what the program's code throws there: the exception is the program's, not "
+                                "Sinew's"};
+    return {static_cast<int>(errc::user_code), false,
+            (what.empty() ? "" : what + " ") + "(" + type + ", thrown by the program's own code" +
+                (thrower.empty() ? "" : ": " + thrower) + ")",
+            std::move(context), false};
   }
+}
+
+std::string Failure::text() const {
+  return join({std::to_string(code), opencl ? "1" : "0", message, context.api_call, context.node, context.argument,
+               context.device, context.kernel_file, context.build_log, context.fix});
+}
+
+Failure Failure::from_text(const std::string& text) {
+  const auto f = split(text);
+  Failure out;
+  out.code = std::stoi(f.at(0));
+  out.opencl = f.at(1) == "1";
+  out.message = f.at(2);
+  out.context = {.api_call = f.at(3), .node = f.at(4), .argument = f.at(5), .device = f.at(6),
+                 .kernel_file = f.at(7), .build_log = f.at(8), .fix = f.at(9)};
+  return out;
+}
+
+Error Failure::error(const std::string& text) const {
+  return Error(std::error_code(code, opencl ? opencl_category() : sinew_category()), text, context);
 }
 
 std::string join(const std::vector<std::string>& fields) {
@@ -71,6 +124,11 @@ Cluster::Impl::~Impl() {
 }
 
 void Cluster::Impl::agree(const std::optional<detail::Failure>& mine, const std::string& what) {
+  // A rank gave up waiting: the others may never answer, and every rank already has an error.
+  if (gave_up) {
+    const detail::Failure& f = mine ? *mine : *gave_up;
+    throw f.error(f.message);
+  }
   // The lowest rank whose failure is its own goes first (key = rank); one that only reports
   // another's (secondary) comes after every own failure (key = ranks + rank).
   const int none = 2 * ranks;
@@ -82,21 +140,17 @@ void Cluster::Impl::agree(const std::optional<detail::Failure>& mine, const std:
   timed(what + " (the agreement)", [&](MPI_Request* r) { return MPI_Iallreduce(&key[1], &failed, 1, MPI_INT, MPI_SUM, comm, r); });
   const int first = lowest % ranks;
   std::string text;
-  if (rank == first)
-    text = detail::join({std::to_string(mine->code), mine->opencl ? "1" : "0", mine->message, mine->node, mine->argument,
-                         mine->device, mine->fix});
+  if (rank == first) text = mine->text();
   int length = static_cast<int>(text.size());
   timed(what + " (the agreement)", [&](MPI_Request* r) { return MPI_Ibcast(&length, 1, MPI_INT, first, comm, r); });
   text.resize(static_cast<std::size_t>(length));
   timed(what + " (the agreement)", [&](MPI_Request* r) { return MPI_Ibcast(text.data(), length, MPI_CHAR, first, comm, r); });
-  const auto f = detail::split(text);
-  const std::error_code code(std::stoi(f.at(0)), f.at(1) == "1" ? opencl_category() : sinew_category());
+  const auto f = detail::Failure::from_text(text);
   // Most failures (a bad tree) are every rank's; "rank 0 of 3" would suggest the others are fine.
   const std::string of = std::to_string(ranks), at = std::to_string(first);
   const std::string who = failed == ranks && ranks > 1 ? "every rank of " + of + " (rank " + at + "'s message)"
                                                        : "rank " + at + " of " + of;
-  throw Error(code, who + ": " + what + " failed: " + f.at(2),
-              {.node = f.at(3), .argument = f.at(4), .device = f.at(5), .fix = f.at(6)});
+  throw f.error(who + ": " + what + " failed: " + f.message);
 }
 
 std::vector<std::string> Cluster::Impl::allgather(const std::string& mine) {
@@ -190,7 +244,7 @@ Runtime& Cluster::runtime() { return *impl_->runtime; }
 
 void Cluster::agree(const std::string& error, const std::string& what) {
   std::optional<detail::Failure> f;
-  if (!error.empty()) f = detail::Failure{static_cast<int>(errc::invalid_argument), false, error, {}, {}, {}, {}, false};
+  if (!error.empty()) f = detail::Failure{static_cast<int>(errc::invalid_argument), false, error, {}, false};
   impl_->agree(f, what);
 }
 

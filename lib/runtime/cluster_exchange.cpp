@@ -20,9 +20,9 @@ using detail::throw_error;
 
 namespace detail {
 namespace {
-std::atomic<bool> gave_up{false};
+std::atomic<bool> gave_up_waiting{false};
 }  // namespace
-bool broken() { return gave_up.load(); }
+bool broken() { return gave_up_waiting.load(); }
 }  // namespace detail
 
 namespace {
@@ -43,6 +43,7 @@ void Cluster::Impl::check(int code, const std::string& what) const {
 }
 
 double Cluster::Impl::wait(MPI_Request* requests, int count, const std::string& what, bool notices_too) {
+  if (gave_up) throw gave_up->error(gave_up->message);
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
@@ -50,56 +51,78 @@ double Cluster::Impl::wait(MPI_Request* requests, int count, const std::string& 
     int done = 0;
     check(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
     if (done) return std::chrono::duration<double, std::milli>(clock::now() - start).count();
+    if (const auto notice = take_notice(kGaveUp)) stop_with_the_job(notice->first, notice->second, what);
     if (notices_too) {
-      int arrived = 0;
-      MPI_Status status;
-      MPI_Iprobe(MPI_ANY_SOURCE, sequence, notices, &arrived, &status);
-      if (arrived) {
-        int length = 0;
-        MPI_Get_count(&status, MPI_CHAR, &length);
-        std::string text(static_cast<std::size_t>(length), '\0');
-        MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, sequence, notices, MPI_STATUS_IGNORE);
-        const auto f = detail::split(text);
+      if (const auto notice = take_notice(sequence)) {
+        const auto& [from, f] = *notice;
         peer_failed = true;
-        throw_error(errc::library,
-                    "rank " + std::to_string(status.MPI_SOURCE) + " of " + std::to_string(ranks) +
-                        " failed while this rank waited for it at " + what + ": " + f.at(2),
-                    {.node = f.at(3), .argument = f.at(4), .device = f.at(5), .fix = f.at(6)});
+        throw f.error("rank " + std::to_string(from) + " of " + std::to_string(ranks) +
+                      " failed while this rank waited for it at " + what + ": " + f.message);
       }
     }
-    if (timeout_s > 0 && clock::now() > deadline) {
-      detail::gave_up = true;
-      throw_error(errc::library,
-                  "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": no answer from the other ranks " +
-                      "within " + seconds(timeout_s) + " s at " + what +
-                      " (a rank hangs, died unnoticed, or runs that much longer than this one); the job cannot go "
-                      "on and MPI is aborted at exit",
-                  {.node = "cluster",
-                   .fix = "find the rank that hangs; a longer wait: ClusterOptions::timeout_s or SINEW_MPI_TIMEOUT "
-                          "(0: no limit)"});
-    }
+    if (timeout_s > 0 && clock::now() > deadline) give_up(what);
     // Spin for the first polls (an exchange's partner is usually microseconds away), then sleep.
     if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
-void Cluster::Impl::notify(const detail::Failure& f) {
-  const std::string& text = sent.emplace_back(detail::join(
-      {std::to_string(f.code), f.opencl ? "1" : "0", f.message, f.node, f.argument, f.device, f.fix}));
+std::optional<std::pair<int, detail::Failure>> Cluster::Impl::take_notice(int tag) {
+  int arrived = 0;
+  MPI_Status status;
+  MPI_Iprobe(MPI_ANY_SOURCE, tag, notices, &arrived, &status);
+  if (!arrived) return std::nullopt;
+  int length = 0;
+  MPI_Get_count(&status, MPI_CHAR, &length);
+  std::string text(static_cast<std::size_t>(length), '\0');
+  MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, tag, notices, MPI_STATUS_IGNORE);
+  return std::make_pair(status.MPI_SOURCE, detail::Failure::from_text(text));
+}
+
+void Cluster::Impl::give_up(const std::string& what) {
+  detail::gave_up_waiting = true;
+  detail::Failure f{static_cast<int>(errc::library), false,
+                    "no answer from the other ranks within " + seconds(timeout_s) + " s at " + what +
+                        " (a rank hangs, died unnoticed, or runs that much longer than this one); the job cannot go "
+                        "on and MPI is aborted at exit",
+                    {.node = "cluster",
+                     .fix = "find the rank that hangs; a longer wait: ClusterOptions::timeout_s or SINEW_MPI_TIMEOUT "
+                            "(0: no limit)"},
+                    false};
+  // Said to every other rank (which name this one), and here on this rank's log: the program may
+  // print only the root's errors, and the abort at exit may end the others before they print theirs.
+  notify(f, kGaveUp);
+  f.message = "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": " + f.message;
+  Logger log = runtime ? runtime->options().log : Logger();
+  (log ? log : stderr_logger())(LogLevel::warning, f.message);
+  gave_up = f;
+  throw f.error(f.message);
+}
+
+void Cluster::Impl::stop_with_the_job(int from, detail::Failure f, const std::string& what) {
+  detail::gave_up_waiting = true;
+  f.message = "rank " + std::to_string(from) + " of " + std::to_string(ranks) + " gave up waiting, and rank " +
+              std::to_string(rank) + " stops at " + what + ": " + f.message;
+  gave_up = f;
+  throw f.error(f.message);
+}
+
+void Cluster::Impl::notify(const detail::Failure& f, int tag) {
+  const std::string& text = sent.emplace_back(f.text());
   for (int q = 0; q < ranks; ++q) {
     if (q == rank) continue;
     MPI_Request r;
-    if (MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, q, sequence, notices, &r) == MPI_SUCCESS)
-      MPI_Request_free(&r);  // small: sent eagerly; nobody waits for it
+    if (MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, q, tag, notices, &r) == MPI_SUCCESS)
+      MPI_Request_free(&r);  // nobody waits for it: a rank that hangs may never take it
   }
 }
 
 void Cluster::Impl::drain_notices() {
+  // Every notice of an earlier run; a rank's word that it gave up stays for the next wait.
   for (;;) {
     int arrived = 0;
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, notices, &arrived, &status);
-    if (!arrived || status.MPI_TAG == sequence) return;
+    if (!arrived || status.MPI_TAG == sequence || status.MPI_TAG == kGaveUp) return;
     int length = 0;
     MPI_Get_count(&status, MPI_CHAR, &length);
     std::string text(static_cast<std::size_t>(length), '\0');

@@ -1,8 +1,8 @@
 // runtime/cluster_impl.hpp — what the Cluster's files share: cluster.cpp (making it, agreeing,
 // its devices), run()'s stages (cluster_run.hpp: cluster_run.cpp, cluster_split.cpp,
-// cluster_data.cpp, cluster_results.cpp, cluster_observe.cpp), cluster_distributed.cpp (distributed
-// bindings), cluster_exchange.cpp (waiting with a deadline, failure notices, and the exchanges of
-// a run whose partitions meet). Built only with SINEW_MPI.
+// cluster_data.cpp, cluster_results.cpp, cluster_observe.cpp, cluster_spmd.cpp),
+// cluster_distributed.cpp (distributed bindings), cluster_exchange.cpp (waiting with a deadline,
+// failure notices, and the exchanges of a run whose partitions meet). Built only with SINEW_MPI.
 //
 // Every MPI call that waits for other ranks is non-blocking and waited for by Impl::wait, which
 // gives up after the timeout (ClusterOptions::timeout_s): a rank that hangs, or dies without
@@ -28,7 +28,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinew {
@@ -46,15 +48,29 @@ struct AlignedBuffer {
   }
 };
 
-// What one rank's failure carries to the others. `secondary`: it only reports another rank's
-// failure (a notice that came during an exchange), which the agreement ranks below the original.
+// What one rank's failure carries to the others: its error's code and category, message and
+// every field of its context (a build failure's log too). `secondary`: it only reports another
+// rank's failure (a notice that came during an exchange), which the agreement ranks below the
+// original.
 struct Failure {
   int code = 0;
   bool opencl = false;
-  std::string message, node, argument, device, fix;
+  std::string message;
+  ErrorContext context;
   bool secondary = false;
+
+  // As one text through MPI, and back.
+  std::string text() const;
+  static Failure from_text(const std::string& text);
+  // The error it makes on a rank, its message `message` (the failure's own, or one that names
+  // the rank and step).
+  Error error(const std::string& message) const;
 };
-Failure failure_of(const std::exception_ptr& e);
+// A rank's failure from what it caught: a sinew::Error whole; std::bad_alloc as OpenCL's
+// CL_OUT_OF_HOST_MEMORY; anything else as errc::user_code (the library throws only sinew::Error),
+// its message naming the type thrown and `thrower`, the node of the program's code that may have
+// thrown it (empty: none known).
+Failure failure_of(const std::exception_ptr& e, const std::string& thrower = {});
 
 // Strings through MPI as one buffer, fields split by a unit separator.
 std::string join(const std::vector<std::string>& fields);
@@ -72,8 +88,8 @@ struct Datatype {
   Datatype& operator=(const Datatype&) = delete;
 };
 
-// Some wait gave up (Impl::wait): MPI cannot be finalised with the other ranks, the job is aborted
-// at exit instead.
+// Some wait gave up (Impl::wait), or a rank said it did: MPI cannot be finalised with the other
+// ranks, the job is aborted at exit instead.
 bool broken();
 
 }  // namespace detail
@@ -81,8 +97,14 @@ bool broken();
 struct Cluster::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   // Failure notices: a rank whose run fails tells the others at once, so that those waiting for
-  // it in an exchange fail now (tag: the run's sequence number), not at the timeout.
+  // it in an exchange fail now (tag: the run's sequence number, from 1), not at the timeout. A
+  // rank that gave up waiting tells them on tag kGaveUp, which every wait looks for: the job
+  // cannot go on, and none waits a second timeout for a rank that hangs.
   MPI_Comm notices = MPI_COMM_NULL;
+  static constexpr int kGaveUp = 0;
+  // What ended this job: the first wait given up on, here or on another rank (Impl::wait). From
+  // then on no rank waits for another: every wait and agreement throws it at once.
+  std::optional<detail::Failure> gave_up;
   // The exchanges of runs whose partitions meet. A run that failed may leave some rank's
   // exchange unmatched; the next such run takes a fresh communicator (the old one is dropped).
   MPI_Comm exchange = MPI_COMM_NULL;
@@ -100,6 +122,9 @@ struct Cluster::Impl {
   std::deque<std::vector<int>> abandoned_counts;  // their counts and displacements
   std::unique_ptr<Runtime> runtime;
 
+  // The trees whose ranks run other values than the root's, already said on the root's log.
+  std::set<std::string> told_other_values;
+
   // The whole cluster's device set (every rank's devices, in rank order): the root's knowledge
   // base keeps rank shares under it (cluster_split.cpp, cluster_observe.cpp).
   std::string device_set;
@@ -111,7 +136,8 @@ struct Cluster::Impl {
   static std::string cluster_tree(const std::string& signature) { return "cluster:" + signature; }
 
   // Throws on every rank when some rank has a failure (the lowest rank's whose failure is its
-  // own, else the lowest's).
+  // own, else the lowest's). In a job some rank gave up on, throws this rank's own failure (or
+  // what ended the job) without waiting for the others.
   void agree(const std::optional<detail::Failure>& mine, const std::string& what);
 
   // Runs f on this rank; its exception becomes this rank's failure, agreed on by every rank.
@@ -127,8 +153,9 @@ struct Cluster::Impl {
   }
 
   // Waits until `requests` complete. Throws sinew::Error when the timeout passes first (the job
-  // is then broken: MPI aborts at exit), or — `notices_too` — when another rank's failure notice
-  // of this run arrives. Returns the milliseconds it waited.
+  // is then broken: MPI aborts at exit; this rank says what it waited for on its log and to every
+  // other rank), when another rank says it gave up, or — `notices_too` — when another rank's
+  // failure notice of this run arrives. Returns the milliseconds it waited.
   double wait(MPI_Request* requests, int count, const std::string& what, bool notices_too = false);
   // Starts one non-blocking call (`start` gets its request) and waits for it.
   template <class F>
@@ -139,8 +166,15 @@ struct Cluster::Impl {
   }
   // sinew::Error for an MPI call's error code (the communicators return errors, not abort).
   void check(int code, const std::string& what) const;
-  // Tells every other rank that this rank's run failed.
-  void notify(const detail::Failure& f);
+  // Tells every other rank that this rank's run failed (tag: the run's sequence number, or
+  // kGaveUp).
+  void notify(const detail::Failure& f, int tag);
+  // A notice on `tag` that has arrived, taken: the rank that sent it and its failure.
+  std::optional<std::pair<int, detail::Failure>> take_notice(int tag);
+  // The timeout passed at `what`: says so on this rank's log and to every other rank, and throws.
+  [[noreturn]] void give_up(const std::string& what);
+  // Rank `from` gave up waiting (its failure `f`): throws, naming it and where this rank was.
+  [[noreturn]] void stop_with_the_job(int from, detail::Failure f, const std::string& what);
   // Drops failure notices of earlier runs.
   void drain_notices();
 

@@ -67,11 +67,14 @@ bool partitions_meet(const Analysis& an) {
 
 // What every rank must refuse alike, before any device work: a loop predicate over a custom
 // reduction (its combination runs on a device), and — for trees whose partitions never meet —
-// declared sizes (a rank binds a slice).
-void check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
+// declared sizes (a rank binds a slice). Returns the paths of the loops with a predicate, the
+// only program code a run calls ("" for none).
+std::string check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
+  std::string predicates;
   walk(root, [&](const NodeImpl& n, const std::string& path) {
     const NodeImpl* scope = n.predicate_scope();
     if (!scope) return;
+    predicates += (predicates.empty() ? "the predicate of " : " or of ") + path;
     visit(*scope, [&](const NodeImpl& c) {
       const Reducer* r = c.reduction();
       if (r && r->op == Reducer::Op::custom)
@@ -82,7 +85,7 @@ void check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
                      .fix = "reduce with reduce::sum/min/max in the loop, or run it with a Runtime on one process"});
     });
   });
-  if (meet) return;
+  if (meet) return predicates;
   for (const auto& u : an.vectors)
     if (u.partitioned && u.vector->size)
       throw_error(errc::invalid_argument,
@@ -90,6 +93,7 @@ void check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
                       std::to_string(u.vector->size) + " elements, and each rank holds a slice of it",
                   {.node = "tree", .argument = "vector '" + u.vector->name + "'",
                    .fix = "declare the vector without a size (it takes the binding's)"});
+  return predicates;
 }
 
 // Divide and conquer over ranks: the crossover level below which every rank runs the levels on
@@ -128,8 +132,9 @@ std::vector<Binding> shaped_bindings(const ClusterRun& run) {
   return shaped;
 }
 
-// The checks and the prepared tree, on every rank alike (its errors agreed on by every rank).
-void prepare_tree_on_ranks(ClusterRun& run) {
+// The checks and the prepared tree, on every rank alike (its errors agreed on by every rank);
+// `fingerprints`: every rank's (gather_fingerprints).
+void prepare_tree_on_ranks(ClusterRun& run, const std::vector<RunFingerprint>& fingerprints) {
   if (run.tree.empty()) throw_error(errc::invalid_tree, "the tree is empty", {.node = "tree", .fix = "build a tree"});
   if (run.count != run.bindings.size())
     throw_error(errc::invalid_argument,
@@ -137,11 +142,12 @@ void prepare_tree_on_ranks(ClusterRun& run) {
                     std::to_string(run.count),
                 {.node = "bindings", .fix = "bind the same vectors and results in the same order on every rank"});
   if (run.bound.any) run.pinned = distributed_units(run.bound, run.bindings);
+  check_same_run(fingerprints);
   // No devices: the ranks are the split's devices, and granularity() asks nothing of them.
   run.prepared = prepare_tree(run.tree, shaped_bindings(run), {}, std::nullopt, 0);
   const Analysis& an = run.analysis();
   run.joined = partitions_meet(an);
-  check_splittable(run.prepared->root(), an, run.joined);
+  run.predicates = check_splittable(run.prepared->root(), an, run.joined);
   // A joined run's plan as a Config (a plan text parsed here): its crossover splits the ranks.
   if (run.joined && !run.options.config && !run.options.plan.empty())
     run.options.config = Config::parse(run.options.plan, run.c.runtime->devices());
@@ -162,7 +168,15 @@ void prepare_ranks(ClusterRun& run) {
   run.bcast(&count, 1, MPI_UINT64_T, "the binding count");
   run.count = static_cast<std::size_t>(count);
   run.bound = gather_bound_sizes(run.c, run.bindings, run.count);
-  run.c.together("checking the tree", [&] { prepare_tree_on_ranks(run); });
+  const auto fingerprints = gather_fingerprints(run);
+  run.c.together("checking the tree", [&] { prepare_tree_on_ranks(run, fingerprints); });
+  // Once per tree and Cluster: a rank may tune values for its own devices, or run the wrong ones.
+  const std::string others = ranks_with_other_values(fingerprints);
+  if (run.root && !others.empty() && run.c.told_other_values.insert(run.prepared->signature).second)
+    run.c.runtime->options().log(LogLevel::warning,
+                                 others + " run tree " + run.prepared->signature.substr(0, 12) +
+                                     " with other scalar arguments or node settings than the root; each rank "
+                                     "computes its units with its own");
 }
 
 // A joined run's exchanger, on the exchange communicator (a fresh one after a failed run: a stale
@@ -214,9 +228,10 @@ void run_rank_part(ClusterRun& run) {
       run.report.local = c.runtime->impl().execute(run.tree, run.local, joined_options(run), &*run.exchanger);
     }
   } catch (...) {
-    failure = failure_of(std::current_exception());
+    failure = failure_of(std::current_exception(), run.predicates);
     failure->secondary = c.peer_failed;
-    if (run.joined && !c.peer_failed) c.notify(*failure);
+    // (A rank that gave up waiting has told every rank already.)
+    if (run.joined && !c.peer_failed && !c.gave_up) c.notify(*failure, c.sequence);
   }
   c.agree(failure, "the run");
 }

@@ -3,7 +3,8 @@
 //
 //   prepare       the root's binding sizes to every rank; the whole tree   cluster_run.cpp
 //                 prepared over them (prepare_tree: analysis, granule,
-//                 features, signature) and checked alike on every rank
+//                 features, signature) and checked alike on every rank;
+//                 every rank's tree and bindings compared with the root's  cluster_spmd.cpp
 //   rank split    the rank shares from a chain of sources (distributed     cluster_split.cpp
 //                 blocks, given, measured, stored or derived, even: the
 //                 root asks, every rank is told) -> units per rank
@@ -40,6 +41,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +78,7 @@ struct ClusterRun {
   std::optional<unsigned> crossover;             // divide and conquer's, alike on every rank
   std::size_t granule = 1;                       // of the rank split: whole subproblems below the crossover
   std::vector<std::size_t> pinned;               // distributed data: each rank's units, as its blocks lie
+  std::string predicates;                        // the loops whose predicates the program gave ("" for none)
 
   // The rank split, alike on every rank.
   RankShares shares;
@@ -108,6 +111,22 @@ struct ClusterRun {
 
   std::chrono::steady_clock::time_point start;
 };
+
+// What a rank runs, as hashes every rank compares (cluster_spmd.cpp): the tree's structure and
+// kernels (its signature), the values in it (scalar arguments, node settings), and the bindings'
+// shape (which of the tree's vectors or results each binds, and its type; not its size, which
+// only the root's has).
+struct RunFingerprint {
+  std::uint64_t tree = 0, values = 0, bindings = 0;
+};
+// Collective: every rank's, in rank order.
+std::vector<RunFingerprint> gather_fingerprints(ClusterRun& run);
+// Throws sinew::Error, alike on every rank, when some rank's tree or bindings differ from the
+// root's, naming each such rank and what differs.
+void check_same_run(const std::vector<RunFingerprint>& all);
+// The ranks whose values (scalar arguments, node settings) differ from the root's: "rank 1, 2",
+// or "" for none.
+std::string ranks_with_other_values(const std::vector<RunFingerprint>& all);
 
 // The stages, in order (the banner).
 void prepare_ranks(ClusterRun& run);

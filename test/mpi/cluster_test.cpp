@@ -3,7 +3,7 @@
 // with plain C++ references, combined results on every rank. `--die-on-rank R` is no test: rank R
 // dies before the run's first collective, for die.sh, which checks that mpirun ends the job.
 // `--one-after-another` runs two Clusters in turn, the first destroyed before the second is made.
-// `--die-mid-loop` and `--hang-on-rank`: see main().
+// `--die-mid-loop`, `--hang-on-rank` and `--stop-on-rank`: see main().
 #include <sinew/sinew.hpp>
 
 #include <gtest/gtest.h>
@@ -41,6 +41,13 @@ const char* kScaled = R"(
 __kernel void scaled(__global const float* x, __global const float* w, __global float* part, uint count) {
   uint i = get_global_id(0);
   if (i < count) part[i] = x[i] * w[0];
+})";
+
+// out[i] = in[i] * a.
+const char* kOffsetScaled = R"(
+__kernel void offset_scaled(__global const int* in, __global int* out, int a, uint count) {
+  uint i = get_global_id(0);
+  if (i < count) out[i] = in[i] * a;
 })";
 
 // Copies x into part (the body of a map_reduce that reduces x itself).
@@ -480,6 +487,86 @@ TEST(Cluster, AFailureOnOneRankFailsEveryRankNamingIt) {
     for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * 3 + static_cast<int>(i + 100)) << i;
 }
 
+// Cluster::run is SPMD: ranks that run different trees or bindings are refused on every rank
+// before device work, naming the ranks that differ and what differs; a rank whose scalar values
+// differ (saxpy's a=2.5 on one rank, 3.5 on another; or a rank's own tuning) runs, and the root's
+// log names it once; the cluster works afterwards.
+TEST(Cluster, RefusesRanksThatRunDifferentTrees) {
+  auto in = sinew::vector<cl_int>().name("in"), out = sinew::vector<cl_int>().name("out");
+  const int odd = cluster->ranks() - 1;
+  const bool me = cluster->rank() == odd;
+  const std::string who = "rank " + std::to_string(odd) + ": ";
+  std::vector<int> x = ints(100), y(100, 0);
+  // Another kernel.
+  auto indexed = kernel_source(kIndexed, "indexed").args(sinew::in(in), sinew::out(out), offset(in), count(in), size(in));
+  auto same = kernel_source(kOffsetScaled, "offset_scaled").args(sinew::in(in), sinew::out(out), scalar(cl_int(3)), count(in));
+  expect_error_everywhere([&] { cluster->run(map(me ? indexed : same), {Binding(in, x), Binding(out, y)}); },
+                          who + "the tree's structure or kernels", "cluster");
+  // The same tree, its vectors bound the other way round.
+  expect_error_everywhere(
+      [&] { cluster->run(map(same), me ? std::vector<Binding>{Binding(out, y), Binding(in, x)}
+                                       : std::vector<Binding>{Binding(in, x), Binding(out, y)}); },
+      who + "the bindings", "cluster");
+  // Every rank alike: it runs.
+  cluster->run(map(same), {Binding(in, x), Binding(out, y)});
+  if (cluster->is_root())
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * 3) << i;
+  // Another scalar on one rank: it runs (each rank its own units with its own value), and the
+  // root's log says so, once.
+  std::vector<std::string> lines;
+  ClusterOptions o;
+  o.runtime.log = [&](LogLevel, const std::string& line) {
+    if (line.find("other scalar arguments") != std::string::npos) lines.push_back(line);
+  };
+  Cluster logged(o);
+  auto scaled = kernel_source(kOffsetScaled, "offset_scaled")
+                    .args(sinew::in(in), sinew::out(out), scalar(cl_int(me ? 4 : 3)), count(in));
+  for (int twice = 0; twice < 2; ++twice) logged.run(map(scaled), {Binding(in, x), Binding(out, y)});
+  if (logged.is_root()) {
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("rank " + std::to_string(odd) + " run tree"), std::string::npos) << lines[0];
+    EXPECT_EQ(y.front(), x.front() * 3);
+    EXPECT_EQ(y.back(), x.back() * 4);  // the last units are the odd rank's
+  }
+}
+
+// A failure carries its category and context to every rank: a kernel that does not build gives
+// every rank errc::build_failure with the compiler's log; a loop predicate that throws something
+// of its own gives every rank errc::user_code naming the loop, the type thrown and a fix.
+TEST(Cluster, FailuresCarryTheirCategoryAndBuildLog) {
+  auto in = sinew::vector<cl_int>().name("in"), out = sinew::vector<cl_int>().name("out");
+  std::vector<int> x = ints(64), y(64);
+  auto broken = kernel_source("__kernel void broken(__global const int* x, __global int* y) { y[0] = x[0] +; }", "broken")
+                    .args(sinew::in(in), sinew::out(out));
+  try {
+    cluster->run(map(broken), {Binding(in, x), Binding(out, y)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::build_failure)) << e.what();
+    EXPECT_FALSE(e.build_log().empty()) << e.what();
+    EXPECT_NE(e.context().kernel_file, "") << e.what();
+    EXPECT_EQ(e.api_call(), "clBuildProgram") << e.what();
+  }
+  auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+  auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+  const int bad = cluster->ranks() - 1;
+  auto tree = loop(pipeline(step, copy(next, p))).until([&](const LoopState& s) {
+    if (cluster->rank() == bad && s.iteration == 2) throw std::runtime_error("the predicate gave up on purpose");
+    return false;
+  }).times(5);
+  tree.name("converge");
+  std::vector<int> data(100, 1);
+  try {
+    cluster->run(tree, {Binding(p, data)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::user_code)) << e.what();
+    EXPECT_NE(e.node().find("loop 'converge'"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("std::runtime_error"), std::string::npos) << e.what();
+    EXPECT_FALSE(e.context().fix.empty()) << e.what();
+  }
+}
+
 TEST(Cluster, RefusesRankSharesOfTheWrongCount) {
   ClusterOptions o;
   o.rank_shares = std::vector<double>(static_cast<std::size_t>(cluster->ranks()) + 1, 1.0 / (cluster->ranks() + 1));
@@ -710,6 +797,36 @@ int main(int argc, char** argv) {
       return false;
     }), {Binding(p, data)});
     return 0;  // not reached
+  }
+  // `--stop-on-rank R ROOT_S OTHERS_S`: rank R stops (SIGSTOP) inside a loop while the others wait
+  // for it in an exchange, the root with a timeout of ROOT_S seconds, the other ranks OTHERS_S.
+  // Each other rank prints how long its run took once it failed ("rank N: ended after S s"); as
+  // the samples do, only the root prints the error ("error: ..."): stopped.sh checks both.
+  if (argc == 5 && std::strcmp(argv[1], "--stop-on-rank") == 0) {
+    // The rank before the Cluster is made (its timeout is an option): Open MPI's mpirun says it.
+    const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    const bool root = world_rank && std::atoi(world_rank) == 0;
+    ClusterOptions o;
+    o.timeout_s = std::atof(argv[root ? 3 : 4]);
+    Cluster c(o);
+    auto p = sinew::vector<cl_int>().name("p"), next = sinew::vector<cl_int>().name("next");
+    auto step = kernel_source(kAllPairs, "all_pairs").args(whole(p), sinew::out(next), offset(next), size(p));
+    std::vector<int> data(500, 1);
+    c.run(loop(pipeline(step, copy(next, p))).times(2), {Binding(p, data)});  // built and warm everywhere
+    const int stopper = std::atoi(argv[2]);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      c.run(loop(pipeline(step, copy(next, p))).times(50).until([&](const LoopState& s) {
+        if (c.rank() == stopper && s.iteration == 3) std::raise(SIGSTOP);
+        return false;
+      }), {Binding(p, data)});
+    } catch (const Error& e) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "rank %d: ended after %.2f s\n", c.rank(), s);
+      if (c.is_root()) std::fprintf(stderr, "error: %s\n", e.what());
+      return 3;
+    }
+    return 0;
   }
   if (argc == 3 && std::strcmp(argv[1], "--hang-on-rank") == 0) {
     ClusterOptions o;

@@ -38,6 +38,18 @@ add_test(NAME mpi.cluster.rank_dies_mid_loop
 add_test(NAME mpi.cluster.rank_hangs
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ends.sh 60 "no answer from the other ranks within" ${SINEW_MPIRUN}
                  -np 2 $<TARGET_FILE:sinew_cluster_tests> --hang-on-rank 1)
+# A rank that stops (SIGSTOP) while the others wait for it in an exchange: every other rank ends
+# within its timeout and a few seconds (after a wait given up on, no rank waits a second timeout
+# in the agreement), saying what it waited for. When a rank other than the root gives up first
+# (a shorter timeout), its log line says so, and the root's error, long before the root's own
+# timeout, names it and what it saw.
+add_test(NAME mpi.cluster.rank_stops
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stopped.sh 6.5 "error: .*no answer from the other ranks within 4 s at"
+                 ${SINEW_MPIRUN} -np 3 $<TARGET_FILE:sinew_cluster_tests> --stop-on-rank 1 4 4)
+add_test(NAME mpi.cluster.rank_stops_another_gives_up
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stopped.sh 5
+                 "sinew: warning: rank 2 of 3: no answer from the other ranks within 2 s at|error: rank 2 of 3 gave up waiting, and rank 0 stops at .*: no answer from the other ranks within 2 s at"
+                 ${SINEW_MPIRUN} -np 3 $<TARGET_FILE:sinew_cluster_tests> --stop-on-rank 1 30 2)
 
 # Scans and divide and conquer over ranks.
 sinew_mpi_suite(cluster_scan cluster_scan_test.cpp)

@@ -192,3 +192,26 @@ TEST(ProgramCache, TwoProcessesAtOnceBuildOnceAndLeaveAValidCache) {
   for (auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temporary left behind";
 }
+
+// On PoCL's CPU devices every live queue's programs are a build of their own (QueueBuild: PoCL
+// aborts when launches of one build on several queues release each other's kernel library), by
+// the lowest number no live queue holds, so that every process uses the same few builds.
+TEST(ProgramCache, EveryLiveQueueOnAPoclCpuDeviceHasABuildOfItsOwn) {
+  Cl cl;
+  auto first = std::make_unique<QueueBuild>(cl.device);
+  auto second = std::make_unique<QueueBuild>(cl.device);
+  EXPECT_NE(first->options().find("-DSINEW_QUEUE_BUILD="), std::string::npos);
+  EXPECT_NE(first->options(), second->options());
+  const std::string freed = first->options();
+  first.reset();
+  QueueBuild third(cl.device);
+  EXPECT_EQ(third.options(), freed);  // the number given back is taken again
+  // Two queues' builds of one source are two programs in the cache, with binaries of their own.
+  TempDir dir;
+  ProgramCache cache(dir.path().string());
+  const std::string src = unique_source();
+  auto a = cache.get(cl.context, {cl.device}, {src, "<test>"}, "-DX=1" + second->options());
+  auto b = cache.get(cl.context, {cl.device}, {src, "<test>"}, "-DX=1" + third.options());
+  EXPECT_NE(a(), b());
+  EXPECT_EQ(cache.stats().builds, 2u);
+}

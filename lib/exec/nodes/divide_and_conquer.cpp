@@ -54,7 +54,7 @@ DcKernels dc_kernels(NodeContext& ctx, const cl::Context& context, QueueSlot& sl
     ErrorContext where{.node = path, .device = info.name, .kernel_file = kn.source->origin};
     auto program = ctx.env().programs->get(context, context.getInfo<CL_CONTEXT_DEVICES>(),
                                          {kn.source->text, kn.source->origin},
-                                         kn.build_options + " -DSINEW_T=" + t.name, where);
+                                         kn.build_options + " -DSINEW_T=" + t.name + slot.build_options(), where);
     try {
       return slot.kernel(program, kn.entry);
     } catch (const cl::Error&) {

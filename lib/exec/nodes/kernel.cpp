@@ -155,7 +155,8 @@ class KernelRunner final : public LeafRunner {
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
     ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
     auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                         {n.source->text, n.source->origin}, n.build_options, where);
+                                         {n.source->text, n.source->origin}, n.build_options + w.slot->build_options(),
+                                         where);
     QueueSlot::Leaf leaf;
     leaf.source = n.source;
     try {

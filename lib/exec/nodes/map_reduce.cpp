@@ -86,7 +86,7 @@ class MapReduceRunner final : public NodeRunner {
     cl::Program program;
     try {
       program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                      {reduce_source(r, t), where.kernel_file}, "", where);
+                                      {reduce_source(r, t), where.kernel_file}, w.slot->build_options(), where);
     } catch (const Error& e) {
       if (e.build_log().find(kSizeCheck) == std::string::npos) throw;
       throw_error(errc::invalid_argument,

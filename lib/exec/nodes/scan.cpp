@@ -71,7 +71,7 @@ class ScanRunner final : public NodeRunner {
     ErrorContext where{.node = path, .device = w.info().name,
                        .kernel_file = n.op.op == Reducer::Op::custom ? n.op.origin : "scan.cl"};
     auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                         {scan_source(n.op, t), where.kernel_file}, "", where);
+                                         {scan_source(n.op, t), where.kernel_file}, w.slot->build_options(), where);
     ScanKernels k;
     k.blocks = &w.slot->kernel(program, "sinew_scan_blocks");
     k.add = &w.slot->kernel(program, "sinew_scan_add");
