@@ -61,7 +61,8 @@ std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Co
 
 // What a run allocates on a device for one tree, from its analysis alone: the buffers of one
 // partition (slices, halo buffers, a swapping loop copy's twin), each so many bytes per unit of
-// the partition plus its halo units, and those of each context (replicas of vectors read whole).
+// the partition plus its halo units (a library leaf's scratch among them), and those of each
+// context (replicas of vectors read whole).
 // On a host-unified (zero-copy) device some are the host memory itself and cost nothing. The
 // executor allocates no more than this (exec/prepare.cpp; a halo buffer that holds its slice
 // costs less), so a plan whose footprint fits DeviceInfo::memory() fits the device.
@@ -88,7 +89,7 @@ struct Footprint {
   // The partition buffer that grows most with its units (the one a message names).
   const Buffer* largest(bool zero_copy) const;
 };
-Footprint memory_footprint(const Analysis& an);
+Footprint memory_footprint(const NodeImpl& root, const Analysis& an);
 
 // How a discrete device's share may be cut beyond one partition per queue, and what a tree
 // allocates. When the tree is streamable, the share is cut into chunks dealt round-robin to the

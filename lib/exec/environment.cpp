@@ -65,26 +65,43 @@ void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slo
   free_[{device(), slot->profiled}].push_back(std::move(slot));
 }
 
-cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes) {
+cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes, const DeviceInfo& device) {
   {
     std::lock_guard lock(mutex_);
-    auto it = free_.find({context(), bytes});
+    Held& held = held_[device.index];
+    held.in_use += bytes;
+    auto it = free_.find({device.index, context(), bytes});
     if (it != free_.end() && !it->second.empty()) {
       cl::Buffer b = std::move(it->second.back());
       it->second.pop_back();
-      pooled_bytes_[context()] -= bytes;
+      held.pooled -= bytes;
       return b;
     }
+    // The device's pooled buffers, largest first, until the new one fits beside what is in use.
+    const auto first = free_.lower_bound({device.index, nullptr, 0});
+    for (auto at = free_.upper_bound({device.index, reinterpret_cast<cl_context>(~std::uintptr_t{0}), ~std::size_t{0}});
+         at != first && held.in_use + held.pooled > device.memory();) {
+      auto& [key, buffers] = *--at;
+      for (; !buffers.empty() && held.in_use + held.pooled > device.memory(); buffers.pop_back())
+        held.pooled -= std::get<2>(key);  // dropped: the OpenCL object frees it
+    }
   }
-  return cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+  try {
+    return cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    held_[device.index].in_use -= bytes;
+    throw;
+  }
 }
 
-void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, std::size_t limit) {
+void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, const DeviceInfo& device) {
   std::lock_guard lock(mutex_);
-  auto& pooled = pooled_bytes_[context()];
-  if (pooled + bytes > limit) return;  // dropped: the OpenCL object frees it
-  pooled += bytes;
-  free_[{context(), bytes}].push_back(std::move(buffer));
+  Held& held = held_[device.index];
+  held.in_use -= bytes;
+  if (held.pooled + bytes > device.memory() / 2) return;  // dropped: the OpenCL object frees it
+  held.pooled += bytes;
+  free_[{device.index, context(), bytes}].push_back(std::move(buffer));
 }
 
 namespace {

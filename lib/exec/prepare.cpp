@@ -19,7 +19,7 @@ namespace {
 // worker's largest, and each context's replicas) fits every device's memory, and each buffer its
 // largest allocation. decompose() planned for this; a plan made elsewhere is caught here.
 void check_memory(RunState& run) {
-  const Footprint f = memory_footprint(run.an);
+  const Footprint f = memory_footprint(run.root, run.an);
   std::map<const Device*, std::uint64_t> total;
   auto add = [&](const Worker& w, const Footprint::Buffer& b, std::uint64_t bytes) {
     const auto& info = w.info();

@@ -65,7 +65,7 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
                   .chunk_bytes = chunk_bytes,
                   .one_queue = p->analysis.exchanges_halos || p->analysis.refreshes_replicas,
-                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined,
+                  .footprint = memory_footprint(p->root(), p->analysis), .joined = p->analysis.joined,
                   .tuning = checked_tuning(tuning)};
   p->signature = tree.signature();
   p->label = tree.label();

@@ -8,6 +8,7 @@
 #include "common/descriptors.hpp"
 #include "decompose/decompose.hpp"
 #include "common/sample.hpp"
+#include "pocl/device_memory_count.hpp"
 #include "pocl/suite_runtime.hpp"
 #include "pocl/trees.hpp"
 
@@ -15,6 +16,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <set>
@@ -381,3 +384,49 @@ TEST(DragDecompose, ATreeThatCannotStreamIsRefusedOrMoved) {
   EXPECT_EQ(detail::fit_memory(dynamic, 1 << 16, 8, devs, saxpy_like(true)).schedule, "static");
   EXPECT_THROW(detail::decompose(1 << 16, 8, dynamic, devs, saxpy_like(true)), Error);
 }
+// The cap bounds what the process holds on the device, not only what one run holds: runs at other
+// overlap levels and chunk sizes (whose buffers the pool keeps for the next request) and a library's
+// scratch (clFFT's for long transforms) together stay within it, counted where OpenCL allocates.
+TEST(DragProcess, TheCapBoundsEveryBufferTheProcessHolds) {
+  // What one runtime whose last device is capped to `cap` held there at most, over `runs`.
+  auto most_held = [](std::uint64_t cap, const std::function<void(Runtime&, std::size_t)>& runs) {
+    start_device_memory_window();
+    Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(cap),
+                              .kb_path = ":memory:", .quiet = true});
+    const std::size_t dev = rt.devices().size() - 1;
+    runs(rt, dev);
+    EXPECT_GT(counted_buffers(), 0u) << "clCreateBuffer is not counted";
+    const auto held = device_memory();
+    EXPECT_EQ(held.size(), rt.devices().size());
+    return held.size() > dev ? held[dev].most_since_start() : 0;
+  };
+  const std::uint64_t cap = 200 << 10;
+  const std::uint64_t streamed = most_held(cap, [&](Runtime& rt, std::size_t dev) {
+    for (const std::size_t units : {kUnits, kUnits / 3})  // other sizes: other chunks
+      for (unsigned overlap : {1u, 2u, 3u, 4u}) {
+        Holder h;
+        Case c = make_case("pipeline_channel", units, h);
+        Config cfg = Config::single(dev, rt.devices().size());
+        cfg.overlap = overlap;
+        c.report = rt.execute(c.tree, c.bindings, RunOptions{.config = cfg});
+        EXPECT_EQ(c.check(), "") << "overlap " << overlap;
+        EXPECT_LE(c.report.device_bytes.at(dev), cap);
+      }
+  });
+  EXPECT_GT(streamed, 0u);
+  EXPECT_LE(streamed, cap) << "the process held more than the cap over runs at four overlap levels";
+  auto fft = samples::find("fft");
+  ASSERT_TRUE(fft);
+  fft->prepare(fft->sizes().small);
+  // Half its data: one transform's slice and clFFT's scratch for it.
+  const std::uint64_t fft_cap = bound_bytes(fft->bindings()) / 2;
+  const std::uint64_t transformed = most_held(fft_cap, [&](Runtime& rt, std::size_t dev) {
+    const Report r = fft->run(rt, RunOptions{.device = dev});
+    EXPECT_TRUE(fft->check().ok) << fft->check().message;
+    EXPECT_LE(r.device_bytes.at(dev), fft_cap) << r.decomposition;
+  });
+  EXPECT_GT(transformed, 0u);
+  // Beside the scratch, clFFT keeps a constant buffer of 128 bytes per plan (not the ledger's).
+  EXPECT_LE(transformed, fft_cap + 1024) << "clFFT's scratch is outside the cap";
+}
+
