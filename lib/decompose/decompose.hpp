@@ -10,6 +10,7 @@
 
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
+#include <sinew/error.hpp>
 #include <sinew/options.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinew::detail {
@@ -121,6 +123,20 @@ struct Streaming {
 // `tuning` where every value is in its range (ScheduleTuning's comments); otherwise throws
 // sinew::Error(errc::invalid_argument) naming the value (RuntimeOptions::schedule_tuning.<name>).
 const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning);
+
+// A plan that gives a device more than its memory holds (DeviceInfo::memory(), a cap included),
+// refused before any data moves: errc::invalid_argument, naming the device and, by its runtime
+// index, which one (identical devices share a name). Training runs such a plan without that
+// device (train_on_copies).
+class MemoryShortfall : public Error {
+ public:
+  MemoryShortfall(std::size_t device, std::string message, ErrorContext context)
+      : Error(make_error_code(errc::invalid_argument), std::move(message), std::move(context)), device_index(device) {}
+  std::size_t device_index;
+};
+[[noreturn]] inline void throw_memory_shortfall(const DeviceInfo& device, std::string message, ErrorContext context) {
+  throw MemoryShortfall(device.index, std::move(message), std::move(context));
+}
 
 // "48.0 KB (49152 bytes)"; "its memory cap of ... (...; the device has ...)" or "its memory of
 // ...", for messages.

@@ -44,7 +44,7 @@ void check_memory(RunState& run) {
     for (const auto& b : f.context) add(*cs.workers.front(), b, b.unit_bytes);
   for (const auto& [dev, bytes] : total)
     if (bytes > dev->info().memory())
-      throw_error(errc::invalid_argument,
+      throw_memory_shortfall(dev->info(),
                   "the device's partitions need " + std::to_string(bytes) + " bytes of device memory, more than it has (" +
                       std::to_string(dev->info().memory()) + ")",
                   {.device = dev->info().name,
@@ -182,7 +182,7 @@ void share_copy_threads(RunState& run) {
 void check_allocated(RunState& run) {
   for (const auto& [info, bytes] : run.buffers.allocated())
     if (!run.buffers.poison() && bytes > info->memory())
-      throw_error(errc::invalid_argument,
+      throw_memory_shortfall(*info,
                   "the run's buffers on " + info->id() + " (" + info->name + ") add up to " + size_text(bytes) +
                       ", more than " + memory_text(*info) + " (its vectors' slices with the tree's scratch: a scan's "
                       "levels, a divide-and-conquer node's buffers)",

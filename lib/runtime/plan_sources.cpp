@@ -30,6 +30,13 @@ std::size_t device_index(const PlanRequest& r) {
   return device;
 }
 
+// Whether `config` gives all the units to `device`.
+bool alone_on(const Config& config, std::size_t device) {
+  for (std::size_t d = 0; d < config.shares.size(); ++d)
+    if ((d == device) != (config.shares[d] > 0)) return false;
+  return device < config.shares.size();
+}
+
 class GivenConfig final : public PlanSource {
  public:
   std::string_view name() const override { return "given config"; }
@@ -65,11 +72,13 @@ class PinnedDevice final : public PlanSource {
   ChosenPlan choose(const PlanRequest& r, const PlanOffer& offer) const override {
     ChosenPlan chosen{*offer.config, offer.provenance, std::nullopt};
     const Config best = planner_().single_device(r.prepared, r.bindings, *r.options.device).config;
-    try {
-      r.prepared.decomposition(best, r.devices);  // a level from a neighbour's input may not fit this one
-      chosen.config = best;
-    } catch (const Error&) {
-    }
+    // The run stays on its device: a best level whose runs moved work elsewhere (a level the
+    // device's memory could not hold) is not taken.
+    if (alone_on(best, *r.options.device)) try {
+        r.prepared.decomposition(best, r.devices);  // a level from a neighbour's input may not fit this one
+        chosen.config = best;
+      } catch (const Error&) {
+      }
     return chosen;
   }
 

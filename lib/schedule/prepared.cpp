@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <set>
+#include <string>
 
 namespace sinew::detail {
 
@@ -47,6 +49,12 @@ std::size_t PreparedTree::plan_granule(const Config& config) const {
 }
 
 Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>& devices) const {
+  // A plan the devices hold stays as it is (fit_memory's room keeps a granule of slack).
+  try {
+    decomposition(config, devices);
+    return config;
+  } catch (const MemoryShortfall&) {
+  }
   return fit_memory(config, analysis.units, plan_granule(config), devices, streaming);
 }
 
@@ -149,13 +157,43 @@ struct ScratchCopies {
 
 }  // namespace
 
+namespace {
+
+// A training's run of `config`: where a device cannot hold its share (a tree's runners may take
+// more than its footprint: a scan's levels, a divide-and-conquer node's buffers), the plan runs
+// without that device, its share spread over the others by theirs. Throws the device's
+// MemoryShortfall where no other device has a share. A plan run so is said once (`said`).
+Report run_held(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, Config config,
+                const Progress& progress, std::set<std::string>& said) {
+  for (;;) {
+    try {
+      return measure(env, p, bindings, config);
+    } catch (const MemoryShortfall& shortfall) {
+      const std::size_t d = shortfall.device_index;
+      double others = 0;
+      for (std::size_t i = 0; i < config.shares.size(); ++i)
+        if (i != d) others += config.shares[i];
+      if (d >= config.shares.size() || !(config.shares[d] > 0) || !(others > 0)) throw;
+      const std::string asked = config.str();
+      config.shares[d] = 0;
+      for (double& s : config.shares) s /= others;
+      if (progress && said.insert(asked).second)
+        progress(env.infos.at(d).id() + " cannot hold its share of " + asked + " in " + memory_text(env.infos.at(d)) +
+                 ": runs without it, " + config.str());
+    }
+  }
+}
+
+}  // namespace
+
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
   ScratchCopies scratch(env, p, bindings);
+  std::set<std::string> said;
   auto execute = [&](const Config& c, bool timed) {
     scratch.restore();
-    const Report r = measure(env, p, scratch.bindings, c);
+    const Report r = run_held(env, p, scratch.bindings, c, progress, said);
     if (record && timed) {
       KbRun run;
       run.features = p.features;
@@ -164,7 +202,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.partition_ms = partition_times(r);
       record(run);
     }
-    Measurement m{r.wall_ms, r.device_ms, {}};
+    Measurement m{r.wall_ms, r.device_ms, {}, r.config};
     for (const LevelReport& l : r.levels) {
       if (m.level_ms.size() <= l.level) m.level_ms.resize(l.level + 1);
       m.level_ms[l.level] += l.ms;
