@@ -457,6 +457,30 @@ TEST(DragProcess, TheCapBoundsEveryBufferTheProcessHolds) {
   EXPECT_LE(transformed, fft_cap + 1024) << "clFFT's scratch is outside the cap";
 }
 
+// A given dynamic plan (RuntimeOptions::config, RunOptions::plan) whose chunks the capped device
+// might not hold runs as given or not at all: refused before any device work, naming where it was
+// given and the fix (schedule=static, under which the share is dragged through). The knowledge
+// base's dynamic plans run static instead (DragDecompose.ATreeThatCannotStreamIsRefusedOrMoved).
+TEST(DragGiven, AGivenDynamicPlanTheDeviceCannotHoldIsRefused) {
+  Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(kCap),
+                            .config = "schedule=dynamic", .kb_path = ":memory:", .quiet = true});
+  for (const bool by_runtime : {true, false}) {
+    Holder h;
+    Case c = make_case("pipeline_channel", kUnits, h);
+    const auto before = h;
+    try {
+      rt.execute(c.tree, c.bindings, by_runtime ? RunOptions{} : RunOptions{.plan = "schedule=dynamic"});
+      FAIL() << "a dynamic plan ran on a device that might not hold its chunks";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(by_runtime ? "$SINEW_CONFIG" : "RunOptions::plan"), std::string::npos) << what;
+      EXPECT_NE(what.find("use schedule=static"), std::string::npos) << what;
+      EXPECT_NE(what.find(rt.devices().back().id()), std::string::npos) << what;
+    }
+    EXPECT_EQ(h.a, before.a) << "no device work before the error";
+  }
+}
+
 // The cap's syntax: read like the other device selections, a bad one named.
 TEST(DragOptions, TheCapIsReadAndChecked) {
   auto o = RuntimeOptions::from_variables({{"SINEW_MEMORY_CAP", "gpu:0=256MB, cpu:1=64KB"}});
