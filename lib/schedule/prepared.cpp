@@ -232,6 +232,29 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   return trainer_for(o, tree_trainer).train(request);
 }
 
+namespace {
+
+// ", partition #i on cpu:1 (name), units [a, b)": the partition of each of the poison check's two
+// runs that held `unit`. Where the runs cut their chunks as they went (the dynamic schedule), the
+// two may differ: the unit read poison next to the edge of either, so both are named.
+std::string partition_holding(const Environment& env, const Report& first, const Report& second, std::size_t unit) {
+  auto holding = [&](const Report& r) -> std::string {
+    for (const auto& part : r.partitions)
+      if (unit >= part.first && unit < part.first + part.units)
+        return "partition " + std::to_string(part.index) + " on " + env.infos.at(part.device).id() + " (" +
+               part.device_name + "), units [" + std::to_string(part.first) + ", " +
+               std::to_string(part.first + part.units) + ")";
+    return "";
+  };
+  const std::string in_first = holding(first), in_second = holding(second);
+  if (in_first == in_second) return in_second.empty() ? "" : ", " + in_second;
+  return ", " + (in_first.empty() ? std::string() : in_first + " in the first run") +
+         (in_first.empty() || in_second.empty() ? "" : ", ") +
+         (in_second.empty() ? std::string() : in_second + " in the second");
+}
+
+}  // namespace
+
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                        const Config& config, bool profile, Exchanger* exchanger) {
   // Two poisons whose bytes differ in every bit: a float, int or char read from a guard differs.
@@ -259,12 +282,7 @@ Report measure_checked(Environment& env, const PreparedTree& p, const std::vecto
     while (x[at] == y[at]) ++at;
     const std::size_t element = at / b.type.size, unit = element / b.vector->unit;
     std::string where = "element " + std::to_string(element) + " of vector '" + b.vector->name + "' (unit " +
-                        std::to_string(unit);
-    for (const auto& part : rep.partitions)
-      if (unit >= part.first && unit < part.first + part.units)
-        where += ", partition " + std::to_string(part.index) + " on " + env.infos.at(part.device).id() + " (" +
-                 part.device_name + "), units [" + std::to_string(part.first) + ", " +
-                 std::to_string(part.first + part.units) + ")";
+                        std::to_string(unit) + partition_holding(env, first, rep, unit);
     fail(where + ")", "vector '" + b.vector->name + "'");
   }
   for (const auto& [name, value] : rep.results) {
