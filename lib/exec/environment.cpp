@@ -1,4 +1,4 @@
-// exec/environment.cpp — queue pool, kernel objects per queue, clFFT plan cache.
+// exec/environment.cpp — queue pool, kernel objects per queue, buffer pool, clFFT plan cache.
 #include "exec/environment.hpp"
 
 #include "platform/error.hpp"
@@ -77,9 +77,10 @@ cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes, co
       held.pooled -= bytes;
       return b;
     }
-    // The device's pooled buffers, largest first, until the new one fits beside what is in use.
+    // The device's pooled buffers (of each context the largest first) go until the new one fits
+    // beside what is in use.
     const auto first = free_.lower_bound({device.index, nullptr, 0});
-    for (auto at = free_.upper_bound({device.index, reinterpret_cast<cl_context>(~std::uintptr_t{0}), ~std::size_t{0}});
+    for (auto at = free_.lower_bound({device.index + 1, nullptr, 0});
          at != first && held.in_use + held.pooled > device.memory();) {
       auto& [key, buffers] = *--at;
       for (; !buffers.empty() && held.in_use + held.pooled > device.memory(); buffers.pop_back())
