@@ -10,6 +10,7 @@
 
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
+#include <sinew/error.hpp>
 #include <sinew/options.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinew::detail {
@@ -61,7 +63,8 @@ std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Co
 
 // What a run allocates on a device for one tree, from its analysis alone: the buffers of one
 // partition (slices, halo buffers, a swapping loop copy's twin), each so many bytes per unit of
-// the partition plus its halo units, and those of each context (replicas of vectors read whole).
+// the partition plus its halo units (a library leaf's scratch among them), and those of each
+// context (replicas of vectors read whole).
 // On a host-unified (zero-copy) device some are the host memory itself and cost nothing. The
 // executor allocates no more than this (exec/prepare.cpp; a halo buffer that holds its slice
 // costs less), so a plan whose footprint fits DeviceInfo::memory() fits the device.
@@ -88,7 +91,7 @@ struct Footprint {
   // The partition buffer that grows most with its units (the one a message names).
   const Buffer* largest(bool zero_copy) const;
 };
-Footprint memory_footprint(const Analysis& an);
+Footprint memory_footprint(const NodeImpl& root, const Analysis& an);
 
 // How a discrete device's share may be cut beyond one partition per queue, and what a tree
 // allocates. When the tree is streamable, the share is cut into chunks dealt round-robin to the
@@ -120,6 +123,20 @@ struct Streaming {
 // `tuning` where every value is in its range (ScheduleTuning's comments); otherwise throws
 // sinew::Error(errc::invalid_argument) naming the value (RuntimeOptions::schedule_tuning.<name>).
 const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning);
+
+// A plan that gives a device more than its memory holds (DeviceInfo::memory(), a cap included),
+// refused before any data moves: errc::invalid_argument, naming the device and, by its runtime
+// index, which one (identical devices share a name). Training runs such a plan without that
+// device (train_on_copies).
+class MemoryShortfall : public Error {
+ public:
+  MemoryShortfall(std::size_t device, std::string message, ErrorContext context)
+      : Error(make_error_code(errc::invalid_argument), std::move(message), std::move(context)), device_index(device) {}
+  std::size_t device_index;
+};
+[[noreturn]] inline void throw_memory_shortfall(const DeviceInfo& device, std::string message, ErrorContext context) {
+  throw MemoryShortfall(device.index, std::move(message), std::move(context));
+}
 
 // "48.0 KB (49152 bytes)"; "its memory cap of ... (...; the device has ...)" or "its memory of
 // ...", for messages.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace sinew::detail {
 
@@ -46,11 +47,12 @@ const Footprint::Buffer* Footprint::largest(bool zero_copy) const {
   return out;
 }
 
-Footprint memory_footprint(const Analysis& an) {
+Footprint memory_footprint(const NodeImpl& root, const Analysis& an) {
   Footprint f;
   // As exec/prepare.cpp allocates them: a slice unless a halo buffer holds it (counted apart
   // here, an upper bound), a halo buffer per vector read with a halo (in place on a zero-copy
-  // device only away from the vector's edges: counted), a swapping copy's twin, replicas.
+  // device only away from the vector's edges: counted), a swapping copy's twin, replicas; and
+  // as the library leaves take it, their scratch (exec/nodes/fft.cpp).
   for (const auto& u : an.vectors) {
     const std::uint64_t ub = u.vector->unit * u.vector->type.size;
     if (u.partitioned && u.slice_used())
@@ -65,6 +67,14 @@ Footprint memory_footprint(const Analysis& an) {
       f.partition.push_back({an.use(copy->args[0].vector.get()).vector->name, "swap buffer",
                              dst.vector->unit * dst.vector->type.size, dst.halo_before + dst.halo_after, false});
   }
+  // One scratch per partition, the largest any leaf takes (they run one after another).
+  std::optional<Footprint::Buffer> scratch;
+  visit(root, [&](const NodeImpl& n) {
+    const VectorState* v = n.library_scratch();
+    if (v && (!scratch || v->unit * v->type.size > scratch->unit_bytes))
+      scratch = Footprint::Buffer{v->name, "library scratch", v->unit * v->type.size, 0, false};
+  });
+  if (scratch) f.partition.push_back(*scratch);
   return f;
 }
 

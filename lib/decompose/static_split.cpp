@@ -40,7 +40,7 @@ namespace {
   const std::string fix_cap = "raise its memory cap ($SINEW_MEMORY_CAP=" + info.id() + "=<size>)";
   if (streamable) {
     const std::uint64_t one = f.bytes(units, zero_copy) * sets + f.context_bytes(zero_copy);
-    throw_error(errc::invalid_argument,
+    throw_memory_shortfall(info,
                 "device " + device_text(info) + " cannot drag its share of the tree through " + memory_text(info) +
                     ": one chunk of " + std::to_string(units) + " units (the least the tree runs on) per queue, " +
                     std::to_string(sets) + " at once, needs " + size_text(one) + (alone.empty() ? "" : "; " + alone),
@@ -52,7 +52,7 @@ namespace {
   const double fitting = need ? static_cast<double>(info.memory()) / static_cast<double>(need) : 0;
   std::ostringstream share;
   share << std::setprecision(2) << fitting * 100;
-  throw_error(errc::invalid_argument,
+  throw_memory_shortfall(info,
               "plan " + config.str() + " gives " + device_text(info) + " " + std::to_string(device_units) +
                   " units of the tree in " + std::to_string(sets) + " partition(s), whose buffers need " +
                   size_text(need) + " there" + (alone.empty() ? "" : " (" + alone + ")") + ", more than " +

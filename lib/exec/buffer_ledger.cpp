@@ -8,15 +8,15 @@ namespace sinew::detail {
 
 BufferLedger::~BufferLedger() {
   for (auto& b : entries_)
-    if (b.buffer()) pool_.release(b.context, b.bytes, std::move(b.buffer), b.limit);
+    if (b.buffer()) pool_.release(b.context, b.bytes, std::move(b.buffer), *b.device);
 }
 
 cl::Buffer BufferLedger::device_buffer(const cl::Context& context, std::size_t bytes, const DeviceInfo& info,
                                        PartState* owner) {
-  cl::Buffer b = pool_.acquire(context, bytes);
+  cl::Buffer b = pool_.acquire(context, bytes, info);
   std::lock_guard lock(mutex_);
   if (owner) owner->pooled.push_back(entries_.size());
-  entries_.push_back({context, bytes, b, static_cast<std::size_t>(info.memory() / 2), &info});
+  entries_.push_back({context, bytes, b, &info});
   auto& [now, peak] = held_[&info];
   peak = std::max(peak, now += bytes);
   return b;
@@ -28,7 +28,7 @@ void BufferLedger::recycle(PartState& ps) {
     Entry& b = entries_[i];
     if (!b.buffer()) continue;
     held_[b.device].first -= b.bytes;
-    pool_.release(b.context, b.bytes, std::move(b.buffer), b.limit);
+    pool_.release(b.context, b.bytes, std::move(b.buffer), *b.device);
     b.buffer = cl::Buffer();
   }
   ps.pooled.clear();
@@ -48,6 +48,13 @@ cl::Buffer BufferLedger::chunk_buffer(PartState& ps, const VectorState* v, int r
   auto [it, made] = w.reused.try_emplace({v, role});
   if (made) it->second = partition_buffer(ps, (w.reuse_units + extra_units) * ub, ub);
   return it->second;
+}
+
+cl::Buffer BufferLedger::scratch_buffer(PartState& ps, std::size_t bytes) {
+  Worker& w = *ps.worker;
+  cl::Buffer& shared = w.reuse_units ? w.reused[{nullptr, kScratchRole}] : ps.scratch;
+  if (!shared() || shared.getInfo<CL_MEM_SIZE>() < bytes) shared = device_buffer(w.context, bytes, w.info(), &ps);
+  return shared;
 }
 
 cl::Buffer BufferLedger::partition_buffer(PartState& ps, std::size_t bytes, std::size_t unit_bytes) {

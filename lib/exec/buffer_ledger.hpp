@@ -46,8 +46,13 @@ class BufferLedger {
   // A partition's buffer for vector `v` in a role (kSliceRole, kHaloRole) holding its units plus
   // `extra_units`: partition_buffer's, or the worker's buffer for that vector and role that every
   // partition of a streaming worker shares (Worker::reuse_units).
-  static constexpr int kSliceRole = 0, kHaloRole = 1;
+  static constexpr int kSliceRole = 0, kHaloRole = 1, kScratchRole = 2;
   cl::Buffer chunk_buffer(PartState& ps, const VectorState* v, int role, std::size_t extra_units);
+  // A library call's scratch of at least `bytes` (clFFT's intermediate buffer), so that the
+  // library allocates none of its own outside the ledger. The leaves of a partition run one after
+  // another on its queue and share one, as a streaming worker's partitions do (replaced by a
+  // larger one where a call needs more).
+  cl::Buffer scratch_buffer(PartState& ps, std::size_t bytes);
   // A finished chunk gives its device buffers back to the pool at once, for the chunks taken
   // after it (allocating a GPU buffer per chunk costs each chunk far more than reusing one). Only
   // once its commands have all finished.
@@ -61,7 +66,6 @@ class BufferLedger {
     cl::Context context;
     std::size_t bytes;
     cl::Buffer buffer;
-    std::size_t limit;
     const DeviceInfo* device;
   };
   BufferPool& pool_;

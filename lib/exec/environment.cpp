@@ -1,4 +1,4 @@
-// exec/environment.cpp — queue pool, kernel objects per queue, clFFT plan cache.
+// exec/environment.cpp — queue pool, kernel objects per queue, buffer pool, clFFT plan cache.
 #include "exec/environment.hpp"
 
 #include "platform/error.hpp"
@@ -67,26 +67,44 @@ void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slo
   free_[{device(), slot->profiled}].push_back(std::move(slot));
 }
 
-cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes) {
+cl::Buffer BufferPool::acquire(const cl::Context& context, std::size_t bytes, const DeviceInfo& device) {
   {
     std::lock_guard lock(mutex_);
-    auto it = free_.find({context(), bytes});
+    Held& held = held_[device.index];
+    held.in_use += bytes;
+    auto it = free_.find({device.index, context(), bytes});
     if (it != free_.end() && !it->second.empty()) {
       cl::Buffer b = std::move(it->second.back());
       it->second.pop_back();
-      pooled_bytes_[context()] -= bytes;
+      held.pooled -= bytes;
       return b;
     }
+    // The device's pooled buffers (of each context the largest first) go until the new one fits
+    // beside what is in use.
+    const auto first = free_.lower_bound({device.index, nullptr, 0});
+    for (auto at = free_.lower_bound({device.index + 1, nullptr, 0});
+         at != first && held.in_use + held.pooled > device.memory();) {
+      auto& [key, buffers] = *--at;
+      for (; !buffers.empty() && held.in_use + held.pooled > device.memory(); buffers.pop_back())
+        held.pooled -= std::get<2>(key);  // dropped: the OpenCL object frees it
+    }
   }
-  return cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+  try {
+    return cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    held_[device.index].in_use -= bytes;
+    throw;
+  }
 }
 
-void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, std::size_t limit) {
+void BufferPool::release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, const DeviceInfo& device) {
   std::lock_guard lock(mutex_);
-  auto& pooled = pooled_bytes_[context()];
-  if (pooled + bytes > limit) return;  // dropped: the OpenCL object frees it
-  pooled += bytes;
-  free_[{context(), bytes}].push_back(std::move(buffer));
+  Held& held = held_[device.index];
+  held.in_use -= bytes;
+  if (held.pooled + bytes > device.memory() / 2) return;  // dropped: the OpenCL object frees it
+  held.pooled += bytes;
+  free_[{device.index, context(), bytes}].push_back(std::move(buffer));
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include <clFFT.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -85,16 +86,24 @@ class QueuePool {
 
 // Device buffers kept between requests: a recurrent application runs the same tree on the same
 // sizes again and again, and allocating (and first touching) large buffers costs milliseconds.
-// Buffers are matched by context and exact size; at most `limit` bytes per context stay pooled.
+// Buffers are matched by context and exact size. What a device's buffers take, those in use and
+// those pooled together, stays within DeviceInfo::memory() (a memory cap bounds the process, not
+// only each run): a buffer the pool cannot serve first drops as many of the device's pooled ones as
+// that needs. At most half a device's memory stays pooled.
 class BufferPool {
  public:
-  cl::Buffer acquire(const cl::Context& context, std::size_t bytes);
-  void release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, std::size_t limit);
+  cl::Buffer acquire(const cl::Context& context, std::size_t bytes, const DeviceInfo& device);
+  void release(const cl::Context& context, std::size_t bytes, cl::Buffer buffer, const DeviceInfo& device);
 
  private:
+  struct Held {
+    std::uint64_t in_use = 0, pooled = 0;
+  };
   std::mutex mutex_;
-  std::map<std::pair<cl_context, std::size_t>, std::vector<cl::Buffer>> free_;
-  std::map<cl_context, std::size_t> pooled_bytes_;
+  // By device (DeviceInfo::index), context, size: the contexts of a device's fission
+  // configurations share its memory.
+  std::map<std::tuple<std::size_t, cl_context, std::size_t>, std::vector<cl::Buffer>> free_;
+  std::map<std::size_t, Held> held_;  // by device
 };
 
 // Baked clFFT plans by (queue, length, batch), not by context: a plan is bound to the device of

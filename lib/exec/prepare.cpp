@@ -19,7 +19,7 @@ namespace {
 // worker's largest, and each context's replicas) fits every device's memory, and each buffer its
 // largest allocation. decompose() planned for this; a plan made elsewhere is caught here.
 void check_memory(RunState& run) {
-  const Footprint f = memory_footprint(run.an);
+  const Footprint f = memory_footprint(run.root, run.an);
   std::map<const Device*, std::uint64_t> total;
   auto add = [&](const Worker& w, const Footprint::Buffer& b, std::uint64_t bytes) {
     const auto& info = w.info();
@@ -44,7 +44,7 @@ void check_memory(RunState& run) {
     for (const auto& b : f.context) add(*cs.workers.front(), b, b.unit_bytes);
   for (const auto& [dev, bytes] : total)
     if (bytes > dev->info().memory())
-      throw_error(errc::invalid_argument,
+      throw_memory_shortfall(dev->info(),
                   "the device's partitions need " + std::to_string(bytes) + " bytes of device memory, more than it has (" +
                       std::to_string(dev->info().memory()) + ")",
                   {.device = dev->info().name,
@@ -182,7 +182,7 @@ void share_copy_threads(RunState& run) {
 void check_allocated(RunState& run) {
   for (const auto& [info, bytes] : run.buffers.allocated())
     if (!run.buffers.poison() && bytes > info->memory())
-      throw_error(errc::invalid_argument,
+      throw_memory_shortfall(*info,
                   "the run's buffers on " + info->id() + " (" + info->name + ") add up to " + size_text(bytes) +
                       ", more than " + memory_text(*info) + " (its vectors' slices with the tree's scratch: a scan's "
                       "levels, a divide-and-conquer node's buffers)",

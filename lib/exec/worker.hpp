@@ -65,6 +65,7 @@ struct PartState {
   std::vector<std::pair<cl::Buffer, void*>> maps;  // zero-copy results mapped, to unmap after the wait
   std::vector<cl::Buffer> guarded;  // poison check: the buffers its slices and halos lie inside
   std::vector<std::size_t> pooled;  // its device buffers' entries in the buffer ledger (BufferLedger::recycle)
+  cl::Buffer scratch;               // its library calls' (BufferLedger::scratch_buffer)
 
   template <class S>
   S& state(const NodeImpl& n) {

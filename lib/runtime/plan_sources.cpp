@@ -1,4 +1,5 @@
 // runtime/plan_sources.cpp — the runtime's plan sources (runtime/plan_source.hpp), one class each.
+#include "decompose/decompose.hpp"
 #include "platform/error.hpp"
 #include "runtime/plan_source.hpp"
 
@@ -13,9 +14,18 @@ ChosenPlan PlanSource::choose(const PlanRequest&, const PlanOffer& offer) const 
 
 namespace {
 
-// A plan known before the run, checked now (Config::check, the decomposition), before any device work.
-PlanOffer checked(const PlanRequest& r, Config config, Provenance provenance) {
-  r.prepared.decomposition(config, r.devices);
+// A plan known before the run, checked now (Config::check, the decomposition), before any device
+// work, and run as it is: one that gives a device more than its memory holds is refused, naming
+// where it was given (`given`), not fitted as the knowledge base's plans are.
+PlanOffer checked(const PlanRequest& r, Config config, Provenance provenance, const std::string& given) {
+  try {
+    r.prepared.decomposition(config, r.devices);
+  } catch (const MemoryShortfall& shortfall) {
+    ErrorContext context = shortfall.context();
+    if (context.argument.empty()) context.argument = given;
+    throw MemoryShortfall(shortfall.device_index,
+                          shortfall.message() + "; the plan was given by " + given + " and runs as given", context);
+  }
   return {std::move(config), provenance, false};
 }
 
@@ -30,12 +40,19 @@ std::size_t device_index(const PlanRequest& r) {
   return device;
 }
 
+// Whether `config` gives all the units to `device`.
+bool alone_on(const Config& config, std::size_t device) {
+  for (std::size_t d = 0; d < config.shares.size(); ++d)
+    if ((d == device) != (config.shares[d] > 0)) return false;
+  return device < config.shares.size();
+}
+
 class GivenConfig final : public PlanSource {
  public:
   std::string_view name() const override { return "given config"; }
   std::optional<PlanOffer> offer(const PlanRequest& r) const override {
     if (!r.options.config) return std::nullopt;
-    return checked(r, *r.options.config, Provenance::manual);
+    return checked(r, *r.options.config, Provenance::manual, "RunOptions::config");
   }
 };
 
@@ -44,7 +61,7 @@ class GivenPlanText final : public PlanSource {
   std::string_view name() const override { return "given plan"; }
   std::optional<PlanOffer> offer(const PlanRequest& r) const override {
     if (r.options.plan.empty()) return std::nullopt;
-    return checked(r, Config::parse(r.options.plan, r.devices), Provenance::manual);
+    return checked(r, Config::parse(r.options.plan, r.devices), Provenance::manual, "RunOptions::plan");
   }
 };
 
@@ -60,17 +77,19 @@ class PinnedDevice final : public PlanSource {
     if (!r.options.device || r.part) return std::nullopt;
     const std::size_t device = device_index(r);
     if (!has_platform_levels(r.devices[device])) return std::nullopt;
-    return checked(r, Config::single(device, r.devices.size()), Provenance::manual);
+    return checked(r, Config::single(device, r.devices.size()), Provenance::manual, "RunOptions::device");
   }
   ChosenPlan choose(const PlanRequest& r, const PlanOffer& offer) const override {
     ChosenPlan chosen{*offer.config, offer.provenance, std::nullopt, {}};
     const Plan best = planner_().single_device(r.prepared, r.bindings, *r.options.device);
     chosen.training = best.training;  // its screening, where this request screened the device
-    try {
-      r.prepared.decomposition(best.config, r.devices);  // a level from a neighbour's input may not fit this one
-      chosen.config = best.config;
-    } catch (const Error&) {
-    }
+    // The run stays on its device: a best level whose runs moved work elsewhere (a level the
+    // device's memory could not hold) is not taken.
+    if (alone_on(best.config, *r.options.device)) try {
+        r.prepared.decomposition(best.config, r.devices);  // a level from a neighbour's input may not fit this one
+        chosen.config = best.config;
+      } catch (const Error&) {
+      }
     return chosen;
   }
 
@@ -83,7 +102,7 @@ class GivenDevice final : public PlanSource {
   std::string_view name() const override { return "given device"; }
   std::optional<PlanOffer> offer(const PlanRequest& r) const override {
     if (!r.options.device) return std::nullopt;
-    return checked(r, Config::single(device_index(r), r.devices.size()), Provenance::manual);
+    return checked(r, Config::single(device_index(r), r.devices.size()), Provenance::manual, "RunOptions::device");
   }
 };
 
@@ -93,7 +112,7 @@ class RuntimeDefault final : public PlanSource {
   std::string_view name() const override { return "runtime default"; }
   std::optional<PlanOffer> offer(const PlanRequest& r) const override {
     if (!config_) return std::nullopt;
-    return checked(r, *config_, Provenance::default_plan);
+    return checked(r, *config_, Provenance::default_plan, "RuntimeOptions::config ($SINEW_CONFIG)");
   }
 
  private:

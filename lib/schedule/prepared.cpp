@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <set>
+#include <string>
 
 namespace sinew::detail {
 
@@ -47,6 +49,12 @@ std::size_t PreparedTree::plan_granule(const Config& config) const {
 }
 
 Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>& devices) const {
+  // A plan the devices hold stays as it is (fit_memory's room keeps a granule of slack).
+  try {
+    decomposition(config, devices);
+    return config;
+  } catch (const MemoryShortfall&) {
+  }
   return fit_memory(config, analysis.units, plan_granule(config), devices, streaming);
 }
 
@@ -65,7 +73,7 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   p->streaming = {.streamable = p->analysis.streamable, .bytes_per_unit = p->analysis.bytes_per_unit,
                   .chunk_bytes = chunk_bytes,
                   .one_queue = p->analysis.exchanges_halos || p->analysis.refreshes_replicas,
-                  .footprint = memory_footprint(p->analysis), .joined = p->analysis.joined,
+                  .footprint = memory_footprint(p->root(), p->analysis), .joined = p->analysis.joined,
                   .tuning = checked_tuning(tuning)};
   p->signature = tree.signature();
   p->label = tree.label();
@@ -149,13 +157,43 @@ struct ScratchCopies {
 
 }  // namespace
 
+namespace {
+
+// A training's run of `config`: where a device cannot hold its share (a tree's runners may take
+// more than its footprint: a scan's levels, a divide-and-conquer node's buffers), the plan runs
+// without that device, its share spread over the others by theirs. Throws the device's
+// MemoryShortfall where no other device has a share. A plan run so is said once (`said`).
+Report run_held(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings, Config config,
+                const Progress& progress, std::set<std::string>& said) {
+  for (;;) {
+    try {
+      return measure(env, p, bindings, config);
+    } catch (const MemoryShortfall& shortfall) {
+      const std::size_t d = shortfall.device_index;
+      double others = 0;
+      for (std::size_t i = 0; i < config.shares.size(); ++i)
+        if (i != d) others += config.shares[i];
+      if (d >= config.shares.size() || !(config.shares[d] > 0) || !(others > 0)) throw;
+      const std::string asked = config.str();
+      config.shares[d] = 0;
+      for (double& s : config.shares) s /= others;
+      if (progress && said.insert(asked).second)
+        progress(env.infos.at(d).id() + " cannot hold its share of " + asked + " in " + memory_text(env.infos.at(d)) +
+                 ": runs without it, " + config.str());
+    }
+  }
+}
+
+}  // namespace
+
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
   ScratchCopies scratch(env, p, bindings);
+  std::set<std::string> said;
   auto execute = [&](const Config& c, bool timed) {
     scratch.restore();
-    const Report r = measure(env, p, scratch.bindings, c);
+    const Report r = run_held(env, p, scratch.bindings, c, progress, said);
     if (record && timed) {
       KbRun run;
       run.features = p.features;
@@ -164,7 +202,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.partition_ms = partition_times(r);
       record(run);
     }
-    Measurement m{r.wall_ms, r.device_ms, {}};
+    Measurement m{r.wall_ms, r.device_ms, {}, r.config};
     for (const LevelReport& l : r.levels) {
       if (m.level_ms.size() <= l.level) m.level_ms.resize(l.level + 1);
       m.level_ms[l.level] += l.ms;
@@ -195,6 +233,29 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   return trainer_for(o, tree_trainer).train(request);
 }
 
+namespace {
+
+// ", partition #i on cpu:1 (name), units [a, b)": the partition of each of the poison check's two
+// runs that held `unit`. Where the runs cut their chunks as they went (the dynamic schedule), the
+// two may differ: the unit read poison next to the edge of either, so both are named.
+std::string partition_holding(const Environment& env, const Report& first, const Report& second, std::size_t unit) {
+  auto holding = [&](const Report& r) -> std::string {
+    for (const auto& part : r.partitions)
+      if (unit >= part.first && unit < part.first + part.units)
+        return "partition " + std::to_string(part.index) + " on " + env.infos.at(part.device).id() + " (" +
+               part.device_name + "), units [" + std::to_string(part.first) + ", " +
+               std::to_string(part.first + part.units) + ")";
+    return "";
+  };
+  const std::string in_first = holding(first), in_second = holding(second);
+  if (in_first == in_second) return in_second.empty() ? "" : ", " + in_second;
+  return ", " + (in_first.empty() ? std::string() : in_first + " in the first run") +
+         (in_first.empty() || in_second.empty() ? "" : ", ") +
+         (in_second.empty() ? std::string() : in_second + " in the second");
+}
+
+}  // namespace
+
 Report measure_checked(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                        const Config& config, bool profile, Exchanger* exchanger) {
   // Two poisons whose bytes differ in every bit: a float, int or char read from a guard differs.
@@ -222,12 +283,7 @@ Report measure_checked(Environment& env, const PreparedTree& p, const std::vecto
     while (x[at] == y[at]) ++at;
     const std::size_t element = at / b.type.size, unit = element / b.vector->unit;
     std::string where = "element " + std::to_string(element) + " of vector '" + b.vector->name + "' (unit " +
-                        std::to_string(unit);
-    for (const auto& part : rep.partitions)
-      if (unit >= part.first && unit < part.first + part.units)
-        where += ", partition " + std::to_string(part.index) + " on " + env.infos.at(part.device).id() + " (" +
-                 part.device_name + "), units [" + std::to_string(part.first) + ", " +
-                 std::to_string(part.first + part.units) + ")";
+                        std::to_string(unit) + partition_holding(env, first, rep, unit);
     fail(where + ")", "vector '" + b.vector->name + "'");
   }
   for (const auto& [name, value] : rep.results) {

@@ -52,9 +52,9 @@ struct PreparedTree {
   // The decomposition of the tree's units by `config` (checked: Config::check), with its
   // explanation; made once per plan, not per request (docs/decisions/061).
   std::shared_ptr<const Decomposition> decomposition(const Config& config, const std::vector<DeviceInfo>& devices) const;
-  // `config` with what exceeds a device's memory moved to devices with room, for a tree that
-  // cannot stream (fit_memory); throws naming the device, the vector and the sizes when the
-  // devices together cannot hold it.
+  // `config` itself where the devices hold it; else with what exceeds a device's memory moved to
+  // devices with room, for a tree that cannot stream (fit_memory); throws naming the device, the
+  // vector and the sizes when the devices together cannot hold it.
   Config fitted(const Config& config, const std::vector<DeviceInfo>& devices) const;
   // A plan as its runs share it: its decomposition and what its runs learn from each other under
   // its schedule policy (SchedulePolicy::new_memory; null where the policy learns nothing), made

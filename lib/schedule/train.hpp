@@ -28,6 +28,9 @@ struct Measurement {
   double time_ms = 0;              // the whole run
   std::vector<double> device_ms;   // per device (Report::device_ms); 0 for idle devices
   std::vector<double> level_ms;    // divide-and-conquer trees: each level's time (Report::levels)
+  // The plan as it ran (Report::config), where the devices ran another than the one asked (one
+  // fitted to their memory, train_on_copies); empty shares: the one asked.
+  Config ran;
 };
 using Measure = std::function<Measurement(const Config&)>;
 

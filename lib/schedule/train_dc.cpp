@@ -2,6 +2,7 @@
 // then the crossover levels and the shares around its best, the fastest measured plan kept.
 #include "schedule/train_dc.hpp"
 
+#include "decompose/decompose.hpp"
 #include "platform/error.hpp"
 #include "schedule/train_ledger.hpp"
 #include "schedule/trainer.hpp"
@@ -118,20 +119,29 @@ const TrainingPoint* CrossoverSearch::measure(const Config& c) {
   if (!ledger_.take(quality_)) return nullptr;
   std::vector<double> times;
   std::vector<std::vector<double>> dev(devices_.size()), level;
-  for (unsigned q = 0; q < quality_; ++q) {
-    Measurement m = measure_(c);
-    times.push_back(m.time_ms);
-    for (std::size_t d = 0; d < devices_.size(); ++d) dev[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
-    level.resize(std::max(level.size(), m.level_ms.size()));
-    for (std::size_t l = 0; l < m.level_ms.size(); ++l) level[l].push_back(m.level_ms[l]);
+  Config ran = c;
+  try {
+    for (unsigned q = 0; q < quality_; ++q) {
+      Measurement m = measure_(c);
+      if (!m.ran.shares.empty()) ran = m.ran;
+      times.push_back(m.time_ms);
+      for (std::size_t d = 0; d < devices_.size(); ++d) dev[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
+      level.resize(std::max(level.size(), m.level_ms.size()));
+      for (std::size_t l = 0; l < m.level_ms.size(); ++l) level[l].push_back(m.level_ms[l]);
+    }
+  } catch (const MemoryShortfall&) {
+    if (ledger_.points().empty()) throw;  // as PlanSearch::measure: not a point
+    ledger_.note("crossover=" + std::to_string(*crossover_item(c)) + " shares " + shares_str(c.shares) +
+                 ": not run, a device cannot hold its share");
+    return nullptr;
   }
-  TrainingPoint p{c, median(times), {}};
+  TrainingPoint p{ran, median(times), {}};
   for (auto& v : dev) p.device_ms.push_back(median(v));
   const TrainingPoint& added = ledger_.add(std::move(p));
   std::ostringstream line;
   line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] crossover="
-       << *crossover_item(c) << " upper=" << *upper_item(c) << " shares " << shares_str(c.shares) << " -> "
-       << added.time_ms << " ms";
+       << *crossover_item(c) << " upper=" << *upper_item(c) << " shares " << shares_str(added.config.shares)
+       << " -> " << added.time_ms << " ms";
   ledger_.note(line.str());
   level_medians_.clear();
   for (auto& v : level) level_medians_.push_back(median(v));

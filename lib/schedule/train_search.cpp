@@ -2,6 +2,7 @@
 // where it starts, how a point is measured, and the device groups work moves between.
 #include "schedule/train_search.hpp"
 
+#include "decompose/decompose.hpp"
 #include "decompose/schedule_policy.hpp"
 
 #include <algorithm>
@@ -77,22 +78,35 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   if (rule_.fastest_run_counts) untimed_first = false;
   if (!exactly) runs = runs_per_point(runs);
   if (!ledger_.take(runs + (untimed_first ? 1 : 0))) return nullptr;
-  if (untimed_first) {
-    const auto start = std::chrono::steady_clock::now();
-    untimed_(c);
-    ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());
-  for (unsigned r = 0; r < runs; ++r) {
-    const Measurement m = measure_(c);
-    times.push_back(m.time_ms);
-    for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
+  Config ran = c;
+  try {
+    if (untimed_first) {
+      const auto start = std::chrono::steady_clock::now();
+      untimed_(c);
+      ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    for (unsigned r = 0; r < runs; ++r) {
+      const Measurement m = measure_(c);
+      if (!m.ran.shares.empty()) ran = m.ran;
+      times.push_back(m.time_ms);
+      for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
+    }
+  } catch (const MemoryShortfall& shortfall) {
+    // No device with a share holds it: not a point, and the end of the step that asked for it
+    // (the training's first point has nothing to stand in for it: its error is the training's).
+    if (ledger_.points().empty()) throw;
+    note("fission=" + c.fission + " overlap=" + std::to_string(c.overlap) + " shares " + shares_str(c.shares) +
+         ": not run, " + devices_.at(shortfall.device_index).id() + " cannot hold its share");
+    return nullptr;
   }
   auto summary = [&](const std::vector<double>& v) {
     return rule_.fastest_run_counts ? *std::min_element(v.begin(), v.end()) : median(v);
   };
-  TrainingPoint p{c, summary(times), {}};
+  // The point is the plan as it ran: the one asked, or where a device's memory could not hold
+  // its share, the one fitted to it (the progress line and the trained plan say what ran).
+  TrainingPoint p{ran, summary(times), {}};
   for (auto& v : device) p.device_ms.push_back(summary(v));
   const TrainingPoint& added = ledger_.add(std::move(p));
   note(point_line(added));

@@ -143,6 +143,10 @@ class NodeImpl {
   // memory is not so aligned, its vectors' slices are staged in buffers of the device's
   // (docs/decisions/081).
   virtual bool assumes_aligned_buffers() const { return false; }
+  // The vector as large a slice of which the leaf's library call takes as scratch on the device
+  // (clFFT's intermediate buffer: a long transform needs one, a short one none, so this is an
+  // upper bound), for the tree's memory footprint; null: none.
+  virtual const VectorState* library_scratch() const { return nullptr; }
   // The partitions must meet while the node runs (a loop's predicate reads every partition):
   // a tree with such a node cannot stream its partitions one by one.
   virtual bool joins_partitions() const { return false; }

@@ -178,10 +178,9 @@ TEST(RunBadInput, ABadDefaultPlanNamesItsVariable) {
   }
 }
 
-// The poison check's error names the partition's device by its id ("cpu:0"), which tells two
-// devices of one name apart, beside its OpenCL name.
-TEST(RunBadInput, ThePoisonCheckNamesTheDeviceById) {
-  const char* past = R"CL(
+// A kernel that reads one row past each end of its slice (right where the slice is the host
+// memory itself, wrong on a GPU).
+const char* const kPastSlice = R"CL(
 __kernel void past(__global const int* in, __global int* out, uint width, uint off, uint total) {
   size_t x = get_global_id(0), y = get_global_id(1);
   uint row = off / width + (uint)y, rows = total / width;
@@ -192,6 +191,11 @@ __kernel void past(__global const int* in, __global int* out, uint width, uint o
   out[y * width + x] = s;
 }
 )CL";
+
+// The poison check's error names the partition's device by its id ("cpu:0"), which tells two
+// devices of one name apart, beside its OpenCL name.
+TEST(RunBadInput, ThePoisonCheckNamesTheDeviceById) {
+  const char* past = kPastSlice;
   const std::size_t count = Runtime().devices().size(), width = 4, rows = 37;
   RuntimeOptions o;
   o.discrete = std::to_string(count - 1);
@@ -217,4 +221,50 @@ __kernel void past(__global const int* in, __global int* out, uint width, uint o
     for (const auto& d : rt.devices()) named = named || what.find(" on " + d.id() + " ") != std::string::npos;
     EXPECT_TRUE(named) << "no device id (cpu:N) in: " << what;
   }
+}
+
+// Under the dynamic schedule each of the poison check's two runs cuts its own chunks: the element
+// that differs lies next to an edge of a chunk of one of them, and the error names that chunk
+// (every partition it names is given as "units [a, b)"; one of them has the unit at an edge).
+TEST(RunBadInput, ThePoisonCheckNamesTheChunkWhoseEdgeReadPoison) {
+  const std::size_t count = Runtime().devices().size(), width = 4, rows = 211;
+  RuntimeOptions o;
+  o.discrete = std::to_string(count - 1);
+  o.poison_check = true;
+  Runtime rt(o);
+  auto I = sinew::vector<cl_int>().unit(width).name("img");
+  auto O = sinew::vector<cl_int>().unit(width).name("out");
+  auto k = kernel_source(kPastSlice, "past", "past.cl")
+               .args(in(I), out(O), scalar(cl_uint(width)), offset(O), size(O))
+               .dims(2);
+  // The first device (zero copy) and the last (discrete, where the poison lies) take chunks.
+  Config c;
+  c.shares.assign(count, 0.0);
+  c.shares.front() = count > 1 ? 0.3 : 1.0;
+  c.shares.back() = count > 1 ? 0.7 : 1.0;
+  c.overlap = 2;
+  c.schedule = "dynamic";
+  c.items["min_chunk"] = "3";
+  std::size_t detected = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::vector<int> img(rows * width), result(rows * width, 0);
+    for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>(i % 23) - 11;
+    try {
+      rt.run(k, {{I, img}, {O, result}}, RunOptions{.config = c}).get();  // the discrete device took no chunk
+    } catch (const Error& e) {
+      ++detected;
+      const std::string what = e.what();
+      const auto at = what.find("(unit ");
+      ASSERT_NE(at, std::string::npos) << what;
+      const std::size_t unit = std::stoul(what.substr(at + 6));
+      bool at_edge = false;
+      for (auto p = what.find("units ["); p != std::string::npos; p = what.find("units [", p + 1)) {
+        const std::size_t first = std::stoul(what.substr(p + 7));
+        const std::size_t end = std::stoul(what.substr(what.find(", ", p) + 2));
+        at_edge = at_edge || unit == first || unit + 1 == end;
+      }
+      EXPECT_TRUE(at_edge) << "no named chunk has unit " << unit << " at its edge: " << what;
+    }
+  }
+  EXPECT_GT(detected, 0u) << "the poison check let a kernel read past its slice";
 }

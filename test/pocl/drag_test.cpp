@@ -8,6 +8,7 @@
 #include "common/descriptors.hpp"
 #include "decompose/decompose.hpp"
 #include "common/sample.hpp"
+#include "pocl/device_memory_count.hpp"
 #include "pocl/suite_runtime.hpp"
 #include "pocl/trees.hpp"
 
@@ -15,9 +16,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <iomanip>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -241,6 +246,139 @@ TEST(DragPlanner, TrainingMovesTheExcessOfALoop) {
   EXPECT_LE(c.report.config.shares.at(dev), 0.1) << c.report.config.str();
 }
 
+// A planned run under a cap, from a knowledge base of its own at `path` with every training
+// line caught: the report, the lines.
+struct PlannedRun {
+  Report report;
+  std::vector<std::string> lines;
+};
+PlannedRun planned_under_cap(std::uint64_t cap, const std::filesystem::path& path,
+                             const std::function<Report(Runtime&)>& run) {
+  PlannedRun out;
+  std::mutex mutex;
+  Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(cap),
+                            .kb_path = path.string(), .training = {.quality = 1, .max_executions = 12},
+                            .quiet = false, .log = [&](LogLevel, const std::string& line) {
+                              std::lock_guard lock(mutex);
+                              out.lines.push_back(line);
+                            }});
+  out.report = run(rt);
+  return out;
+}
+
+// The knowledge base at `path` keeps the trained plan `r` ran by, and every training line names a
+// plan as it ran (as the knowledge base stored its runs), the trained one as the run used it.
+void expect_lines_name_what_ran(const std::string& name, const PlannedRun& planned, const std::filesystem::path& path) {
+  auto shares_text = [](const std::vector<double>& shares) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(3) << "[";
+    for (std::size_t i = 0; i < shares.size(); ++i) o << (i ? " " : "") << shares[i];
+    return o.str() + "]";
+  };
+  auto kb = KnowledgeBase::open(path.string());
+  ASSERT_EQ(kb->trees().size(), 1u) << name;
+  const auto entries = kb->entries_for_tree(kb->trees()[0].tree);
+  ASSERT_FALSE(entries.empty()) << name << ": runs stored, no plan\n" << kb->export_json();
+  EXPECT_EQ(entries[0].config.str(), planned.report.config.str()) << name;
+  std::set<std::string> stored;
+  for (const auto& run : kb->runs_for_tree(kb->trees()[0].tree)) stored.insert(shares_text(run.config.shares));
+  bool trained_line = false;
+  for (const auto& line : planned.lines) {
+    if (line.find("trained '") != std::string::npos) {
+      trained_line = true;
+      EXPECT_NE(line.find(planned.report.config.str()), std::string::npos) << name << ": " << line;
+    }
+    const auto shares = line.find(" shares [");
+    if (line.find("executions] ") == std::string::npos || shares == std::string::npos) continue;
+    const std::string text = line.substr(shares + 8, line.find(']', shares) - shares - 7);
+    EXPECT_TRUE(stored.count(text)) << name << ": the line names a plan no run used: " << line;
+  }
+  EXPECT_TRUE(trained_line) << name;
+}
+
+std::filesystem::path kb_file(const std::string& name) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("sinew_drag_" + name + "_" + std::to_string(::getpid()) + ".sqlite");
+  std::filesystem::remove(path);
+  return path;
+}
+
+// Planned runs under a cap on the discrete device of trees whose runners take more than the
+// footprint the plan was fitted by (a scan's levels, a divide-and-conquer node's buffers): the
+// training plans around the cap (the capped device runs without a share it cannot hold) and the
+// knowledge base keeps the trained plan.
+TEST(DragPlanner, TrainingPlansAroundWhatTheRunnersTake) {
+  if (device_count() < 2) GTEST_SKIP() << "needs two devices";
+  for (const char* name : {"prefix_sum", "mergesort"}) {
+    auto s = samples::find(name);
+    ASSERT_TRUE(s);
+    s->prepare(s->sizes().small);
+    const std::uint64_t cap = bound_bytes(s->bindings()) / 8;
+    const auto path = kb_file(name);
+    PlannedRun planned;
+    try {
+      planned = planned_under_cap(cap, path, [&](Runtime& rt) { return s->run(rt, RunOptions{.balance = false}); });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << " planned under a cap of " << cap << " bytes: " << e.what();
+      continue;
+    }
+    const std::size_t dev = device_count() - 1;
+    EXPECT_TRUE(s->check().ok) << name << ": " << s->check().message;
+    EXPECT_LE(planned.report.device_bytes.at(dev), cap) << name << ": " << planned.report.config.str();
+    EXPECT_EQ(planned.report.provenance, Provenance::trained) << name;
+    expect_lines_name_what_ran(name, planned, path);
+    std::filesystem::remove(path);
+  }
+}
+
+// Training a loop whose even split the capped device cannot hold: each point is the plan as it
+// ran (its excess moved), in the progress lines as in the knowledge base.
+TEST(DragPlanner, TrainingLinesNameThePlansAsTheyRan) {
+  if (device_count() < 2) GTEST_SKIP() << "needs two devices";
+  Holder h;
+  Case c = make_case("loop_until_map_reduce", kUnits, h);
+  const auto path = kb_file("loop");
+  const PlannedRun planned = planned_under_cap(kCap, path, [&](Runtime& rt) {
+    return rt.execute(c.tree, c.bindings, RunOptions{.train = true, .balance = false});
+  });
+  c.report = planned.report;
+  EXPECT_EQ(c.check(), "");
+  expect_lines_name_what_ran("loop_until_map_reduce", planned, path);
+  std::filesystem::remove(path);
+}
+
+// A run pinned to the capped device (RunOptions::device) runs there alone or is refused with the
+// reason, whatever the cap: N-Body (replicas refreshed each step: it cannot stream) at caps from
+// below its footprint to well above it, where the screening of the device's overlap levels meets
+// levels it cannot hold.
+TEST(DragPinned, APinnedRunStaysOnItsDeviceOrIsRefused) {
+  if (device_count() < 2) GTEST_SKIP() << "needs two devices";
+  auto nbody = samples::find("nbody");
+  ASSERT_TRUE(nbody);
+  nbody->prepare(nbody->sizes().small);
+  const std::uint64_t bound = bound_bytes(nbody->bindings());
+  std::size_t ran = 0, refused = 0;
+  for (std::uint64_t cap = bound; cap <= 5 * bound; cap += bound / 8) {
+    Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(cap),
+                              .kb_path = ":memory:", .quiet = true});
+    const std::size_t dev = rt.devices().size() - 1;
+    try {
+      const Report r = nbody->run(rt, RunOptions{.device = dev});
+      ++ran;
+      EXPECT_TRUE(nbody->check().ok) << "cap " << cap;
+      for (const auto& p : r.partitions) EXPECT_EQ(p.device, dev) << "cap " << cap << ": " << r.config.str();
+      EXPECT_EQ(r.config.shares.at(dev), 1.0) << "cap " << cap << ": " << r.config.str();
+      EXPECT_LE(r.device_bytes.at(dev), cap);
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("memory cap"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(rt.devices()[dev].id()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(ran, 0u);
+  EXPECT_GT(refused, 0u);
+}
+
 // The samples that stream, at their small size, capped to a quarter of their data on the last
 // device and run there alone: dragged through, equal to their references.
 TEST(DragSamples, EverySampleThatStreams) {
@@ -271,6 +409,76 @@ TEST(DragSamples, EverySampleThatStreams) {
     }
   for (const char* must : {"saxpy", "filter_pipeline", "segmentation", "mandelbrot", "fft"})
     EXPECT_TRUE(streamed.count(must)) << must << " did not stream";
+}
+
+// The cap bounds what the process holds on the device, not only what one run holds: runs at other
+// overlap levels and chunk sizes (whose buffers the pool keeps for the next request) and a library's
+// scratch (clFFT's for long transforms) together stay within it, counted where OpenCL allocates.
+TEST(DragProcess, TheCapBoundsEveryBufferTheProcessHolds) {
+  // What one runtime whose last device is capped to `cap` held there at most, over `runs`.
+  auto most_held = [](std::uint64_t cap, const std::function<void(Runtime&, std::size_t)>& runs) {
+    start_device_memory_window();
+    Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(cap),
+                              .kb_path = ":memory:", .quiet = true});
+    const std::size_t dev = rt.devices().size() - 1;
+    runs(rt, dev);
+    EXPECT_GT(counted_buffers(), 0u) << "clCreateBuffer is not counted";
+    const auto held = device_memory();
+    EXPECT_EQ(held.size(), rt.devices().size());
+    return held.size() > dev ? held[dev].most_since_start() : 0;
+  };
+  const std::uint64_t cap = 200 << 10;
+  const std::uint64_t streamed = most_held(cap, [&](Runtime& rt, std::size_t dev) {
+    for (const std::size_t units : {kUnits, kUnits / 3})  // other sizes: other chunks
+      for (unsigned overlap : {1u, 2u, 3u, 4u}) {
+        Holder h;
+        Case c = make_case("pipeline_channel", units, h);
+        Config cfg = Config::single(dev, rt.devices().size());
+        cfg.overlap = overlap;
+        c.report = rt.execute(c.tree, c.bindings, RunOptions{.config = cfg});
+        EXPECT_EQ(c.check(), "") << "overlap " << overlap;
+        EXPECT_LE(c.report.device_bytes.at(dev), cap);
+      }
+  });
+  EXPECT_GT(streamed, 0u);
+  EXPECT_LE(streamed, cap) << "the process held more than the cap over runs at four overlap levels";
+  auto fft = samples::find("fft");
+  ASSERT_TRUE(fft);
+  fft->prepare(fft->sizes().small);
+  // Half its data: one transform's slice and clFFT's scratch for it.
+  const std::uint64_t fft_cap = bound_bytes(fft->bindings()) / 2;
+  const std::uint64_t transformed = most_held(fft_cap, [&](Runtime& rt, std::size_t dev) {
+    const Report r = fft->run(rt, RunOptions{.device = dev});
+    EXPECT_TRUE(fft->check().ok) << fft->check().message;
+    EXPECT_LE(r.device_bytes.at(dev), fft_cap) << r.decomposition;
+  });
+  EXPECT_GT(transformed, 0u);
+  // Beside the scratch, clFFT keeps a constant buffer of 128 bytes per plan (not the ledger's).
+  EXPECT_LE(transformed, fft_cap + 1024) << "clFFT's scratch is outside the cap";
+}
+
+// A given dynamic plan (RuntimeOptions::config, RunOptions::plan) whose chunks the capped device
+// might not hold runs as given or not at all: refused before any device work, naming where it was
+// given and the fix (schedule=static, under which the share is dragged through). The knowledge
+// base's dynamic plans run static instead (DragDecompose.ATreeThatCannotStreamIsRefusedOrMoved).
+TEST(DragGiven, AGivenDynamicPlanTheDeviceCannotHoldIsRefused) {
+  Runtime rt(RuntimeOptions{.discrete = last_id(), .memory_cap = last_id() + "=" + std::to_string(kCap),
+                            .config = "schedule=dynamic", .kb_path = ":memory:", .quiet = true});
+  for (const bool by_runtime : {true, false}) {
+    Holder h;
+    Case c = make_case("pipeline_channel", kUnits, h);
+    const auto before = h;
+    try {
+      rt.execute(c.tree, c.bindings, by_runtime ? RunOptions{} : RunOptions{.plan = "schedule=dynamic"});
+      FAIL() << "a dynamic plan ran on a device that might not hold its chunks";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(by_runtime ? "$SINEW_CONFIG" : "RunOptions::plan"), std::string::npos) << what;
+      EXPECT_NE(what.find("use schedule=static"), std::string::npos) << what;
+      EXPECT_NE(what.find(rt.devices().back().id()), std::string::npos) << what;
+    }
+    EXPECT_EQ(h.a, before.a) << "no device work before the error";
+  }
 }
 
 // The cap's syntax: read like the other device selections, a bad one named.

@@ -1,12 +1,14 @@
 // What a loop copies per iteration (Report::loop_copies, the executor's own accounting) on however
 // many PoCL devices the suite is given (1, 2 or 3), zero-copy and with the last device driven like
 // a GPU: a Jacobi loop that reads its grid whole (samples/kernels/jacobi.cl, with a map_reduce max
-// read by the loop's predicate) and an N-Body loop (nbody.cl). On one device nothing goes through
-// the host per iteration but the convergence value; split, each iteration moves the replicated
-// vector's written slices and nothing else. Results against the C++ reference either way.
+// read by the loop's predicate), an N-Body loop (nbody.cl) and a stencil loop reading its vector
+// with a halo (stencil_rows, test/pocl/trees.hpp). On one device nothing goes through the host per
+// iteration but the convergence value; split, each iteration moves the replicated vector's written
+// slices and nothing else. Results against the C++ reference either way.
 #include "common/kernels.hpp"
 #include "common/reference.hpp"
 #include "pocl/suite_runtime.hpp"
+#include "pocl/trees.hpp"
 
 #include <gtest/gtest.h>
 
@@ -151,6 +153,44 @@ TEST_P(LoopCopies, OneDeviceCopiesNothingPerIteration) {
     EXPECT_EQ(b.report.loop_copies.device.count, 0u) << describe(b.report.loop_copies);
     EXPECT_EQ(b.report.loop_copies.values.count, 0u);
   }
+}
+
+// A loop on each device alone that writes back what it reads with a halo beyond the vector's
+// edges (clamp, zero, a constant): nothing goes to or from the host per iteration. Each iteration
+// refreshes the vector's halo buffer from its slice on the device (with a clamp, each edge row
+// too; a zero or constant boundary is written once): on a zero-copy CPU, whose slice is the
+// user's memory, those are copies within the host memory, what a CPU device's copies are (the
+// README says so).
+TEST_P(LoopCopies, OneDeviceRefreshesAHaloOnTheDevice) {
+  Runtime& rt = runtime(GetParam());
+  const std::size_t width = 4, rows = 64, steps = 5, row_bytes = width * sizeof(cl_int);
+  for (const Boundary boundary : {Boundary::clamp, Boundary::zero, Boundary::constant})
+    for (std::size_t d = 0; d < rt.devices().size(); ++d) {
+      const bool discrete = rt.devices()[d].discrete;
+      SCOPED_TRACE("boundary " + std::to_string(static_cast<int>(boundary)) + ", device " + std::to_string(d) +
+                   (discrete ? " (discrete)" : " (zero copy)"));
+      auto img = sinew::vector<cl_int>().unit(width).name("img");
+      auto out = sinew::vector<cl_int>().unit(width).name("out");
+      const Arg read = boundary == Boundary::constant ? halo(img, 1, 1, cl_int(5)) : halo(img, 1, 1, boundary);
+      auto step = kernel_source(kTestKernels, "stencil_rows", "t.cl")
+                      .args(read, sinew::out(out), scalar(cl_uint(width)), scalar(cl_uint(1)), scalar(cl_uint(1)))
+                      .dims(2);
+      auto tree = loop(pipeline(step, copy(out, img))).times(steps);
+      std::vector<int> a(width * rows), b(width * rows, 0);
+      for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>((i * 7919) % 1000) - 500;
+      std::vector<int> want = a;
+      for (std::size_t s = 0; s < steps; ++s) want = stencil_reference(want, width, 1, 1, boundary, 5);
+      const Report r =
+          rt.run(tree, {{img, a}, {out, b}}, RunOptions{.config = Config::single(d, rt.devices().size())}).get();
+      EXPECT_EQ(compare_int(a, want), "");
+      const Copies& c = r.loop_copies;
+      EXPECT_EQ(c.to_device.count + c.to_host.count, 0u) << describe(c);
+      const std::size_t edges = boundary == Boundary::clamp ? 2 : 0;
+      const CopyCount& refreshes = discrete ? c.device : c.host;
+      EXPECT_EQ(refreshes.count, (steps - 1) * (1 + edges)) << describe(c);
+      EXPECT_EQ(refreshes.bytes, (steps - 1) * (rows + edges) * row_bytes) << describe(c);
+      EXPECT_EQ((discrete ? c.host : c.device).count, 0u) << describe(c);
+    }
 }
 
 // Split evenly: each iteration moves the replicated vector's written slices, nothing of the

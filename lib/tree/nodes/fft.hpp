@@ -12,6 +12,7 @@ class FftNode final : public NodeImpl {
   std::string short_label() const override { return "fft"; }
   void sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const override;
   void check_shapes(const Analysis& an, const std::string& path) const override;
+  const VectorState* library_scratch() const override { return args[0].vector.get(); }
 
   FftDirection direction = FftDirection::forward;
 };

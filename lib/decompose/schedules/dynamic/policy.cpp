@@ -240,7 +240,7 @@ class DynamicSchedule final : public SchedulePolicy {
  private:
   static void check_fits(const Config& config, const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
     if (streaming.footprint.empty() || !info.memory() || dynamic_fits(info, total, streaming)) return;
-    throw_error(errc::invalid_argument,
+    throw_memory_shortfall(info,
                 "plan " + config.str() + " asks for the dynamic schedule, whose chunks keep their buffers to "
                 "the end of the run, but device " + device_text(info) + " might take more of the tree than " +
                     memory_text(info) + " holds (all of it needs " +
