@@ -129,6 +129,11 @@ class MapReduceRunner final : public NodeRunner {
     interpret(ctx, w, group, n.body(), step);
     for (PartState* p : group) reduce(ctx, n, *p);
     w.pending.insert(&n);
+    w.values_met.erase(&n);  // a new value: the kernels that take it meet again (exec/values.hpp)
+  }
+
+  const cl::Buffer* value_buffer(PartState& ps, const NodeImpl& node) const override {
+    return &ps.state<ReduceState>(node).result;
   }
 
   void wait_values(NodeContext&, Worker& w, const NodeImpl& node) const override {
