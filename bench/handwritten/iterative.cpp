@@ -1,0 +1,281 @@
+// bench/handwritten/iterative.cpp — the hand-written baselines of iterative applications (see
+// iterative.hpp).
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include "iterative.hpp"
+
+#include "common/kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace bench::hw {
+
+namespace detail {
+const std::map<std::string, const char*>& library_kernels();  // bench/CMakeLists.txt embeds reduce.cl
+}  // namespace detail
+
+namespace {
+
+// The first GPU, else the first device, in a context of its own with one in-order queue.
+struct Device {
+  cl::Device device;
+  cl::Context context;
+  cl::CommandQueue queue;
+  std::string description;
+
+  Device() {
+    std::vector<cl::Platform> platforms;
+    cl::Platform::get(&platforms);
+    std::vector<cl::Device> gpus, others;
+    for (auto& p : platforms) try {
+        std::vector<cl::Device> ds;
+        p.getDevices(CL_DEVICE_TYPE_ALL, &ds);
+        for (auto& d : ds) ((d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) ? gpus : others).push_back(d);
+      } catch (const cl::Error&) {}
+    if (gpus.empty() && others.empty()) throw std::runtime_error("no OpenCL device (check clinfo -l)");
+    device = gpus.empty() ? others.front() : gpus.front();
+    context = cl::Context(device);
+    queue = cl::CommandQueue(context, device);
+    description = device.getInfo<CL_DEVICE_NAME>() + " | driver " + device.getInfo<CL_DRIVER_VERSION>();
+  }
+  cl::Program build(const std::string& source) const {
+    cl::Program p(context, source);
+    try {
+      p.build({device}, "");
+    } catch (const cl::Error&) {
+      throw std::runtime_error("build failed:\n" + p.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device));
+    }
+    return p;
+  }
+};
+
+std::size_t floor_pow2(std::size_t x) {
+  std::size_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+// Sinew's reduction (kernels/reduce.cl) of `n` elements of `type` by sum, with the work-group size
+// and group count lib/exec/nodes/map_reduce.cpp picks: one pass of one group for a small input,
+// else up to 64 groups and a second pass of one group over their values.
+struct Sum {
+  cl::Kernel kernel;
+  cl::Buffer partials, identity;
+  std::size_t local = 1, groups = 1, element = 0;
+
+  Sum(const Device& d, const std::string& type, std::size_t element_bytes, std::size_t n) : element(element_bytes) {
+    const std::string source = "#define SINEW_OP(a, b) ((a) + (b))\n#define SINEW_T " + type + "\n" +
+                               detail::library_kernels().at("reduce.cl");
+    kernel = cl::Kernel(d.build(source), "sinew_reduce");
+    const std::size_t limit = std::min<std::size_t>(
+        {256, d.device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(),
+         kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device),
+         static_cast<std::size_t>(d.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>() / element)});
+    local = floor_pow2(limit);
+    groups = n <= local * 32 ? 1 : std::max<std::size_t>(1, std::min<std::size_t>(64, (n + local - 1) / local));
+    partials = cl::Buffer(d.context, CL_MEM_READ_WRITE, groups * element);
+    const std::vector<unsigned char> zero(element, 0);
+    identity = cl::Buffer(d.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, element,
+                          const_cast<unsigned char*>(zero.data()));
+  }
+  void pass(cl::CommandQueue& q, const cl::Buffer& in, std::size_t count, const cl::Buffer& out, std::size_t g) {
+    kernel.setArg(0, in);
+    kernel.setArg(1, static_cast<cl_uint>(count));
+    kernel.setArg(2, out);
+    kernel.setArg(3, cl::Local(local * element));
+    kernel.setArg(4, identity);
+    q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(g * local), cl::NDRange(local));
+  }
+  void enqueue(cl::CommandQueue& q, const cl::Buffer& in, std::size_t n, const cl::Buffer& result) {
+    if (groups == 1) {
+      pass(q, in, n, result, 1);
+    } else {
+      pass(q, in, n, partials, groups);
+      pass(q, partials, groups, result, 1);
+    }
+  }
+};
+
+template <class T>
+cl::Buffer buffer_of(const Device& d, const std::vector<T>& host) {
+  return cl::Buffer(d.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, host.size() * sizeof(T),
+                    const_cast<T*>(host.data()));
+}
+
+}  // namespace
+
+// ----- conjugate gradient ---------------------------------------------------------------------
+
+struct ConjugateGradientLoop::Impl {
+  Device d;
+  const sinew::samples::CsrMatrix& a;
+  const std::vector<cl_float>& b;
+  std::size_t n;
+  cl::Buffer row_start, columns, values, x, r, p, ap, terms, squares, dots, rr;
+  cl::Kernel spmv, dot_terms, update_xr, update_p;
+  Sum dots_sum, rr_sum;
+  std::vector<cl_float> x_host;
+  std::size_t ran = 0;
+
+  Impl(const sinew::samples::CsrMatrix& matrix, const std::vector<cl_float>& rhs)
+      : a(matrix), b(rhs), n(matrix.rows), dots_sum(d, "float2", sizeof(cl_float2), matrix.rows),
+        rr_sum(d, "float", sizeof(cl_float), matrix.rows) {
+    row_start = buffer_of(d, a.row_start);
+    columns = buffer_of(d, a.columns);
+    values = buffer_of(d, a.values);
+    for (cl::Buffer* v : {&x, &r, &p, &ap, &squares}) *v = cl::Buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(cl_float));
+    terms = cl::Buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(cl_float2));
+    dots = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_float2));
+    rr = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_float));
+    cl::Program program = d.build(sinew::samples::kernel_text("cg.cl"));
+    spmv = cl::Kernel(program, "cg_spmv");
+    dot_terms = cl::Kernel(program, "cg_dots");
+    update_xr = cl::Kernel(program, "cg_update_xr");
+    update_p = cl::Kernel(program, "cg_update_p");
+    spmv.setArg(0, row_start), spmv.setArg(1, columns), spmv.setArg(2, values), spmv.setArg(3, p);
+    spmv.setArg(4, ap), spmv.setArg(5, cl_uint(0)), spmv.setArg(6, static_cast<cl_uint>(n));
+    dot_terms.setArg(0, p), dot_terms.setArg(1, ap), dot_terms.setArg(2, r), dot_terms.setArg(3, terms);
+    update_xr.setArg(0, x), update_xr.setArg(1, r), update_xr.setArg(2, p), update_xr.setArg(3, ap);
+    update_xr.setArg(4, squares), update_xr.setArg(5, dots);
+    update_p.setArg(0, p), update_p.setArg(1, r), update_p.setArg(2, rr), update_p.setArg(3, dots);
+  }
+
+  void run(std::size_t iterations) {
+    cl::CommandQueue& q = d.queue;
+    const cl_float zero = 0;
+    q.enqueueFillBuffer(x, zero, 0, n * sizeof(cl_float));
+    q.enqueueWriteBuffer(r, CL_FALSE, 0, n * sizeof(cl_float), b.data());
+    q.enqueueWriteBuffer(p, CL_FALSE, 0, n * sizeof(cl_float), b.data());
+    cl_float rr_host = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      q.enqueueNDRangeKernel(spmv, cl::NullRange, cl::NDRange(n));
+      q.enqueueNDRangeKernel(dot_terms, cl::NullRange, cl::NDRange(n));
+      dots_sum.enqueue(q, terms, n, dots);
+      q.enqueueNDRangeKernel(update_xr, cl::NullRange, cl::NDRange(n));
+      rr_sum.enqueue(q, squares, n, rr);
+      cl::Event read;
+      q.enqueueReadBuffer(rr, CL_FALSE, 0, sizeof(cl_float), &rr_host, nullptr, &read);
+      q.enqueueNDRangeKernel(update_p, cl::NullRange, cl::NDRange(n));
+      read.wait();  // the solver's test of r.r (tolerance 0 here: every iteration runs)
+    }
+    x_host.resize(n);
+    q.enqueueReadBuffer(x, CL_TRUE, 0, n * sizeof(cl_float), x_host.data());
+    ran = iterations;
+  }
+
+  std::string check() const {
+    std::size_t reference_iterations = 0;
+    const auto want = sinew::samples::reference_cg(a, b, 0.0, ran, reference_iterations);
+    double worst = 0, scale = 1e-30;
+    for (std::size_t i = 0; i < n; ++i) {
+      worst = std::max(worst, std::fabs(x_host[i] - want[i]));
+      scale = std::max(scale, std::fabs(want[i]));
+    }
+    // The same float iteration as Sinew's single device; against double, float's drift.
+    if (!(worst / scale <= 1e-2)) return "x differs from the double reference by " + std::to_string(worst / scale);
+    return "OK";
+  }
+};
+
+ConjugateGradientLoop::ConjugateGradientLoop(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b)
+    : impl_(std::make_shared<Impl>(a, b)) {}
+ConjugateGradientLoop::~ConjugateGradientLoop() = default;
+std::string ConjugateGradientLoop::device() const { return impl_->d.description; }
+
+Job ConjugateGradientLoop::job(std::size_t iterations) {
+  auto m = impl_;
+  return {[] {},
+          [m, iterations] {
+            m->run(iterations);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
+}
+
+// ----- a value feeding the next kernel --------------------------------------------------------
+
+const std::string& value_loop_source() {
+  static const std::string source = R"CL(
+__kernel void value_copy(__global const float* x, __global float* part) {
+  const size_t i = get_global_id(0);
+  part[i] = x[i];
+}
+__kernel void value_add(__global const float* x, __global float* y, __global const float* sum) {
+  const size_t i = get_global_id(0);
+  y[i] = x[i] + sum[0];
+}
+__kernel void value_add_by_value(__global const float* x, __global float* y, float sum) {
+  const size_t i = get_global_id(0);
+  y[i] = x[i] + sum;
+}
+)CL";
+  return source;
+}
+
+struct ValueLoop::Impl {
+  Device d;
+  std::size_t n;
+  cl::Buffer x, part, y, sum;
+  cl::Kernel copy, add;
+  Sum reduce;
+  std::vector<cl_float> x_host, y_host;
+  cl_float sum_host = 0;
+
+  explicit Impl(std::size_t count) : n(count), reduce(d, "float", sizeof(cl_float), count) {
+    x_host.resize(n);
+    for (std::size_t i = 0; i < n; ++i) x_host[i] = static_cast<cl_float>(i % 7);
+    x = buffer_of(d, x_host);
+    part = cl::Buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(cl_float));
+    y = cl::Buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(cl_float));
+    sum = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_float));
+    cl::Program program = d.build(value_loop_source());
+    copy = cl::Kernel(program, "value_copy");
+    add = cl::Kernel(program, "value_add");
+    copy.setArg(0, x), copy.setArg(1, part);
+    add.setArg(0, x), add.setArg(1, y), add.setArg(2, sum);
+  }
+
+  void run(std::size_t iterations) {
+    cl::CommandQueue& q = d.queue;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      q.enqueueNDRangeKernel(copy, cl::NullRange, cl::NDRange(n));
+      reduce.enqueue(q, part, n, sum);
+      q.enqueueNDRangeKernel(add, cl::NullRange, cl::NDRange(n));
+    }
+    y_host.resize(n);
+    q.enqueueReadBuffer(sum, CL_FALSE, 0, sizeof(cl_float), &sum_host);
+    q.enqueueReadBuffer(y, CL_TRUE, 0, n * sizeof(cl_float), y_host.data());
+  }
+
+  std::string check() const {
+    double total = 0;
+    for (float v : x_host) total += v;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::fabs(y_host[i] - (x_host[i] + total)) > 1e-5 * total)
+        return "y[" + std::to_string(i) + "] = " + std::to_string(y_host[i]) + ", expected " +
+               std::to_string(x_host[i] + total);
+    return "OK";
+  }
+};
+
+ValueLoop::ValueLoop(std::size_t n) : impl_(std::make_shared<Impl>(n)) {}
+ValueLoop::~ValueLoop() = default;
+
+Job ValueLoop::job(std::size_t iterations) {
+  auto m = impl_;
+  return {[] {},
+          [m, iterations] {
+            m->run(iterations);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
+}
+
+}  // namespace bench::hw

@@ -1,0 +1,56 @@
+// bench/handwritten/iterative.hpp — hand-written OpenCL baselines for iterative applications
+// (issue 41): the cg sample's solve and a reduction whose value the next kernel reads, each on one
+// device with its data resident there, as a careful programmer writes them with the same kernels
+// (samples/kernels/cg.cl, Sinew's own kernels/reduce.cl for the reductions, with the work-group
+// and group counts lib/exec/nodes/map_reduce.cpp chooses).
+//
+// The device: the first GPU, else the first device of any platform (a CPU stand-in), in its own
+// context with one in-order queue. Set-up (context, programs, buffers, the matrix uploaded) is done
+// when an object is made and never timed; a timed run uploads the vectors a solve starts from,
+// runs the iterations and reads the result back.
+//
+// Lifetime and threads: one thread at a time per object.
+#pragma once
+
+#include "harness.hpp"
+
+#include "common/cg.hpp"
+
+#include <memory>
+#include <string>
+
+namespace bench::hw {
+
+// The cg sample's iteration (cg_spmv, cg_dots and a float2 sum, cg_update_xr and a float sum,
+// cg_update_p), `iterations` times from x = 0, r = p = b; after each iteration one blocking read of
+// the 4-byte r.r (the test a solver makes). Checked against samples::reference_cg.
+class ConjugateGradientLoop {
+ public:
+  ConjugateGradientLoop(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b);
+  ~ConjugateGradientLoop();
+  std::string device() const;
+  Job job(std::size_t iterations);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// The value loop's kernels (both sides run them): value_copy(x, part), value_add(x, y, sum).
+const std::string& value_loop_source();
+
+// A value feeding the next kernel: per iteration a copy of x into part, its float sum in two
+// passes into a one-element buffer, and a kernel y = x + sum reading that buffer; nothing read
+// back until the end (y and the last sum). `n` floats.
+class ValueLoop {
+ public:
+  explicit ValueLoop(std::size_t n);
+  ~ValueLoop();
+  Job job(std::size_t iterations);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace bench::hw
