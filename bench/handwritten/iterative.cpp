@@ -70,14 +70,19 @@ struct Sum {
   cl::Buffer partials, identity;
   std::size_t local = 1, groups = 1, element = 0;
 
-  Sum(const Device& d, const std::string& type, std::size_t element_bytes, std::size_t n) : element(element_bytes) {
-    const std::string source = "#define SINEW_OP(a, b) ((a) + (b))\n#define SINEW_T " + type + "\n" +
+  // `function`: a user's operator defined in `prelude` (empty: the built-in sum).
+  Sum(const Device& d, const std::string& type, std::size_t element_bytes, std::size_t n,
+      const std::string& prelude = "", const std::string& function = "")
+      : element(element_bytes) {
+    const std::string op = function.empty() ? "((a) + (b))" : function + "((a), (b))";
+    const std::string source = prelude + "\n#define SINEW_OP(a, b) " + op + "\n#define SINEW_T " + type + "\n" +
                                detail::library_kernels().at("reduce.cl");
     kernel = cl::Kernel(d.build(source), "sinew_reduce");
     const std::size_t limit = std::min<std::size_t>(
         {256, d.device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(),
          kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(d.device),
-         static_cast<std::size_t>(d.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>() / element)});
+         static_cast<std::size_t>(d.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>() / element),
+         std::max<std::size_t>(1, (512u << 10) / element)});
     local = floor_pow2(limit);
     groups = n <= local * 32 ? 1 : std::max<std::size_t>(1, std::min<std::size_t>(64, (n + local - 1) / local));
     partials = cl::Buffer(d.context, CL_MEM_READ_WRITE, groups * element);
@@ -190,6 +195,159 @@ ConjugateGradientLoop::~ConjugateGradientLoop() = default;
 std::string ConjugateGradientLoop::device() const { return impl_->d.description; }
 
 Job ConjugateGradientLoop::job(std::size_t iterations) {
+  auto m = impl_;
+  return {[] {},
+          [m, iterations] {
+            m->run(iterations);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
+}
+
+// ----- pagerank ----------------------------------------------------------------------------------
+
+struct PageRankLoop::Impl {
+  Device d;
+  const sinew::samples::Graph& g;
+  float damping;
+  std::size_t n;
+  cl::Buffer in_start, sources, out_degree, rank, next, mass, change, dangling, total;
+  cl::Kernel dangling_kernel, update;
+  Sum mass_sum, change_sum;
+  std::vector<cl_float> ranks;
+  std::size_t ran = 0;
+
+  Impl(const sinew::samples::Graph& graph, float d_factor)
+      : g(graph), damping(d_factor), n(graph.nodes), mass_sum(d, "float", sizeof(cl_float), graph.nodes),
+        change_sum(d, "float", sizeof(cl_float), graph.nodes) {
+    in_start = buffer_of(d, g.in_start);
+    sources = buffer_of(d, g.sources);
+    out_degree = buffer_of(d, g.out_degree);
+    for (cl::Buffer* v : {&rank, &next, &mass, &change}) *v = cl::Buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(cl_float));
+    dangling = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_float));
+    total = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_float));
+    cl::Program program = d.build(sinew::samples::kernel_text("pagerank.cl"));
+    dangling_kernel = cl::Kernel(program, "pagerank_dangling");
+    update = cl::Kernel(program, "pagerank_update");
+    dangling_kernel.setArg(1, out_degree), dangling_kernel.setArg(2, mass);
+    update.setArg(0, in_start), update.setArg(1, sources), update.setArg(3, out_degree), update.setArg(5, change);
+    update.setArg(6, dangling), update.setArg(7, cl_uint(0)), update.setArg(8, static_cast<cl_uint>(n));
+    update.setArg(9, static_cast<cl_uint>(n)), update.setArg(10, damping);
+  }
+
+  void run(std::size_t iterations) {
+    cl::CommandQueue& q = d.queue;
+    q.enqueueFillBuffer(rank, 1.0f / static_cast<float>(n), 0, n * sizeof(cl_float));
+    cl::Buffer current = rank, following = next;
+    cl_float change_host = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      dangling_kernel.setArg(0, current);
+      update.setArg(2, current), update.setArg(4, following);
+      q.enqueueNDRangeKernel(dangling_kernel, cl::NullRange, cl::NDRange(n));
+      mass_sum.enqueue(q, mass, n, dangling);
+      q.enqueueNDRangeKernel(update, cl::NullRange, cl::NDRange(n));
+      change_sum.enqueue(q, change, n, total);
+      cl::Event read;
+      q.enqueueReadBuffer(total, CL_FALSE, 0, sizeof(cl_float), &change_host, nullptr, &read);
+      std::swap(current, following);  // the new ranks become the ranks: no copy
+      read.wait();  // the test of the change (tolerance 0 here: every iteration runs)
+    }
+    ranks.resize(n);
+    q.enqueueReadBuffer(current, CL_TRUE, 0, n * sizeof(cl_float), ranks.data());
+    ran = iterations;
+  }
+
+  std::string check() const {
+    std::size_t reference_iterations = 0;
+    const auto want = sinew::samples::reference_pagerank(g, damping, 0.0, ran, reference_iterations);
+    double difference = 0;
+    for (std::size_t i = 0; i < n; ++i) difference += std::fabs(ranks[i] - want[i]);
+    if (!(difference <= sinew::samples::pagerank_accepted_difference(0.0, ran)))
+      return "the ranks differ from the double reference by " + std::to_string(difference) + " in L1";
+    return "OK";
+  }
+};
+
+PageRankLoop::PageRankLoop(const sinew::samples::Graph& g, float damping) : impl_(std::make_shared<Impl>(g, damping)) {}
+PageRankLoop::~PageRankLoop() = default;
+
+Job PageRankLoop::job(std::size_t iterations) {
+  auto m = impl_;
+  return {[] {},
+          [m, iterations] {
+            m->run(iterations);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
+}
+
+// ----- kmeans -------------------------------------------------------------------------------------
+
+struct KMeansLoop::Impl {
+  Device d;
+  const std::vector<cl_int2>& points;
+  std::size_t per_unit, units;
+  cl::Buffer points_buffer, labels, stats_part, stats, changed, changes;
+  cl::Kernel accumulate, assign;
+  Sum stats_sum, changes_sum;
+  std::vector<cl_uint> labels_host;
+  std::size_t ran = 0;
+
+  Impl(const std::vector<cl_int2>& p, std::size_t per)
+      : points(p), per_unit(per), units(p.size() / per),
+        stats_sum(d, "kmeans_stats", sizeof(sinew::samples::KMeansStats), p.size() / per,
+                  sinew::samples::kernel_text("kmeans.cl"), "add_stats"),
+        changes_sum(d, "uint", sizeof(cl_uint), p.size() / per) {
+    points_buffer = buffer_of(d, points);
+    labels = cl::Buffer(d.context, CL_MEM_READ_WRITE, points.size() * sizeof(cl_uint));
+    stats_part = cl::Buffer(d.context, CL_MEM_READ_WRITE, units * sizeof(sinew::samples::KMeansStats));
+    stats = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(sinew::samples::KMeansStats));
+    changed = cl::Buffer(d.context, CL_MEM_READ_WRITE, units * sizeof(cl_uint));
+    changes = cl::Buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_uint));
+    cl::Program program = d.build(sinew::samples::kernel_text("kmeans.cl"));
+    accumulate = cl::Kernel(program, "kmeans_accumulate");
+    assign = cl::Kernel(program, "kmeans_assign");
+    const auto per_arg = static_cast<cl_uint>(per_unit);
+    accumulate.setArg(0, points_buffer), accumulate.setArg(1, labels), accumulate.setArg(2, stats_part);
+    accumulate.setArg(3, per_arg);
+    assign.setArg(0, points_buffer), assign.setArg(1, labels), assign.setArg(2, changed), assign.setArg(3, stats);
+    assign.setArg(4, per_arg);
+  }
+
+  void run(std::size_t iterations) {
+    cl::CommandQueue& q = d.queue;
+    const auto first = sinew::samples::kmeans_first_labels(points.size());
+    q.enqueueWriteBuffer(labels, CL_FALSE, 0, first.size() * sizeof(cl_uint), first.data());
+    cl_uint changes_host = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      q.enqueueNDRangeKernel(accumulate, cl::NullRange, cl::NDRange(units));
+      stats_sum.enqueue(q, stats_part, units, stats);
+      q.enqueueNDRangeKernel(assign, cl::NullRange, cl::NDRange(units));
+      changes_sum.enqueue(q, changed, units, changes);
+      cl::Event read;
+      q.enqueueReadBuffer(changes, CL_FALSE, 0, sizeof(cl_uint), &changes_host, nullptr, &read);
+      read.wait();  // the test of the changes
+      if (changes_host == 0) break;
+    }
+    labels_host.resize(points.size());
+    q.enqueueReadBuffer(labels, CL_TRUE, 0, labels_host.size() * sizeof(cl_uint), labels_host.data());
+    ran = iterations;
+  }
+
+  std::string check() const {
+    std::size_t reference_iterations = 0;
+    const auto want = sinew::samples::reference_kmeans(points, sinew::samples::kmeans_first_labels(points.size()), ran,
+                                                       reference_iterations);
+    if (reference_iterations < ran) return "k-means converges before " + std::to_string(ran) + " iterations: time fewer";
+    return labels_host == want ? std::string("OK") : std::string("the clusters differ from the reference's");
+  }
+};
+
+KMeansLoop::KMeansLoop(const std::vector<cl_int2>& points, std::size_t per_unit)
+    : impl_(std::make_shared<Impl>(points, per_unit)) {}
+KMeansLoop::~KMeansLoop() = default;
+
+Job KMeansLoop::job(std::size_t iterations) {
   auto m = impl_;
   return {[] {},
           [m, iterations] {

@@ -15,6 +15,8 @@
 #include "harness.hpp"
 
 #include "common/cg.hpp"
+#include "common/kmeans.hpp"
+#include "common/pagerank.hpp"
 
 #include <memory>
 #include <string>
@@ -29,6 +31,35 @@ class ConjugateGradientLoop {
   ConjugateGradientLoop(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b);
   ~ConjugateGradientLoop();
   std::string device() const;
+  Job job(std::size_t iterations);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// The pagerank sample's iteration (pagerank_dangling and a float sum, pagerank_update and a float
+// sum of the changes, the ranks' buffers swapped), `iterations` times from 1/n; after each
+// iteration one blocking read of the 4-byte change. Checked against samples::reference_pagerank.
+class PageRankLoop {
+ public:
+  PageRankLoop(const sinew::samples::Graph& g, float damping);
+  ~PageRankLoop();
+  Job job(std::size_t iterations);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// The kmeans sample's iteration (kmeans_accumulate and the struct's sum by add_stats,
+// kmeans_assign and a uint sum of the changes), `iterations` times from the first labels; after
+// each iteration one blocking read of the 4-byte change count. Checked against
+// samples::reference_kmeans (which must not converge earlier).
+class KMeansLoop {
+ public:
+  KMeansLoop(const std::vector<cl_int2>& points, std::size_t per_unit);
+  ~KMeansLoop();
   Job job(std::size_t iterations);
 
  private:
