@@ -74,6 +74,27 @@ TEST(ClusterValues, EachIterationsValueCombinesEveryRank) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
 }
 
+// Every rank takes part in each combination, so a rank without units is refused before device
+// work, as for any tree whose partitions meet.
+TEST(ClusterValues, RefusesARankWithoutUnits) {
+  std::vector<double> last_only(static_cast<std::size_t>(cluster->ranks()), 0.0);
+  last_only.back() = 1;
+  ClusterOptions o;
+  o.rank_shares = last_only;
+  Cluster uneven(o);
+  auto xv = sinew::vector<cl_int>().name("x"), part = sinew::vector<cl_int>().name("part");
+  auto m = result<cl_int>("m");
+  auto tree = pipeline(map_reduce(k("copy_int").args(sinew::in(xv), sinew::out(part)), reduce::max(part, m)),
+                       k("flip").args(sinew::inout(xv), value(m)));
+  std::vector<int> x = ints(64);
+  try {
+    uneven.run(tree, {Binding(xv, x)});
+    ADD_FAILURE() << "a rank without units ran a tree that passes a value";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every rank runs at least one unit"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ClusterValues, RefusesACustomReductionsValueBeforeDeviceWork) {
   auto xv = sinew::vector<cl_int>().name("x"), part = sinew::vector<cl_int>().name("part");
   auto y = sinew::vector<cl_int>().name("y");
