@@ -50,6 +50,10 @@ void combine_for_kernels(NodeContext& ctx, const NodeImpl& producer, const Resul
 
 }  // namespace
 
+bool value_stays_on_devices(NodeContext& ctx, const NodeImpl& producer) {
+  return one_partition(ctx) && ctx.analysis().values_only_on_devices.count(&producer) > 0;
+}
+
 void meet_for_values(NodeContext& ctx, Worker& w, const NodeImpl& n) {
   std::vector<std::pair<const NodeImpl*, const ResultState*>> producers;
   for (std::size_t i = 0; i < n.args.size(); ++i) {

@@ -22,6 +22,11 @@ namespace sinew::detail {
 // Before leaf `n` runs on `w`: its values produced since they were last met are combined (every
 // worker meets here); nothing happens for a leaf that takes none.
 void meet_for_values(NodeContext& ctx, Worker& w, const NodeImpl& n);
+// Whether `producer`'s value stays on the devices while the run goes: a run of one partition in
+// one process, and only kernels read it, through pointers (Analysis::values_only_on_devices). Its
+// map_reduce then reads it back once, when the run is over, and a loop's predicate barrier
+// leaves it for then.
+bool value_stays_on_devices(NodeContext& ctx, const NodeImpl& producer);
 // Sets argument `i` of kernel `k` (a value of leaf `n`) for partition `ps`, once its values
 // are met: the combined bytes for a by-value parameter, the partition's result buffer for a pointer.
 void set_value_argument(NodeContext& ctx, PartState& ps, cl::Kernel& k, cl_uint i, const NodeImpl& n);

@@ -63,6 +63,10 @@ struct Analysis {
   std::map<const ResultState*, ValueSource> value_sources;
   // The kernel arguments (leaf, argument index) that take a value through a pointer parameter.
   std::set<std::pair<const NodeImpl*, std::size_t>> values_through_pointers;
+  // The map_reduce nodes whose value only kernels read, and all through pointers (no by-value
+  // parameter, no loop predicate can read it): in a run of one partition in one process the host
+  // needs their value only once the run is over (exec/values.hpp).
+  std::set<const NodeImpl*> values_only_on_devices;
   // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
@@ -89,7 +93,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings);
 
 // The results the tree's kernels take as values (tree/values.cpp): each one's producer into
 // `an.value_sources`, the arguments that take it through a pointer into
-// `an.values_through_pointers`; refuses a result no map_reduce of the tree produces, one read before or
+// `an.values_through_pointers`, the producers only pointers read into `an.values_only_on_devices`; refuses a result no map_reduce of the tree produces, one read before or
 // inside its producer, and a kernel whose parameters could not be read. A tree with values is
 // not streamable (`an.joined` says why, where it is the first reason).
 void check_value_arguments(const NodeImpl& root, Analysis& an);

@@ -3,8 +3,10 @@
 #include "tree/analysis.hpp"
 
 #include "tree/nodes/kernel.hpp"
+#include "tree/nodes/loop.hpp"
 #include "tree/nodes/map_reduce.hpp"
 
+#include <set>
 #include <vector>
 
 namespace sinew::detail {
@@ -74,6 +76,29 @@ void check_value_argument(const NodeImpl& leaf, std::size_t i, const Arg& a, con
   if ((*kernel->params)[i].pointer) an.values_through_pointers.emplace(&leaf, i);
 }
 
+// The producers whose value no host code reads while the tree runs: every kernel takes it through
+// a pointer, and no loop predicate can read it (a predicate on its result, or one on the loop's
+// state, which may look up any result).
+void find_values_only_on_devices(const NodeImpl& root, Analysis& an) {
+  bool any_state_predicate = false;
+  std::set<const ResultState*> judged;
+  visit(root, [&](const NodeImpl& n) {
+    if (auto* loop = dynamic_cast<const LoopNode*>(&n)) {
+      if (loop->until_state) any_state_predicate = true;
+      if (loop->until_result) judged.insert(loop->until_result.get());
+    }
+  });
+  if (any_state_predicate) return;
+  std::set<const ResultState*> by_value;
+  visit(root, [&](const NodeImpl& n) {
+    for (std::size_t i = 0; i < n.args.size(); ++i)
+      if (n.args[i].kind == Arg::Kind::value && !an.values_through_pointers.count({&n, i}))
+        by_value.insert(n.args[i].result.get());
+  });
+  for (const auto& [result, source] : an.value_sources)
+    if (!by_value.count(result) && !judged.count(result)) an.values_only_on_devices.insert(source.producer);
+}
+
 }  // namespace
 
 void check_value_arguments(const NodeImpl& root, Analysis& an) {
@@ -97,6 +122,7 @@ void check_value_arguments(const NodeImpl& root, Analysis& an) {
       an.streamable = false;
     }
   });
+  find_values_only_on_devices(root, an);
 }
 
 }  // namespace sinew::detail

@@ -261,6 +261,40 @@ TEST(Values, AValueAndTheLoopPredicateReadTheSameResult) {
   });
 }
 
+// A value only pointer parameters read stays on the device alone: its reduction is read back once,
+// when the run is over (the bound result and the report get the last iteration's value); split
+// over devices every iteration's value is read back and combined.
+TEST(Values, AValueOnlyPointersReadIsReadBackOnceOnADeviceAlone) {
+  const std::size_t n = 512;
+  const auto x0 = small_ints(n, 4);
+  std::vector<cl_int> want = x0;
+  cl_int last = 0;
+  for (int it = 0; it < 6; ++it) {
+    last = std::accumulate(want.begin(), want.end(), 0);
+    for (auto& v : want) v = std::max(0, v - 1 - last % 7);
+  }
+  for_every_plan([&](Runtime& rt, const RunOptions& options, const std::string& what) {
+    auto xv = vector<cl_int>(), part = vector<cl_int>();
+    auto s = result<cl_int>("s");
+    auto tree = loop(pipeline(map_reduce(k("copy_part").args(in(xv), out(part)), reduce::sum(part, s)),
+                              k("shrink").args(inout(xv), value(s))))
+                    .times(6);
+    std::vector<cl_int> got = x0;
+    cl_int s_host = -1;
+    const Report rep = rt.run(tree, {{xv, got}, {s, &s_host}}, options).get();
+    EXPECT_EQ(got, want) << what;
+    EXPECT_EQ(s_host, last) << what;
+    EXPECT_EQ(rep.value(s), last) << what;
+    std::size_t partitions = 0;
+    for (double share : options.config->shares) partitions += share > 0;
+    if (partitions == 1) {
+      EXPECT_EQ(rep.copies.values.count, 1u) << what;
+    } else {
+      EXPECT_GE(rep.copies.values.count, 6 * partitions) << what;
+    }
+  });
+}
+
 // A map_reduce's body may take an earlier stage's value (CG's update of x and r, which also
 // reduces r.r).
 TEST(Values, AMapReduceBodyTakesAnEarlierValue) {

@@ -67,6 +67,23 @@ TEST(ValueAnalysis, NamesTheProducerAndThePointerArguments) {
   EXPECT_NE(an.joined.node.find("by_value"), std::string::npos) << an.joined.node;
 }
 
+// A value every kernel reads through a pointer and no predicate judges stays on the devices; one a
+// kernel takes by value, or a loop predicate judges, or any value under a predicate on the loop's
+// state (it may look up every result) goes to the host.
+TEST(ValueAnalysis, KnowsTheValuesOnlyPointersRead) {
+  Data d;
+  auto producer = d.produce();
+  auto pointer = [&] { return k("by_pointer").args(in(d.x), out(d.y), value(d.s)); };
+  EXPECT_EQ(analyze(pipeline(producer, pointer()), d.bindings()).values_only_on_devices,
+            std::set<const detail::NodeImpl*>{producer.impl().get()});
+  auto by_value = k("by_value").args(in(d.x), out(d.y), value(d.s));
+  EXPECT_TRUE(analyze(pipeline(producer, pointer(), by_value), d.bindings()).values_only_on_devices.empty());
+  auto judged = loop(pipeline(producer, pointer())).times(3).until(d.s, [](cl_float) { return false; });
+  EXPECT_TRUE(analyze(judged, d.bindings()).values_only_on_devices.empty());
+  auto state = loop(pipeline(producer, pointer())).times(3).until([](const LoopState&) { return false; });
+  EXPECT_TRUE(analyze(state, d.bindings()).values_only_on_devices.empty());
+}
+
 TEST(ValueAnalysis, ATreeWithoutValuesStaysStreamable) {
   Data d;
   const auto an = analyze(k("part").args(in(d.x), out(d.y)), {{d.x, d.hx}, {d.y, d.hy}});
