@@ -18,17 +18,36 @@
 #include "common/kmeans.hpp"
 #include "common/pagerank.hpp"
 
+#include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 #include <string>
 
 namespace bench::hw {
+
+// The samples' references at a fixed iteration count, computed once per problem and count and
+// shared by both sides' checks (hundreds of iterations on millions of rows take seconds in C++).
+// The problems must outlive it.
+class References {
+ public:
+  const std::vector<double>& cg(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b,
+                                std::size_t iterations);
+  const std::vector<double>& pagerank(const sinew::samples::Graph& g, float damping, std::size_t iterations);
+  // Empty when k-means converges before `iterations`.
+  const std::vector<cl_uint>& kmeans(const std::vector<cl_int2>& points, std::size_t iterations);
+
+ private:
+  std::map<std::pair<const void*, std::size_t>, std::vector<double>> doubles_;
+  std::map<std::pair<const void*, std::size_t>, std::vector<cl_uint>> labels_;
+};
 
 // The cg sample's iteration (cg_spmv, cg_dots and a float2 sum, cg_update_xr and a float sum,
 // cg_update_p), `iterations` times from x = 0, r = p = b; after each iteration one blocking read of
 // the 4-byte r.r (the test a solver makes). Checked against samples::reference_cg.
 class ConjugateGradientLoop {
  public:
-  ConjugateGradientLoop(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b);
+  ConjugateGradientLoop(const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b, References& references);
   ~ConjugateGradientLoop();
   std::string device() const;
   Job job(std::size_t iterations);
@@ -43,7 +62,7 @@ class ConjugateGradientLoop {
 // iteration one blocking read of the 4-byte change. Checked against samples::reference_pagerank.
 class PageRankLoop {
  public:
-  PageRankLoop(const sinew::samples::Graph& g, float damping);
+  PageRankLoop(const sinew::samples::Graph& g, float damping, References& references);
   ~PageRankLoop();
   Job job(std::size_t iterations);
 
@@ -58,7 +77,7 @@ class PageRankLoop {
 // samples::reference_kmeans (which must not converge earlier).
 class KMeansLoop {
  public:
-  KMeansLoop(const std::vector<cl_int2>& points, std::size_t per_unit);
+  KMeansLoop(const std::vector<cl_int2>& points, std::size_t per_unit, References& references);
   ~KMeansLoop();
   Job job(std::size_t iterations);
 
