@@ -143,10 +143,12 @@ struct Arg {
     count,         ///< uint: elements of the vector in this slice
     size,          ///< uint: elements of the whole vector
     halo,          ///< the device's slice with neighbour units around it; read-only
+    value,         ///< a map_reduce's combined result, computed earlier in the same run (sinew::value)
   };
   Kind kind = Kind::scalar;      ///< what the kernel receives
   Access access = Access::read;  ///< what it does with a vector
   std::shared_ptr<detail::VectorState> vector;  ///< partitioned, whole, offset, count, size
+  std::shared_ptr<detail::ResultState> result;  ///< value: the result passed
   ElementType type;                             ///< scalar type
   std::vector<unsigned char> bytes;             ///< scalar value
   std::size_t local_bytes = 0;                  ///< local
@@ -170,6 +172,22 @@ Arg iteration();                ///< the loop step number, as uint
 Arg offset(const VectorRef& v); ///< first element of this slice within v, as uint
 Arg count(const VectorRef& v);  ///< elements of v in this slice, as uint
 Arg size(const VectorRef& v);   ///< elements of the whole v, as uint
+/// Results as arguments. `value(r)` passes the combined value of the map_reduce that produces `r`
+/// (an earlier stage of the same tree) to the kernel: every partition's value combined, the same on
+/// every device and every process of a Cluster. The kernel declares the parameter either
+///   - by value, `T name` (T the result's type: a scalar, an OpenCL vector type or a struct): the
+///     partitions meet on the host before the kernel, which gets the value as its argument; or
+///   - as a read-only buffer of one element, `__global const T* name` or `__constant T* name`:
+///     the value stays on the devices. Where the run has one partition (one device alone) the
+///     kernel reads the reduction's own result buffer, and nothing waits for the host; with several
+///     partitions they meet on the host and the combined value is written to each device.
+/// A kernel may take several values (CG's alpha = rr / pAp, computed in the kernel from two).
+/// Inside a loop the value is the current iteration's: the map_reduce must come before the kernel
+/// in the loop body (a pipeline's earlier stage, or an earlier stage around the loop). Refused
+/// before any device work: a result no map_reduce of the tree produces, a kernel that reads a
+/// result before (or inside) the map_reduce that produces it, a parameter of another type or a
+/// pointer that is not const. A tree that passes values is never streamed (its partitions meet).
+Arg value(const ResultRef& r);
 // What an out() writes must go somewhere: the tree check refuses an out() vector that is bound to
 // no host memory and that no leaf reads (a later stage, the next iteration of a loop, a copy, a
 // reducer), since the result would be dropped. An unbound vector that a later leaf reads is a

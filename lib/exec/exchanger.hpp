@@ -5,8 +5,8 @@
 // implements this interface). Such a run's replicas, halos and reductions (exec/spanning.hpp)
 // call the exchanger where a single process would read other partitions' data: a replica
 // re-synchronisation (every process's slices of a vector read whole), a halo exchange (the
-// neighbouring processes' edge units), a loop's predicate (every process's values of the
-// iteration's reductions), a scan's carry (the totals of the processes before), the upper levels
+// neighbouring processes' edge units), a loop's predicate and a kernel that takes a result as a
+// value (every process's values of the iteration's reductions), a scan's carry (the totals of the processes before), the upper levels
 // of divide and conquer (every process's part to the root process and back). No node runner
 // calls it. The tree walk is the same on every process, so each calls the exchanger at the same
 // points, in the same order: the calls are collective. A call
@@ -47,7 +47,7 @@ class Exchanger {
   // units that follow the last unit into `after` (none beyond the vector's edges).
   virtual void exchange_halo(const VectorUse& u, const unsigned char* head, const unsigned char* tail,
                              unsigned char* before, unsigned char* after) = 0;
-  // The predicate's view of a reduction: this process's value of `reduction` (a map_reduce node)
+  // The predicate's (and a value argument's) view of a reduction: this process's value of `reduction` (a map_reduce node)
   // in `results` replaced by every process's, combined.
   virtual void combine(const NodeImpl& reduction, std::map<std::string, Value>& results) = 0;
 

@@ -30,6 +30,16 @@ class Reductions {
 
   std::map<std::string, Value> results;  // map_reduce outputs, written at barriers and after the join
   bool loop_done = false;                // a loop predicate's verdict, read after its barrier
+  // Results that kernels take as values (exec/values.hpp), combined over every partition and
+  // process: written at a barrier, read by every worker after it.
+  std::map<const ResultState*, Value> arguments;
+
+  // The value a kernel takes of `producer`'s result (a map_reduce node whose value in `results`
+  // is this run's): that one here; every process's combined in a run split over processes.
+  virtual Value for_argument(const NodeImpl& producer, const std::string& name) {
+    (void)producer;
+    return results.at(name);
+  }
 
   // The results a loop predicate judges, once this run's values of `reductions` (map_reduce
   // nodes) are in `results`: those themselves here; every process's combined, written into

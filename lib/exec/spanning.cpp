@@ -86,6 +86,11 @@ class SpanningReductions final : public Reductions {
     for (const auto& [path, r] : by_path) exchanger_.combine(*r, scratch);
     return scratch;
   }
+  Value for_argument(const NodeImpl& producer, const std::string& name) override {
+    std::map<std::string, Value> one{{name, results.at(name)}};
+    exchanger_.combine(producer, one);
+    return one.at(name);
+  }
   std::vector<unsigned char> values_before(const std::vector<unsigned char>& mine, std::size_t value_bytes,
                                            const std::string& what) override {
     return exchanger_.values_before(mine, value_bytes, what);

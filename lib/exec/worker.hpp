@@ -95,6 +95,7 @@ struct Worker {
   std::set<const VectorState*> dirty;  // slices written since the replicas were synced
   std::set<const VectorState*> halo_dirty;  // slices written since their halos were exchanged
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
+  std::set<const NodeImpl*> values_met;  // map_reduce values combined for kernels since they ran (exec/values.hpp)
   int loop_depth = 0;                  // loops whose body it is running (Report::loop_copies)
   // Its thread's times, in the run.
   double host_start_ms = 0;     // when it began

@@ -65,10 +65,10 @@ bool partitions_meet(const Analysis& an) {
   return false;
 }
 
-// What every rank must refuse alike, before any device work: a loop predicate over a custom
-// reduction (its combination runs on a device), and — for trees whose partitions never meet —
-// declared sizes (a rank binds a slice). Returns the paths of the loops with a predicate, the
-// only program code a run calls ("" for none).
+// What every rank must refuse alike, before any device work: a loop predicate or a kernel's value
+// over a custom reduction (its combination runs on a device), and — for trees whose partitions
+// never meet — declared sizes (a rank binds a slice). Returns the paths of the loops with a
+// predicate, the only program code a run calls ("" for none).
 std::string check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
   std::string predicates;
   walk(root, [&](const NodeImpl& n, const std::string& path) {
@@ -85,6 +85,15 @@ std::string check_splittable(const NodeImpl& root, const Analysis& an, bool meet
                      .fix = "reduce with reduce::sum/min/max in the loop, or run it with a Runtime on one process"});
     });
   });
+  // A result kernels take as a value is combined over the ranks while the tree runs, as a predicate's.
+  for (const auto& [result, source] : an.value_sources) {
+    if (source.user_combined)
+      throw_error(errc::invalid_tree,
+                  "cannot split this tree over ranks: a kernel takes result '" + result->name +
+                      "' of a custom reduction as a value, which ranks cannot combine while the tree runs",
+                  {.node = an.path(*source.producer), .argument = "result '" + result->name + "'",
+                   .fix = "reduce it with reduce::sum/min/max, or run the tree with a Runtime on one process"});
+  }
   if (meet) return predicates;
   for (const auto& u : an.vectors)
     if (u.partitioned && u.vector->size)

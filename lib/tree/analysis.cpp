@@ -314,6 +314,7 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
   check_bindings_are_used(an, bindings, vector_bindings, facts);
   walk(root, [&](const NodeImpl& n, const std::string& path) { n.check_flow(an, path); });
   check_outputs_are_kept(root, an);
+  check_value_arguments(root, an);
 
   take_bound_sizes(an, bindings);
   count_common_units(an);

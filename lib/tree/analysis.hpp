@@ -53,6 +53,20 @@ struct Analysis {
   std::map<const VectorState*, std::size_t> index;   // vector -> position in `vectors`
   std::size_t units = 0;                             // units of every partitioned vector
   std::map<const ResultState*, std::size_t> result_bindings;  // result -> position in the bindings
+  // Results that kernels take as arguments (sinew::value): the map_reduce producing each, and
+  // whether a user's function combines its partitions' values (on a device: processes cannot
+  // combine it while the tree runs).
+  struct ValueSource {
+    const NodeImpl* producer = nullptr;
+    bool user_combined = false;
+  };
+  std::map<const ResultState*, ValueSource> value_sources;
+  // The kernel arguments (leaf, argument index) that take a value through a pointer parameter.
+  std::set<std::pair<const NodeImpl*, std::size_t>> values_through_pointers;
+  // The map_reduce nodes whose value only kernels read, and all through pointers (no by-value
+  // parameter, no loop predicate can read it): in a run of one partition in one process the host
+  // needs their value only once the run is over (exec/values.hpp).
+  std::set<const NodeImpl*> values_only_on_devices;
   // Partitions never need each other mid-run (no replica re-synchronisation, no loop predicate):
   // each may run the whole tree on its own, which lets a device stream many small partitions.
   bool streamable = true;
@@ -76,6 +90,13 @@ struct Analysis {
 };
 
 Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings);
+
+// The results the tree's kernels take as values (tree/values.cpp): each one's producer into
+// `an.value_sources`, the arguments that take it through a pointer into
+// `an.values_through_pointers`, the producers only pointers read into `an.values_only_on_devices`; refuses a result no map_reduce of the tree produces, one read before or
+// inside its producer, and a kernel whose parameters could not be read. A tree with values is
+// not streamable (`an.joined` says why, where it is the first reason).
+void check_value_arguments(const NodeImpl& root, Analysis& an);
 
 
 // The copies of `root`'s loops that may be swaps (tree/swap.cpp): the last stage of a loop's

@@ -90,6 +90,14 @@ Arg iteration() {
   return a;
 }
 
+Arg value(const ResultRef& r) {
+  Arg a;
+  a.kind = Arg::Kind::value;
+  a.result = detail::ResultAccess::get(r);
+  a.type = r.type();
+  return a;
+}
+
 std::shared_ptr<detail::VectorState> Binding::state_of(const VectorRef& v) { return detail::VectorAccess::get(v); }
 std::shared_ptr<detail::ResultState> Binding::state_of(const ResultRef& r) { return detail::ResultAccess::get(r); }
 
@@ -111,6 +119,7 @@ std::string Arg::describe() const {
     case Kind::offset: s << "offset of " << vname(); break;
     case Kind::count: s << "count of " << vname(); break;
     case Kind::size: s << "size of " << vname(); break;
+    case Kind::value: s << "value of result '" << (result ? result->name : std::string("?")) << "'"; break;
   }
   if (!feature.empty()) s << " (feature '" << feature << "')";
   return s.str();
@@ -274,6 +283,13 @@ std::string Node::signature() const {
     auto [it, inserted] = vid.emplace(v, static_cast<int>(vid.size()));
     return prefixed("v", it->second) + ":" + v->type.name + "/" + std::to_string(v->type.size);
   };
+  // Results passed as values are named the same way, by first appearance among the values.
+  std::map<const detail::ResultState*, int> rid;
+  auto rref = [&](const detail::ResultState* r) -> std::string {
+    auto [it, inserted] = rid.emplace(r, static_cast<int>(rid.size()));
+    return prefixed("r", static_cast<std::uint64_t>(it->second)) + ":" + r->type.name + "/" +
+           prefixed("", r->type.size);
+  };
   std::ostringstream s;
   std::function<void(const NodeImpl&)> sig = [&](const NodeImpl& n) {
     s << n.kind() << "(";
@@ -282,6 +298,7 @@ std::string Node::signature() const {
       s << static_cast<int>(a.kind) << static_cast<int>(a.access);
       if (a.vector) s << vref(a.vector.get());
       if (a.kind == Arg::Kind::scalar) s << a.type.name << a.bytes.size();
+      if (a.kind == Arg::Kind::value) s << rref(a.result.get());
       // A halo's widths and boundary change what the kernel computes (and what moves).
       if (a.kind == Arg::Kind::halo) s << "h" << a.halo_before << "/" << a.halo_after << "/" << static_cast<int>(a.boundary);
       s << ",";

@@ -53,6 +53,8 @@ add_test(NAME mpi.cluster.rank_stops_another_gives_up
 
 # Scans and divide and conquer over ranks.
 sinew_mpi_suite(cluster_scan cluster_scan_test.cpp)
+# Results as arguments (sinew::value) over ranks.
+sinew_mpi_suite(cluster_values cluster_values_test.cpp)
 
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)

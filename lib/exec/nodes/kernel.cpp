@@ -2,6 +2,7 @@
 // again on the queue's next request without hashing the source), its work-group size, its
 // arguments and NDRange per partition.
 #include "exec/nodes/runner.hpp"
+#include "exec/values.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/kernel.hpp"
 
@@ -110,6 +111,7 @@ class KernelRunner final : public LeafRunner {
           k.setArg(i, static_cast<cl_uint>((window(ctx).first_unit + ps.part->first) * v->unit));
           break;
         case Arg::Kind::count: k.setArg(i, static_cast<cl_uint>(ps.part->units * v->unit)); break;
+        case Arg::Kind::value: set_value_argument(ctx, ps, k, i, n); break;
         case Arg::Kind::size: {
           const Window w = window(ctx);
           const auto& u = ctx.analysis().use(v);

@@ -1,7 +1,9 @@
 // exec/nodes/leaf.cpp — what every leaf's run shares: replicas re-synchronised before a leaf
-// reads them whole and halo units exchanged before it reads a halo, the leaf enqueued per
-// partition, the replicas and halos of what it writes marked dirty.
+// reads them whole, halo units exchanged before it reads a halo and the values it takes combined
+// (exec/values.hpp), the leaf enqueued per partition, the replicas and halos of what it writes
+// marked dirty.
 #include "exec/nodes/runner.hpp"
+#include "exec/values.hpp"
 #include "platform/error.hpp"
 
 namespace sinew::detail {
@@ -40,6 +42,7 @@ void LeafRunner::run(NodeContext& ctx, Worker& w, const Group& group, const Node
     }
     w.halo_dirty.erase(a.vector.get());
   }
+  meet_for_values(ctx, w, n);
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
             [&] { enqueue(ctx, *p, n, step.iteration); });

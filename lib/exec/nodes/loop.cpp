@@ -2,8 +2,11 @@
 // predicate, every worker meets after each iteration and the last to arrive combines the
 // iteration's reductions and evaluates it.
 #include "exec/nodes/runner.hpp"
+#include "exec/values.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/loop.hpp"
+
+#include <set>
 
 namespace sinew::detail {
 namespace {
@@ -20,15 +23,19 @@ class LoopRunner final : public NodeRunner {
       if (!n.has_predicate()) continue;
       // The iteration barrier: the host evaluates the predicate over this iteration's results,
       // once they are read back; the rest of the iteration (a copy) goes on meanwhile, so the next
-      // iteration's first kernel follows it on the device without waiting for the host.
-      for (const NodeImpl* r : w.pending) runner_of(*r).wait_values(ctx, w, *r);
+      // iteration's first kernel follows it on the device without waiting for the host. Values
+      // only kernels read stay pending until the run is over (exec/values.hpp).
+      std::set<const NodeImpl*> judged;
+      for (const NodeImpl* r : w.pending)
+        if (!value_stays_on_devices(ctx, *r)) judged.insert(r);
+      for (const NodeImpl* r : judged) runner_of(*r).wait_values(ctx, w, *r);
       ctx.barrier().arrive_and_wait([&] {
-        for (const NodeImpl* r : w.pending) runner_of(*r).combine(ctx, *r);
+        for (const NodeImpl* r : judged) runner_of(*r).combine(ctx, *r);
         Reductions& reductions = ctx.reductions();
         std::map<std::string, Value> scratch;
-        reductions.loop_done = evaluate(ctx, n, reductions.for_predicate(w.pending, scratch), i);
+        reductions.loop_done = evaluate(ctx, n, reductions.for_predicate(judged, scratch), i);
       });
-      w.pending.clear();
+      for (const NodeImpl* r : judged) w.pending.erase(r);
       if (ctx.reductions().loop_done) {
         ++i;
         break;

@@ -5,6 +5,7 @@
 // the user's function on the first partition's device.
 #include "exec/nodes/runner.hpp"
 #include "exec/reduce.hpp"
+#include "exec/values.hpp"
 #include "platform/error.hpp"
 #include "tree/nodes/map_reduce.hpp"
 
@@ -24,7 +25,8 @@ struct ReduceState final : NodeState {
   cl::Buffer identity;  // the operator's neutral element (one per device, shared by its partitions)
   std::vector<unsigned char> pageable;
   unsigned char* host = nullptr;  // the value read back: pinned on discrete devices, else `pageable`
-  cl::Event read;                 // its read, which a loop's predicate waits for
+  cl::Event read;                 // its read, which a loop's predicate waits for (none: on_device_only)
+  bool on_device_only = false;    // the last value was not read back: only kernels read it (exec/values.hpp)
   std::size_t local = 1, groups = 1;
 };
 
@@ -129,10 +131,16 @@ class MapReduceRunner final : public NodeRunner {
     interpret(ctx, w, group, n.body(), step);
     for (PartState* p : group) reduce(ctx, n, *p);
     w.pending.insert(&n);
+    w.values_met.erase(&n);  // a new value: the kernels that take it meet again (exec/values.hpp)
+  }
+
+  const cl::Buffer* value_buffer(PartState& ps, const NodeImpl& node) const override {
+    return &ps.state<ReduceState>(node).result;
   }
 
   void wait_values(NodeContext&, Worker& w, const NodeImpl& node) const override {
-    for (PartState* p : w.parts) p->state<ReduceState>(node).read.wait();
+    for (PartState* p : w.parts)
+      if (const cl::Event& read = p->state<ReduceState>(node).read; read()) read.wait();
   }
 
   void combine(NodeContext& ctx, const NodeImpl& node) const override {
@@ -140,6 +148,7 @@ class MapReduceRunner final : public NodeRunner {
     const Reducer& r = n.reducer;
     const ElementType& t = r.input->type;
     std::vector<std::vector<unsigned char>> values;
+    for (auto& ps : ctx.partitions()) read_left_value(ctx, n, ps);
     for (auto& ps : ctx.partitions()) {
       const unsigned char* host = ps.state<ReduceState>(n).host;
       values.emplace_back(host, host + t.size);
@@ -186,10 +195,30 @@ class MapReduceRunner final : public NodeRunner {
         pass(ps.slices.at(r.input.get()), count, rs.partials, rs.groups);
         pass(rs.partials, static_cast<cl_uint>(rs.groups), rs.result, 1);
       }
+      // A value only kernels read on the device goes to the host once, when the run is over
+      // (combine): a read per iteration would hold the in-order queue between the reduction and
+      // the kernel that reads its value.
+      rs.on_device_only = value_stays_on_devices(ctx, n);
+      if (rs.on_device_only) {
+        rs.read = cl::Event();
+        return;
+      }
       ctx.record().count_copy(*ps.worker, CopyKind::value, t.size);
       ps.worker->queue().enqueueReadBuffer(rs.result, CL_FALSE, 0, t.size, rs.host, nullptr, &rs.read);
       ctx.track(ps, rs.read, &path, false);
     });
+  }
+
+  // The value of a partition whose read was left for the end (reduce), read now: every queue has
+  // finished.
+  static void read_left_value(NodeContext& ctx, const MapReduceNode& n, PartState& ps) {
+    ReduceState& rs = ps.state<ReduceState>(n);
+    if (!rs.on_device_only) return;
+    const std::size_t bytes = n.reducer.input->type.size;
+    cl_call({.node = ctx.path(n) + "/reduce", .device = ps.worker->info().name},
+            [&] { ps.worker->queue().enqueueReadBuffer(rs.result, CL_TRUE, 0, bytes, rs.host); });
+    ctx.record().count_copy(*ps.worker, CopyKind::value, bytes);
+    rs.on_device_only = false;
   }
 };
 

@@ -43,6 +43,14 @@ class NodeRunner {
     (void)n;
     w.queue().finish();
   }
+  // The buffer on `ps`'s device that holds the partition's value of `n` once what `run` enqueued
+  // has run (a map_reduce's result), for kernels that read it through a pointer (sinew::value);
+  // null for kinds that produce no value.
+  virtual const cl::Buffer* value_buffer(PartState& ps, const NodeImpl& n) const {
+    (void)ps;
+    (void)n;
+    return nullptr;
+  }
   // Once every partition's queue has finished what `run` enqueued (at a loop's barrier or after
   // the workers joined), for nodes that run() put in Worker::pending: combines the partitions'
   // values on the host.

@@ -5,6 +5,7 @@
 #include "platform/error.hpp"
 #include "platform/hash.hpp"
 #include "tree/analysis.hpp"
+#include "tree/source_text.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -24,6 +25,38 @@ std::string argument_label_of(std::size_t i, const Arg& a, const std::optional<s
 }
 
 bool is_uint_like(const std::string& t) { return t == "uint" || t == "unsigned int" || t == "int" || t == "size_t"; }
+
+// A result passed with sinew::value: a by-value parameter of the result's type, or a read-only
+// pointer to one (__global const T*, __constant T*). A struct's size is compared where the
+// kernel's source defines it readably.
+void check_value_parameter(const KernelNode& n, const std::string& path, const std::string& label, const Arg& a,
+                           const KernelParam& p) {
+  const ResultState& r = *a.result;
+  const std::string spelled = r.type.known() ? r.type.name : "T";
+  if (p.address_space == "local" || (p.pointer && p.address_space != "global" && p.address_space != "constant"))
+    fail(errc::invalid_argument, path, label,
+         "result '" + r.name + "' is passed to a parameter that is neither a value nor a __global or __constant "
+         "pointer",
+         "declare the parameter as '" + spelled + " " + p.name + "' or '__global const " + spelled + "* " + p.name + "'");
+  if (p.pointer && !p.is_const && p.address_space != "constant")
+    fail(errc::invalid_argument, path, label,
+         "result '" + r.name + "' is read-only, but the kernel's pointer parameter is not const",
+         "declare the parameter as '__global const " + spelled + "* " + p.name + "'");
+  if (r.type.known() && p.type != r.type.name)
+    fail(errc::invalid_argument, path, label,
+         "result '" + r.name + "' holds " + r.type.name + " but the kernel parameter is " + p.type +
+             (p.pointer ? "*" : ""),
+         "declare the parameter with type " + r.type.name + ", or pass a result of type cl_" + p.type);
+  if (!r.type.known()) {
+    const auto layout = opencl_type_layout(n.source->text, p.type);
+    if (layout && layout->size != r.type.size)
+      fail(errc::invalid_argument, path, label,
+           "result '" + r.name + "' is a struct of " + std::to_string(r.type.size) + " bytes in C++, but '" + p.type +
+               "' is " + std::to_string(layout->size) + " bytes in OpenCL C",
+           "declare the same members in the same order on both sides (OpenCL C aligns vectors, long and double to "
+           "their size)");
+  }
+}
 
 // Checks one kernel argument against the parsed parameter.
 void check_against_parameter(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a, const KernelParam& p) {
@@ -67,6 +100,7 @@ void check_against_parameter(const KernelNode& n, const std::string& path, std::
         fail(errc::invalid_argument, path, label, "local memory passed to a parameter that is not __local",
              "declare the parameter as __local T*, or pass another kind of argument");
       break;
+    case Arg::Kind::value: check_value_parameter(n, path, label, a, p); break;
     case Arg::Kind::iteration:
     case Arg::Kind::offset:
     case Arg::Kind::count:

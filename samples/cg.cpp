@@ -1,0 +1,66 @@
+// cg — conjugate gradient on the 2D Poisson matrix (CSR), the whole solve one loop tree: the
+// reductions' results feed the same iteration's later kernels (sinew::value) and the loop stops at
+// the tolerance. Checked against the same iteration in double (common/cg.cpp).
+//
+//   cg [--side N] [--tolerance X] [--max-iterations N] [--device I]
+#include "common/cg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+int main(int argc, char** argv) {
+  std::size_t side = 512, max_iterations = 5000;
+  float tolerance = 1e-5f;
+  sinew::RunOptions options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    char* end = nullptr;
+    const double v = std::strtod(argv[i + 1], &end);
+    if (*end || !(v >= 0)) {
+      std::cerr << "cg: " << flag << " takes a non-negative number, not '" << argv[i + 1] << "'\n";
+      return 2;
+    }
+    if (flag == "--side") side = static_cast<std::size_t>(v);
+    else if (flag == "--tolerance") tolerance = static_cast<float>(v);
+    else if (flag == "--max-iterations") max_iterations = static_cast<std::size_t>(v);
+    else if (flag == "--device") options.device = static_cast<std::size_t>(v);
+    else {
+      std::cerr << "cg: unknown flag " << flag << " (--side, --tolerance, --max-iterations, --device)\n";
+      return 2;
+    }
+  }
+  if (argc % 2 == 0) {
+    std::cerr << "cg: every flag takes a value\n";
+    return 2;
+  }
+  try {
+    const auto a = sinew::samples::poisson_2d(side);
+    const auto b = sinew::samples::cg_right_hand_side(a.rows);
+    sinew::Runtime rt;
+    sinew::samples::ConjugateGradient cg(tolerance, max_iterations);
+    std::vector<cl_float> x;
+    const auto s = cg.solve(rt, a, b, x, options);
+    std::size_t reference_iterations = 0;
+    sinew::samples::reference_cg(a, b, tolerance, max_iterations, reference_iterations);
+    const double residual = sinew::samples::relative_residual(a, b, x);
+    std::cout << "grid " << side << "x" << side << ": " << s.iterations << " iterations (reference in double: "
+              << reference_iterations << "), |b - Ax| / |b| = " << residual << ", "
+              << s.report.wall_ms / static_cast<double>(std::max<std::size_t>(1, s.iterations)) << " ms per iteration\n";
+    // In float the recursive residual the loop tests drifts from the true one, b - Ax: the true
+    // residual is judged against the larger of the tolerance and float's floor for this matrix.
+    // The loop stops where the reference does, give or take what float rounding moves.
+    const std::size_t apart = s.iterations > reference_iterations ? s.iterations - reference_iterations
+                                                                  : reference_iterations - s.iterations;
+    const bool ok = residual <= sinew::samples::cg_accepted_residual(tolerance, side) &&
+                    apart <= std::max<std::size_t>(2, reference_iterations / 50);
+    std::cout << "result: " << (ok ? "OK" : "WRONG") << "\n";
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "cg: " << e.what() << "\n";
+    return 2;
+  }
+}
