@@ -300,6 +300,16 @@ struct ScheduleTuning {
     double slowdown = 1.5;
   };
   Dynamic dynamic;
+  /// The work-stealing schedule (Config::schedule "steal"; lib/decompose/schedules/steal/).
+  struct Steal {
+    /// With min_chunk 0, the least range a queue takes (a piece of its own range, a stolen
+    /// range) is the even share of a queue over this many; at least 1.
+    std::size_t least_range_parts = 64;
+    /// A queue takes this fraction of what is left of its own range as its next piece (at least
+    /// its least range), leaving the rest for a thief; in (0, 1].
+    double piece_fraction = 0.5;
+  };
+  Steal steal;
   /// A streamable tree's share on a discrete device, cut into chunks dealt round its queues.
   struct Streaming {
     /// Chunk sizes when RuntimeOptions::chunk_mb leaves them to the data: an eighth of the
