@@ -91,7 +91,8 @@ const TrainingPoint* PlanSearch::measure(const Config& asked, unsigned runs) {
 std::string PlanSearch::point_line(const TrainingPoint& p) const {
   std::ostringstream line;
   line << std::fixed << std::setprecision(3) << "[" << ledger_.spent() << " executions] fission=" << p.config.fission
-       << " overlap=" << p.config.overlap << " shares " << shares_str(p.config.shares) << " -> " << p.time_ms
+       << " overlap=" << p.config.overlap << " shares " << shares_str(p.config.shares)
+       << (p.config.schedule == "static" ? "" : " schedule=" + p.config.schedule) << " -> " << p.time_ms
        << " ms (best " << ledger_.fastest().time_ms << " ms)";
   return line.str();
 }

@@ -78,6 +78,36 @@ TEST_P(StealRuns, IdleDevicesStealAndTheReportSaysWhoStoleWhatFromWhom) {
   if (device_count() > 1) EXPECT_GT(steals, 0u);  // the others ran out of cheap units and stole
 }
 
+// Training measures the steal schedule's plan beside the static and dynamic ones for a tree it
+// runs, where its budget leaves the runs (its progress lines name each point measured).
+TEST(StealTraining, MeasuresTheStealPlanBesideStaticAndDynamic) {
+  if (device_count() < 2) GTEST_SKIP() << "one device: no plan to balance";
+  std::vector<std::string> lines;
+  RuntimeOptions o;
+  o.kb_path = ":memory:";
+  // Room beyond the search for every policy's own plan: the default budget keeps one point's runs
+  // for them after the search, which on three devices the dynamic schedule's takes.
+  o.training.max_executions = 200;
+  o.quiet = false;
+  o.log = [&](LogLevel, const std::string& line) { lines.push_back(line); };
+  Runtime rt(o);
+  Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+  Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+  const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(cl_uint(0)));
+  std::vector<cl_int> visits(100003, 0);
+  std::vector<cl_uint> tag(visits.size(), 0);
+  rt.run(tree, {{V, visits}, {T, tag}}, {.train = true}).get();
+  std::string all;
+  bool steal = false, dynamic = false;
+  for (const auto& l : lines) {
+    all += l + "\n";
+    steal = steal || l.find("schedule=steal") != std::string::npos;
+    dynamic = dynamic || l.find("schedule=dynamic") != std::string::npos;
+  }
+  EXPECT_TRUE(steal) << all;
+  EXPECT_TRUE(dynamic) << all;
+}
+
 INSTANTIATE_TEST_SUITE_P(ZeroCopyAndDiscrete, StealRuns, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "discrete" : "zero_copy"; });
 
