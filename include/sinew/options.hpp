@@ -302,11 +302,13 @@ struct ScheduleTuning {
   Dynamic dynamic;
   /// The work-stealing schedule (Config::schedule "steal"; lib/decompose/schedules/steal/).
   struct Steal {
-    /// With min_chunk 0, the least range a queue takes (a piece of its own range, a stolen
-    /// range) is the even share of a queue over this many; at least 1.
+    /// Without a least_range for every device, the least range a queue takes (a piece of its
+    /// own range, a stolen range) is the even share of a queue over this many; at least 1. (The
+    /// dynamic schedule's least_chunk_parts; no measurement of the steal schedule chose it.)
     std::size_t least_range_parts = 64;
     /// A queue takes this fraction of what is left of its own range as its next piece (at least
-    /// its least range), leaving the rest for a thief; in (0, 1].
+    /// its least range), leaving the rest for a thief; in (0, 1]. (Tascell's halving; no
+    /// measurement chose it.)
     double piece_fraction = 0.5;
   };
   Steal steal;

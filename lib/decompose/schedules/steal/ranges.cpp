@@ -128,7 +128,7 @@ bool StealRanges::steal(std::size_t thief) {
     keep = std::max(keep, round_up(largest - most, granule_));
   if (keep >= largest) return false;
   const std::size_t units = largest - keep;
-  if (units < plan_.least_range(thief, granule_)) return false;  // never less than min_chunk nor a granule
+  if (units < plan_.least_range(thief, granule_)) return false;  // never under its least range (a granule at least)
   const std::size_t split = v.next + keep;
   handovers_.push_back({thief, victim, Chunk{split, v.end - split}});
   t.next = split;

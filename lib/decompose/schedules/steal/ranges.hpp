@@ -33,11 +33,12 @@ struct StealMemory final : ScheduleMemory {
 struct StealPlan final : PolicyPlan {
   std::vector<Partition> queues;  // who takes ranges: device, sub_device, queue (first/units unused)
   std::vector<double> weights;    // per queue: its device's share split over its queues; they add up to 1
-  // Config::min_chunk rounded up to whole granules (at least one); for min_chunk 0, the units over
-  // least_range_parts * queues. The least range a queue takes: a piece of its own, a stolen one.
+  // The plan's least_range for every device rounded up to whole granules (at least one); without
+  // one, the units over least_range_parts * queues. The least range a queue takes: a piece of
+  // its own, a stolen one.
   std::size_t least_units = 1;
-  // Config::min_chunk was given: a queue alone still runs its range in pieces (otherwise it takes
-  // it whole: there is no one to steal from it).
+  // A least_range for every device was given: a queue alone still runs its range in pieces
+  // (otherwise it takes it whole: there is no one to steal from it).
   bool least_given = false;
   // Per runtime device, the plan's size thresholds (plan items least_range and most_range, 0:
   // none): its queues take no range smaller than the first (but the last of the units), nor
