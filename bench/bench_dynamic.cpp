@@ -20,8 +20,11 @@
 //   (its least chunk in the first run that keeps it out, then after 1, 2, 4, ... 32 runs): a
 //   probing run is a dynamic one, so the rounds' spread shows them. --cpu-share X weights the
 //   dynamic plan by X instead of the solo speeds (on two PoCL devices, 0.004 drives the path the
-//   H100 machine's Mandelbrot takes).
-// - load: the spec's Fig. 4 step for the dynamic schedule. Saxpy, the dynamic plan weighted by
+//   H100 machine's Mandelbrot takes). Each comparison also runs schedule=steal (issue 43), its
+//   ranges starting where the dynamic plan's weights put them: steal / oracle (issue 43 asks
+//   >= 0.95), steal / dynamic (>= 1.0), its LB efficiency (>= 0.95), its pieces per device and
+//   the ranges stolen (Report::steals), against dynamic's chunks.
+// - load: the spec's Fig. 4 step for the dynamic schedule (--load-schedule steal: for steal). Saxpy, the dynamic plan weighted by
 //   the solo speeds with no load; the load-aware oracle is the best static split of a sweep with
 //   the CPU load on (tools/load.hpp, `sinew load`'s generator). Then --before executions of the
 //   dynamic plan with no load, the load switched on, and --rounds rounds of [dynamic, oracle]
@@ -93,7 +96,7 @@ struct Context {
       rounds_log.emplace(b.file("_rounds.csv"), std::vector<std::string>{"workload", "size", "round", "dynamic", "oracle",
                                                                           "trained", "cpu_alone", "gpu_alone",
                                                                           "lb_efficiency", "cpu_chunks", "gpu_chunks",
-                                                                          "cpu_units", "gpu_units"});
+                                                                          "cpu_units", "gpu_units", "steal"});
     return *rounds_log;
   }
 
@@ -118,14 +121,22 @@ struct Context {
     }
     return {best_ms, best_share};
   }
-  // Dynamic, weighted by the devices' solo speeds (or --cpu-share).
+  // Dynamic (or `schedule`), weighted by the devices' solo speeds (or --cpu-share).
   sinew::Config dynamic_plan(double cpu_alone_ms, double gpu_alone_ms,
-                             const std::function<sinew::Config(sinew::Config)>& platform) const {
+                             const std::function<sinew::Config(sinew::Config)>& platform,
+                             const std::string& schedule = "dynamic") const {
     const double share = cpu_share >= 0 ? cpu_share : (1 / cpu_alone_ms) / (1 / cpu_alone_ms + 1 / gpu_alone_ms);
     sinew::Config d = platform(make_plan(r, share));
-    d.schedule = "dynamic";
+    d.schedule = schedule;
     return d;
   }
+  // A steal run's ranges taken from another device's, and their units (Report::steals).
+  static std::string stolen(const sinew::Report& r) {
+    std::size_t units = 0;
+    for (const auto& s : r.steals) units += s.units;
+    return std::to_string(r.steals.size()) + " (" + std::to_string(units) + " units)";
+  }
+  std::string load_schedule = "dynamic";  // --load-schedule: the plan the load step puts under the load
 };
 
 // One workload at one size: trained, oracle, each device alone and dynamic, interleaved.
@@ -147,11 +158,12 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
   const Stats cpu_alone = measure(sinew_job(c.rt, s, cpu_only), c.b.timing());
   const Stats gpu_alone = measure(sinew_job(c.rt, s, gpu_only), c.b.timing());
   const sinew::Config dynamic = c.dynamic_plan(cpu_alone.median_ms, gpu_alone.median_ms, platform);
+  const sinew::Config steal = c.dynamic_plan(cpu_alone.median_ms, gpu_alone.median_ms, platform, "steal");
   const sinew::Config oracle = platform(make_plan(c.r, best_share));
   // Interleaved: whatever the machine does meanwhile hits every plan alike.
-  std::vector<sinew::Report> last(5);
+  std::vector<sinew::Report> last(6);
   const std::vector<sinew::RunOptions> plans = {fixed(dynamic), fixed(oracle), fixed(trained.last.config), cpu_only,
-                                                gpu_only};
+                                                gpu_only,       fixed(steal)};
   std::vector<Job> jobs;
   for (std::size_t j = 0; j < plans.size(); ++j) jobs.push_back(sinew_job(c.rt, s, plans[j], &last[j]));
   // Each round's dynamic run: its chunks and units per device (the rounds CSV).
@@ -163,11 +175,11 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
     t.add({workload, size, runs.check});
     return;
   }
-  const char* names[] = {"dynamic", "oracle", "trained", "cpu alone", "gpu alone"};
+  const char* names[] = {"dynamic", "oracle", "trained", "cpu alone", "gpu alone", "steal"};
   std::vector<double> med;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     med.push_back(median(runs.ms[j]));
-    c.row(workload, size, std::string("interleaved ") + names[j], j < 3 ? last[j].config : sinew::Config{},
+    c.row(workload, size, std::string("interleaved ") + names[j], j < 3 || j == 5 ? last[j].config : sinew::Config{},
           summarize(runs.ms[j]));
   }
   auto ideal_of = [](double cpu_ms, double gpu_ms) { return 1 / (1 / cpu_ms + 1 / gpu_ms); };
@@ -196,14 +208,24 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
     if (med[j] < med[best]) best = j;
   const double best_cpu_share = best == 3 ? 1.0 : best == 4 ? 0.0 : best_share;
   const Stats speed = ratios(runs.ms[best], runs.ms[0]);  // per round: oracle / dynamic
+  const Stats steal_speed = ratios(runs.ms[best], runs.ms[5]);     // per round: oracle / steal
+  const Stats steal_on_dynamic = ratios(runs.ms[0], runs.ms[5]);  // per round: dynamic / steal
   const auto& chunks = last[0].chunks;
+  const auto& ranges = last[5].chunks;
+  auto per_device = [&](const std::vector<std::size_t>& v) {
+    return v.empty() ? std::string("-") : std::to_string(v.at(c.p.cpu)) + " / " + std::to_string(v.at(c.p.gpu));
+  };
+  auto span = [](const Stats& x) {
+    return fmt("%.3f", x.median_ms) + " [" + fmt("%.3f", x.min_ms) + ", " + fmt("%.3f", x.max_ms) + "]";
+  };
   t.add({workload, size, fmt("%.2f", med[3]), fmt("%.2f", med[4]), fmt("%.2f", med[best]) + " (" + pct(best_cpu_share) + ")",
          fmt("%.2f", med[2]) + " (" + trained.last.config.str() + ")", fmt("%.2f", med[0]),
          fmt("%.3f", speed.median_ms) + " [" + fmt("%.3f", speed.min_ms) + ", " + fmt("%.3f", speed.max_ms) + "]",
          fmt("%+.2f", med[0] - med[best]),
          fmt("%.3f", ideal / med[0]) + "; per round " + fmt("%.3f", median(per_round)) + " [" +
              fmt("%.3f", quantile(per_round, 0.25)) + ", " + fmt("%.3f", quantile(per_round, 0.75)) + "]",
-         chunks.empty() ? "-" : std::to_string(chunks.at(c.p.cpu)) + " / " + std::to_string(chunks.at(c.p.gpu))});
+         per_device(chunks), fmt("%.2f", med[5]), span(steal_speed), span(steal_on_dynamic),
+         fmt("%.3f", ideal / med[5]), per_device(ranges) + "; stolen " + Context::stolen(last[5])});
 }
 
 #ifndef SINEW_BENCH_NO_LOAD
@@ -221,7 +243,7 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
   const std::size_t count = c.rt.devices().size();
   const Stats cpu_alone = measure(sinew_job(c.rt, s, fixed(platform(sinew::Config::single(c.p.cpu, count)))), c.b.timing());
   const Stats gpu_alone = measure(sinew_job(c.rt, s, fixed(platform(sinew::Config::single(c.p.gpu, count)))), c.b.timing());
-  const sinew::Config dynamic = c.dynamic_plan(cpu_alone.median_ms, gpu_alone.median_ms, platform);
+  const sinew::Config dynamic = c.dynamic_plan(cpu_alone.median_ms, gpu_alone.median_ms, platform, c.load_schedule);
   sinew_tools::LoadGenerator load;
   const unsigned started = load.start(threads);
   const auto [loaded_best_ms, loaded_share] = c.oracle("load", size, s, platform, "static sweep, load on");
@@ -305,6 +327,9 @@ int main(int argc, char** argv) {
       "load step: dynamic executions before the load (--quick 2)")(
       "threads", po::value<unsigned>()->default_value(0)->value_name("N"),
       "load step: load threads (0: one per hardware thread; --quick 2)")(
+      "load-schedule", po::value<std::string>()->default_value("dynamic")->value_name("NAME"),
+      "load step: the schedule put under the load beside the oracle (dynamic or steal; its rows still say "
+      "'dynamic')")(
       "cpu-share", po::value<double>()->value_name("X"),
       "the dynamic plan's CPU weight instead of the solo speeds' (e.g. 0.004 on two PoCL devices: the GPU's "
       "queues left alone, as the H100 machine's Mandelbrot is)");
@@ -335,10 +360,13 @@ int main(int argc, char** argv) {
       c.cpu_share = b.vm["cpu-share"].as<double>();
       if (!(c.cpu_share >= 0 && c.cpu_share <= 1)) b.fail("--cpu-share", "the share is in [0, 1]");
     }
+    c.load_schedule = b.vm["load-schedule"].as<std::string>();
+    if (c.load_schedule != "dynamic" && c.load_schedule != "steal") b.fail("--load-schedule", "dynamic or steal");
     if (!c.p.two) throw std::runtime_error("two devices are needed (a CPU and a GPU, or POCL_DEVICES=\"pthread pthread\")");
     Table t({"workload", "size", "CPU alone ms", "GPU alone ms", "oracle static ms (CPU share)", "trained ms (plan)",
              "dynamic ms", "dynamic / oracle speed [min, max]", "dynamic - oracle ms", "LB efficiency",
-             "chunks CPU / GPU"});
+             "chunks CPU / GPU", "steal ms", "steal / oracle speed [min, max]", "steal / dynamic speed [min, max]",
+             "steal LB efficiency", "steal pieces CPU / GPU; ranges stolen"});
     std::string notes;
     const unsigned max_iter = b.option("max-iter", 256u);
     if (modes.count("mandelbrot"))

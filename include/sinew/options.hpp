@@ -314,7 +314,19 @@ struct ScheduleTuning {
     /// kept-out device probed in the next run; above 1 (docs/decisions/025).
     double slowdown = 1.5;
   };
-  Dynamic dynamic;  ///< see Dynamic
+  Dynamic dynamic;  ///< the dynamic schedule's values
+  /// The work-stealing schedule (Config::schedule "steal"; lib/decompose/schedules/steal/).
+  struct Steal {
+    /// Without a least_range for every device, the least range a queue takes (a piece of its
+    /// own range, a stolen range) is the even share of a queue over this many; at least 1. (The
+    /// dynamic schedule's least_chunk_parts; no measurement of the steal schedule chose it.)
+    std::size_t least_range_parts = 64;
+    /// A queue takes this fraction of what is left of its own range as its next piece (at least
+    /// its least range), leaving the rest for a thief; in (0, 1]. (Tascell's halving; no
+    /// measurement chose it.)
+    double piece_fraction = 0.5;
+  };
+  Steal steal;  ///< the work-stealing schedule's values
   /// A streamable tree's share on a discrete device, cut into chunks dealt round its queues.
   struct Streaming {
     /// Chunk sizes when RuntimeOptions::chunk_mb leaves them to the data: an eighth of the

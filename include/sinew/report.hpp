@@ -35,6 +35,18 @@ struct KernelTiming {
   double ms = 0;            ///< summed profiling time of those launches
 };
 
+/// A range of units one queue took from another queue's range during a run (schedule=steal):
+/// the units the victim had not started. Devices are runtime indices; `thief_queue` and
+/// `victim_queue` a discrete device's queue or a CPU's sub-device (0 otherwise).
+struct Steal {
+  std::size_t thief = 0;         ///< the device that took the range
+  std::size_t victim = 0;        ///< the device whose range it was
+  unsigned thief_queue = 0;      ///< the thief's queue or sub-device
+  unsigned victim_queue = 0;     ///< the victim's queue or sub-device
+  std::size_t first = 0;         ///< the range's first unit
+  std::size_t units = 0;         ///< its length in units
+};
+
 /// One exchange of halo units (sinew::halo) between a tree's partitions, before `reader` read
 /// vector `vector` in loop step `iteration` (0 outside loops).
 struct HaloExchange {
@@ -154,6 +166,10 @@ struct Report {
   /// chunks themselves, in the order they were taken.
   std::vector<std::size_t> chunks;       ///< per device: chunks taken (dynamic schedule)
   std::vector<std::size_t> chunk_units;  ///< per device: units those chunks held
+  /// A work-stealing schedule's run (schedule=steal): the ranges one device's queue took from
+  /// another's, in the order they were taken (empty where nothing was stolen, and for the other
+  /// schedules).
+  std::vector<Steal> steals;
   /// Planned by the knowledge base: the entry used (0 otherwise), the entry it was derived from,
   /// and what training cost when this request trained.
   std::int64_t kb_entry = 0;

@@ -67,6 +67,11 @@ const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning) {
   require(d.slow_margin >= 1, "dynamic.slow_margin", d.slow_margin, "a number of at least 1");
   require(d.probe_interval >= 1, "dynamic.probe_interval", d.probe_interval, "a whole number of at least 1");
   require(d.slowdown > 1, "dynamic.slowdown", d.slowdown, "a number above 1");
+  const auto& w = tuning.steal;
+  require(w.least_range_parts >= 1, "steal.least_range_parts", static_cast<double>(w.least_range_parts),
+          "a whole number of at least 1");
+  require(w.piece_fraction > 0 && w.piece_fraction <= 1, "steal.piece_fraction", w.piece_fraction,
+          "a fraction in (0, 1]");
   require(s.min_chunk_bytes >= 1, "streaming.min_chunk_bytes", static_cast<double>(s.min_chunk_bytes),
           "a whole number of at least 1");
   require(s.max_chunk_bytes >= s.min_chunk_bytes, "streaming.max_chunk_bytes", static_cast<double>(s.max_chunk_bytes),

@@ -156,6 +156,10 @@ Config fit_memory(const Config& config, std::size_t total, std::size_t granule, 
 Config fit_static_shares(const Config& config, std::size_t total, std::size_t granule,
                          const std::vector<DeviceInfo>& devices, const Streaming& streaming);
 
+// Whether `info` holds any part of `total` units a schedule that takes chunks while the run goes
+// may give it: each chunk's buffers kept to the end of the run (schedule=dynamic, steal).
+bool holds_every_chunk(const DeviceInfo& info, std::size_t total, const Streaming& streaming);
+
 // Splits `total` units by `config` over `devices`, as its schedule policy does
 // (SchedulePolicy::decompose). Throws errc::invalid_argument for a config that does not fit the
 // devices (Config::check).

@@ -78,4 +78,11 @@ Footprint memory_footprint(const NodeImpl& root, const Analysis& an) {
   return f;
 }
 
+bool holds_every_chunk(const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
+  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  const Footprint& f = streaming.footprint;
+  return f.bytes(total, zero_copy) + f.context_bytes(zero_copy) <= info.memory() &&
+         f.units_within(info.largest_allocation(), info.largest_allocation(), 1, zero_copy) >= total;
+}
+
 }  // namespace sinew::detail

@@ -46,6 +46,14 @@ struct Chunk {
   std::size_t first = 0, units = 0;
 };
 
+// A range one queue's worker took from another's during a run (a work-stealing schedule): the
+// units of the victim's range it had not started, taken by the thief. Queues are indices into
+// ScheduleRun::queues().
+struct Handover {
+  std::size_t thief = 0, victim = 0;
+  Chunk range;
+};
+
 // One run's schedule as it goes. The queues that take part each get a worker; a worker runs the
 // partitions placed on its queue before the run (Decomposition::parts), or, where the policy
 // takes chunks, those it cuts for the queue before and while the run goes.
@@ -75,6 +83,9 @@ class ScheduleRun {
   virtual void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) {
     (void)queue, (void)units, (void)busy_ms, (void)host_ms;
   }
+  // After the run: the ranges queues took from each other's, in the order they were taken
+  // (Report::steals); none where the policy hands nothing over.
+  virtual std::vector<Handover> handovers() const { return {}; }
   // The run succeeded: what the plan's next run starts from is kept (its ScheduleMemory).
   virtual void finished() {}
   // After the run, for the decomposition's "taken:" line: what the schedule did beyond the chunks

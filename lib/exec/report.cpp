@@ -60,7 +60,7 @@ void add_partitions(RunState& run, Report& rep) {
 
 // The chunks each device took (Report::chunks, chunk_units) and the decomposition's "taken:"
 // line: each device's chunks and units, then what the schedule says it did beyond them
-// (ScheduleRun::taken_notes).
+// (ScheduleRun::taken_notes); the ranges queues took from each other's (Report::steals).
 void add_chunks(RunState& run, Report& rep) {
   rep.chunks.assign(run.env.infos.size(), 0);
   rep.chunk_units.assign(run.env.infos.size(), 0);
@@ -75,6 +75,13 @@ void add_chunks(RunState& run, Report& rep) {
       taken << " " << run.env.infos[d].id() << " " << rep.chunks[d] << " chunk(s), " << rep.chunk_units[d] << " units;";
   taken << run.schedule.run->taken_notes(run.env.infos);
   rep.decomposition += taken.str() + "\n";
+  const auto& queues = run.schedule.run->queues();
+  auto queue_of = [](const Partition& q) { return q.sub_device ? q.sub_device : q.queue; };
+  for (const Handover& h : run.schedule.run->handovers()) {
+    const Partition& thief = queues.at(h.thief);
+    const Partition& victim = queues.at(h.victim);
+    rep.steals.push_back({thief.device, victim.device, queue_of(thief), queue_of(victim), h.range.first, h.range.units});
+  }
 }
 
 Report build_report(RunState& run) {

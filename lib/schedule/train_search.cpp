@@ -119,7 +119,8 @@ std::string PlanSearch::point_line(const TrainingPoint& p) const {
   // What a terminal's one line shows first: the budgets spent and the best time so far.
   line << std::fixed << std::setprecision(3) << "[" << ledger_.status() << "] best " << best.time_ms
        << " ms; fission=" << p.config.fission << " overlap=" << p.config.overlap << " shares "
-       << shares_str(p.config.shares) << " -> " << p.time_ms << " ms; best plan " << best.config.str();
+       << shares_str(p.config.shares) << (p.config.schedule == "static" ? "" : " schedule=" + p.config.schedule)
+       << " -> " << p.time_ms << " ms; best plan " << best.config.str();
   return line.str();
 }
 

@@ -170,9 +170,9 @@ TEST(ConfigParse, PlanItemsAreRegisteredByTheirOwners) {
   std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
   std::vector<std::string> names;
   for (const auto& item : plan_items()) names.emplace_back(item.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"crossover", "min_chunk", "upper"}));
-  EXPECT_EQ(schedule_names(), (std::vector<std::string>{"static", "dynamic"}));
-  EXPECT_EQ(schedule_spellings(), "'static' or 'dynamic'");
+  EXPECT_EQ(names, (std::vector<std::string>{"crossover", "least_range", "min_chunk", "most_range", "upper"}));
+  EXPECT_EQ(schedule_names(), (std::vector<std::string>{"static", "dynamic", "steal"}));
+  EXPECT_EQ(schedule_spellings(), "'static', 'dynamic' or 'steal'");
   EXPECT_THROW(register_plan_item(PlanItem{.name = "crossover", .owner = "a second owner"}), std::logic_error);
   EXPECT_THROW(register_schedule_name("dynamic"), std::logic_error);
   Config c = Config::single(1, 2);

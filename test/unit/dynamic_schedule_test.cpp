@@ -2,10 +2,12 @@
 // slots and weights of a dynamic decomposition, and the guided chunk sizes (DynamicChunks::next).
 #include "decompose/decompose.hpp"
 #include "decompose/schedules/dynamic/chunks.hpp"
+#include "decompose/schedules/steal/ranges.hpp"
 #include "platform/plan_items.hpp"
 #include "schedule/balancer_two_level.hpp"
 #include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
+#include "unit/steal_simulation.hpp"
 
 #include <sinew/config.hpp>
 #include <sinew/error.hpp>
@@ -56,7 +58,7 @@ TEST(DynamicSchedule, ParsesPrintsAndChecksItsItems) {
   EXPECT_EQ(Config::parse("cpu=1", devices).str().find("schedule"), std::string::npos);
   EXPECT_TRUE(detail::is_schedule_name("dynamic"));
   EXPECT_FALSE(detail::is_schedule_name("guided"));
-  expect_error([&] { Config::parse("schedule=guided", devices); }, {"", "schedule=guided", "schedule takes 'static' or 'dynamic'"});
+  expect_error([&] { Config::parse("schedule=guided", devices); }, {"", "schedule=guided", "schedule takes 'static', 'dynamic' or 'steal'"});
   expect_error([&] { Config::parse("schedule=dynamic,min_chunk=-3", devices); }, {"", "min_chunk=-3", "min_chunk takes a whole number"});
   expect_error([&] { Config::parse("min_chunk=64", devices); }, {"", "plan 'min_chunk=64'", "static schedule"});
   Config stat = Config::single(0, 2);
@@ -308,7 +310,8 @@ TEST(DynamicSchedule, TheStopRuleTrustsTheSlowerRateAndMarginsASlowSlot) {
 // on each run, holds 91% of the work (a Mandelbrot frame panning over the set). A static plan
 // runs each device's contiguous share after a start-up time; a dynamic one simulates the guided
 // chunks of DynamicChunks, each device taking the next when it is free, each chunk costing a
-// fixed overhead.
+// fixed overhead; a steal plan (schedule=steal) its pieces and steals, each piece costing the
+// same overhead (test/unit/steal_simulation.hpp).
 struct CostModel {
   std::vector<DeviceInfo> devices{cpu(0), gpu(1)};
   std::size_t n = 100000;
@@ -338,6 +341,16 @@ struct CostModel {
         double& t = m.device_ms[p.device];
         t = std::max(t, start_ms) + work(p.first, p.first + p.units) / rate[p.device];
       }
+    } else if (dynamic_cast<const StealPlan*>(dec.plan.get())) {
+      const auto& queues = steal_plan(dec).queues;
+      std::vector<double> free(devices.size(), 0);  // a device's queues share it: its pieces run one at a time
+      const sinew::testing::Simulated s = sinew::testing::simulate(dec, nullptr, [&](std::size_t q, Chunk c, double now) {
+        double& at = free[queues[q].device];
+        at = std::max(at, now) + chunk_ms + work(c.first, c.first + c.units) / rate[queues[q].device];
+        return at - now;
+      });
+      for (std::size_t q = 0; q < queues.size(); ++q)
+        m.device_ms[queues[q].device] = std::max(m.device_ms[queues[q].device], start_ms + s.queue_end_ms[q]);
     } else {
       ++dynamic_runs;
       std::vector<double> free(devices.size(), -1);  // -1: takes no chunks

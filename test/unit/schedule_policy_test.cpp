@@ -69,18 +69,19 @@ TEST(SchedulePolicyRegistry, TheBuiltInPoliciesByName) {
 }
 
 TEST(SchedulePolicyRegistry, AnUnknownNameIsAnErrorListingTheRegisteredOnes) {
-  expect_error([] { schedule_policy("guided"); }, {"", "schedule", "schedule takes 'static' or 'dynamic'"});
+  expect_error([] { schedule_policy("guided"); }, {"", "schedule", "schedule takes 'static', 'dynamic' or 'steal'"});
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   expect_error([&] { Config::parse("schedule=guided", devices); },
-               {"", "schedule=guided", "schedule takes 'static' or 'dynamic'"});
+               {"", "schedule=guided", "schedule takes 'static', 'dynamic' or 'steal'"});
 }
 
 TEST(SchedulePolicyRegistry, ANameRegisteredTwiceIsAProgrammingError) {
   EXPECT_THROW(register_schedule_policy(std::make_unique<Named>("static")), std::logic_error);
   EXPECT_THROW(register_schedule_policy(std::make_unique<Named>("dynamic")), std::logic_error);
+  EXPECT_THROW(register_schedule_policy(std::make_unique<Named>("steal")), std::logic_error);
   EXPECT_THROW(register_schedule_policy(nullptr), std::logic_error);
   // Nothing was registered by the attempts.
-  EXPECT_EQ(schedule_policies().size(), 2u);
+  EXPECT_EQ(schedule_policies().size(), 3u);
 }
 
 // What each built-in policy answers for its plans, without devices.

@@ -12,6 +12,7 @@ namespace sinew::detail {
 // Defined in decompose/schedules/<name>.cpp or <name>/policy.cpp.
 const SchedulePolicy& static_schedule();
 const SchedulePolicy& dynamic_schedule();
+const SchedulePolicy& steal_schedule();
 
 namespace {
 
@@ -20,6 +21,7 @@ std::vector<const SchedulePolicy*> built_in() {
   return {
       &static_schedule(),
       &dynamic_schedule(),
+      &steal_schedule(),
   };
 }
 

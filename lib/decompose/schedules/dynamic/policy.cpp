@@ -43,14 +43,6 @@ std::size_t working_shares(const Config& c) {
   return static_cast<std::size_t>(std::count_if(c.shares.begin(), c.shares.end(), [](double x) { return x > 0; }));
 }
 
-// A dynamic schedule's device may take any part of the units, each chunk with buffers of its own.
-bool dynamic_fits(const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
-  const bool zero_copy = !info.discrete && info.host_unified_memory;
-  const Footprint& f = streaming.footprint;
-  return f.bytes(total, zero_copy) + f.context_bytes(zero_copy) <= info.memory() &&
-         f.units_within(info.largest_allocation(), info.largest_allocation(), 1, zero_copy) >= total;
-}
-
 // Device d's slots, each weighted by its device's share split over the device's slots (a
 // discrete device's queues alike, a CPU's sub-devices by their compute units).
 void add_slots(DynamicChunks& plan, std::size_t d, const DeviceInfo& info, const Config& config, double share) {
@@ -165,7 +157,7 @@ class DynamicSchedule final : public SchedulePolicy {
     for (double s : config.shares) sum += s;
     if (!(sum > 0)) return config;
     for (std::size_t d = 0; d < devices.size(); ++d)
-      if (devices[d].memory() && config.shares[d] > 0 && !dynamic_fits(devices[d], total, streaming))
+      if (devices[d].memory() && config.shares[d] > 0 && !holds_every_chunk(devices[d], total, streaming))
         return fit_static_shares(as_static(config), total, std::max<std::size_t>(1, granule), devices, streaming);
     return config;
   }
@@ -239,7 +231,7 @@ class DynamicSchedule final : public SchedulePolicy {
 
  private:
   static void check_fits(const Config& config, const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
-    if (streaming.footprint.empty() || !info.memory() || dynamic_fits(info, total, streaming)) return;
+    if (streaming.footprint.empty() || !info.memory() || holds_every_chunk(info, total, streaming)) return;
     throw_memory_shortfall(info,
                 "plan " + config.str() + " asks for the dynamic schedule, whose chunks keep their buffers to "
                 "the end of the run, but device " + device_text(info) + " might take more of the tree than " +

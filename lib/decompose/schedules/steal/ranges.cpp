@@ -1,0 +1,183 @@
+// decompose/schedules/steal/ranges.cpp — the work-stealing schedule's arithmetic (see ranges.hpp).
+#include "decompose/schedules/steal/ranges.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace sinew::detail {
+namespace {
+
+std::size_t round_up(std::size_t units, std::size_t granule) { return (units + granule - 1) / granule * granule; }
+std::size_t round_down(std::size_t units, std::size_t granule) { return units / granule * granule; }
+
+}  // namespace
+
+std::size_t StealPlan::least_range(std::size_t queue, std::size_t granule) const {
+  const std::size_t device = queues.at(queue).device;
+  const std::size_t own = device < least_of_device.size() ? least_of_device[device] : 0;
+  return std::max(granule, round_up(std::max(least_units, own), granule));
+}
+
+std::size_t StealPlan::most_range(std::size_t queue, std::size_t granule) const {
+  const std::size_t device = queues.at(queue).device;
+  const std::size_t most = device < most_of_device.size() ? most_of_device[device] : 0;
+  return most ? std::max(granule, round_down(most, granule)) : 0;
+}
+
+std::vector<double> StealPlan::weights_for_run(StealMemory* memory, std::size_t total,
+                                               std::size_t granule) const {
+  std::vector<double> remembered;
+  if (memory) {
+    std::lock_guard lock(memory->mutex);
+    remembered = memory->shares;
+  }
+  if (remembered.empty()) return weights;
+  std::vector<double> device_weight;
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    const std::size_t d = queues[q].device;
+    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
+    device_weight[d] += weights[q];
+  }
+  remembered.resize(std::max(remembered.size(), device_weight.size()), 0);
+  const double floor = total ? static_cast<double>(least_units + granule) / static_cast<double>(total) : 0;
+  std::vector<double> out(queues.size());
+  double sum = 0;
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    const std::size_t d = queues[q].device;
+    const double share = std::max(remembered[d], floor);
+    out[q] = device_weight[d] > 0 ? share * weights[q] / device_weight[d] : 0;
+    sum += out[q];
+  }
+  if (!(sum > 0)) return weights;
+  for (double& w : out) w /= sum;
+  return out;
+}
+
+StealRanges::StealRanges(const StealPlan& plan, std::size_t total, std::size_t granule,
+                         const std::vector<double>& weights)
+    : plan_(plan), total_(total), granule_(std::max<std::size_t>(1, granule)), weights_(weights) {
+  queues_.resize(plan.queues.size());
+  std::size_t last = queues_.size();  // the last queue with a weight takes the rest
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    if (weights_.at(q) > 0) last = q;
+  double before = 0;
+  std::size_t at = 0;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    before += weights_[q];
+    const auto boundary = static_cast<std::size_t>(std::llround(before * static_cast<double>(total_)));
+    const std::size_t end = q >= last ? total_ : std::min(total_, std::max(at, round_down(boundary, granule_)));
+    queues_[q].next = at;
+    queues_[q].end = end;
+    at = end;
+  }
+}
+
+std::size_t StealRanges::piece(std::size_t queue) const {
+  const Queue& me = queues_.at(queue);
+  const std::size_t left = me.end - me.next;
+  if (left == 0) return 0;
+  const std::size_t least = plan_.least_range(queue, granule_);
+  const std::size_t most = plan_.most_range(queue, granule_);
+  if (queues_.size() == 1 && !plan_.least_given && !most) return left;  // no one would steal from it
+  std::size_t units = round_down(static_cast<std::size_t>(static_cast<double>(left) * plan_.tuning.piece_fraction), granule_);
+  units = std::max(units, least);
+  if (most) units = std::min(units, most);
+  // No sliver behind it: a rest under the least range goes with this piece (within its bound).
+  if (units >= left || (left - units < least && (!most || left <= most))) return left;
+  return units;
+}
+
+std::vector<double> StealRanges::rates() const {
+  double measured = 0, measured_weight = 0;
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    if (queues_[q].done && queues_[q].busy_ms > 0) {
+      measured += static_cast<double>(queues_[q].done) / queues_[q].busy_ms;
+      measured_weight += weights_[q];
+    }
+  const double scale = measured > 0 && measured_weight > 0 ? measured / measured_weight : 1;
+  std::vector<double> r(queues_.size());
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    r[q] = queues_[q].done && queues_[q].busy_ms > 0 ? static_cast<double>(queues_[q].done) / queues_[q].busy_ms
+                                                     : weights_[q] * scale;
+  return r;
+}
+
+bool StealRanges::steal(std::size_t thief) {
+  std::size_t victim = queues_.size(), largest = 0;
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    if (q != thief && queues_[q].end - queues_[q].next > largest) {
+      largest = queues_[q].end - queues_[q].next;
+      victim = q;
+    }
+  if (victim == queues_.size()) return false;
+  Queue& v = queues_[victim];
+  Queue& t = queues_[thief];
+  // The thief's part s ends both together: (t.held + s) / thief's rate = (v.held + rest - s) /
+  // victim's rate. Equal rates and nothing held: half, Tascell's split.
+  const std::vector<double> r = rates();
+  const double rest = static_cast<double>(largest);
+  double part = rest / 2;
+  if (r[thief] + r[victim] > 0)
+    part = (r[thief] * (static_cast<double>(v.held) + rest) - r[victim] * static_cast<double>(t.held)) /
+           (r[thief] + r[victim]);
+  part = std::clamp(part, 0.0, rest);
+  // The victim keeps whole granules from its next unit, so that the split lies on a granule.
+  std::size_t keep = round_up(largest - static_cast<std::size_t>(part), granule_);
+  if (const std::size_t most = plan_.most_range(thief, granule_); most && largest > most)
+    keep = std::max(keep, round_up(largest - most, granule_));
+  if (keep >= largest) return false;
+  const std::size_t units = largest - keep;
+  if (units < plan_.least_range(thief, granule_)) return false;  // never under its least range (a granule at least)
+  const std::size_t split = v.next + keep;
+  handovers_.push_back({thief, victim, Chunk{split, v.end - split}});
+  t.next = split;
+  t.end = v.end;
+  v.end = split;
+  return true;
+}
+
+std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
+  const std::size_t units = piece(queue);
+  if (units == 0) return std::nullopt;
+  Queue& me = queues_[queue];
+  const Chunk c{me.next, units};
+  me.next += units;
+  me.held += units;
+  return c;
+}
+
+std::optional<Chunk> StealRanges::take(std::size_t queue) {
+  Queue& me = queues_.at(queue);
+  if (me.stopped) return std::nullopt;
+  if (me.next == me.end && !steal(queue)) {
+    me.stopped = true;
+    return std::nullopt;
+  }
+  return first_piece(queue);
+}
+
+void StealRanges::done(std::size_t queue, std::size_t units, double busy_ms) {
+  Queue& me = queues_.at(queue);
+  me.held -= std::min(me.held, units);
+  me.done += units;
+  me.busy_ms = busy_ms;
+}
+
+std::vector<std::size_t> StealRanges::done_per_device() const {
+  std::vector<std::size_t> out;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const std::size_t d = plan_.queues.at(q).device;
+    if (out.size() <= d) out.resize(d + 1, 0);
+    out[d] += queues_[q].done;
+  }
+  return out;
+}
+
+const StealPlan& steal_plan(const Decomposition& dec) {
+  const auto* plan = dynamic_cast<const StealPlan*>(dec.plan.get());
+  if (!plan) throw std::logic_error("sinew: a decomposition without the steal schedule's ranges");
+  return *plan;
+}
+
+}  // namespace sinew::detail

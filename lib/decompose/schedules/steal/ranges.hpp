@@ -1,0 +1,109 @@
+// decompose/schedules/steal/ranges.hpp — the work-stealing schedule's arithmetic, after Tascell's
+// backtracking work stealing: each queue starts with a contiguous range of the units, sized by
+// the plan's shares (as a static split: its data stays on its device unless it is stolen); it
+// runs its range front to back in pieces (a fraction of what it has left, never less than its
+// least range), and a queue whose range is done steals the upper part of the largest range
+// another queue has not started: the part that, by both queues' rates, ends both together (half
+// where the two are alike, as Tascell's split in halves). A stolen range is the thief's own
+// range from then on, run and stolen from in the same way. Every boundary but the last unit's
+// lies on a granule; every unit is in exactly one piece. Pure arithmetic: tested against
+// synthetic queues (test/unit/steal_schedule_test.cpp).
+#pragma once
+
+#include "decompose/decompose.hpp"
+#include "decompose/schedule_policy.hpp"
+
+#include <sinew/options.hpp>
+
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace sinew::detail {
+
+// What runs of one steal plan learn from each other: the part of the units each device ran in
+// the plan's last run, where stealing left the work balanced; the next run starts its ranges
+// there, so that it steals only what changed since. Locked: the runs of one plan may overlap.
+struct StealMemory final : ScheduleMemory {
+  std::mutex mutex;
+  std::vector<double> shares;  // per runtime device (empty: no run finished yet)
+};
+
+struct StealPlan final : PolicyPlan {
+  std::vector<Partition> queues;  // who takes ranges: device, sub_device, queue (first/units unused)
+  std::vector<double> weights;    // per queue: its device's share split over its queues; they add up to 1
+  // The plan's least_range for every device rounded up to whole granules (at least one); without
+  // one, the units over least_range_parts * queues. The least range a queue takes: a piece of
+  // its own, a stolen one.
+  std::size_t least_units = 1;
+  // A least_range for every device was given: a queue alone still runs its range in pieces
+  // (otherwise it takes it whole: there is no one to steal from it).
+  bool least_given = false;
+  // Per runtime device, the plan's size thresholds (plan items least_range and most_range, 0:
+  // none): its queues take no range smaller than the first (but the last of the units), nor
+  // larger than the second.
+  std::vector<std::size_t> least_of_device, most_of_device;
+  ScheduleTuning::Steal tuning;
+
+  // The least units queue `queue` takes, in whole granules: the plan's least range, its
+  // device's least_range.
+  std::size_t least_range(std::size_t queue, std::size_t granule) const;
+  // The most units queue `queue` takes at once, in whole granules (at least one); 0: no bound.
+  std::size_t most_range(std::size_t queue, std::size_t granule) const;
+  // The weights a run starts from: the shares its plan's last run left in `memory` (null, or
+  // nothing remembered: the plan's), each device's split over its queues as the plan's are. A
+  // device the plan gives a share keeps at least one least range of `total` units.
+  std::vector<double> weights_for_run(StealMemory* memory, std::size_t total, std::size_t granule) const;
+};
+
+// One run's ranges and what its queues did; the run's lock (StealRun) guards it.
+class StealRanges {
+ public:
+  struct Queue {
+    std::size_t next = 0, end = 0;  // [next, end): its range, not started
+    std::size_t held = 0, done = 0;  // units of its pieces running, and finished
+    double busy_ms = 0;              // from its first piece's start to its last finished one's end
+    bool stopped = false;            // took nothing when it last asked: it takes no more
+  };
+
+  // Each queue's first range: `weights`' parts of `total` units, contiguous in queue order, each
+  // in whole granules, the last queue with a weight taking the rest.
+  StealRanges(const StealPlan& plan, std::size_t total, std::size_t granule, const std::vector<double>& weights);
+
+  // Queue `queue`'s next piece: of its own range, else of a range it steals; nothing once neither
+  // is left (it stops).
+  std::optional<Chunk> take(std::size_t queue);
+  // The first piece of queue `queue`'s own range (nothing where its range is empty): cut before
+  // the run, it steals nothing.
+  std::optional<Chunk> first_piece(std::size_t queue);
+  // A piece of `units` of queue `queue` finished, `busy_ms` after its first piece began.
+  void done(std::size_t queue, std::size_t units, double busy_ms);
+
+  const std::vector<Queue>& queues() const { return queues_; }
+  const std::vector<Handover>& handovers() const { return handovers_; }
+  // The units each runtime device's queues finished, indexed by runtime device.
+  std::vector<std::size_t> done_per_device() const;
+
+ private:
+  // The units of queue `queue`'s next piece of its own range (0: the range is empty).
+  std::size_t piece(std::size_t queue) const;
+  // Moves the upper part of the largest range not started of another queue to `thief`; false
+  // where that part would be under the thief's least range.
+  bool steal(std::size_t thief);
+  // Each queue's rate in units per ms: measured once a piece of it has finished, else its weight
+  // scaled as the measured queues' rates are to their weights.
+  std::vector<double> rates() const;
+
+  const StealPlan& plan_;
+  std::size_t total_, granule_;
+  std::vector<double> weights_;
+  std::vector<Queue> queues_;
+  std::vector<Handover> handovers_;
+};
+
+// The steal plan of `dec` (decomposed by the steal schedule); throws std::logic_error for
+// another's.
+const StealPlan& steal_plan(const Decomposition& dec);
+
+}  // namespace sinew::detail

@@ -1,0 +1,41 @@
+// decompose/schedules/steal/run.hpp — one run of a steal plan: the queues' ranges under one lock
+// (StealRanges), the first piece of each cut before the run, pieces and steals as it goes, and
+// what the run leaves the plan's next (StealMemory).
+#pragma once
+
+#include "decompose/schedules/steal/ranges.hpp"
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinew::detail {
+
+class StealRun final : public ScheduleRun {
+ public:
+  // `memory`: the plan's; null: the run starts from the plan's shares and leaves nothing.
+  StealRun(const Decomposition& dec, StealMemory* memory);
+
+  const std::vector<Partition>& queues() const override { return plan_.queues; }
+  bool takes_chunks() const override { return true; }
+  // Each queue's first piece of its own range, in queue order (a queue with an empty range
+  // steals when it first asks).
+  std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
+  std::optional<Chunk> take(std::size_t queue) override;
+  void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
+  // Keeps the part of the units each device ran for the plan's next run.
+  void finished() override;
+  // Who stole what from whom: per thief and victim device, the ranges and their units.
+  std::string taken_notes(const std::vector<DeviceInfo>& devices) const override;
+  std::vector<Handover> handovers() const override;
+
+ private:
+  const StealPlan& plan_;
+  StealMemory* memory_;
+  std::size_t total_;
+  mutable std::mutex mutex_;
+  StealRanges ranges_;  // under mutex_
+};
+
+}  // namespace sinew::detail

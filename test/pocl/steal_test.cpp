@@ -1,0 +1,116 @@
+// The work-stealing schedule (Config::schedule = steal) end to end on the PoCL devices this suite
+// is given (1, 2 or 3), zero-copy and with the last device driven as a discrete GPU: with the
+// first device given most units, and costly ones, the others run out and steal from it; every unit
+// runs exactly once, and the Report says who stole what from whom (Report::steals, the
+// decomposition's "taken:" line), each stolen range begun on its thief's device.
+#include <sinew/sinew.hpp>
+
+#include "pocl/suite_runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace sinew;
+
+namespace {
+
+using sinew::testing::device_count;
+using sinew::testing::runtime;
+
+// Each visit counted and tagged, after work on the units below `heavy` (the first device's
+// range): it takes long enough that the others run out of their cheap units while it has units
+// left to steal.
+const char* kVisit = R"CL(
+__kernel void visit(__global int* visits, __global uint* tag, uint off, uint heavy) {
+  size_t i = get_global_id(0);
+  uint x = off + (uint)i;
+  const int rounds = off + (uint)i < heavy ? 4096 : 1;
+  for (int k = 0; k < rounds; ++k) x = x * 1664525u + 1013904223u;
+  atomic_inc(&visits[i]);
+  tag[i] = (x == 7u) ? 0u : off + (uint)i;  // (x is almost never 7: the loop is not optimised away)
+}
+)CL";
+
+// The first device most units, the others the rest evenly.
+std::string skewed_plan() {
+  const double others = 0.1 * static_cast<double>(device_count() - 1);
+  std::string plan = "0=" + std::to_string(1.0 - others);
+  for (std::size_t d = 1; d < device_count(); ++d) plan += "," + std::to_string(d) + "=0.1";
+  return plan + ",schedule=steal";
+}
+
+class StealRuns : public ::testing::TestWithParam<bool> {};
+
+TEST_P(StealRuns, IdleDevicesStealAndTheReportSaysWhoStoleWhatFromWhom) {
+  const bool discrete = GetParam();
+  const std::string plan = device_count() > 1 ? skewed_plan() : "schedule=steal";
+  std::size_t steals = 0;
+  for (std::size_t n : {1u, 1000u, 200003u, 200003u, 200003u}) {
+    SCOPED_TRACE(plan + ", " + std::to_string(n) + " units" + (discrete ? ", discrete" : ""));
+    // A tree of its own each time: no run starts where an earlier one's work ended.
+    Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+    Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+    // (One device: nothing to steal from another device; its units are cheap.)
+    const auto heavy = device_count() < 2 ? cl_uint(0)
+                       : static_cast<cl_uint>(static_cast<double>(n) * (1.0 - 0.1 * static_cast<double>(device_count() - 1)));
+    const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(heavy));
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu);
+    const Report r = runtime(discrete).run(tree, {{V, visits}, {T, tag}}, {.plan = plan}).get();
+    ASSERT_EQ(r.config.schedule, "steal");
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || (tag[i] != i && tag[i] != 0);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_NE(r.decomposition.find("taken:"), std::string::npos) << r.decomposition;
+    steals += r.steals.size();
+    if (!r.steals.empty()) EXPECT_NE(r.decomposition.find(" stole "), std::string::npos) << r.decomposition;
+    for (const sinew::Steal& s : r.steals) {
+      EXPECT_LT(s.thief, device_count());
+      EXPECT_LT(s.victim, device_count());
+      EXPECT_GT(s.units, 0u);
+      EXPECT_LE(s.first + s.units, n);
+      // The thief began its stolen range: a partition of its device starts at the range's first unit.
+      bool begun = false;
+      for (const auto& p : r.partitions) begun = begun || (p.first == s.first && p.device == s.thief);
+      EXPECT_TRUE(begun) << "stolen [" << s.first << ", " << s.first + s.units << ") by device " << s.thief;
+    }
+  }
+  if (device_count() > 1) EXPECT_GT(steals, 0u);  // the others ran out of cheap units and stole
+}
+
+// Training measures the steal schedule's plan beside the static and dynamic ones for a tree it
+// runs, where its budget leaves the runs (its progress lines name each point measured).
+TEST(StealTraining, MeasuresTheStealPlanBesideStaticAndDynamic) {
+  if (device_count() < 2) GTEST_SKIP() << "one device: no plan to balance";
+  std::vector<std::string> lines;
+  RuntimeOptions o;
+  o.kb_path = ":memory:";
+  // Room beyond the search for every policy's own plan: the default budget keeps one point's runs
+  // for them after the search, which on three devices the dynamic schedule's takes.
+  o.training.max_executions = 200;
+  o.quiet = false;
+  o.log = [&](LogLevel, const std::string& line) { lines.push_back(line); };
+  Runtime rt(o);
+  Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+  Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+  const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(cl_uint(0)));
+  std::vector<cl_int> visits(100003, 0);
+  std::vector<cl_uint> tag(visits.size(), 0);
+  rt.run(tree, {{V, visits}, {T, tag}}, {.train = true}).get();
+  std::string all;
+  bool steal = false, dynamic = false;
+  for (const auto& l : lines) {
+    all += l + "\n";
+    steal = steal || l.find("schedule=steal") != std::string::npos;
+    dynamic = dynamic || l.find("schedule=dynamic") != std::string::npos;
+  }
+  EXPECT_TRUE(steal) << all;
+  EXPECT_TRUE(dynamic) << all;
+}
+
+INSTANTIATE_TEST_SUITE_P(ZeroCopyAndDiscrete, StealRuns, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "discrete" : "zero_copy"; });
+
+}  // namespace

@@ -1,0 +1,339 @@
+// The work-stealing schedule's arithmetic (decompose/schedules/steal/): its plan items, the
+// queues' first ranges, pieces and steals against synthetic queues (a simulated clock, and
+// threads with random delays): every unit taken exactly once, a victim gives up only units it
+// has not started, never less than the thief's least range nor a granule, the size thresholds
+// obeyed, and a plan's next run starting where the last one's work ended.
+#include "decompose/decompose.hpp"
+#include "decompose/schedules/steal/ranges.hpp"
+#include "decompose/schedules/steal/run.hpp"
+#include "platform/plan_items.hpp"
+#include "unit/expect_error.hpp"
+#include "unit/steal_simulation.hpp"
+
+#include <sinew/config.hpp>
+#include <sinew/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <thread>
+
+using namespace sinew;
+using namespace sinew::detail;
+using sinew::testing::expect_error;
+using sinew::testing::Simulated;
+using sinew::testing::simulate;
+
+namespace {
+
+DeviceInfo cpu(std::size_t index) {
+  DeviceInfo d;
+  d.index = index;
+  d.kind = DeviceKind::cpu;
+  d.name = "cpu";
+  d.compute_units = 8;
+  d.fission_configs.push_back({"none", {}, "", {}});
+  d.fission_configs.push_back({"L2", {6, 2}, "by_counts", {}});
+  return d;
+}
+DeviceInfo gpu(std::size_t index) {
+  DeviceInfo d;
+  d.index = index;
+  d.kind = DeviceKind::gpu;
+  d.discrete = true;
+  d.name = "gpu";
+  d.overlap_levels = {1, 2, 3, 4};
+  return d;
+}
+
+std::size_t wrong_visits(const Simulated& s) {
+  return static_cast<std::size_t>(std::count_if(s.visits.begin(), s.visits.end(), [](int v) { return v != 1; }));
+}
+
+TEST(StealSchedule, ParsesPrintsAndChecksItsItems) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Config c = Config::parse("cpu=0.25,schedule=steal,least_range=1:8192/0:64,most_range=0:2048", devices);
+  EXPECT_EQ(c.schedule, "steal");
+  EXPECT_EQ(c.item("least_range"), "1:8192/0:64");
+  EXPECT_NE(c.str().find("schedule=steal"), std::string::npos) << c.str();
+  EXPECT_NE(c.str().find("most_range=0:2048"), std::string::npos) << c.str();
+  EXPECT_EQ(Config::parse("schedule=steal,least_range=4096", devices).item("least_range"), "4096");
+  EXPECT_TRUE(is_schedule_name("steal"));
+  expect_error([&] { Config::parse("schedule=steal,least_range=big", devices); },
+               {"", "least_range=big", "device:units items joined by '/'"});
+  expect_error([&] { Config::parse("least_range=64", devices); }, {"", "plan 'least_range=64'", "static schedule"});
+  expect_error([&] { Config::parse("schedule=dynamic,most_range=64", devices); }, {"", "", "add schedule=steal"});
+  expect_error([&] { Config::parse("schedule=steal,most_range=2:64", devices); }, {"", "", "device 2"});
+  // A device's most_range under its least_range leaves it nothing to take: refused naming it.
+  expect_error([&] { decompose(1000, 1, Config::parse("schedule=steal,least_range=0:100,most_range=0:10", devices), devices); },
+               {"", "most_range", "cpu:0"});
+}
+
+TEST(StealSchedule, EachQueueStartsWithAContiguousRangeByTheShares) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Config c = Config::parse("cpu=0.4,gpu=0.6,fission=L2,overlap=3,schedule=steal", devices);
+  for (std::size_t total : {1u, 7u, 1000u, 100003u})
+    for (std::size_t granule : {1u, 8u}) {
+      SCOPED_TRACE(std::to_string(total) + " units, granule " + std::to_string(granule));
+      const Decomposition dec = decompose(total, granule, c, devices);
+      EXPECT_TRUE(dec.parts.empty());
+      const StealPlan& plan = steal_plan(dec);
+      ASSERT_EQ(plan.queues.size(), 5u);  // two CPU sub-devices, three GPU queues
+      EXPECT_DOUBLE_EQ(plan.weights[0], 0.4 * 6 / 8);
+      EXPECT_DOUBLE_EQ(plan.weights[2], 0.2);
+      const StealRanges ranges(plan, total, granule, plan.weights);
+      std::size_t at = 0;
+      for (const auto& q : ranges.queues()) {
+        EXPECT_EQ(q.next, at);
+        EXPECT_TRUE(q.end == total || q.end % granule == 0) << q.end;
+        at = q.end;
+      }
+      EXPECT_EQ(at, total);
+      if (total == 100003u) {
+        EXPECT_NEAR(static_cast<double>(ranges.queues()[0].end), 0.3 * total, granule + 1.0);
+        EXPECT_NE(dec.explain(devices).find("steal: 5 queue(s)"), std::string::npos) << dec.explain(devices);
+      }
+    }
+}
+
+// Tascell's split: a queue that runs out takes the upper half of what the other has not started
+// (equal rates, nothing in flight), and the victim keeps the lower half.
+TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
+  const std::vector<DeviceInfo> devices = {gpu(0)};
+  const Decomposition dec = decompose(1024, 8, Config::parse("overlap=2,schedule=steal,least_range=16", devices), devices);
+  StealRun run(dec, nullptr);
+  const auto first = run.chunks_before_run();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].second.first, 0u);  // half of [0, 512)
+  EXPECT_EQ(first[0].second.units, 256u);
+  EXPECT_EQ(first[1].second.first, 512u);
+  // Queue 1 runs the rest of its range in halves: [768, 896), [896, 960), ... [1008, 1024).
+  std::vector<std::size_t> starts;
+  for (std::size_t end = 768; end < 1024;) {
+    const auto c = run.take(1);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, end);
+    end = c->first + c->units;
+    starts.push_back(c->first);
+  }
+  EXPECT_EQ(starts, (std::vector<std::size_t>{768, 896, 960, 992, 1008}));
+  EXPECT_TRUE(run.handovers().empty());
+  run.chunk_done(0, 256, 10, 0);
+  run.chunk_done(1, 512, 20, 0);  // the same rate, nothing in flight
+  const auto stolen = run.take(1);
+  ASSERT_TRUE(stolen);
+  ASSERT_EQ(run.handovers().size(), 1u);
+  const Handover h = run.handovers()[0];
+  EXPECT_EQ(h.thief, 1u);
+  EXPECT_EQ(h.victim, 0u);
+  EXPECT_EQ(h.range.first, 384u);  // the upper half of [256, 512), which queue 0 had not started
+  EXPECT_EQ(h.range.units, 128u);
+  EXPECT_EQ(stolen->first, 384u);  // the thief runs its stolen range in pieces too
+  EXPECT_EQ(stolen->units, 64u);
+  EXPECT_EQ(run.take(0)->first, 256u);  // the victim keeps [256, 384)
+  EXPECT_NE(run.taken_notes(devices).find("gpu:0 stole 1 range(s), 128 units, from gpu:0: [384, 512)"), std::string::npos)
+      << run.taken_notes(devices);
+}
+
+// A thief far slower than its victim takes the part that ends both together by their rates, not
+// half; and no part under its least range: a slow thief does not hold the run's end back.
+TEST(StealSchedule, AThiefTakesThePartThatEndsBothTogetherAndNeverLessThanItsLeastRange) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec = decompose(10000, 10, Config::parse("cpu=0.5,schedule=steal,least_range=100", devices), devices);
+  for (const double gpu_ms : {10.0, 0.2}) {
+    SCOPED_TRACE(gpu_ms);
+    StealRun run(dec, nullptr);
+    const auto first = run.chunks_before_run();  // cpu [0, 2500), gpu [5000, 7500)
+    ASSERT_EQ(first.size(), 2u);
+    EXPECT_EQ(first[1].second.first, 5000u);
+    run.chunk_done(1, 2500, gpu_ms, 0);  // 250 units per ms, or 12500
+    run.chunk_done(0, 2500, 100, 0);     // the CPU: 25 units per ms
+    std::size_t cpu_end = 2500;
+    while (cpu_end < 5000) {  // the CPU runs the rest of its range at the same rate
+      const auto c = run.take(0);
+      ASSERT_TRUE(c);
+      ASSERT_EQ(c->first, cpu_end);
+      cpu_end += c->units;
+      run.chunk_done(0, c->units, static_cast<double>(cpu_end) / 25, 0);
+    }
+    EXPECT_TRUE(run.handovers().empty());
+    // The GPU holds nothing, 2500 units not started: the CPU's part ends both together, 2500 /
+    // 11 (in whole granules, the victim keeping whole ones) — or, for a GPU 500 times faster, 5
+    // units: under the CPU's least range, so it steals nothing and stops.
+    const auto stolen = run.take(0);
+    if (gpu_ms == 10.0) {
+      ASSERT_TRUE(stolen);
+      ASSERT_EQ(run.handovers().size(), 1u);
+      EXPECT_EQ(run.handovers()[0].range.units, 220u);
+      EXPECT_EQ(run.handovers()[0].range.first, 9780u);  // the upper part of the GPU's [7500, 10000)
+    } else {
+      EXPECT_FALSE(stolen);
+      EXPECT_TRUE(run.handovers().empty());
+      EXPECT_FALSE(run.take(0));  // stopped
+      std::size_t gpu_units = 0;  // the GPU runs the rest
+      while (const auto c = run.take(1)) gpu_units += c->units;
+      EXPECT_EQ(gpu_units, 2500u);
+    }
+  }
+}
+
+// Every unit exactly once, and every rule above, under random per-queue delays (each piece's time
+// drawn anew): synthetic queues on a simulated clock, 1 to 3 devices, every kind of plan.
+TEST(StealSchedule, EveryUnitExactlyOnceUnderRandomPerQueueDelays) {
+  const std::vector<std::vector<DeviceInfo>> machines = {{cpu(0)}, {cpu(0), gpu(1)}, {cpu(0), gpu(1), gpu(2)}};
+  std::size_t steals = 0, runs = 0;
+  for (const auto& devices : machines)
+    for (const std::string plan : {"schedule=steal", "schedule=steal,overlap=3", "schedule=steal,fission=L2",
+                                   "schedule=steal,least_range=1000", "schedule=steal,most_range=0:300"})
+      for (std::size_t total : {1u, 7u, 1000u, 65537u})
+        for (std::size_t granule : {1u, 32u})
+          for (unsigned seed = 0; seed < 4; ++seed) {
+            SCOPED_TRACE(plan + ", " + std::to_string(devices.size()) + " device(s), " + std::to_string(total) +
+                         " units, granule " + std::to_string(granule) + ", seed " + std::to_string(seed));
+            const Decomposition dec = decompose(total, granule, Config::parse(plan, devices), devices);
+            std::mt19937 rng(seed);
+            std::vector<double> slowness(steal_plan(dec).queues.size());
+            for (double& s : slowness) s = std::uniform_real_distribution<double>(0.1, 10)(rng);
+            const Simulated s = simulate(dec, nullptr, [&](std::size_t q, Chunk c, double) {
+              return 0.05 + static_cast<double>(c.units) * slowness[q] * std::uniform_real_distribution<double>(0.2, 5)(rng);
+            });
+            ASSERT_EQ(wrong_visits(s), 0u);
+            EXPECT_EQ(s.problem, "");
+            const StealPlan& p = steal_plan(dec);
+            for (std::size_t q = 0; q < s.pieces.size(); ++q)
+              for (const Chunk& c : s.pieces[q]) {
+                EXPECT_TRUE(c.first % granule == 0) << c.first;
+                if (const std::size_t most = p.most_range(q, granule)) EXPECT_LE(c.units, most);
+              }
+            steals += s.handovers.size();
+            ++runs;
+          }
+  EXPECT_GT(steals, runs);  // steals happen: more than one a run on average
+}
+
+// The same with threads: each queue's worker takes pieces concurrently, sleeping a random time
+// per piece, as the executor's workers do.
+TEST(StealSchedule, EveryUnitExactlyOnceWithConcurrentQueuesAndRandomSleeps) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1), gpu(2)};
+  for (unsigned seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const std::size_t total = 20011;
+    const Decomposition dec =
+        decompose(total, 4, Config::parse("0=0.2,1=0.5,2=0.3,overlap=2,schedule=steal,least_range=64", devices), devices);
+    StealRun run(dec, nullptr);
+    std::vector<std::atomic<int>> visits(total);
+    std::vector<std::vector<Chunk>> first(run.queues().size());
+    for (const auto& [q, c] : run.chunks_before_run()) first[q].push_back(c);
+    std::vector<std::thread> workers;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t q = 0; q < run.queues().size(); ++q)
+      workers.emplace_back([&, q] {
+        std::mt19937 rng(seed * 31 + static_cast<unsigned>(q));
+        const double slowness = std::uniform_real_distribution<double>(0.02, 1)(rng);
+        std::size_t done = 0;
+        auto piece = [&](const Chunk& c) {
+          for (std::size_t u = c.first; u < c.first + c.units; ++u) visits[u].fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::microseconds(
+              static_cast<long>(static_cast<double>(c.units) * slowness * std::uniform_real_distribution<double>(0.5, 2)(rng))));
+          done += c.units;
+          const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          run.chunk_done(q, c.units, ms, 0);
+        };
+        for (const Chunk& c : first[q]) piece(c);
+        while (const auto c = run.take(q)) piece(*c);
+      });
+    for (auto& w : workers) w.join();
+    std::size_t wrong = 0;
+    for (const auto& v : visits) wrong += v.load() != 1;
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_FALSE(run.handovers().empty());
+    for (const Handover& h : run.handovers()) EXPECT_GE(h.range.units, 64u);
+  }
+}
+
+// Tascell's th1/th2: a device given a least_range takes no stolen range under it, nor a piece but
+// the whole of a smaller range; one given a most_range takes no piece over it.
+TEST(StealSchedule, SizeThresholdsAreObeyed) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Config c = Config::parse("cpu=0.5,schedule=steal,least_range=1:2000,most_range=0:256", devices);
+  const Decomposition dec = decompose(100000, 8, c, devices);
+  EXPECT_NE(dec.explain(devices).find("none over 256"), std::string::npos) << dec.explain(devices);
+  for (unsigned seed = 0; seed < 8; ++seed) {
+    std::mt19937 rng(seed);
+    const double gpu_rate = std::uniform_real_distribution<double>(1, 20)(rng);
+    const Simulated s = simulate(dec, nullptr, [&](std::size_t q, Chunk ch, double) {
+      return 0.1 + static_cast<double>(ch.units) / (q == 1 ? gpu_rate : 1.0);
+    });
+    ASSERT_EQ(wrong_visits(s), 0u);
+    for (const Chunk& ch : s.pieces[0]) EXPECT_LE(ch.units, 256u);
+    for (const Handover& h : s.handovers)
+      if (h.thief == 1) EXPECT_GE(h.range.units, 2000u);
+    EXPECT_FALSE(s.handovers.empty());
+  }
+}
+
+// A plan's runs share a memory: the next run starts its ranges where the last run's work ended,
+// so that a balanced run steals little.
+TEST(StealSchedule, TheNextRunStartsWhereTheLastRunsWorkEnded) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec = decompose(100000, 1, Config::parse("cpu=0.5,schedule=steal", devices), devices);
+  StealMemory memory;
+  auto ms = [](std::size_t q, Chunk c, double) { return 0.01 + static_cast<double>(c.units) / (q == 1 ? 4.0 : 1.0); };
+  const Simulated first = simulate(dec, &memory, ms);
+  ASSERT_EQ(wrong_visits(first), 0u);
+  ASSERT_EQ(memory.shares.size(), 2u);
+  // The GPU, four times faster, ran most: the CPU's first piece (half its range) was committed
+  // before any rate was known.
+  EXPECT_GT(memory.shares[1], 0.7);
+  EXPECT_NEAR(memory.shares[0] + memory.shares[1], 1.0, 1e-9);
+  const Simulated second = simulate(dec, &memory, ms);
+  ASSERT_EQ(wrong_visits(second), 0u);
+  std::size_t stolen_first = 0, stolen_second = 0;
+  for (const auto& h : first.handovers) stolen_first += h.range.units;
+  for (const auto& h : second.handovers) stolen_second += h.range.units;
+  EXPECT_LT(stolen_second * 4, stolen_first) << stolen_first << " then " << stolen_second;
+  EXPECT_LE(second.end_ms, first.end_ms);
+}
+
+// Stealing balances an irregular cost that a static split of the same shares does not: the run
+// ends near the ideal (all work over the summed rates), with fewer ranges than a guided schedule's
+// chunks would take.
+TEST(StealSchedule, BalancesAnIrregularCostNearTheIdeal) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t n = 4096;
+  auto cost = [&](std::size_t u) { return static_cast<double>(u + 1) / n; };  // row i costs i
+  double all = 0;
+  for (std::size_t u = 0; u < n; ++u) all += cost(u);
+  const Decomposition dec = decompose(n, 1, Config::parse("cpu=0.2,schedule=steal", devices), devices);
+  const double rates[] = {1.0, 4.0};
+  const Simulated s = simulate(dec, nullptr, [&](std::size_t q, Chunk c, double) {
+    double w = 0;
+    for (std::size_t u = c.first; u < c.first + c.units; ++u) w += cost(u);
+    return 0.05 + w / rates[steal_plan(dec).queues[q].device];
+  });
+  ASSERT_EQ(wrong_visits(s), 0u);
+  const double ideal = all / 5.0;
+  EXPECT_LT(s.end_ms, 1.1 * ideal) << s.end_ms << " ms against " << ideal;
+  std::size_t pieces = 0;
+  for (const auto& p : s.pieces) pieces += p.size();
+  EXPECT_LT(pieces, 64u) << pieces;
+}
+
+TEST(StealSchedule, TunedDefaultsAndTheirRanges) {
+  const ScheduleTuning t;
+  EXPECT_EQ(t.steal.least_range_parts, 64u);
+  EXPECT_EQ(t.steal.piece_fraction, 0.5);
+  ScheduleTuning bad;
+  bad.steal.piece_fraction = 0;
+  expect_error([&] { checked_tuning(bad); }, {"", "schedule_tuning.steal.piece_fraction", "(0, 1]"});
+  bad = {};
+  bad.steal.least_range_parts = 0;
+  expect_error([&] { checked_tuning(bad); }, {"", "schedule_tuning.steal.least_range_parts", "at least 1"});
+}
+
+}  // namespace
