@@ -13,6 +13,9 @@
 namespace sinew::detail {
 
 std::string strip_comments(const std::string& s);
+// The source with every comment's characters but its line breaks made spaces: the same length, so
+// a position in it is the same position in the source.
+std::string blank_comments(const std::string& s);
 bool is_identifier_char(char c);
 // Identifiers and numbers as one token each, every other non-space character alone.
 std::vector<std::string> tokens(const std::string& s);
@@ -20,6 +23,14 @@ std::vector<std::string> tokens(const std::string& s);
 KernelParam parse_param(const std::string& text);
 // A parameter list's text (between the parentheses) read parameter by parameter; "void" is none.
 std::vector<KernelParam> parse_param_list(const std::string& list);
+
+// Where kernel `entry` is defined in `source`: its parameter list's parentheses and its body's
+// opening brace (npos for a prototype), as positions in the source. Empty when the kernel cannot be
+// found (it is produced by a macro).
+struct KernelDefinition {
+  std::size_t open = 0, close = 0, body = 0;
+};
+std::optional<KernelDefinition> locate_kernel(const std::string& source, const std::string& entry);
 
 // The parameters of the function `function` *defined* in `source` (a prototype or a call is not a
 // definition). Empty when no definition is found (a macro, a misspelling).

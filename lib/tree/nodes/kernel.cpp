@@ -107,11 +107,12 @@ void KernelNode::dump_settings(std::ostream& s) const {
   }
   if (local_multiple) s << " local_multiple=" << local_multiple;
   if (!build_options.empty()) s << " options='" << build_options << "'";
+  if (global_indices) s << " global_indices";
 }
 
 void KernelNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>&) const {
   s << entry << "@" << source->hash << ";ept=" << elements_per_thread << ";dims=" << dims << ";opt=" << build_options
-    << ";";
+    << ";" << (global_indices ? "global;" : "");
 }
 
 void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
@@ -119,6 +120,7 @@ void KernelNode::check_structure(const std::string& path, StructureFacts&) const
     if (params->size() != args.size()) fail_argument_count(params->size(), path);
     for (std::size_t i = 0; i < args.size(); ++i) check_against_parameter(*this, path, i, args[i], (*params)[i]);
   }
+  check_global_indices(*this, path);
   bool partitioned = false;
   for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
   if (range_vector && std::none_of(args.begin(), args.end(), [&](const Arg& a) { return a.vector == range_vector; })) {
@@ -298,6 +300,13 @@ Kernel& Kernel::local_multiple(std::size_t n) {
 }
 Kernel& Kernel::build_options(std::string options) {
   kernel_of(impl_).build_options = std::move(options);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::global_indices() {
+  auto& n = kernel_of(impl_);
+  n.global_indices = true;
+  detail::make_global_index_source(n);
   impl_->changed();
   return *this;
 }
