@@ -193,3 +193,30 @@ TEST(GlobalIndicesErrors, SignatureAndDumpTellTheStyles) {
   EXPECT_NE(global.dump().find("global_indices"), std::string::npos) << global.dump();
   EXPECT_EQ(slices.dump().find("global_indices"), std::string::npos) << slices.dump();
 }
+
+// A global-index leaf's buffers are those of any leaf: under a memory cap they cannot fit (a loop
+// cannot be dragged through in chunks), the plan that puts the tree there is refused before any
+// device work, naming the vector and the cap.
+TEST(GlobalIndicesErrors, MemoryCapRefusedBeforeDeviceWork) {
+  const std::size_t rows = 256, cols = 64, last = device_count() - 1;
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(last), .memory_cap = std::to_string(last) + "=16KB"});
+  auto grid = start_grid(rows * cols);
+  const auto before = grid;
+  auto t = sinew::vector<cl_int>().unit(cols).name("t");
+  auto next = sinew::vector<cl_int>().unit(cols).name("next");
+  auto step = kernel_source(kGlobalKernels, "sweep", "global.cl")
+                  .args(halo(t, 1, 1), out(next), scalar(cl_uint(rows)), scalar(cl_uint(cols)), scalar(cl_uint(1)))
+                  .dims(2)
+                  .global_indices();
+  try {
+    rt.run(loop(pipeline(step, copy(next, t))).times(3), {{t, grid}}, RunOptions{.device = last}).get();
+    FAIL() << "a tree four times the device's memory ran on it";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << what;
+    EXPECT_NE(what.find("vector '"), std::string::npos) << what;
+    EXPECT_NE(what.find("memory cap of 16.0 KB"), std::string::npos) << what;
+    EXPECT_NE(e.context().fix.find("SINEW_MEMORY_CAP"), std::string::npos) << e.context().fix;
+  }
+  EXPECT_EQ(grid, before) << "no device work before the error";
+}
