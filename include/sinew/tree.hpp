@@ -251,6 +251,12 @@ class Kernel : public Node {
   /// be in the source, its vector parameters typed pointers that are not themselves const); see
   /// docs/guide/existing-kernels.md for what each index style costs.
   Kernel& global_indices();
+  /// Runs the kernel as one partition on one device: for a step that writes outside its slice (a
+  /// transpose, a serial update) or reads what other partitions write in the same step. A tree
+  /// holding such a leaf runs whole on the one device its plan gives the largest share (the
+  /// trainer and the knowledge base choose it by measuring each device alone); it never streams
+  /// and the dynamic schedule refuses it before any device work.
+  Kernel& whole_range();
   // Names the kernel node (by default its entry): messages say "kernel 'text' (file.cl)".
   Kernel& name(std::string text);
   Kernel& label(std::string text);  // the same as name()

@@ -145,11 +145,12 @@ void KernelNode::dump_settings(std::ostream& s) const {
   if (local_multiple) s << " local_multiple=" << local_multiple;
   if (!build_options.empty()) s << " options='" << build_options << "'";
   if (global_indices) s << " global_indices";
+  if (whole_range) s << " whole_range";
 }
 
 void KernelNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>&) const {
   s << entry << "@" << source->hash << ";ept=" << elements_per_thread << ";dims=" << dims << ";opt=" << build_options
-    << ";" << (global_indices ? "global;" : "");
+    << ";" << (global_indices ? "global;" : "") << (whole_range ? "whole;" : "");
 }
 
 void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
@@ -346,6 +347,11 @@ Kernel& Kernel::global_indices() {
   auto& n = kernel_of(impl_);
   n.global_indices = true;
   detail::make_global_index_source(n);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::whole_range() {
+  kernel_of(impl_).whole_range = true;
   impl_->changed();
   return *this;
 }

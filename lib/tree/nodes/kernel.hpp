@@ -39,6 +39,7 @@ class KernelNode final : public NodeImpl {
   void check_shapes(const Analysis& an, const std::string& path) const override;
   void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
   std::shared_ptr<VectorState> range() const override;
+  bool runs_whole() const override { return whole_range; }
   std::string argument_label(std::size_t i) const override;  // "argument 1 'y' (out 'y')"
 
   std::shared_ptr<const KernelSource> source;
@@ -56,6 +57,7 @@ class KernelNode final : public NodeImpl {
   // parameter listed in `origin_parameters`, tree/global_indices.cpp); null where the kernel's
   // definition was not found (the tree check refuses it).
   bool global_indices = false;
+  bool whole_range = false;  // Kernel::whole_range
   std::shared_ptr<const KernelSource> launched_source;
   std::vector<std::size_t> origin_parameters;
 
