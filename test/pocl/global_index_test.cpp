@@ -79,6 +79,13 @@ std::vector<Config> plans() {
   lopsided.overlap = 3;
   out.push_back(lopsided);
   for (std::size_t d = 0; d < n; ++d) out.push_back(Config::single(d, n));
+  // The CPUs cut into sub-devices, each a partition of its own.
+  for (const auto& f : runtime(false).devices().front().fission_configs)
+    if (!f.is_none()) {
+      Config fissioned = even;
+      fissioned.fission = f.name;
+      out.push_back(fissioned);
+    }
   return out;
 }
 
