@@ -53,6 +53,7 @@
 #include <sstream>
 
 using namespace bench;
+using namespace sinew::plot;
 
 namespace {
 

@@ -523,10 +523,10 @@ std::string Table1::report() {
      << "\n\nGPU-only time / Sinew's time (above 1: CPU+GPU is faster than the GPU" << (g > 1 ? "s" : "")
      << " alone); the last column: the faster of GPU-only and CPU-only / the faster trained plan.\n\n"
      << t2.str() << "\n";
-  if (auto n = plot_bars(b_.file("-speedup.png"), fig + ": speedup over GPU-only", "GPU-only time / time", cats, series,
+  if (auto n = plot_bars(b_.file("-speedup.svg"), fig + ": speedup over GPU-only", "GPU-only time / time", cats, series,
                          sp, 1);
       n.empty())
-    md << "![" << fig << "](bench_table1-speedup.png)\n\n";
+    md << "![" << fig << "](bench_table1-speedup.svg)\n\n";
   else
     notes << "- plot: " << n << "\n";
   md << "### Against the oracle\n\nThe oracle is the fastest static split of the sweep (the same execution path, a "
@@ -536,10 +536,10 @@ std::string Table1::report() {
         "their training runs, the fastest predicted plan, then checked by a few runs; `nearest` where it fitted no "
         "line).\n\n"
      << t3.str() << "\n";
-  if (auto n = plot_bars(b_.file("-oracle.png"), "Sinew's plans as a fraction of the oracle", "oracle time / time",
+  if (auto n = plot_bars(b_.file("-oracle.svg"), "Sinew's plans as a fraction of the oracle", "oracle time / time",
                          cats, fseries, frac, 1);
       n.empty())
-    md << "![fraction of the oracle](bench_table1-oracle.png)\n\n";
+    md << "![fraction of the oracle](bench_table1-oracle.svg)\n\n";
   else
     notes << "- plot: " << n << "\n";
   // Head to head: the same plans run in turn, round after round.

@@ -9,6 +9,8 @@
 
 #include "platform/json_text.hpp"
 #include "platform/settings.hpp"
+#include "kb_plot.hpp"
+#include "svg.hpp"
 #include "load.hpp"
 
 #ifdef SINEW_HAVE_SAMPLES
@@ -144,7 +146,7 @@ class Json {
   Json& value(T n) {
     value_prefix();
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isfinite(n)) out_ << n; else out_ << "null";
+      out_ << sinew::detail::json_number(n);  // every digit; null for NaN and infinities
     } else {
       out_ << n;
     }
@@ -160,7 +162,12 @@ class Json {
     out_ << '[';
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i) out_ << ", ";
-      if constexpr (std::is_arithmetic_v<T>) out_ << items[i]; else out_ << json_quote(items[i]);
+      if constexpr (std::is_floating_point_v<T>)
+        out_ << sinew::detail::json_number(items[i]);
+      else if constexpr (std::is_arithmetic_v<T>)
+        out_ << items[i];
+      else
+        out_ << json_quote(items[i]);
     }
     out_ << ']';
     return *this;
@@ -498,12 +505,14 @@ sinew::ErrorContext fix_context(std::string fix) {
 // (clear), or writing one that may not exist yet (import).
 enum class KbUse { read, write, create };
 
-std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, KbUse use) {
+// Opens the knowledge base --kb names (or the default); null, after saying so on `says` (standard
+// error for a command printing JSON), when there is none and `use` does not create one.
+std::unique_ptr<sinew::KnowledgeBase> open_kb(const std::string& option, KbUse use, std::ostream& says = std::cout) {
   sinew::RuntimeOptions o;
   if (!option.empty()) o.kb_path = option;
   const std::string path = *o.effective().kb_path;
   if (use != KbUse::create && path != ":memory:" && !std::filesystem::exists(path)) {
-    std::cout << "no knowledge base at " << path << " (Sinew creates it on the first run that learns something)\n";
+    says << "no knowledge base at " << path << " (Sinew creates it on the first run that learns something)\n";
     return nullptr;
   }
   auto kb = sinew::KnowledgeBase::open(path, {.log = {}, .read_only = use == KbUse::read && path != ":memory:"});
@@ -563,18 +572,43 @@ std::string resolve_tree(const sinew::KnowledgeBase& kb, const std::string& pref
                      fix_context("give more of the signature"));
 }
 
+void print_trees_json(const sinew::KnowledgeBase& kb, const std::vector<sinew::KbTreeSummary>& trees) {
+  Json j(std::cout);
+  j.begin_object().field("knowledge_base", kb.path()).key("trees").begin_array();
+  for (const auto& t : trees)
+    j.begin_object()
+        .field("tree", t.tree)
+        .field("label", t.label)
+        .field("description", t.description)
+        .field("entries", t.entries)
+        .field("runs", t.runs)
+        .field("events", t.events)
+        .field("updated", t.updated)
+        .end_object();
+  j.end_array().end_object();
+}
+
 int kb_list(const Args& args) {
   std::string path;
   po::options_description options("sinew kb list [options]: the trees the knowledge base knows");
+  options.add_options()("json", "print JSON instead of a table");
   add_kb_option(options, path);
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
     return 0;
   }
-  auto kb = open_kb(path, KbUse::read);
-  if (!kb) return 0;
+  const bool json = p.vm.count("json") > 0;
+  auto kb = open_kb(path, KbUse::read, json ? std::cerr : std::cout);
+  if (!kb) {
+    if (json) std::cout << "{\"knowledge_base\": null, \"trees\": []}\n";
+    return 0;
+  }
   auto trees = kb->trees();
+  if (json) {
+    print_trees_json(*kb, trees);
+    return 0;
+  }
   std::cout << "knowledge base " << kb->path() << ": " << plural(std::int64_t(trees.size()), "tree", "trees") << '\n';
   if (trees.empty()) return 0;
   std::vector<std::vector<std::string>> rows = {{"tree", "label", "entries", "runs", "events", "updated"}};
@@ -585,12 +619,81 @@ int kb_list(const Args& args) {
   return 0;
 }
 
+void print_entry_json(Json& j, const sinew::KnowledgeBase& kb, const sinew::KbEntry& e) {
+  j.begin_object()
+      .field("id", e.id)
+      .field("devices", e.key.devices)
+      .field("library", e.key.library)
+      .key("features").begin_object();
+  for (const auto& [name, value] : e.features) j.field(name, value);
+  j.end_object()
+      .field("config", e.config.str())
+      .array("shares", e.config.shares)
+      .field("time_ms", e.time_ms)
+      .field("provenance", std::string(sinew::to_string(e.provenance)));
+  if (e.source) j.field("source", *e.source);
+  j.field("strategy", e.strategy)
+      .field("precision", e.precision)
+      .field("quality", e.quality)
+      .field("executions", e.executions)
+      .field("created", e.created)
+      .field("updated", e.updated);
+  j.key("events").begin_array();
+  for (const auto& x : kb.events(e.id))
+    j.begin_object()
+        .field("execution", x.execution)
+        .field("level", x.level)
+        .field("before", x.before.str())
+        .field("after", x.after.str())
+        .field("time_ms", x.time_ms)
+        .array("partition_ms", x.partition_ms)
+        .field("deviation", x.deviation)
+        .field("lbt", x.lbt)
+        .field("created", x.created)
+        .end_object();
+  j.end_array().end_object();
+}
+
+// `sinew kb show --json`: the tree, its entries with their balancer events, and every run.
+void print_tree_json(const sinew::KnowledgeBase& kb, const std::string& tree) {
+  std::string label, description;
+  for (const auto& t : kb.trees())
+    if (t.tree == tree) label = t.label, description = t.description;
+  Json j(std::cout);
+  j.begin_object()
+      .field("knowledge_base", kb.path())
+      .field("tree", tree)
+      .field("label", label)
+      .field("description", description)
+      .key("entries").begin_array();
+  for (const auto& e : kb.entries_for_tree(tree)) print_entry_json(j, kb, e);
+  j.end_array().key("runs").begin_array();
+  for (const auto& r : kb.runs_for_tree(tree)) {
+    j.begin_object()
+        .field("id", r.id)
+        .field("devices", r.key.devices)
+        .field("library", r.key.library)
+        .key("features").begin_object();
+    for (const auto& [name, value] : r.features) j.field(name, value);
+    j.end_object()
+        .field("config", r.config.str())
+        .array("shares", r.config.shares)
+        .field("time_ms", r.time_ms)
+        .array("partition_ms", r.partition_ms)
+        .field("purpose", r.purpose)
+        .field("created", r.created)
+        .end_object();
+  }
+  j.end_array().end_object();
+}
+
 int kb_show(const Args& args) {
   std::string path, prefix, runs_text = "10";
   po::options_description options("sinew kb show [options] TREE: a tree's entries, events and measurements "
                                   "(TREE: its signature or the start of it)");
   options.add_options()("tree", po::value(&prefix)->value_name("TREE"), "tree signature (prefix)")(
-      "runs", po::value(&runs_text)->default_value(runs_text)->value_name("N"), "show the last N runs of each input (0: all)");
+      "runs", po::value(&runs_text)->default_value(runs_text)->value_name("N"), "show the last N runs of each input (0: all)")(
+      "json", "print JSON instead of tables: every entry, balancer event and run");
   add_kb_option(options, path);
   po::positional_options_description positional;
   positional.add("tree", 1);
@@ -601,9 +704,14 @@ int kb_show(const Args& args) {
   }
   const std::size_t last = read_count("--runs", runs_text, 0, std::numeric_limits<std::size_t>::max());
   if (prefix.empty()) throw po::error("which tree? give its signature, or the start of it ('sinew kb list')");
-  auto kb = open_kb(path, KbUse::read);
+  const bool json = p.vm.count("json") > 0;
+  auto kb = open_kb(path, KbUse::read, json ? std::cerr : std::cout);
   if (!kb) return 1;
   const std::string tree = resolve_tree(*kb, prefix);
+  if (json) {
+    print_tree_json(*kb, tree);
+    return 0;
+  }
 
   std::string label, description;
   for (const auto& t : kb->trees())
@@ -771,6 +879,35 @@ int kb_clear(const Args& args) {
   return 0;
 }
 
+int kb_plot(const Args& args) {
+  std::string path, prefix, out;
+  po::options_description options("sinew kb plot [options] TREE: an SVG chart of the tree's measured points: "
+                                  "time against each device's share, per device and plan, the stored plan ringed");
+  options.add_options()("tree", po::value(&prefix)->value_name("TREE"), "tree signature (prefix)")(
+      "out,o", po::value(&out)->value_name("FILE"), "the SVG file (default: TREE.svg, the full signature; '-': standard output)");
+  add_kb_option(options, path);
+  po::positional_options_description positional;
+  positional.add("tree", 1);
+  auto p = parse_positional(args, options, positional);
+  if (p.help) {
+    std::cout << options;
+    return 0;
+  }
+  if (prefix.empty()) throw po::error("which tree? give its signature, or the start of it ('sinew kb list')");
+  auto kb = open_kb(path, KbUse::read);
+  if (!kb) return 1;
+  const std::string tree = resolve_tree(*kb, prefix);
+  const std::string svg = sinew::tools::kb_plot_svg(*kb, tree);
+  if (out == "-") {
+    std::cout << svg;
+    return 0;
+  }
+  if (out.empty()) out = tree + ".svg";
+  if (const std::string why = sinew::plot::write_svg(out, svg); !why.empty()) throw sinew::Error(sinew::errc::io, why);
+  std::cout << "wrote " << out << " (tree " << tree << ")\n";
+  return 0;
+}
+
 struct KbCommand {
   std::string_view name;
   std::string_view summary;
@@ -780,6 +917,7 @@ struct KbCommand {
 constexpr KbCommand kKbCommands[] = {
     {"list", "the trees it knows, with their numbers of entries, runs and events", kb_list},
     {"show", "one tree's entries (plan, time, provenance), balancer events and measurements", kb_show},
+    {"plot", "an SVG chart of one tree's measured points (time against share), the stored plan ringed", kb_plot},
     {"export", "everything, or one tree, as JSON", kb_export},
     {"import", "merge a JSON export (nothing is duplicated)", kb_import},
     {"clear", "remove everything, or one tree (--tree), without asking", kb_clear},
@@ -992,7 +1130,7 @@ int cmd_options(const Args& args) {
   po::options_description options(
       "sinew options [options]: the SINEW_* variables and the settings they give, and what a runtime made "
       "here would use (variables are read and checked like a Runtime reads them)");
-  options.add_options()("markdown", "print the table of variables as Markdown (the README's)");
+  options.add_options()("markdown", "print the table of variables as Markdown (docs/guide/options.md's)");
   auto p = parse(args, options);
   if (p.help) {
     std::cout << options;
@@ -1025,7 +1163,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"devices", "list the OpenCL devices, their fission configurations and overlap levels", cmd_devices},
     {"smoke", "run a small kernel on every device alone and check the result", cmd_smoke},
-    {"kb", "the knowledge base: list, show, export, import, clear", cmd_kb},
+    {"kb", "the knowledge base: list, show, plot, export, import, clear", cmd_kb},
     {"train", "train a sample's tree on every device and store the plan in the knowledge base", cmd_train},
     {"load", "load the CPU with busy threads (dense linear solves) for the balancing experiments", cmd_load},
     {"cache", "the program cache: its path, or clear it", cmd_cache},

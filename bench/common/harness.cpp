@@ -2,6 +2,7 @@
 #include "harness.hpp"
 
 #include "schedule/model/statistics.hpp"
+#include "svg.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -78,6 +79,23 @@ std::vector<std::string> csv_split(const std::string& line) {
 }
 
 }  // namespace
+
+std::vector<Csv::Row> read_csv(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::vector<std::string> header = csv_split(line);
+  std::vector<Csv::Row> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> fields = csv_split(line);
+    Csv::Row row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
 
 // ----- numbers as text -----------------------------------------------------------------------
 
@@ -356,43 +374,15 @@ std::string gnuplot(const fs::path& dir, const std::string& name, const std::str
   return "";
 }
 
-std::string plot_bars(const fs::path& png, const std::string& title, const std::string& ylabel,
+std::string plot_bars(const fs::path& path, const std::string& title, const std::string& ylabel,
                       const std::vector<std::string>& categories, const std::vector<std::string>& series,
                       const std::vector<std::vector<double>>& values, double reference_line) {
-  std::error_code ec;
-  fs::remove(png, ec);  // never leave an earlier run's plot behind
-  const std::string name = png.filename().string();
-  auto quote = [](std::string s) {
-    std::replace(s.begin(), s.end(), '"', '\'');
-    return "\"" + s + "\"";
-  };
-  std::ofstream dat(png.string() + ".dat", std::ios::trunc);
-  dat << "category";
-  for (const auto& s : series) dat << "\t" << quote(s);
-  for (std::size_t i = 0; i < categories.size(); ++i) {
-    dat << "\n" << quote(categories[i]);
-    for (std::size_t j = 0; j < series.size(); ++j) {
-      const double v = i < values.at(j).size() ? values[j][i] : kNaN;
-      dat << "\t" << (std::isfinite(v) ? num(v) : "?");
-    }
-  }
-  dat << "\n";
-  dat.close();  // gnuplot reads it next
-  std::ostringstream g;
-  g << "set terminal pngcairo size " << std::max<std::size_t>(800, 30 * categories.size() * series.size() + 200)
-    << ",520 noenhanced font 'sans,10'\nset output " << quote(name) << "\nset title " << quote(title) << "\nset ylabel "
-    << quote(ylabel)
-    << "\nset datafile missing '?'\nset style data histograms\nset style histogram clustered gap 1\nset style fill "
-       "solid 0.85 border -1\nset key outside top center horizontal\nset grid ytics\nset yrange [0:*]\nset xtics "
-       "rotate by -35 left\n";
-  if (reference_line > 0)
-    g << "set arrow from graph 0, first " << reference_line << " to graph 1, first " << reference_line
-      << " nohead dashtype 2\n";
-  g << "plot ";
-  for (std::size_t j = 0; j < series.size(); ++j)
-    g << (j ? ", " : "") << quote(name + ".dat") << " using " << j + 2 << (j ? "" : ":xtic(1)") << " title columnhead";
-  g << "\n";
-  return gnuplot(png.parent_path().empty() ? fs::path(".") : png.parent_path(), name, g.str());
+  sinew::plot::SvgBars chart;
+  chart.title = title, chart.ylabel = ylabel, chart.categories = categories, chart.series = series;
+  chart.values = values;
+  if (reference_line > 0) chart.reference = reference_line;
+  chart.width = std::max<int>(900, static_cast<int>(24 * categories.size() * std::max<std::size_t>(1, series.size())) + 200);
+  return sinew::plot::write_svg(path, sinew::plot::svg(chart));
 }
 
 // ----- the driver ----------------------------------------------------------------------------

@@ -11,7 +11,8 @@
 // Output contract (scripts/bench relies on it): `--out DIR` (created; default
 // bench-results/<UTC date-time>) receives DIR/<program>.csv (one header row, rows appended and
 // flushed as measured), DIR/<program>.md (a section starting with "## ") and plots as
-// DIR/<program>*.png (gnuplot; without it the section says so). Progress goes to stderr, the
+// DIR/<program>*.svg (written by the program itself, tools/svg.hpp; bench_balance also writes a
+// gnuplot script and, where gnuplot is, its PNG). Progress goes to stderr, the
 // Markdown to stdout. Exit status: 0 done, 1 done but some measurement failed, 2 bad usage or a
 // fatal error, 3 stopped by --max-seconds (run again with --resume where the program has it).
 #pragma once
@@ -132,6 +133,8 @@ class Csv {
   std::size_t resumed_ = 0;
 };
 std::string get(const Csv::Row& r, const std::string& column);  // "" when missing
+// Every row of a CSV a program wrote (bench_plot reads them); throws when the file cannot be read.
+std::vector<Csv::Row> read_csv(const fs::path& path);
 // A row from alternating columns and values, added to `base`: kv({"kind", "run", "n", "3"}).
 Csv::Row kv(std::initializer_list<std::string> flat, Csv::Row base = {});
 
@@ -152,8 +155,9 @@ class Table {  // Markdown
 // Writes `script` to DIR/<name>.gp and runs gnuplot there. Returns "" when the plot was drawn,
 // else a line saying why not (the script stays, to be run where gnuplot is).
 std::string gnuplot(const fs::path& dir, const std::string& name, const std::string& script);
-// A clustered bar chart (one cluster per category, one bar per series; NaN: no bar) into `png`.
-std::string plot_bars(const fs::path& png, const std::string& title, const std::string& ylabel,
+// A clustered bar chart (one cluster per category, one bar per series; NaN: no bar) written as
+// SVG to `path` (tools/svg.hpp). Returns "" or a line saying why it could not.
+std::string plot_bars(const fs::path& path, const std::string& title, const std::string& ylabel,
                       const std::vector<std::string>& categories, const std::vector<std::string>& series,
                       const std::vector<std::vector<double>>& values, double reference_line = 0);
 

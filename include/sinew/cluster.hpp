@@ -82,24 +82,25 @@
 
 namespace sinew {
 
+/// A Cluster's settings: each rank's Runtime's, the ranks' shares and how long a rank waits.
 struct ClusterOptions {
-  // Each rank's Runtime (its unset settings come from that rank's environment, as usual).
+  /// Each rank's Runtime (its unset settings come from that rank's environment, as usual).
   RuntimeOptions runtime;
-  // One share per rank, each in [0, 1], adding up to 1: the fraction of the units each rank
-  // runs (but where distributed data pin the split). Empty: as the balancer of the tree's runs
-  // in this Cluster plans them — the device balancer of one process (schedule/balancer.hpp, its
-  // settings RuntimeOptions::balancer), the ranks as its devices, each rank's run time as a
-  // device's: shares move only for a gain beyond the ranks' noise, after a few runs; else as
-  // the root's knowledge base (its RuntimeOptions::kb_path) keeps them from an earlier Cluster,
-  // for the tree, its input sizes and the whole cluster's device set (every rank's devices, in
-  // rank order); else evenly. The root stores the shares each complete run's throughput suggests
-  // (tree "cluster:<signature>", provenance balanced); a failed run stores nothing.
+  /// One share per rank, each in [0, 1], adding up to 1: the fraction of the units each rank
+  /// runs (but where distributed data pin the split). Empty: as the balancer of the tree's runs
+  /// in this Cluster plans them — the device balancer of one process (schedule/balancer.hpp, its
+  /// settings RuntimeOptions::balancer), the ranks as its devices, each rank's run time as a
+  /// device's: shares move only for a gain beyond the ranks' noise, after a few runs; else as
+  /// the root's knowledge base (its RuntimeOptions::kb_path) keeps them from an earlier Cluster,
+  /// for the tree, its input sizes and the whole cluster's device set (every rank's devices, in
+  /// rank order); else evenly. The root stores the shares each complete run's throughput suggests
+  /// (tree "cluster:<signature>", provenance balanced); a failed run stores nothing.
   std::vector<double> rank_shares;
-  // The longest a rank waits for the others at one step (a collective, an exchange, the
-  // agreement after a run), in seconds; 0: no limit. Unset: $SINEW_MPI_TIMEOUT, else 60. A
-  // rank that waits longer fails with a sinew::Error saying so, and the job cannot go on: MPI is
-  // aborted when the program exits. Set it above the longest imbalance of a healthy run (a
-  // rank whose run is that much longer than another's looks like one that hangs).
+  /// The longest a rank waits for the others at one step (a collective, an exchange, the
+  /// agreement after a run), in seconds; 0: no limit. Unset: $SINEW_MPI_TIMEOUT, else 60. A
+  /// rank that waits longer fails with a sinew::Error saying so, and the job cannot go on: MPI is
+  /// aborted when the program exits. Set it above the longest imbalance of a healthy run (a
+  /// rank whose run is that much longer than another's looks like one that hangs).
   std::optional<double> timeout_s;
 
   /// The Cluster's own SINEW_* variables that are set (and not empty), parsed and checked
@@ -111,85 +112,96 @@ struct ClusterOptions {
   static ClusterOptions from_variables(const std::map<std::string, std::string>& variables);
 };
 
-// One rank's part of a cluster run.
+/// One rank's part of a cluster run.
 struct RankShare {
-  int rank = 0;
-  std::size_t first = 0;    // first unit
-  std::size_t units = 0;
-  double share = 0;         // the share it was given
-  double ms = 0;            // its run's host time (0 without units)
-  std::string devices;      // its devices, "cpu:0 (name), gpu:0 (name)"
+  int rank = 0;             ///< the rank
+  std::size_t first = 0;    ///< first unit
+  std::size_t units = 0;    ///< how many units it ran
+  double share = 0;         ///< the share it was given
+  double ms = 0;            ///< its run's host time (0 without units)
+  std::string devices;      ///< its devices, "cpu:0 (name), gpu:0 (name)"
 };
 
+/// What one Cluster::run did, on this rank: the ranks' shares and times, and this rank's own run.
 struct ClusterReport {
-  int rank = 0;                  // this process's rank
-  int ranks = 1;
-  double wall_ms = 0;            // the whole run on this rank: scatter, local run, gather, combine
-  // Its phases on this rank (ms): the checks and the rank split, allocating and scattering the
-  // data, the own run with the agreement after it (waiting for the slowest rank), gathering the
-  // outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
-  double prepare_ms = 0, scatter_ms = 0, run_ms = 0, gather_ms = 0, combine_ms = 0;
-  std::vector<RankShare> shares; // per rank, in rank order (the same on every rank)
-  // "given", "measured" (this Cluster), "stored" (knowledge base), "derived" (from the knowledge
-  // base's other inputs of the tree), "even", "distributed" (the blocks of distributed bindings)
+  int rank = 0;                  ///< this process's rank
+  int ranks = 1;                 ///< ranks in the job
+  double wall_ms = 0;            ///< the whole run on this rank: scatter, local run, gather, combine
+  /// Its phases on this rank (ms): the checks and the rank split, allocating and scattering the
+  /// data, the own run with the agreement after it (waiting for the slowest rank), gathering the
+  /// outputs, combining the results; the rest of wall_ms is the ranks' times gathered at the end.
+  double prepare_ms = 0;
+  double scatter_ms = 0;  ///< see prepare_ms
+  double run_ms = 0;      ///< see prepare_ms
+  double gather_ms = 0;   ///< see prepare_ms
+  double combine_ms = 0;  ///< see prepare_ms
+  std::vector<RankShare> shares; ///< per rank, in rank order (the same on every rank)
+  /// "given", "measured" (this Cluster), "stored" (knowledge base), "derived" (from the knowledge
+  /// base's other inputs of the tree), "even", "distributed" (the blocks of distributed bindings)
   std::string shares_from;
-  // The shares the balancer plans for the tree's next run (the next run's own where none are
-  // given; with distributed data, the split it would move the blocks to). Empty where some rank
-  // with units reported no time.
+  /// The shares the balancer plans for the tree's next run (the next run's own where none are
+  /// given; with distributed data, the split it would move the blocks to). Empty where some rank
+  /// with units reported no time.
   std::vector<double> next_shares;
-  Report local;                  // this rank's own run (empty where the rank had no units)
-  std::map<std::string, Value> results;  // map_reduce outputs combined over every rank, by name
+  Report local;                  ///< this rank's own run (empty where the rank had no units)
+  std::map<std::string, Value> results;  ///< map_reduce outputs combined over every rank, by name
 
+  /// The value of `r` combined over every rank; throws std::out_of_range for an unknown result.
   template <class T>
   T value(const Result<T>& r) const { return results.at(r.name()).template as<T>(); }
+  /// A readable summary: the ranks' shares and times, then this rank's own run.
   std::string str() const;
 };
 
-// One rank's devices (Cluster::devices).
+/// One rank's devices (Cluster::devices).
 struct RankDevices {
-  int rank = 0;
-  std::string host;                 // MPI_Get_processor_name
-  std::vector<DeviceInfo> devices;  // its Runtime's, with the fields `sinew devices` summarises
+  int rank = 0;                     ///< the rank
+  std::string host;                 ///< MPI_Get_processor_name
+  std::vector<DeviceInfo> devices;  ///< its Runtime's, with the fields `sinew devices` summarises
 };
 
-// This rank's own block of `v` for Cluster::run (see the banner): the rank binds it on every rank,
-// each its own units of the vector. Also sinew::distributed(Binding(v, block)).
+/// This rank's own block of `v` for Cluster::run (see the banner): the rank binds it on every rank,
+/// each its own units of the vector. Also sinew::distributed(Binding(v, block)).
 inline Binding distributed(Binding b) {
   b.distributed = true;
   return b;
 }
+/// distributed(Binding(v, block)): `block`, this rank's units of `v`, bound as its own.
 template <class T, class Host>
 Binding distributed(const Vector<T>& v, Host&& block) {
   return distributed(Binding(v, std::forward<Host>(block)));
 }
 
+/// Trees over the ranks of an MPI job: each rank runs its share of the units on its own devices
+/// through its own Runtime (see the header's description).
 class Cluster {
  public:
-  // Initialises MPI when needed and makes this rank's Runtime; throws sinew::Error for a bad
-  // setting (on this rank alone: nothing collective has happened yet).
+  /// Initialises MPI when needed and makes this rank's Runtime; throws sinew::Error for a bad
+  /// setting (on this rank alone: nothing collective has happened yet).
   Cluster();
+  /// The same with these options.
   explicit Cluster(ClusterOptions options);
   ~Cluster();
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  int rank() const;
-  int ranks() const;
-  bool is_root() const { return rank() == 0; }
-  Runtime& runtime();
+  int rank() const;                             ///< this process's rank
+  int ranks() const;                            ///< ranks in the job
+  bool is_root() const { return rank() == 0; }  ///< rank 0: where results are gathered
+  Runtime& runtime();                           ///< this rank's Runtime
 
-  // Collective: every rank calls it with the same tree and bindings (see the banner). Returns when
-  // the root has every output; throws sinew::Error on every rank when one failed.
+  /// Collective: every rank calls it with the same tree and bindings (see the banner). Returns when
+  /// the root has every output; throws sinew::Error on every rank when one failed.
   ClusterReport run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
 
-  // Collective: every rank's devices, gathered to every rank (in rank order).
+  /// Collective: every rank's devices, gathered to every rank (in rank order).
   std::vector<RankDevices> devices();
 
-  // Collective: throws sinew::Error on every rank when `error` is non-empty on some rank (the
-  // first such rank's message, naming it). Programs use it to fail together, like run() does.
+  /// Collective: throws sinew::Error on every rank when `error` is non-empty on some rank (the
+  /// first such rank's message, naming it). Programs use it to fail together, like run() does.
   void agree(const std::string& error, const std::string& what = "run");
 
-  struct Impl;  // the library's own (lib/runtime/cluster_impl.hpp)
+  struct Impl;  ///< the library's own (lib/runtime/cluster_impl.hpp)
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -26,70 +26,72 @@
 
 namespace sinew {
 
-// How training searches the distribution (the spec's strategies).
+/// How training searches the distribution (the spec's strategies).
 enum class Strategy {
-  even_split,    // "50/50": move work between device groups until their times agree
-  cpu_assisted,  // "CPU-assisted GPU": add work to the CPU while the total time falls
-  model,         // SkePU's tuning: a linear time model per device, fitted from a few runs, and its
-                 // closed-form split (or one device alone); at most 10 executions to a plan
+  even_split,    ///< "50/50": move work between device groups until their times agree
+  cpu_assisted,  ///< "CPU-assisted GPU": add work to the CPU while the total time falls
+  model,         ///< SkePU's tuning: a linear time model per device, fitted from a few runs, and its
+                 ///< closed-form split (or one device alone); at most 10 executions to a plan
 };
-// How a plan is derived for an input the knowledge base has not seen.
+/// How a plan is derived for an input the knowledge base has not seen.
 enum class Interpolation {
-  nearest,           // the nearest stored input's plan (the spec's method)
-  inverse_distance,  // shares weighted by inverse distance over the nearest inputs
-  cost_model,        // each device's time alone fitted over the input size at each level, from the
-                     // runs at other inputs; the fastest predicted plan (a device alone or the split
-                     // finishing together); the nearest input's plan where the runs fit no line
+  nearest,           ///< the nearest stored input's plan (the spec's method)
+  inverse_distance,  ///< shares weighted by inverse distance over the nearest inputs
+  cost_model,        ///< each device's time alone fitted over the input size at each level, from the
+                     ///< runs at other inputs; the fastest predicted plan (a device alone or the split
+                     ///< finishing together); the nearest input's plan where the runs fit no line
 };
-// What a run of a known tree does for an input the knowledge base has no plan for.
+/// What a run of a known tree does for an input the knowledge base has no plan for.
 enum class UnseenPolicy { derive, train };
-// How pageable host data reaches discrete devices.
+/// How pageable host data reaches discrete devices.
 enum class TransferMode {
-  staged,  // through pinned chunks, copied while the DMA engine moves the previous one
-  direct,  // handed to the driver as it is (for comparison)
+  staged,  ///< through pinned chunks, copied while the DMA engine moves the previous one
+  direct,  ///< handed to the driver as it is (for comparison)
 };
-// How host threads wait for discrete devices (see lib/exec/wait.hpp).
+/// How host threads wait for discrete devices (see lib/exec/wait.hpp).
 enum class WaitMode { automatic, block, poll };
+/// What a line the library logs is: progress and moves (info) or a warning.
 enum class LogLevel { info, warning };
 
-// The one spelling of each value (the enumerator's name), in the API, on command lines, in
-// variables and in the knowledge base; from_string<E> reads exactly that spelling.
+/// The one spelling of each value (the enumerator's name), in the API, on command lines, in
+/// variables and in the knowledge base; from_string<E> reads exactly that spelling.
 std::string_view to_string(Strategy v) noexcept;
-std::string_view to_string(Interpolation v) noexcept;
-std::string_view to_string(UnseenPolicy v) noexcept;
-std::string_view to_string(TransferMode v) noexcept;
-std::string_view to_string(WaitMode v) noexcept;
-std::string_view to_string(LogLevel v) noexcept;
+std::string_view to_string(Interpolation v) noexcept;  ///< see to_string(Strategy)
+std::string_view to_string(UnseenPolicy v) noexcept;   ///< see to_string(Strategy)
+std::string_view to_string(TransferMode v) noexcept;   ///< see to_string(Strategy)
+std::string_view to_string(WaitMode v) noexcept;       ///< see to_string(Strategy)
+std::string_view to_string(LogLevel v) noexcept;       ///< see to_string(Strategy)
+/// The E whose to_string() is `text`; nullopt for any other text.
 template <class E>
 std::optional<E> from_string(std::string_view text) noexcept;
-// "a, b or c": every spelling of E, for messages.
+/// "a, b or c": every spelling of E, for messages.
 template <class E>
 std::string spellings();
 
-// Where the library's lines go: training progress and balancer moves (info), warnings. Called
-// from the thread that logs (a request's thread, the knowledge base's writer); must be
-// thread-safe. Default: stderr, each line prefixed "sinew: ".
+/// Where the library's lines go: training progress and balancer moves (info), warnings. Called
+/// from the thread that logs (a request's thread, the knowledge base's writer); must be
+/// thread-safe. Default: stderr, each line prefixed "sinew: ".
 using Logger = std::function<void(LogLevel level, const std::string& line)>;
-// The default: "sinew: <line>" (warnings "sinew: warning: <line>") on stderr, a line at a time.
+/// The default: "sinew: <line>" (warnings "sinew: warning: <line>") on stderr, a line at a time.
 Logger stderr_logger();
 
-// How training searches (the spec's precision value and quality factor, and its strategy).
+/// How training searches (the spec's precision value and quality factor, and its strategy).
 struct TrainingSettings {
-  std::optional<Strategy> strategy;            // $SINEW_STRATEGY; default even_split
-  std::optional<double> precision;             // $SINEW_PRECISION; default 0.05, in (0, 1]
-  std::optional<unsigned> quality;             // $SINEW_QUALITY; executions per measured point, 1..1000; default 3
-  std::optional<bool> exhaustive;              // $SINEW_EXHAUSTIVE; every fission x overlap combination; default false
-  std::optional<std::size_t> max_executions;   // runs per training, 1..100000; default 40
-  // A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
-  // its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
-  // each device alone (each device's fastest plan alone three times); the fastest is stored (a
-  // split only where it beats every device alone by more than the precision: most points are
-  // measured once). 0: derived plans are used as derived, unmeasured
-  // (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 24.
+  std::optional<Strategy> strategy;            ///< $SINEW_STRATEGY; default even_split
+  std::optional<double> precision;             ///< $SINEW_PRECISION; default 0.05, in (0, 1]
+  std::optional<unsigned> quality;             ///< $SINEW_QUALITY; executions per measured point, 1..1000; default 3
+  std::optional<bool> exhaustive;              ///< $SINEW_EXHAUSTIVE; every fission x overlap combination; default false
+  std::optional<std::size_t> max_executions;   ///< runs per training, 1..100000; default 40
+  /// A plan derived for unseen inputs is checked with at most this many runs (on scratch copies):
+  /// its GPU overlap and CPU fission screened at the derived distribution, one rebalancing step,
+  /// each device alone (each device's fastest plan alone three times); the fastest is stored (a
+  /// split only where it beats every device alone by more than the precision: most points are
+  /// measured once). 0: derived plans are used as derived, unmeasured
+  /// (the spec's derivation). $SINEW_DERIVE_EXECUTIONS; 0..100000; default 24.
   std::optional<std::size_t> derive_executions;
 
-  // Every unset setting given its default, every setting checked: throws sinew::Error naming
-  // the setting (TrainingSettings::quality, ...), its value and what it accepts.
+  /// Every unset setting given its default, every setting checked: throws sinew::Error naming
+  /// the setting (TrainingSettings::quality, ...), its value and what it accepts.
   TrainingSettings with_defaults() const;
 };
 
@@ -136,7 +138,7 @@ struct BalancerTuning {
     /// A fixed cost carried from an earlier regime is at most this fraction of the current
     /// regime's fastest time (docs/decisions/005).
     double carried_fixed_at_most = 0.5;
-  } watch;
+  } watch;  ///< see Watch
 
   /// When a device's rate changed for good (a *step*: a load arriving or leaving).
   struct Steps {
@@ -166,7 +168,7 @@ struct BalancerTuning {
     /// Earlier runs before a step's first that lie beyond this fraction of the band (and nearer
     /// the new runs than the old) belong to the step (docs/decisions/004).
     double onset_band_fraction = 0.5;
-  } steps;
+  } steps;  ///< see Steps
 
   /// The regimes a device left at its steps (docs/decisions/014).
   struct Regimes {
@@ -177,7 +179,7 @@ struct BalancerTuning {
     double current_off_ratio = 2;
     /// ... and its current regime has at least this many times `Steps::noisy_runs` earlier runs.
     std::size_t earlier_runs_ratio = 2;
-  } regimes;
+  } regimes;  ///< see Regimes
 
   /// Probes of a device the balancer took all work from (docs/decisions/013).
   struct Probes {
@@ -188,7 +190,7 @@ struct BalancerTuning {
     std::size_t first_wait = 32;
     /// ... up to this many.
     std::size_t last_wait = 128;
-  } probes;
+  } probes;  ///< see Probes
 
   /// When a plan moves, and when a move stays.
   struct Moves {
@@ -205,7 +207,7 @@ struct BalancerTuning {
     /// (log time), beyond `pay_errors` standard errors of the comparison, goes back
     /// (docs/decisions/010).
     double must_pay = 0.03;
-    double pay_errors = 2.0;
+    double pay_errors = 2.0;  ///< see must_pay
     /// For this many runs after a step the episode follows the optimum ... (docs/decisions/008)
     std::size_t young_runs = 12;
     /// ... wherever it lies this much of the work away without idling a device.
@@ -213,14 +215,14 @@ struct BalancerTuning {
     /// Lopsided: a device at a share of at most `lopsided_share` finishing within this fraction
     /// of another's time ... (docs/decisions/009)
     double lopsided_within = 0.5;
-    double lopsided_share = 0.25;
+    double lopsided_share = 0.25;  ///< see lopsided_within
     /// ... for this many windows in a row is moved whatever the noise.
     std::size_t lopsided_windows = 3;
     /// Runs without a slow-drift move after a plan went back; doubled each time ...
     std::size_t first_backoff = 8;
     /// ... up to this many.
     std::size_t last_backoff = 512;
-  } moves;
+  } moves;  ///< see Moves
 
   /// The split the devices' models predict best (lib/schedule/split_model.cpp).
   struct Split {
@@ -234,29 +236,29 @@ struct BalancerTuning {
     std::size_t every_set_up_to = 10;
     /// The split is hedged against the estimates' errors and noise up to this many known devices.
     std::size_t hedged_up_to = 4;
-  } split;
+  } split;  ///< see Split
 };
 
-// The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
-// run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
-// judged on the element-wise median of the last `window` runs of the plan: unbalanced when the
-// fastest device finished before `balanced_within` of the slowest's time.
-// lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
-// level 1 moves work between device kinds (and between devices of one kind) in proportion to
-// their measured rates (median of the last `window` runs), over the following runs until they
-// are balanced; when `level1_steps` moves have not balanced them (and did not go back and forth:
-// moves that reverse have bracketed the balance, and the rest is noise), level 2 retrains the
-// distribution within the current fission/overlap configuration (at most `level2_executions`
-// runs, on scratch copies). Balanced plans are stored in the knowledge base (provenance
-// "balanced"), so the next process starts from them.
+/// The online two-level balancer (the spec's controller and "Adjust work distribution"). After every
+/// run it watches, the deviation between the active devices' times, dev = 1 - fastest/slowest, is
+/// judged on the element-wise median of the last `window` runs of the plan: unbalanced when the
+/// fastest device finished before `balanced_within` of the slowest's time.
+/// lbt(n) = unbalanced(n) * weight + lbt(n-1) * (1 - weight); when lbt reaches `trigger`,
+/// level 1 moves work between device kinds (and between devices of one kind) in proportion to
+/// their measured rates (median of the last `window` runs), over the following runs until they
+/// are balanced; when `level1_steps` moves have not balanced them (and did not go back and forth:
+/// moves that reverse have bracketed the balance, and the rest is noise), level 2 retrains the
+/// distribution within the current fission/overlap configuration (at most `level2_executions`
+/// runs, on scratch copies). Balanced plans are stored in the knowledge base (provenance
+/// "balanced"), so the next process starts from them.
 struct BalancerSettings {
-  std::optional<bool> enabled;                  // $SINEW_BALANCE; default true
-  std::optional<double> balanced_within;        // $SINEW_BALANCE_WITHIN; in (0, 1]; default 0.88
-  std::optional<double> weight;                 // w; $SINEW_BALANCE_WEIGHT; in (0, 1]; default 0.5
-  std::optional<double> trigger;                // in (0, 1]; default 0.85: three judged runs in a row at w = 0.5
-  std::optional<unsigned> level1_steps;         // 1..1000; default 4
-  std::optional<unsigned> window;               // 1..1000; default 3
-  std::optional<std::size_t> level2_executions; // 1..100000; default 16
+  std::optional<bool> enabled;                  ///< $SINEW_BALANCE; default true
+  std::optional<double> balanced_within;        ///< $SINEW_BALANCE_WITHIN; in (0, 1]; default 0.88
+  std::optional<double> weight;                 ///< w; $SINEW_BALANCE_WEIGHT; in (0, 1]; default 0.5
+  std::optional<double> trigger;                ///< in (0, 1]; default 0.85: three judged runs in a row at w = 0.5
+  std::optional<unsigned> level1_steps;         ///< 1..1000; default 4
+  std::optional<unsigned> window;               ///< 1..1000; default 3
+  std::optional<std::size_t> level2_executions; ///< 1..100000; default 16
   /// The balancer's policy, by its registered name (lib/schedule/balancer_registry.cpp lists
   /// them); an unknown name is an error listing the registered ones. Default "two_level", the
   /// balancer described above.
@@ -265,7 +267,7 @@ struct BalancerSettings {
   /// checked: a count of at least 1, a fraction in (0, 1], ...).
   std::optional<BalancerTuning> tuning;
 
-  // Every unset setting given its default, every setting checked (as TrainingSettings).
+  /// Every unset setting given its default, every setting checked (as TrainingSettings).
   BalancerSettings with_defaults() const;
 };
 
@@ -291,7 +293,8 @@ struct ScheduleTuning {
     /// A slot under 1/`slow_share` of the others' speed commits 1/`slow_margin` of the chunk that
     /// would end with them; any other half of what it would end by then; both at least 1
     /// (docs/decisions/022).
-    double slow_share = 8, slow_margin = 4;
+    double slow_share = 8;
+    double slow_margin = 4;  ///< see slow_share
     /// The most runs a device kept out by its remembered rate sits out between two probes; at
     /// least 1 (docs/decisions/025).
     unsigned probe_interval = 32;
@@ -299,146 +302,149 @@ struct ScheduleTuning {
     /// kept-out device probed in the next run; above 1 (docs/decisions/025).
     double slowdown = 1.5;
   };
-  Dynamic dynamic;
+  Dynamic dynamic;  ///< see Dynamic
   /// A streamable tree's share on a discrete device, cut into chunks dealt round its queues.
   struct Streaming {
     /// Chunk sizes when RuntimeOptions::chunk_mb leaves them to the data: an eighth of the
     /// device's data within [min_chunk_bytes, max_chunk_bytes] (docs/decisions/026).
-    std::size_t min_chunk_bytes = std::size_t{16} << 20, max_chunk_bytes = std::size_t{64} << 20;
+    std::size_t min_chunk_bytes = std::size_t{16} << 20;
+    std::size_t max_chunk_bytes = std::size_t{64} << 20;  ///< see min_chunk_bytes
     /// The last chunks that shrink by halves (1/2, 1/4, ...), so that what follows the last
     /// upload is short; 0: none (docs/decisions/026).
     std::size_t shrinking_chunks = 3;
   };
-  Streaming streaming;
+  Streaming streaming;  ///< see Streaming
 };
 
+/// A Runtime's settings. Each unset one comes from its SINEW_* variable, then from its default
+/// (effective()); `sinew options` lists them.
 struct RuntimeOptions {
-  // Devices to use: "all", "cpu", "gpu", "gpu:0,cpu", ... $SINEW_DEVICES; default "all".
+  /// Devices to use: "all", "cpu", "gpu", "gpu:0,cpu", ... $SINEW_DEVICES; default "all".
   std::optional<std::string> devices;
-  // Devices to drive as discrete GPUs (selection syntax, e.g. "cpu:1"): explicit transfers and
-  // overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
-  // $SINEW_DISCRETE; default none ("").
+  /// Devices to drive as discrete GPUs (selection syntax, e.g. "cpu:1"): explicit transfers and
+  /// overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
+  /// $SINEW_DISCRETE; default none ("").
   std::optional<std::string> discrete;
-  // A cap on the device memory Sinew uses on some devices: "selection=size" items,
-  // comma-separated, e.g. "gpu:0=256MB" or "cpu:1=64MB,gpu=2GB" (sizes in B, KB, MB, GB, TB,
-  // powers of 1024; a bare number is bytes). A device's memory is then the least of its
-  // CL_DEVICE_GLOBAL_MEM_SIZE and its cap (DeviceInfo::memory()). Streamable trees drag a share
-  // larger than that through a bounded set of buffers; others are refused or planned around it.
-  // $SINEW_MEMORY_CAP; default none ("").
+  /// A cap on the device memory Sinew uses on some devices: "selection=size" items,
+  /// comma-separated, e.g. "gpu:0=256MB" or "cpu:1=64MB,gpu=2GB" (sizes in B, KB, MB, GB, TB,
+  /// powers of 1024; a bare number is bytes). A device's memory is then the least of its
+  /// CL_DEVICE_GLOBAL_MEM_SIZE and its cap (DeviceInfo::memory()). Streamable trees drag a share
+  /// larger than that through a bounded set of buffers; others are refused or planned around it.
+  /// $SINEW_MEMORY_CAP; default none ("").
   std::optional<std::string> memory_cap;
-  // The plan for runs that name neither a device nor a config (Config::parse syntax, e.g.
-  // "cpu=0.6,overlap=2"). $SINEW_CONFIG; default none (""): the knowledge base plans them.
+  /// The plan for runs that name neither a device nor a config (Config::parse syntax, e.g.
+  /// "cpu=0.6,overlap=2"). $SINEW_CONFIG; default none (""): the knowledge base plans them.
   std::optional<std::string> config;
-  // Streamable trees reach discrete devices in chunks of about this many MB (summed over the
-  // partitioned vectors), dealt round-robin to the overlap queues. $SINEW_CHUNK_MB; a number
-  // in (0, 65536]; default: an eighth of the device's data, within 16-64 MB.
+  /// Streamable trees reach discrete devices in chunks of about this many MB (summed over the
+  /// partitioned vectors), dealt round-robin to the overlap queues. $SINEW_CHUNK_MB; a number
+  /// in (0, 65536]; default: an eighth of the device's data, within 16-64 MB.
   std::optional<double> chunk_mb;
-  // $SINEW_TRANSFER; default staged.
+  /// $SINEW_TRANSFER; default staged.
   std::optional<TransferMode> transfer;
-  // Threads that copy each staged chunk between pageable host memory and the pinned ring, the
-  // queue's own thread included: 0 (the default) splits each copy over the host's hardware
-  // threads shared among the run's staging queues (at most 8 each) in runs where no CPU device
-  // computes, and keeps one per queue where one does; N uses N always (1: one per queue). It
-  // does not know of other requests or processes running at the same time.
-  // $SINEW_COPY_THREADS; 0..16 (a staged chunk is 4 MB, its pieces at least 256 KB).
+  /// Threads that copy each staged chunk between pageable host memory and the pinned ring, the
+  /// queue's own thread included: 0 (the default) splits each copy over the host's hardware
+  /// threads shared among the run's staging queues (at most 8 each) in runs where no CPU device
+  /// computes, and keeps one per queue where one does; N uses N always (1: one per queue). It
+  /// does not know of other requests or processes running at the same time.
+  /// $SINEW_COPY_THREADS; 0..16 (a staged chunk is 4 MB, its pieces at least 256 KB).
   std::optional<unsigned> copy_threads;
-  // $SINEW_WAIT; default automatic.
+  /// $SINEW_WAIT; default automatic.
   std::optional<WaitMode> wait;
-  // Map and unmap a CPU device's zero-copy results even where discovery's probe found that its
-  // buffers are the host memory itself. $SINEW_MAP_ZERO_COPY; default false.
+  /// Map and unmap a CPU device's zero-copy results even where discovery's probe found that its
+  /// buffers are the host memory itself. $SINEW_MAP_ZERO_COPY; default false.
   std::optional<bool> map_zero_copy;
-  // Profile every run's queues (device times per partition and kernel in the Report), unless a
-  // run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.
+  /// Profile every run's queues (device times per partition and kernel in the Report), unless a
+  /// run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.
   std::optional<bool> profile;
-  // Checks that kernels read nothing beyond their slices and declared halos: on discrete devices
-  // (GPUs, or a CPU driven like one with `discrete`), each slice and halo buffer is surrounded by
-  // poison bytes, and each run (not training runs) is made twice, first on scratch copies of what
-  // it writes with one poison and then on the bound data with another; results that differ are an
-  // error naming the vector and the element. Costs a second run and memory: for tests and
-  // debugging. $SINEW_POISON_CHECK; default false.
+  /// Checks that kernels read nothing beyond their slices and declared halos: on discrete devices
+  /// (GPUs, or a CPU driven like one with `discrete`), each slice and halo buffer is surrounded by
+  /// poison bytes, and each run (not training runs) is made twice, first on scratch copies of what
+  /// it writes with one poison and then on the bound data with another; results that differ are an
+  /// error naming the vector and the element. Costs a second run and memory: for tests and
+  /// debugging. $SINEW_POISON_CHECK; default false.
   std::optional<bool> poison_check;
-  // Write a Chrome trace of every run to this file ("-N" appended when it exists); a trace
-  // profiles the run. A path in a missing or unwritable directory is refused when the Runtime is
-  // made. $SINEW_TRACE; default none ("").
+  /// Write a Chrome trace of every run to this file ("-N" appended when it exists); a trace
+  /// profiles the run. A path in a missing or unwritable directory is refused when the Runtime is
+  /// made. $SINEW_TRACE; default none ("").
   std::optional<std::string> trace;
 
-  // Directory of the on-disk program cache. Default $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
+  /// Directory of the on-disk program cache. Default $XDG_CACHE_HOME/sinew, else ~/.cache/sinew.
   std::optional<std::string> cache_dir;
-  // False keeps compiled programs in memory only. Default true.
+  /// False keeps compiled programs in memory only. Default true.
   std::optional<bool> disk_cache;
 
-  // The knowledge base plans runs that name no device, config or plan. Its file: $SINEW_KB;
-  // default ${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite; ":memory:" keeps nothing.
+  /// The knowledge base plans runs that name no device, config or plan. Its file: $SINEW_KB;
+  /// default ${XDG_DATA_HOME:-~/.local/share}/sinew/kb.sqlite; ":memory:" keeps nothing.
   std::optional<std::string> kb_path;
-  // Train even for trees and inputs the knowledge base knows. $SINEW_TRAIN; default false.
+  /// Train even for trees and inputs the knowledge base knows. $SINEW_TRAIN; default false.
   std::optional<bool> force_training;
-  // For inputs it has no entry for, of a tree it knows: derive a plan from the nearest entries
-  // (the spec's option b) or train (option a). $SINEW_UNSEEN; default derive.
+  /// For inputs it has no entry for, of a tree it knows: derive a plan from the nearest entries
+  /// (the spec's option b) or train (option a). $SINEW_UNSEEN; default derive.
   std::optional<UnseenPolicy> unseen;
-  // $SINEW_INTERPOLATOR; default nearest.
+  /// How a plan is derived for an unseen input. $SINEW_INTERPOLATOR; default cost_model.
   std::optional<Interpolation> interpolation;
-  TrainingSettings training;
-  BalancerSettings balancer;
+  TrainingSettings training;  ///< how the knowledge base trains (see TrainingSettings)
+  BalancerSettings balancer;  ///< the online balancer (see BalancerSettings)
   /// The schedules' tuned values, for experiments; default ScheduleTuning{}.
   std::optional<ScheduleTuning> schedule_tuning;
 
-  // No info lines (training progress, balancer moves); warnings still go to `log`. $SINEW_QUIET;
-  // default false.
+  /// No info lines (training progress, balancer moves); warnings still go to `log`. $SINEW_QUIET;
+  /// default false.
   std::optional<bool> quiet;
-  // Where the library's lines go. Default: stderr.
+  /// Where the library's lines go. Default: stderr.
   Logger log;
 
-  // Every SINEW_* variable that is set (and not empty), parsed and checked; the settings of
-  // unset variables stay empty. Throws sinew::Error(errc::invalid_argument) naming the variable,
-  // its value and what it accepts.
+  /// Every SINEW_* variable that is set (and not empty), parsed and checked; the settings of
+  /// unset variables stay empty. Throws sinew::Error(errc::invalid_argument) naming the variable,
+  /// its value and what it accepts.
   static RuntimeOptions from_environment();
-  // The same over the given variables (name -> value) instead of the process environment.
+  /// The same over the given variables (name -> value) instead of the process environment.
   static RuntimeOptions from_variables(const std::map<std::string, std::string>& variables);
-  // These options, with every setting they leave unset taken from `fallback`.
+  /// These options, with every setting they leave unset taken from `fallback`.
   RuntimeOptions or_else(const RuntimeOptions& fallback) const;
-  // Every unset setting given its default (paths resolved from XDG_CACHE_HOME, XDG_DATA_HOME,
-  // HOME), and every setting checked against what it accepts: throws sinew::Error naming the
-  // setting (RuntimeOptions::balancer.weight, ...), its value and what it accepts.
+  /// Every unset setting given its default (paths resolved from XDG_CACHE_HOME, XDG_DATA_HOME,
+  /// HOME), and every setting checked against what it accepts: throws sinew::Error naming the
+  /// setting (RuntimeOptions::balancer.weight, ...), its value and what it accepts.
   RuntimeOptions with_defaults() const;
-  // What a Runtime made with these options uses: or_else(from_environment()).with_defaults().
+  /// What a Runtime made with these options uses: or_else(from_environment()).with_defaults().
   RuntimeOptions effective() const;
 };
 
-// Every member has a default member initialiser, so that designated initialisers naming some of
-// them (`{.device = i}`) compile warning-free under -Wextra (-Wmissing-field-initializers).
+/// Every member has a default member initialiser, so that designated initialisers naming some of
+/// them (`{.device = i}`) compile warning-free under -Wextra (-Wmissing-field-initializers).
 struct RunOptions {
-  // Run on this runtime device alone (an index into Runtime::devices()).
+  /// Run on this runtime device alone (an index into Runtime::devices()).
   std::optional<std::size_t> device = std::nullopt;
-  // Run with this plan (overrides `device`).
+  /// Run with this plan (overrides `device`).
   std::optional<Config> config = std::nullopt;
-  // Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
+  /// Or a plan in Config::parse syntax, e.g. "cpu=0.6,overlap=2" (used when `config` is empty).
   std::string plan = {};
-  // With none of the above, the knowledge base plans the run; `train` retrains even when it
-  // already knows this tree and input.
+  /// With none of the above, the knowledge base plans the run; `train` retrains even when it
+  /// already knows this tree and input.
   bool train = false;
-  // The online balancer: empty means on for plans from the knowledge base (when
-  // BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
-  // (`config`/`plan`), which is then only the starting point (nothing is stored for it).
+  /// The online balancer: empty means on for plans from the knowledge base (when
+  /// BalancerSettings::enabled) and off for plans given here; true also adapts a given plan
+  /// (`config`/`plan`), which is then only the starting point (nothing is stored for it).
   std::optional<bool> balance = std::nullopt;
-  // Device-side timing: the run's queues profile every command, so the Report has each
-  // partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
-  // `kernels`). Empty: RuntimeOptions::profile. Profiling adds to a run's time
-  // (docs/decisions/035); Report::device_ms, which the scheduler uses, is host-timed and
-  // always there. A trace being written (RuntimeOptions::trace) profiles whatever this says.
+  /// Device-side timing: the run's queues profile every command, so the Report has each
+  /// partition's busy, kernel and transfer times and each kernel's (`partitions[i].ms`,
+  /// `kernels`). Empty: RuntimeOptions::profile. Profiling adds to a run's time
+  /// (docs/decisions/035); Report::device_ms, which the scheduler uses, is host-timed and
+  /// always there. A trace being written (RuntimeOptions::trace) profiles whatever this says.
   std::optional<bool> profile = std::nullopt;
 };
 
-// One setting that a variable gives: for `sinew options`, the README's table and messages.
+/// One setting that a variable gives: for `sinew options`, the README's table and messages.
 struct EnvironmentVariable {
-  std::string name;           // "SINEW_QUALITY"
-  std::string setting;        // "RuntimeOptions::training.quality"
-  std::string accepted;       // "a whole number from 1 to 1000"
-  std::string default_value;  // "3"
-  std::string effect;         // one line
+  std::string name;           ///< "SINEW_QUALITY"
+  std::string setting;        ///< "RuntimeOptions::training.quality"
+  std::string accepted;       ///< "a whole number from 1 to 1000"
+  std::string default_value;  ///< "3"
+  std::string effect;         ///< one line
 };
-// Every SINEW_* variable Sinew reads, in the order of the README's table.
+/// Every SINEW_* variable Sinew reads, in the order of the README's table.
 const std::vector<EnvironmentVariable>& environment_variables();
-// That table as Markdown (a header row, then one row per variable).
+/// That table as Markdown (a header row, then one row per variable).
 std::string environment_table_markdown();
 
 // The checks behind every setting, for programs that read the same kinds of values from their
@@ -447,17 +453,17 @@ std::string environment_table_markdown();
 // whole (no leading or trailing characters, no sign on counts).
 namespace parse {
 std::uint64_t count(std::string_view text, const std::string& what, std::uint64_t min, std::uint64_t max);
-// A finite number within [min, max] (or (min, max] with min_open).
+/// A finite number within [min, max] (or (min, max] with min_open).
 double number(std::string_view text, const std::string& what, double min, double max, bool min_open = false);
-// 1/0, true/false, yes/no, on/off.
+/// 1/0, true/false, yes/no, on/off.
 bool flag(std::string_view text, const std::string& what);
 template <class E>
 E choice(std::string_view text, const std::string& what);
-// A size in bytes: a whole number with an optional unit B, KB, MB, GB or TB (powers of 1024),
-// at least 1 byte.
+/// A size in bytes: a whole number with an optional unit B, KB, MB, GB or TB (powers of 1024),
+/// at least 1 byte.
 std::uint64_t bytes(std::string_view text, const std::string& what);
-// A memory cap's items ("gpu:0=256MB,cpu:1=64MB"): each device selection with its size. The
-// selections are read against the devices by select_devices.
+/// A memory cap's items ("gpu:0=256MB,cpu:1=64MB"): each device selection with its size. The
+/// selections are read against the devices by select_devices.
 std::vector<std::pair<std::string, std::uint64_t>> memory_caps(std::string_view text, const std::string& what);
 }  // namespace parse
 

@@ -34,40 +34,46 @@ namespace detail {
 class RuntimeImpl;
 }
 
+/// Plans and runs trees on the devices it owns; see the header's description for lifetime,
+/// thread safety and where a run goes.
 class Runtime {
  public:
-  // The options' unset settings come from the environment, then from their defaults
-  // (RuntimeOptions::effective()); a bad setting or variable throws sinew::Error here.
+  /// The options' unset settings come from the environment, then from their defaults
+  /// (RuntimeOptions::effective()); a bad setting or variable throws sinew::Error here.
   Runtime();
+  /// A runtime with these options (the unset ones from the environment, then their defaults).
   explicit Runtime(RuntimeOptions options);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  /// The devices it runs on, in the order Config::shares and RunOptions::device count them.
   const std::vector<DeviceInfo>& devices() const;
-  // The device a run pinned to "the default device" uses: the first GPU, else the first device.
+  /// The device a run pinned to "the default device" uses: the first GPU, else the first device.
   std::size_t default_device() const;
-  // The settings in force (RuntimeOptions::effective() of the options it was made with).
+  /// The settings in force (RuntimeOptions::effective() of the options it was made with).
   const RuntimeOptions& options() const;
 
-  // Validates the tree and bindings (throwing sinew::Error before any device work), then runs it
-  // asynchronously, on a thread of the runtime's.
+  /// Validates the tree and bindings (throwing sinew::Error before any device work), then runs it
+  /// asynchronously, on a thread of the runtime's.
   std::future<Report> run(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
-  // The same request on the calling thread: returns (or throws) when it is done. What
-  // run(...).get() does without handing the request to another thread and back (two thread
-  // hand-overs per request, docs/decisions/082): for loops that run small trees one after another.
+  /// The same request on the calling thread: returns (or throws) when it is done. What
+  /// run(...).get() does without handing the request to another thread and back (two thread
+  /// hand-overs per request, docs/decisions/082): for loops that run small trees one after another.
   Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options = {});
 
-  // `count` elements of page-locked host memory, zero-initialised. Data bound from it moves to
-  // and from GPUs by DMA, without a staging copy (docs/decisions/062).
-  // Without a discrete device it is ordinary page-aligned memory.
+  /// `count` elements of page-locked host memory, zero-initialised. Data bound from it moves to
+  /// and from GPUs by DMA, without a staging copy (docs/decisions/062).
+  /// Without a discrete device it is ordinary page-aligned memory.
   template <class T>
   PinnedVector<T> pinned(std::size_t count) {
     static_assert(std::is_trivially_copyable_v<T>, "pinned memory holds trivially copyable elements");
     return PinnedVector<T>(allocate_pinned(count * sizeof(T)));
   }
 
+  /// \cond INTERNAL
   detail::RuntimeImpl& impl() { return *impl_; }
+  /// \endcond
 
  private:
   std::shared_ptr<detail::PinnedBlock> allocate_pinned(std::size_t bytes);

@@ -16,15 +16,20 @@
 
 namespace sinew {
 
+/// The scalar type of an element (of each lane of a vector type): signed and unsigned integers
+/// of 8 to 64 bits, float, double; opaque for a type Sinew does not know (a user struct).
 enum class ScalarKind { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, opaque };
 
+/// A C++ element type in OpenCL C terms, checked against kernel signatures before device work.
 struct ElementType {
-  std::string name;                    // OpenCL C spelling: "float", "uchar4"; "" for opaque
-  std::size_t size = 0;                // bytes
-  ScalarKind scalar = ScalarKind::opaque;
-  unsigned lanes = 1;
+  std::string name;                    ///< OpenCL C spelling: "float", "uchar4"; "" for opaque
+  std::size_t size = 0;                ///< bytes
+  ScalarKind scalar = ScalarKind::opaque;  ///< the type of each lane
+  unsigned lanes = 1;                      ///< 1 for a scalar, 2 to 16 for an OpenCL vector type
 
+  /// Whether Sinew knows the type (else it is checked by size only).
   bool known() const noexcept { return scalar != ScalarKind::opaque; }
+  /// Same name, size, scalar kind and lanes.
   friend bool operator==(const ElementType&, const ElementType&) = default;
 };
 
@@ -99,6 +104,8 @@ SINEW_CL_VECTOR(cl_double16, "double16", f64, 16)
 #undef SINEW_CL_VECTOR
 }  // namespace detail
 
+/// The ElementType of `T`: its OpenCL C name for cl_float, cl_uchar4 and the other OpenCL
+/// scalar and vector types, an opaque type of sizeof(T) bytes for any other.
 template <class T>
 ElementType element_type() {
   return detail::cl_type_traits<std::remove_cv_t<T>>::get();

@@ -42,8 +42,9 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceRecord>&
   for (const auto& r : records) {
     int pid = id(pids, r.process), tid = id(tids, r.process + "|" + r.thread);
     sep();
-    out << "{\"name\":" << json_quote(r.name) << ",\"cat\":\"" << r.category << "\",\"ph\":\"X\",\"ts\":" << r.start_us
-        << ",\"dur\":" << r.duration_us << ",\"pid\":" << pid << ",\"tid\":" << tid << "}";
+    out << "{\"name\":" << json_quote(r.name) << ",\"cat\":\"" << r.category << "\",\"ph\":\"X\""
+        << ",\"ts\":" << json_number(r.start_us) << ",\"dur\":" << json_number(r.duration_us)
+        << ",\"pid\":" << pid << ",\"tid\":" << tid << "}";
   }
   for (const auto& [name, pid] : pids) {
     sep();

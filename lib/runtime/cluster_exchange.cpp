@@ -7,7 +7,6 @@
 // with SINEW_MPI.
 #include "exec/reduce.hpp"
 #include "runtime/cluster_impl.hpp"
-#include "tree/nodes/map_reduce.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -183,7 +182,7 @@ void RankExchanger::exchange_halo(const VectorUse& u, const unsigned char* head,
 }
 
 void RankExchanger::combine(const NodeImpl& reduction, std::map<std::string, Value>& results) {
-  const Reducer& reducer = dynamic_cast<const MapReduceNode&>(reduction).reducer;
+  const Reducer& reducer = *reduction.reduction();
   const ElementType& t = reducer.output->type;
   Value& value = results.at(reducer.output->name);
   values_ = value.bytes;

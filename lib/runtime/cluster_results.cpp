@@ -5,7 +5,6 @@
 // with SINEW_MPI.
 #include "exec/reduce.hpp"
 #include "runtime/cluster_run.hpp"
-#include "tree/nodes/map_reduce.hpp"
 
 #include <cstring>
 
@@ -84,12 +83,12 @@ Value combine_custom(ClusterRun& run, const Reducer& r, const std::vector<std::v
 }  // namespace
 
 void combine_results(ClusterRun& run) {
-  std::vector<const MapReduceNode*> reductions;
+  std::vector<const Reducer*> reductions;
   visit(run.prepared->root(), [&](const NodeImpl& n) {
-    if (auto m = dynamic_cast<const MapReduceNode*>(&n)) reductions.push_back(m);
+    if (const Reducer* r = n.reduction()) reductions.push_back(r);
   });
-  for (const auto* m : reductions) {
-    const Reducer& r = m->reducer;
+  for (const Reducer* reducer : reductions) {
+    const Reducer& r = *reducer;
     const auto parts = every_rank_value(run, r);
     const Value combined =
         r.op != Reducer::Op::custom ? combine_builtin(r.op, parts, r.output->type) : combine_custom(run, r, parts);

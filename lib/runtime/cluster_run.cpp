@@ -5,8 +5,6 @@
 
 #include "runtime/runtime_impl.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
-#include "tree/nodes/loop.hpp"
-#include "tree/nodes/map_reduce.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -72,15 +70,15 @@ bool partitions_meet(const Analysis& an) {
 // declared sizes (a rank binds a slice).
 void check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
   walk(root, [&](const NodeImpl& n, const std::string& path) {
-    const auto* loop = dynamic_cast<const LoopNode*>(&n);
-    if (!loop || !loop->has_predicate()) return;
-    visit(loop->body(), [&](const NodeImpl& c) {
-      const auto* m = dynamic_cast<const MapReduceNode*>(&c);
-      if (m && m->reducer.op == Reducer::Op::custom)
+    const NodeImpl* scope = n.predicate_scope();
+    if (!scope) return;
+    visit(*scope, [&](const NodeImpl& c) {
+      const Reducer* r = c.reduction();
+      if (r && r->op == Reducer::Op::custom)
         throw_error(errc::invalid_tree,
-                    "cannot split this tree over ranks: the loop's predicate reads result '" + m->reducer.output->name +
+                    "cannot split this tree over ranks: the loop's predicate reads result '" + r->output->name +
                         "' of a custom reduction, which ranks cannot combine while the loop runs",
-                    {.node = path, .argument = "result '" + m->reducer.output->name + "'",
+                    {.node = path, .argument = "result '" + r->output->name + "'",
                      .fix = "reduce with reduce::sum/min/max in the loop, or run it with a Runtime on one process"});
     });
   });
@@ -102,15 +100,16 @@ void check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
 std::optional<unsigned> rank_crossover(const NodeImpl& root, const Analysis& an, int ranks, const RunOptions& options) {
   std::optional<unsigned> crossover;
   visit(root, [&](const NodeImpl& n) {
-    const auto* dc = dynamic_cast<const DivideAndConquerNode*>(&n);
-    if (!dc) return;
+    const NodeImpl::LevelShape shape = n.level_shape(an);
+    if (shape.subproblem_units.empty()) return;
     if (options.config && crossover_item(*options.config)) {
       crossover = crossover_item(*options.config);
       return;
     }
-    const std::size_t elements = an.use(&dc->vector()).elements, levels = dc->levels(elements);
+    const std::size_t elements = shape.units, levels = shape.subproblem_units.size();
     unsigned level = levels > 1 ? 1 : 0;
-    while (level + 1 < levels && elements / dc->subproblem(level) >= 8 * static_cast<std::size_t>(ranks)) ++level;
+    while (level + 1 < levels && elements / shape.subproblem_units[level] >= 8 * static_cast<std::size_t>(ranks))
+      ++level;
     crossover = std::min(crossover.value_or(level), level);
   });
   return crossover;

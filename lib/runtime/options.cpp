@@ -1,6 +1,6 @@
 // runtime/options.cpp — the one reader of the environment: every SINEW_* variable, parsed and
 // checked here and nowhere else; the options' precedence (code, then environment, then default)
-// and the table of variables that the README prints.
+// and the table of variables that docs/guide/options.md prints.
 #include "platform/error.hpp"
 #include "platform/settings.hpp"
 
@@ -135,8 +135,8 @@ void fill(std::optional<std::string>& mine, const std::optional<std::string>& fa
   if (!mine || mine->empty()) mine = fallback;
 }
 
-// A Cluster's own variables (ClusterOptions), read by the same reader; the README's table lists
-// them after the Runtime's.
+// A Cluster's own variables (ClusterOptions), read by the same reader; the guide's table
+// (docs/guide/options.md) lists them after the Runtime's.
 using ClusterSetter = void (*)(ClusterOptions& o, std::string_view text, const std::string& name);
 
 struct ClusterVariable {
@@ -201,7 +201,7 @@ const std::vector<EnvironmentVariable>& environment_variables() {
       out.push_back(v.doc);
       out.back().setting = "RuntimeOptions::" + out.back().setting;
     }
-    // A Cluster's own (used in builds with SINEW_MPI), listed in every build: the README's
+    // A Cluster's own (used in builds with SINEW_MPI), listed in every build: the guide's
     // table names every variable Sinew reads.
     for (const auto& v : cluster_variables()) {
       out.push_back(v.doc);

@@ -180,9 +180,10 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   std::vector<std::size_t> levels;
   visit(p.root(), [&](const NodeImpl& n) {
     if (n.trainer().empty()) return;
-    std::vector<std::size_t> mine = n.level_subproblems(p.analysis);
-    if (mine.size() <= levels.size()) return;
-    levels = std::move(mine);
+    const NodeImpl::LevelShape shape = n.level_shape(p.analysis);
+    if (shape.subproblem_units.size() <= levels.size()) return;
+    levels.clear();
+    for (std::size_t l = 0; l < shape.subproblem_units.size(); ++l) levels.push_back(shape.subproblems(l));
     tree_trainer = n.trainer();
   });
   TrainingOptions o = options;

@@ -116,13 +116,27 @@ class NodeImpl {
   // trainer's name, lib/schedule/trainer.hpp; empty for none: the strategy's trainer serves).
   // A divide-and-conquer node's crossover is trained by "dc_model".
   virtual std::string_view trainer() const { return {}; }
-  // What that trainer sizes its plans by: the subproblems at each of the node's levels for its
-  // bound sizes (empty for none). Where several nodes name a trainer, the one with most levels
-  // is trained.
-  virtual std::vector<std::size_t> level_subproblems(const Analysis& an) const {
+  // A node that works in levels (divide and conquer), for its bound sizes: the units its levels
+  // cover and the units of one subproblem at each level, lowest first (none for other kinds).
+  // Its trainer sizes plans by the subproblems per level; where several nodes name a trainer,
+  // the one with most levels is trained. A Cluster chooses its crossover from them.
+  struct LevelShape {
+    std::size_t units = 0;
+    std::vector<std::size_t> subproblem_units;
+    // Subproblems at `level`, a ragged last one counted.
+    std::size_t subproblems(std::size_t level) const {
+      return (units + subproblem_units[level] - 1) / subproblem_units[level];
+    }
+  };
+  virtual LevelShape level_shape(const Analysis& an) const {
     (void)an;
     return {};
   }
+  // The reduction the node computes (a map_reduce's reducer), or none.
+  virtual const Reducer* reduction() const { return nullptr; }
+  // The subtree whose results a predicate reads while the node runs (a loop with .until: its
+  // body), or none.
+  virtual const NodeImpl* predicate_scope() const { return nullptr; }
   // Its kernels (a library's, tuned per device) may read its buffers as wide vectors: they count
   // on OpenCL's alignment of a buffer to the device's base address alignment, which user memory
   // handed over as it is (zero copy) need not have, and may crash without it. Where the user's

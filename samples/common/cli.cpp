@@ -1,6 +1,8 @@
 // samples/common/cli.cpp — the benchmark sample programs' shared command line and main loop.
 #include "common/cli.hpp"
 
+#include <boost/program_options.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -270,67 +272,68 @@ double Options::get_number(const std::string& name, double fallback, double min,
 }
 
 Options parse(int argc, char** argv, const Sample& sample, const std::vector<Flag>& extra) {
+  namespace po = boost::program_options;
   const std::string program = argc > 0 ? argv[0] : sample.name();
+  po::options_description flags;
+  flags.add_options()("help,h", "")("size", po::value<std::string>())("device", po::value<std::string>())(
+      "shares", po::value<std::string>())("fission", po::value<std::string>())("overlap", po::value<std::string>())(
+      "repeat", po::value<std::string>())("dump", po::bool_switch())("no-check", po::bool_switch())(
+      "pinned", po::bool_switch())("profile", po::bool_switch())("mpi", po::bool_switch())(
+      "rank-shares", po::value<std::string>())("unexpected", po::value<std::vector<std::string>>());
+  po::positional_options_description words;  // no flag takes words: collected only to be refused
+  words.add("unexpected", -1);
+  for (const auto& f : extra) {
+    if (f.is_switch)
+      flags.add_options()(f.name.c_str(), po::bool_switch());
+    else
+      flags.add_options()(f.name.c_str(), po::value<std::string>());
+  }
+  // No abbreviations: "--dev" is an unknown flag, not --device. A value on a switch ("--dump=no")
+  // is refused by program_options itself, naming the switch.
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+  po::variables_map given;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(flags).positional(words).style(style).run(), given);
+  } catch (const po::error& e) {
+    usage_error(program, e.what());
+  }
+  if (given.count("help")) {
+    print_usage(program, sample, extra);
+    std::exit(0);
+  }
+  if (given.count("unexpected"))
+    usage_error(program, "unexpected argument '" + given["unexpected"].as<std::vector<std::string>>().front() + "'");
+  auto text = [&](const char* name) -> std::optional<std::string> {
+    if (!given.count(name)) return std::nullopt;
+    return given[name].as<std::string>();
+  };
+  auto on = [&](const std::string& name) { return given.count(name) && given[name].as<bool>(); };
+
   Options o;
   o.program = program;
-  std::optional<std::string> shares_text, rank_shares_text;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      print_usage(program, sample, extra);
-      std::exit(0);
-    }
-    if (arg.rfind("--", 0) != 0) usage_error(program, "unexpected argument '" + arg + "'");
-    std::string name = arg.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) usage_error(program, "--" + name + " needs a value");
-      return argv[++i];
-    };
-    if (name == "dump") {
-      o.dump = true;
-    } else if (name == "no-check") {
-      o.check = false;
-    } else if (name == "pinned") {
-      o.pinned = true;
-    } else if (name == "profile") {
-      o.profile = true;
-    } else if (name == "mpi") {
-      o.mpi = true;
-    } else if (name == "rank-shares") {
-      rank_shares_text = take();
-    } else if (name == "size") {
-      o.size = take();  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too; run() checks it
-    } else if (name == "device") {
-      o.device = take();
-      if (o.device.empty()) usage_error(program, "--device = '' is refused: give a device index, an id (cpu:0) or all");
-      if (o.device.find_first_not_of("0123456789") == std::string::npos)  // an index: a whole number
-        checked(program, [&] { return sinew::parse::count(o.device, "--device", 0, std::numeric_limits<std::size_t>::max()); });
-    } else if (name == "repeat") {
-      const std::string text = take();
-      o.repeat = checked(program, [&] { return sinew::parse::count(text, "--repeat", 1, kMaxRepeat); });
-    } else if (name == "shares") {
-      shares_text = take();
-    } else if (name == "fission") {
-      o.fission = take();
-    } else if (name == "overlap") {
-      o.overlap = read_overlap(program, take());
-    } else {
-      auto f = std::find_if(extra.begin(), extra.end(), [&](const Flag& x) { return x.name == name; });
-      if (f == extra.end()) usage_error(program, "unknown flag '--" + name + "'");
-      o.values[name] = f->is_switch ? "1" : take();
-    }
+  o.dump = on("dump");
+  o.check = !on("no-check");
+  o.pinned = on("pinned");
+  o.profile = on("profile");
+  o.mpi = on("mpi");
+  o.size = text("size");  // the sample reads it (Sample::prepare(string)), so shaped sizes pass too; run() checks it
+  if (auto device = text("device")) {
+    o.device = *device;
+    if (o.device.empty()) usage_error(program, "--device = '' is refused: give a device index, an id (cpu:0) or all");
+    if (o.device.find_first_not_of("0123456789") == std::string::npos)  // an index: a whole number
+      checked(program, [&] { return sinew::parse::count(o.device, "--device", 0, std::numeric_limits<std::size_t>::max()); });
   }
-  if (shares_text) o.shares = read_shares(program, *shares_text, o.overlap);
-  if (rank_shares_text) {
+  if (auto repeat = text("repeat")) o.repeat = checked(program, [&] { return sinew::parse::count(*repeat, "--repeat", 1, kMaxRepeat); });
+  if (auto fission = text("fission")) o.fission = *fission;
+  if (auto overlap = text("overlap")) o.overlap = read_overlap(program, *overlap);
+  for (const auto& f : extra) {
+    if (f.is_switch && on(f.name)) o.values[f.name] = "1";
+    if (!f.is_switch && given.count(f.name)) o.values[f.name] = given[f.name].as<std::string>();
+  }
+  if (auto shares = text("shares")) o.shares = read_shares(program, *shares, o.overlap);
+  if (auto rank_shares = text("rank-shares")) {
     if (!o.mpi) usage_error(program, "--rank-shares needs --mpi");
-    o.rank_shares = read_shares(program, *rank_shares_text, 1, "--rank-shares");
+    o.rank_shares = read_shares(program, *rank_shares, 1, "--rank-shares");
   }
   return o;
 }

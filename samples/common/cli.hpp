@@ -53,8 +53,9 @@ struct Options {
   double get_number(const std::string& name, double fallback, double min, double max, bool min_open = false) const;
 };
 
-// Parses argv. Prints usage and exits with 0 for --help; prints the problem and exits with 2 for
-// an unknown flag or a malformed or out-of-range value: every count is read with sinew::parse, the
+// Parses argv with Boost.Program_options. Prints usage and exits with 0 for --help; prints the
+// problem and exits with 2 for an unknown or abbreviated flag, a value given to a switch
+// ("--dump=no"), a flag given twice, or a malformed or out-of-range value: every count is read with sinew::parse, the
 // overlap and the shares (each in [0, 1], adding up to 1) are checked by Config's own checks.
 Options parse(int argc, char** argv, const Sample& sample, const std::vector<Flag>& extra = {});
 

@@ -184,6 +184,28 @@ TEST(SampleCli, BadCommonFlagsAreRefusedBeforeTheRuntime) {
   }
 }
 
+// Switches take no value: "--dump=no" once dumped the tree. Unknown, abbreviated, repeated flags
+// and stray words are refused the same way, each message naming what it refuses.
+TEST(SampleCli, AValueOnASwitchAndOtherMisspellingsAreRefused) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string named;
+  };
+  const std::vector<Case> cases = {
+      {{"--dump=no"}, "--dump"},           {{"--no-check=1"}, "--no-check"},
+      {{"--profile=false"}, "--profile"},  {{"--dev", "0"}, "--dev"},
+      {{"--bogus"}, "--bogus"},            {{"--size", "1024", "--size", "2048"}, "--size"},
+      {{"stray"}, "'stray'"},              {{"--size"}, "--size"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    const Result r = clitest::run(dir, sample("saxpy"), c.args, kAddressLimit);
+    EXPECT_EQ(r.status, 2) << describe("saxpy", c.args) << "\nstdout: " << r.out << "\nstderr: " << r.err;
+    EXPECT_TRUE(contains(r.first_error_line(), c.named)) << describe("saxpy", c.args) << ": " << r.err;
+    EXPECT_FALSE(contains(r.out, "time:")) << describe("saxpy", c.args) << ": nothing runs: " << r.out;
+  }
+}
+
 TEST(SampleCli, SizeBeyondPhysicalMemoryIsRefusedBeforeAllocating) {
   const std::uint64_t needs = 12ull * 4294967295ull;
   if (clitest::physical_memory() >= needs) GTEST_SKIP() << "this machine could hold saxpy --size 4294967295";

@@ -2,6 +2,7 @@
 // base (the built sinew binary, no OpenCL device needed).
 #include <sinew/kb.hpp>
 
+#include "kb/json.hpp"
 #include "kb/kb_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -167,6 +168,88 @@ TEST(KbCli, ListShowExportClearImport) {
   auto rejected = sinew_cli(dir, "kb import '" + bad + "'" + kb);
   EXPECT_EQ(rejected.status, 1);
   EXPECT_TRUE(contains(rejected.err, "line 1")) << rejected.err;
+}
+
+namespace json = sinew::detail::kb::json;
+
+const json::Value& member(const json::Value& v, std::string_view key) {
+  static const json::Value missing;
+  const json::Value* m = v.find(key);
+  EXPECT_NE(m, nullptr) << "no member '" << key << "' in " << json::dump(v);
+  return m ? *m : missing;
+}
+
+// `kb list --json` and `kb show --json` print what the tables show as JSON that parses, numbers
+// with every digit; without a knowledge base, list prints an empty list and says why on stderr.
+TEST(KbCli, ListAndShowAsJson) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  populate(path);
+  const std::string kb = " --kb '" + path + "'";
+
+  auto list = sinew_cli(dir, "kb list --json" + kb);
+  ASSERT_EQ(list.status, 0) << list.err;
+  const json::Value listed = json::parse(list.out);
+  EXPECT_EQ(member(listed, "knowledge_base").string(), path);
+  const auto& trees = member(listed, "trees").array();
+  ASSERT_EQ(trees.size(), 3u) << list.out;
+  EXPECT_EQ(member(trees[0], "tree").string(), "aaaa000000000001");
+  EXPECT_EQ(member(trees[0], "label").string(), "filters");
+  EXPECT_EQ(member(trees[0], "entries").number(), 2);
+  EXPECT_EQ(member(trees[0], "runs").number(), 15);
+
+  auto show = sinew_cli(dir, "kb show aaaa000000000001 --json" + kb);
+  ASSERT_EQ(show.status, 0) << show.err;
+  const json::Value shown = json::parse(show.out);
+  EXPECT_EQ(member(shown, "tree").string(), "aaaa000000000001");
+  const auto& entries = member(shown, "entries").array();
+  ASSERT_EQ(entries.size(), 2u) << show.out;
+  EXPECT_EQ(member(entries[0], "config").string(), "{fission=L2, overlap=2, shares=[0.25, 0.75]}");
+  EXPECT_EQ(member(entries[0], "time_ms").number(), 12.5);
+  EXPECT_EQ(member(member(entries[0], "features"), "width").number(), 1024);
+  EXPECT_EQ(member(entries[1], "provenance").string(), "derived");
+  EXPECT_EQ(member(entries[1], "source").number(), member(entries[0], "id").number());
+  const auto& runs = member(shown, "runs").array();
+  ASSERT_EQ(runs.size(), 15u) << "every run, not the last 10 of the table";
+  EXPECT_EQ(member(runs[14], "time_ms").number(), 34);
+
+  auto none = sinew_cli(dir, "kb list --json --kb '" + dir.file("none.sqlite") + "'");
+  EXPECT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(member(json::parse(none.out), "trees").array().size(), 0u) << none.out;
+  EXPECT_TRUE(contains(none.err, "no knowledge base at")) << none.err;
+}
+
+// `kb plot` writes an SVG document (well-formed: one root, balanced tags) with a point per device
+// and run and the stored plan ringed; `-o -` prints it.
+TEST(KbCli, PlotWritesAnSvgOfTheMeasuredPoints) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  populate(path);
+  const std::string svg = dir.file("plot.svg");
+  auto r = sinew_cli(dir, "kb plot aaaa000000000001 --kb '" + path + "' -o '" + svg + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "wrote " + svg)) << r.out;
+  const std::string text = read_file(svg);
+  ASSERT_EQ(text.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << text.substr(0, 200);
+  EXPECT_TRUE(contains(text, "</svg>\n"));
+  auto count = [&](const std::string& part) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<text"), count("</text>"));
+  // Two inputs (width 1024: trained, 15 runs; width 2048: derived, no run), a panel each.
+  EXPECT_EQ(count("<circle"), 15u * 2 + 2 * 2) << "a point per device and run, a ring per device of each stored plan";
+  EXPECT_EQ(count("fill=\"none\" stroke-width=\"2\""), 2u * 2) << "the stored plans' rings";
+  EXPECT_TRUE(contains(text, "stored plan: {fission=L2, overlap=2, shares=[0.25, 0.75]}"));
+  EXPECT_TRUE(contains(text, "width=1024")) << "the panel names its input";
+
+  auto stdout_svg = sinew_cli(dir, "kb plot aaaa000000000001 -o - --kb '" + path + "'");
+  EXPECT_EQ(stdout_svg.status, 0) << stdout_svg.err;
+  EXPECT_EQ(stdout_svg.out, text);
+  auto unknown = sinew_cli(dir, "kb plot cccc --kb '" + path + "'");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_TRUE(contains(unknown.err, "no tree")) << unknown.err;
 }
 
 TEST(KbCli, UnusableFileIsAnError) {

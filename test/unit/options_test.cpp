@@ -160,16 +160,16 @@ TEST(Options, TheClustersVariableIsReadByTheSameReader) {
   }
 }
 
-// The README's table of variables is the reader's own (environment_variables()).
-TEST(Options, TheReadmeTableIsTheReadersTable) {
-  std::ifstream in(SINEW_SOURCE_DIR "/README.md");
-  ASSERT_TRUE(in) << "README.md not found";
+// The guide's table of variables (docs/guide/options.md) is the reader's own (environment_variables()).
+TEST(Options, TheGuidesTableIsTheReadersTable) {
+  std::ifstream in(SINEW_SOURCE_DIR "/docs/guide/options.md");
+  ASSERT_TRUE(in) << "docs/guide/options.md not found";
   std::stringstream s;
   s << in.rdbuf();
   const std::string readme = s.str();
   const std::string table = environment_table_markdown();
   EXPECT_NE(readme.find(table), std::string::npos)
-      << "README.md's table of SINEW_* variables differs from what the library reads; replace it with `sinew "
+      << "docs/guide/options.md's table of SINEW_* variables differs from what the library reads; replace it with `sinew "
          "options --markdown`:\n"
       << table;
   for (const auto& v : environment_variables()) EXPECT_EQ(v.name.rfind("SINEW_", 0), 0u) << v.name;

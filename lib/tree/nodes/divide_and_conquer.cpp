@@ -72,11 +72,10 @@ std::size_t DivideAndConquerNode::plan_granule(const Config& plan) const {
   return c <= 1 ? settings.leaf_size : subproblem(c - 1);
 }
 
-std::vector<std::size_t> DivideAndConquerNode::level_subproblems(const Analysis& an) const {
-  const std::size_t elements = an.use(&vector()).elements;
-  std::vector<std::size_t> out;
-  for (std::size_t l = 0; l < levels(elements); ++l) out.push_back((elements + subproblem(l) - 1) / subproblem(l));
-  return out;
+NodeImpl::LevelShape DivideAndConquerNode::level_shape(const Analysis& an) const {
+  LevelShape shape{.units = an.use(&vector()).elements, .subproblem_units = {}};
+  for (std::size_t l = 0; l < levels(shape.units); ++l) shape.subproblem_units.push_back(subproblem(l));
+  return shape;
 }
 
 void DivideAndConquerNode::constrain(GranuleRules& rules, const std::vector<DeviceInfo>&) const {

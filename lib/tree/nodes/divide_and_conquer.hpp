@@ -42,7 +42,7 @@ class DivideAndConquerNode final : public NodeImpl {
   std::size_t plan_granule(const Config& plan) const override;
   std::string_view trainer() const override { return "dc_model"; }
   // Per level, the leaves first: the bound vector's elements over subproblem(level), rounded up.
-  std::vector<std::size_t> level_subproblems(const Analysis& an) const override;
+  LevelShape level_shape(const Analysis& an) const override;
   // The upper levels gather every partition's subproblems on one device.
   bool joins_partitions() const override { return true; }
 

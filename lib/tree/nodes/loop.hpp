@@ -14,6 +14,7 @@ class LoopNode final : public NodeImpl {
   void check_structure(const std::string& path, StructureFacts& facts) const override;
   void check_flow(const Analysis& an, const std::string& path) const override;
   bool joins_partitions() const override { return has_predicate(); }
+  const NodeImpl* predicate_scope() const override { return has_predicate() ? &body() : nullptr; }
 
   bool has_predicate() const { return until_result || until_state; }
   const NodeImpl& body() const { return *children[0]; }

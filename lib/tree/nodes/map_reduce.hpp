@@ -25,6 +25,7 @@ class MapReduceNode final : public NodeImpl {
   void dump_settings(std::ostream& s) const override;
   void sign(std::ostream& s, const std::function<std::string(const VectorState*)>& id) const override;
   const VectorState* extra_vector() const override { return reducer.input.get(); }
+  const Reducer* reduction() const override { return &reducer; }
   void check_structure(const std::string& path, StructureFacts& facts) const override;
   void check_flow(const Analysis& an, const std::string& path) const override;
 
