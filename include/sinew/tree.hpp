@@ -296,6 +296,23 @@ class Kernel : public Node {
   /// Options for the OpenCL compiler ("-DWIDTH=8 -cl-fast-relaxed-math"); part of the tree's
   /// signature and of the program cache's key.
   Kernel& build_options(std::string options);
+  /// Runs a kernel written for the whole range, as it is: each partition is launched at the global
+  /// work offset of its first unit, so get_global_id() and get_global_offset() are positions in the
+  /// whole range (get_global_size() stays the partition's: pass sinew::size(v) for the whole), and
+  /// every vector parameter is addressed in whole-vector coordinates: `p[i]` is element i of the
+  /// vector for every i the argument holds — the slice of in/out/inout, the slice and its halo
+  /// units for sinew::halo, everything for sinew::whole. A boundary test on a global row
+  /// (`if (y == 0 || y >= rows - 1)`) then holds in every partition. No buffer grows: each is moved
+  /// to its place by an origin the kernel gets as extra parameters (the kernel's definition must
+  /// be in the source, its vector parameters typed pointers that are not themselves const); see
+  /// docs/guide/existing-kernels.md for what each index style costs.
+  Kernel& global_indices();
+  /// Runs the kernel as one partition on one device: for a step that writes outside its slice (a
+  /// transpose, a serial update) or reads what other partitions write in the same step. A tree
+  /// holding such a leaf runs whole on the one device its plan gives the largest share (the
+  /// trainer and the knowledge base choose it by measuring each device alone); it never streams
+  /// and the dynamic schedule refuses it before any device work.
+  Kernel& whole_range();
   /// Names the kernel node (by default its entry): messages say "kernel 'text' (file.cl)".
   Kernel& name(std::string text);
   Kernel& label(std::string text);  ///< the same as name()

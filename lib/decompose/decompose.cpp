@@ -5,6 +5,7 @@
 #include "decompose/schedule_policy.hpp"
 #include "platform/error.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
@@ -77,6 +78,16 @@ const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning) {
   require(s.max_chunk_bytes >= s.min_chunk_bytes, "streaming.max_chunk_bytes", static_cast<double>(s.max_chunk_bytes),
           "at least streaming.min_chunk_bytes");
   return tuning;
+}
+
+Config whole_on_one_device(const Config& config) {
+  const auto largest = std::max_element(config.shares.begin(), config.shares.end());
+  Config one = config;
+  one.shares.assign(config.shares.size(), 0.0);
+  if (largest != config.shares.end()) one.shares[static_cast<std::size_t>(largest - config.shares.begin())] = 1.0;
+  one.fission = "none";
+  one.overlap = 1;
+  return one;
 }
 
 std::string device_text(const DeviceInfo& info) { return info.id() + " (" + info.name + ")"; }

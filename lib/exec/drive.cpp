@@ -137,7 +137,7 @@ void work(RunState& run, Worker& w) {
   } catch (const BarrierAborted&) {
     // another worker failed; its error is the one reported
   } catch (...) {
-    run.keep_error();
+    run.keep_error(naming_leaves(w.leaves_run));
     run.workers.barrier->abort();
   }
 }
@@ -235,7 +235,7 @@ void feed_then_wait(RunState& run) {
       settle(i);
     }
   } catch (...) {
-    run.keep_error();  // ~RunState waits for what was enqueued
+    run.keep_error(naming_leaves(run.workers.list.front().leaves_run));  // ~RunState waits for what was enqueued
   }
 }
 

@@ -38,9 +38,11 @@ RunState::~RunState() {
   // (The buffer ledger gives the buffers back as it goes, after this.)
 }
 
-void RunState::keep_error() {
+void RunState::keep_error() { keep_error(std::current_exception()); }
+
+void RunState::keep_error(std::exception_ptr error) {
   std::lock_guard lock(error_mutex_);
-  if (!error_) error_ = std::current_exception();
+  if (!error_) error_ = std::move(error);
 }
 
 }  // namespace sinew::detail

@@ -135,6 +135,7 @@ class RunState {
 
   // The first error of any worker; the others' are dropped.
   void keep_error();
+  void keep_error(std::exception_ptr error);
   std::exception_ptr error() const { return error_; }
 
  private:

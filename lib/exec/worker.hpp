@@ -9,6 +9,7 @@
 
 #include "decompose/decompose.hpp"
 #include "exec/environment.hpp"
+#include "exec/leaves_run.hpp"
 #include "tree/analysis.hpp"
 
 #include <algorithm>
@@ -97,6 +98,7 @@ struct Worker {
   std::set<const NodeImpl*> pending;   // map_reduce values read back but not combined
   std::set<const NodeImpl*> values_met;  // map_reduce values combined for kernels since they ran (exec/values.hpp)
   int loop_depth = 0;                  // loops whose body it is running (Report::loop_copies)
+  LeavesRun leaves_run;                // the leaves given to its queue, for a failed wait's error
   // Its thread's times, in the run.
   double host_start_ms = 0;     // when it began
   double host_enqueued_ms = 0;  // when it had enqueued everything (then it waits)

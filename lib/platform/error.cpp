@@ -1,37 +1,9 @@
-// platform/error.cpp — error categories, sinew::Error and OpenCL status names.
+// platform/error.cpp — error categories and sinew::Error (OpenCL status names: status.cpp).
 #include "platform/error.hpp"
 
 #include <sstream>
 
 namespace sinew {
-
-const char* opencl_status_name(int status) noexcept {
-  switch (status) {
-#define S(x) case x: return #x;
-    S(CL_SUCCESS) S(CL_DEVICE_NOT_FOUND) S(CL_DEVICE_NOT_AVAILABLE) S(CL_COMPILER_NOT_AVAILABLE)
-    S(CL_MEM_OBJECT_ALLOCATION_FAILURE) S(CL_OUT_OF_RESOURCES) S(CL_OUT_OF_HOST_MEMORY)
-    S(CL_PROFILING_INFO_NOT_AVAILABLE) S(CL_MEM_COPY_OVERLAP) S(CL_IMAGE_FORMAT_MISMATCH)
-    S(CL_IMAGE_FORMAT_NOT_SUPPORTED) S(CL_BUILD_PROGRAM_FAILURE) S(CL_MAP_FAILURE)
-    S(CL_MISALIGNED_SUB_BUFFER_OFFSET) S(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-    S(CL_COMPILE_PROGRAM_FAILURE) S(CL_LINKER_NOT_AVAILABLE) S(CL_LINK_PROGRAM_FAILURE)
-    S(CL_DEVICE_PARTITION_FAILED) S(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) S(CL_INVALID_VALUE)
-    S(CL_INVALID_DEVICE_TYPE) S(CL_INVALID_PLATFORM) S(CL_INVALID_DEVICE) S(CL_INVALID_CONTEXT)
-    S(CL_INVALID_QUEUE_PROPERTIES) S(CL_INVALID_COMMAND_QUEUE) S(CL_INVALID_HOST_PTR)
-    S(CL_INVALID_MEM_OBJECT) S(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) S(CL_INVALID_IMAGE_SIZE)
-    S(CL_INVALID_SAMPLER) S(CL_INVALID_BINARY) S(CL_INVALID_BUILD_OPTIONS) S(CL_INVALID_PROGRAM)
-    S(CL_INVALID_PROGRAM_EXECUTABLE) S(CL_INVALID_KERNEL_NAME) S(CL_INVALID_KERNEL_DEFINITION)
-    S(CL_INVALID_KERNEL) S(CL_INVALID_ARG_INDEX) S(CL_INVALID_ARG_VALUE) S(CL_INVALID_ARG_SIZE)
-    S(CL_INVALID_KERNEL_ARGS) S(CL_INVALID_WORK_DIMENSION) S(CL_INVALID_WORK_GROUP_SIZE)
-    S(CL_INVALID_WORK_ITEM_SIZE) S(CL_INVALID_GLOBAL_OFFSET) S(CL_INVALID_EVENT_WAIT_LIST)
-    S(CL_INVALID_EVENT) S(CL_INVALID_OPERATION) S(CL_INVALID_GL_OBJECT) S(CL_INVALID_BUFFER_SIZE)
-    S(CL_INVALID_MIP_LEVEL) S(CL_INVALID_GLOBAL_WORK_SIZE) S(CL_INVALID_PROPERTY)
-    S(CL_INVALID_IMAGE_DESCRIPTOR) S(CL_INVALID_COMPILER_OPTIONS) S(CL_INVALID_LINKER_OPTIONS)
-    S(CL_INVALID_DEVICE_PARTITION_COUNT)
-#undef S
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    default: return "unknown OpenCL status";
-  }
-}
 
 namespace {
 
@@ -101,7 +73,10 @@ void throw_error(errc code, std::string message, ErrorContext context) {
 
 void throw_cl(const cl::Error& e, ErrorContext context) {
   if (context.api_call.empty() && e.what()) context.api_call = e.what();
+  const StatusText text = status_text(e.err());
+  if (context.fix.empty()) context.fix = text.advice;
   std::string message = std::string("OpenCL call failed: ") + opencl_status_name(e.err());
+  if (*text.meaning) message += std::string(" (") + text.meaning + ")";
   throw Error(std::error_code(e.err(), opencl_category()), std::move(message), std::move(context));
 }
 

@@ -10,8 +10,17 @@
 
 namespace sinew::detail {
 
+// What a status means beyond its name, for the codes outside the core standard (vendors'
+// extensions: NVIDIA's -9999, ...), and what to do about it; "" where the name says it all.
+struct StatusText {
+  const char* meaning = "";
+  const char* advice = "";
+};
+StatusText status_text(int status) noexcept;
+
 [[noreturn]] void throw_error(errc code, std::string message, ErrorContext context = {});
-// Rethrows a cl::Error (the bindings' exception) as sinew::Error with the given context.
+// Rethrows a cl::Error (the bindings' exception) as sinew::Error with the given context; a status
+// with advice (status_text) gives the fix where the context has none.
 [[noreturn]] void throw_cl(const cl::Error& e, ErrorContext context = {});
 
 // Runs f; any cl::Error it throws becomes a sinew::Error carrying `context`.

@@ -294,6 +294,15 @@ void find_where_partitions_meet(const NodeImpl& root, Analysis& an) {
     if (u.partitioned) an.bytes_per_unit += u.vector->unit * u.vector->type.size;
   }
   walk(root, [&](const NodeImpl& n, const std::string& path) {
+    if (!n.runs_whole() || !an.whole_range.empty()) return;
+    // The reason a dynamic plan is refused with: the leaf the user marked, whatever else joins.
+    an.whole_range = path;
+    an.joined = {path, "whole_range",
+                 "runs whole (whole_range): the tree runs as one partition on the one device of its plan",
+                 "the leaf marked whole_range() takes the device with the plan's largest share"};
+    an.streamable = false;
+  });
+  walk(root, [&](const NodeImpl& n, const std::string& path) {
     if (!n.joins_partitions()) return;
     if (an.streamable)
       an.joined = {path, std::string(n.kind()),

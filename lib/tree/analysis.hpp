@@ -75,6 +75,9 @@ struct Analysis {
   struct Joined {
     std::string node, argument, why, fix;
   } joined;
+  // The path of a leaf that runs whole (NodeImpl::runs_whole; empty: none): the tree runs as one
+  // partition on one device.
+  std::string whole_range;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
   bool refreshes_replicas = false;  // some vector is written by slices and read whole
   // The copy(src, dst) leaves that end a loop's body and may swap src's and dst's buffers instead

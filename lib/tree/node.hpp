@@ -150,6 +150,8 @@ class NodeImpl {
   // The partitions must meet while the node runs (a loop's predicate reads every partition):
   // a tree with such a node cannot stream its partitions one by one.
   virtual bool joins_partitions() const { return false; }
+  // The leaf runs as one partition on one device (Kernel::whole_range).
+  virtual bool runs_whole() const { return false; }
   // The vector whose units define a leaf's NDRange or extent: the first partitioned argument.
   virtual std::shared_ptr<VectorState> range() const;
   // Argument i in messages: "argument 1 (out 'y')"; a kernel adds its parameter's name.

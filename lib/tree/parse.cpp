@@ -7,6 +7,7 @@
 #include "tree/nodes/kernel.hpp"
 #include "tree/source_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -76,6 +77,7 @@ KernelParam parse_param(const std::string& text) {
     }
     if (canonical(t[i]) == "const") {
       if (!p.pointer) p.is_const = true;  // `const T*` or `T const*`: the data is const
+      else p.const_pointer = true;         // `T* const`: the pointer is
       continue;
     }
     words.push_back(t[i]);
@@ -100,8 +102,24 @@ KernelParam parse_param(const std::string& text) {
   return p;
 }
 
-std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& source, const std::string& entry) {
-  const std::string s = strip_comments(source);
+std::string blank_comments(const std::string& s) {
+  std::string out = s;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "//") == 0) {
+      while (i < s.size() && s[i] != '\n') out[i++] = ' ';
+    } else if (s.compare(i, 2, "/*") == 0) {
+      const std::size_t close = s.find("*/", i + 2);
+      for (const std::size_t e = close == std::string::npos ? s.size() : close + 2; i < e; ++i)
+        if (s[i] != '\n') out[i] = ' ';
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::optional<KernelDefinition> locate_kernel(const std::string& source, const std::string& entry) {
+  const std::string s = blank_comments(source);
   for (std::size_t pos = 0; (pos = s.find(entry, pos)) != std::string::npos; pos += entry.size()) {
     if (pos > 0 && is_identifier_char(s[pos - 1])) continue;
     std::size_t after = pos + entry.size();
@@ -111,10 +129,8 @@ std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& s
     std::size_t brace = s.rfind('}', pos);
     std::size_t start = std::max(line_start == std::string::npos ? 0 : line_start + 1,
                                  brace == std::string::npos ? 0 : brace + 1);
-    std::string head = s.substr(start, pos - start);
-    auto ht = tokens(head);
     bool is_kernel = false;
-    for (auto& w : ht)
+    for (auto& w : tokens(s.substr(start, pos - start)))
       if (w == "kernel" || w == "__kernel") is_kernel = true;
     if (!is_kernel) continue;
     std::size_t open = s.find_first_not_of(" \t\r\n", after);
@@ -126,9 +142,17 @@ std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& s
       if (s[close] == ')' && --depth == 0) break;
     }
     if (close >= s.size()) return std::nullopt;
-    return parse_param_list(s.substr(open + 1, close - open - 1));
+    // The body's brace: a prototype (`;` first) is no definition.
+    const std::size_t body = s.find_first_of("{;", close);
+    return KernelDefinition{open, close, body != std::string::npos && s[body] == '{' ? body : std::string::npos};
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<KernelParam>> parse_kernel_params(const std::string& source, const std::string& entry) {
+  const auto at = locate_kernel(source, entry);
+  if (!at) return std::nullopt;
+  return parse_param_list(blank_comments(source.substr(at->open + 1, at->close - at->open - 1)));
 }
 
 std::vector<KernelParam> parse_param_list(const std::string& list) {

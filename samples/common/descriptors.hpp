@@ -707,4 +707,100 @@ class Matmul final : public SampleBase {
   std::optional<std::vector<double>> expected_, magnitude_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Hotspot (issue 40, Rodinia's HotSpot): the thermal simulation of a chip, `iterations` time steps
+// over a side x side grid of temperatures heated by a power map, its kernel (hotspot.cl) written
+// for the whole grid as the suite writes it (global row and column, boundary tests on them) and
+// run unchanged with Kernel::global_indices(): loop(pipeline(hotspot_step(halo(temp, 1, 1),
+// in(power) -> out(next)), copy(next, temp))). Checked against a double-precision reference,
+// within 8 FLT_EPSILON x (steps + 1) of max |temp|.
+struct HotspotParams {
+  std::size_t side = 1024;
+  std::size_t iterations = 0;  // 0: 20 up to a side of 64, else 100
+  std::uint32_t seed = 40;
+};
+
+// The chip's constants per grid cell, as Rodinia's HotSpot derives them from its 16 mm x 16 mm,
+// 0.5 mm thick chip and the grid's side.
+struct HotspotCoefficients {
+  float step_div_cap = 0, rx_inv = 0, ry_inv = 0, rz_inv = 0, amb = 80.0f;
+  static HotspotCoefficients of(std::size_t rows, std::size_t cols);
+};
+
+class Hotspot final : public SampleBase {
+ public:
+  explicit Hotspot(HotspotParams p = {}) : params(p) {}
+  HotspotParams params;
+
+  std::string name() const override { return "hotspot"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "grid side: N for N x N cells"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  static std::size_t default_iterations(std::size_t side) { return side <= 64 ? 20 : 100; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * temp_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+  // The time steps a run makes, the starting temperatures and the power map (for hand-written
+  // baselines over the same data), the last run's temperatures.
+  std::size_t iterations() const { return iterations_; }
+  const std::vector<cl_float>& start() const { return temp0_; }
+  const std::vector<cl_float>& power() const { return power_; }
+  std::vector<cl_float>& output() { return temp_; }
+  // A grid of temperatures after iterations() steps from start() against the reference.
+  Check compare_grid(const std::vector<cl_float>& grid);
+
+ protected:
+  Check compare() override { return compare_grid(temp_); }
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> temp_v_, power_v_, next_v_;
+  std::vector<cl_float> temp0_, temp_, power_;
+  std::size_t iterations_ = 0;
+  std::optional<std::vector<double>> expected_;
+};
+
+// Periodic (issue 40): diffusion on a grid periodic in y, as a simulation code steps it in two
+// kernels (periodic.cl): the stencil over the interior rows (global indices, a halo of one row),
+// then the ghost rows refreshed from the opposite edge, a leaf that writes rows other than its own
+// and so runs whole (Kernel::whole_range()):
+// loop(pipeline(diffuse(halo(u, 1, 1) -> out(next)), wrap(inout(next)).whole_range(), copy(next, u))).
+// Checked against a double-precision reference, within 8 FLT_EPSILON x (steps + 1) of max |u0|.
+struct PeriodicParams {
+  std::size_t side = 1024;
+  std::size_t steps = 50;
+  float k = 0.2f;  // diffusion number, in (0, 0.25]
+  std::uint32_t seed = 41;
+};
+
+class Periodic final : public SampleBase {
+ public:
+  explicit Periodic(PeriodicParams p = {}) : params(p) {}
+  PeriodicParams params;
+
+  std::string name() const override { return "periodic"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "grid side: N for N x N cells (two of the rows are ghosts)"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 2 * u_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override;
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> u_v_, next_v_;
+  std::vector<cl_float> u0_, u_;
+  std::optional<std::vector<double>> expected_;
+};
+
 }  // namespace sinew::samples

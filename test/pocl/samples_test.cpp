@@ -422,3 +422,35 @@ TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
     EXPECT_EQ(rows, 96u) << plan;
   }
 }
+
+// The samples of existing kernels (issue 40): hotspot (global indices) and periodic (a leaf that
+// runs whole), zero-copy and with the last device discrete, with the poison check, each device
+// alone and split evenly and lopsided: the reference every time; periodic in one partition.
+TEST(ExistingKernelSamples, HotspotAndPeriodicOnEveryPlanWithThePoisonCheck) {
+  const std::size_t count = Runtime().devices().size();
+  for (bool discrete : {false, true}) {
+    Runtime rt(RuntimeOptions{.discrete = discrete ? std::to_string(count - 1) : std::string(), .poison_check = true});
+    std::vector<Config> plans;
+    for (std::size_t d = 0; d < count; ++d) plans.push_back(Config::single(d, count));
+    Config even;
+    even.shares.assign(count, 1.0 / static_cast<double>(count));
+    plans.push_back(even);
+    Config lopsided = even;
+    for (std::size_t d = 0; d < count; ++d) lopsided.shares[d] = count == 1 ? 1.0 : d == 0 ? 0.8 : 0.2 / double(count - 1);
+    lopsided.overlap = 2;
+    plans.push_back(lopsided);
+    for (const char* name : {"hotspot", "periodic"}) {
+      auto s = samples::find(name);
+      ASSERT_TRUE(s) << name;
+      s->prepare(s->sizes().small);
+      for (const Config& c : plans) {
+        const Report r = s->run(rt, RunOptions{.config = c});
+        const samples::Check check = s->check();
+        EXPECT_TRUE(check.ok) << name << (discrete ? " discrete " : " zero-copy ") << c.str() << ": " << check.message;
+        std::size_t working = 0;
+        for (const auto& p : r.partitions) working += p.units > 0;
+        if (std::string(name) == "periodic") EXPECT_EQ(working, 1u) << c.str();
+      }
+    }
+  }
+}

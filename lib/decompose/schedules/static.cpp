@@ -14,11 +14,11 @@ class StaticSchedule final : public SchedulePolicy {
   Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
                           const std::vector<DeviceInfo>& devices, const Streaming& streaming) const override {
     Decomposition dec;
-    dec.config = config;
+    dec.config = streaming.whole.empty() ? config : whole_on_one_device(config);
     dec.total_units = total;
     dec.granule = granule;
     dec.policy = this;
-    dec.parts = split_static(total, granule, config, devices, streaming);
+    dec.parts = split_static(total, granule, dec.config, devices, streaming);
     return dec;
   }
 };

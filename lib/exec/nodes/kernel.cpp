@@ -56,13 +56,36 @@ Window window(const NodeContext& ctx) {
   return {};
 }
 
+// Kernel::global_indices: the element of the whole vector at which each moved pointer's buffer
+// starts (a slice at its first unit, a halo buffer `before` units ahead of it; a replica, the
+// whole vector, at 0), set after the leaf's arguments; and the global work offset of the
+// partition's first unit (tree/global_indices.cpp).
+void set_origins(const NodeContext& ctx, const PartState& ps, const KernelNode& n, cl::Kernel& k) {
+  const std::size_t first = window(ctx).first_unit + ps.part->first;
+  for (std::size_t o = 0; o < n.origin_parameters.size(); ++o) {
+    const Arg& a = n.args[n.origin_parameters[o]];
+    cl_long origin = 0;
+    if (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo) {
+      const std::size_t before = a.kind == Arg::Kind::halo ? ctx.analysis().use(a.vector.get()).halo_before : 0;
+      origin = (static_cast<cl_long>(first) - static_cast<cl_long>(before)) * static_cast<cl_long>(a.vector->unit);
+    }
+    k.setArg(static_cast<cl_uint>(n.args.size() + o), origin);
+  }
+}
+std::vector<std::size_t> global_offset(const NodeContext& ctx, const PartState& ps, const KernelNode& n) {
+  const std::size_t first = window(ctx).first_unit + ps.part->first;
+  std::vector<std::size_t> at(n.dims, 0);
+  at.back() = n.dims == 1 ? first * n.range()->unit / n.elements_per_thread : first;
+  return at;
+}
+
 class KernelRunner final : public LeafRunner {
  public:
   void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const KernelNode&>(node);
     const std::string& path = ctx.path(n);
     const QueueSlot::Leaf& leaf = leaf_kernel(ctx, w, n, path);
-    if (leaf.parameters != n.args.size()) n.fail_argument_count(leaf.parameters, path, w.info().name);
+    if (leaf.parameters != n.launched_parameters()) n.fail_argument_count(leaf.parameters, path, w.info().name);
     const std::size_t kernel_wg = leaf.work_group;
     if (!n.local_size.empty()) {
       std::size_t prod = 1;
@@ -120,7 +143,9 @@ class KernelRunner final : public LeafRunner {
         }
       }
     }
+    if (n.global_indices) set_origins(ctx, ps, n, k);
     const auto g = n.global_range(n.range()->unit, ps.part->units);
+    const cl::NDRange at = n.global_indices ? nd(global_offset(ctx, ps, n)) : cl::NullRange;
     const auto& l = n.local_size;
     cl::NDRange local = cl::NullRange;
     if (!l.empty()) {
@@ -138,13 +163,13 @@ class KernelRunner final : public LeafRunner {
     if (g.size() == 1 && l.empty() && !n.local_multiple && !state.chunk_local && wgm > 1 && g[0] > wgm && g[0] % wgm) {
       const std::size_t main = g[0] - g[0] % wgm;
       cl::Event head;
-      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(main), cl::NullRange, nullptr,
-                                              ctx.event_of(head));
+      const std::size_t base = n.global_indices ? at[0] : 0;
+      ps.worker->queue().enqueueNDRangeKernel(k, at, cl::NDRange(main), cl::NullRange, nullptr, ctx.event_of(head));
       ctx.track(ps, head, path, true);
-      ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(main), cl::NDRange(g[0] - main), cl::NullRange, nullptr,
-                                              ctx.event_of(ev));
+      ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(base + main), cl::NDRange(g[0] - main), cl::NullRange,
+                                              nullptr, ctx.event_of(ev));
     } else {
-      ps.worker->queue().enqueueNDRangeKernel(k, cl::NullRange, nd(g), local, nullptr, ctx.event_of(ev));
+      ps.worker->queue().enqueueNDRangeKernel(k, at, nd(g), local, nullptr, ctx.event_of(ev));
     }
     ctx.track(ps, ev, path, true);
   }
@@ -153,14 +178,15 @@ class KernelRunner final : public LeafRunner {
   // The queue's kernel object for a leaf, with what the driver says about it; built (or found in
   // the program cache) on the queue's first request for this source.
   static const QueueSlot::Leaf& leaf_kernel(NodeContext& ctx, Worker& w, const KernelNode& n, const std::string& path) {
-    QueueSlot::LeafKey key{n.source.get(), n.entry, n.build_options};
+    const std::shared_ptr<const KernelSource>& source = n.built_source();
+    QueueSlot::LeafKey key{source.get(), n.entry, n.build_options};
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
-    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = n.source->origin};
+    ErrorContext where{.node = path, .device = w.info().name, .kernel_file = source->origin};
     auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
-                                         {n.source->text, n.source->origin}, n.build_options + w.slot->build_options(),
+                                         {source->text, source->origin}, n.build_options + w.slot->build_options(),
                                          where);
     QueueSlot::Leaf leaf;
-    leaf.source = n.source;
+    leaf.source = source;
     try {
       leaf.kernel = &w.slot->kernel(program, n.entry);
     } catch (const cl::Error& e) {

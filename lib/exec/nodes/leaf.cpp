@@ -43,6 +43,7 @@ void LeafRunner::run(NodeContext& ctx, Worker& w, const Group& group, const Node
     w.halo_dirty.erase(a.vector.get());
   }
   meet_for_values(ctx, w, n);
+  w.leaves_run.add(&path);
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },
             [&] { enqueue(ctx, *p, n, step.iteration); });

@@ -58,42 +58,78 @@ void check_value_parameter(const KernelNode& n, const std::string& path, const s
   }
 }
 
+// The parameter's type as written, and as the compiler sees it where that differs:
+// "DATA_TYPE (double as the compiler sees it: typedef double DATA_TYPE)".
+std::string spelled(const std::string& written, const TypeNames& names) {
+  const std::string resolved = names.resolve(written);
+  if (resolved.empty() || resolved == written) return written;
+  return written + " (" + resolved + " as the compiler sees it: " + names.how(written) + ")";
+}
+
+// Whether an element of type `t` may be given to a parameter of element type `written`, as the
+// compiler resolves it: a known type must be that type (a name whose type the check cannot tell,
+// defined under an #if or twice differently, is left to the compiler); an opaque one (a C++
+// struct) a struct of the source of its size, or any built-in type (a view of its bytes).
+bool element_fits(const ElementType& t, const std::string& written, const TypeNames& names, const std::string& source) {
+  const std::string resolved = names.resolve(written);
+  if (written == "void" || resolved.empty() || resolved == t.name) return true;
+  if (t.known()) return false;
+  if (opencl_type_layout("", resolved)) return true;
+  const auto layout = opencl_type_layout(source, resolved);
+  return !layout || layout->size == t.size;
+}
+
+// "cl_double" for a type the parameter resolves to, for fixes.
+std::string cpp_name(const std::string& written, const TypeNames& names) {
+  const std::string resolved = names.resolve(written);
+  return "cl_" + (resolved.empty() ? written : resolved);
+}
+
+void check_vector_parameter(const KernelNode& n, const std::string& path, const std::string& label, const Arg& a,
+                            const KernelParam& p, const TypeNames& names) {
+  if (!p.pointer || (p.address_space != "global" && p.address_space != "constant"))
+    fail(errc::invalid_argument, path, label,
+         "a vector is passed where the kernel expects '" + p.type + (p.pointer ? "*" : "") + "'",
+         "pass a vector only to a __global pointer parameter, or give this parameter sinew::scalar(...)");
+  const auto& t = a.vector->type;
+  if (!element_fits(t, p.type, names, n.source->text))
+    fail(errc::invalid_argument, path, label,
+         "vector '" + a.vector->name + "' holds " +
+             (t.known() ? t.name : "elements of " + std::to_string(t.size) + " bytes (a C++ type OpenCL C cannot name)") +
+             " but the kernel parameter is " + spelled(p.type, names) + "*",
+         t.known() ? "declare the vector as sinew::vector<" + cpp_name(p.type, names) +
+                         "> or change the kernel's parameter type"
+                   : "give the vector a C++ type of the parameter's size, or change the kernel's parameter type");
+  if (a.access != Access::read && (p.is_const || p.address_space == "constant"))
+    fail(errc::invalid_argument, path, label,
+         "the kernel declares this parameter read-only but the tree writes vector '" + a.vector->name + "'",
+         "use sinew::in(...) for it, or drop const from the kernel parameter");
+  // A halo's units beyond the slice are copies of the neighbours' (or boundary values): what
+  // the kernel wrote there would go nowhere, and other partitions read the slice meanwhile.
+  if (a.kind == Arg::Kind::halo && !p.is_const && p.address_space != "constant")
+    fail(errc::invalid_argument, path, label,
+         "a halo of vector '" + a.vector->name + "' is read-only, but the kernel parameter is not const",
+         "declare the parameter __global const " + p.type + "*, and write results to another vector (out)");
+}
+
 // Checks one kernel argument against the parsed parameter.
-void check_against_parameter(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a, const KernelParam& p) {
+void check_against_parameter(const KernelNode& n, const std::string& path, std::size_t i, const Arg& a,
+                             const KernelParam& p, const TypeNames& names) {
   const std::string label = argument_label_of(i, a, n.params);
   switch (a.kind) {
     case Arg::Kind::partitioned:
     case Arg::Kind::whole:
-    case Arg::Kind::halo: {
-      if (!p.pointer || (p.address_space != "global" && p.address_space != "constant"))
-        fail(errc::invalid_argument, path, label,
-             "a vector is passed where the kernel expects '" + p.type + (p.pointer ? "*" : "") + "'",
-             "pass a vector only to a __global pointer parameter, or give this parameter sinew::scalar(...)");
-      const auto& t = a.vector->type;
-      if (t.known() && p.type != "void" && p.type != t.name)
-        fail(errc::invalid_argument, path, label,
-             "vector '" + a.vector->name + "' holds " + t.name + " but the kernel parameter is " + p.type + "*",
-             "declare the vector as sinew::vector<cl_" + p.type + "> or change the kernel's parameter type");
-      if (a.access != Access::read && (p.is_const || p.address_space == "constant"))
-        fail(errc::invalid_argument, path, label,
-             "the kernel declares this parameter read-only but the tree writes vector '" + a.vector->name + "'",
-             "use sinew::in(...) for it, or drop const from the kernel parameter");
-      // A halo's units beyond the slice are copies of the neighbours' (or boundary values): what
-      // the kernel wrote there would go nowhere, and other partitions read the slice meanwhile.
-      if (a.kind == Arg::Kind::halo && !p.is_const && p.address_space != "constant")
-        fail(errc::invalid_argument, path, label,
-             "a halo of vector '" + a.vector->name + "' is read-only, but the kernel parameter is not const",
-             "declare the parameter __global const " + p.type + "*, and write results to another vector (out)");
+    case Arg::Kind::halo:
+      check_vector_parameter(n, path, label, a, p, names);
       break;
-    }
     case Arg::Kind::scalar:
       if (p.pointer || p.address_space == "local" || p.address_space == "global")
         fail(errc::invalid_argument, path, label, "a scalar is passed where the kernel expects a pointer",
              "pass a vector with sinew::in/out/inout/whole, or sinew::local<T>(n) for __local memory");
-      if (a.type.known() && p.type != a.type.name)
+      if (a.type.known() && !element_fits(a.type, p.type, names, n.source->text))
         fail(errc::invalid_argument, path, label,
-             "scalar of type " + a.type.name + " passed to a parameter of type " + p.type,
-             "pass sinew::scalar(cl_" + p.type + "(value))");
+             "scalar of type " + a.type.name + " passed to a parameter of type " + spelled(p.type, names),
+             "pass sinew::scalar(" + cpp_name(p.type, names) + "(value))");
       break;
     case Arg::Kind::local:
       if (!p.pointer || p.address_space != "local")
@@ -105,7 +141,7 @@ void check_against_parameter(const KernelNode& n, const std::string& path, std::
     case Arg::Kind::offset:
     case Arg::Kind::count:
     case Arg::Kind::size:
-      if (p.pointer || !is_uint_like(p.type))
+      if (p.pointer || !is_uint_like(names.resolve(p.type)))
         fail(errc::invalid_argument, path, label, "this argument is a uint but the kernel parameter is " + p.type,
              "declare the parameter as uint");
       break;
@@ -141,18 +177,22 @@ void KernelNode::dump_settings(std::ostream& s) const {
   }
   if (local_multiple) s << " local_multiple=" << local_multiple;
   if (!build_options.empty()) s << " options='" << build_options << "'";
+  if (global_indices) s << " global_indices";
+  if (whole_range) s << " whole_range";
 }
 
 void KernelNode::sign(std::ostream& s, const std::function<std::string(const VectorState*)>&) const {
   s << entry << "@" << source->hash << ";ept=" << elements_per_thread << ";dims=" << dims << ";opt=" << build_options
-    << ";";
+    << ";" << (global_indices ? "global;" : "") << (whole_range ? "whole;" : "");
 }
 
 void KernelNode::check_structure(const std::string& path, StructureFacts&) const {
   if (params) {
     if (params->size() != args.size()) fail_argument_count(params->size(), path);
-    for (std::size_t i = 0; i < args.size(); ++i) check_against_parameter(*this, path, i, args[i], (*params)[i]);
+    const TypeNames names(source->text, build_options);
+    for (std::size_t i = 0; i < args.size(); ++i) check_against_parameter(*this, path, i, args[i], (*params)[i], names);
   }
+  check_global_indices(*this, path);
   bool partitioned = false;
   for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
   if (range_vector && std::none_of(args.begin(), args.end(), [&](const Arg& a) { return a.vector == range_vector; })) {
@@ -231,7 +271,8 @@ void KernelNode::fail_argument_count(std::size_t parameters, const std::string& 
 }
 
 void KernelNode::check_parameter(const std::string& path, std::size_t i, const Arg& a) const {
-  if (params && i < params->size()) detail::check_against_parameter(*this, path, i, a, (*params)[i]);
+  if (params && i < params->size())
+    detail::check_against_parameter(*this, path, i, a, (*params)[i], TypeNames(source->text, build_options));
 }
 
 std::shared_ptr<VectorState> KernelNode::range() const { return range_vector ? range_vector : NodeImpl::range(); }
@@ -332,6 +373,18 @@ Kernel& Kernel::local_multiple(std::size_t n) {
 }
 Kernel& Kernel::build_options(std::string options) {
   kernel_of(impl_).build_options = std::move(options);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::global_indices() {
+  auto& n = kernel_of(impl_);
+  n.global_indices = true;
+  detail::make_global_index_source(n);
+  impl_->changed();
+  return *this;
+}
+Kernel& Kernel::whole_range() {
+  kernel_of(impl_).whole_range = true;
   impl_->changed();
   return *this;
 }

@@ -24,6 +24,7 @@ struct KernelParam {
   std::string type;           // base type without qualifiers, e.g. "float", "uchar4"
   bool pointer = false;
   bool is_const = false;
+  bool const_pointer = false;  // `T* const p`: the pointer itself cannot be changed
 };
 
 class KernelNode final : public NodeImpl {
@@ -38,6 +39,7 @@ class KernelNode final : public NodeImpl {
   void check_shapes(const Analysis& an, const std::string& path) const override;
   void constrain(GranuleRules& rules, const std::vector<DeviceInfo>& devices) const override;
   std::shared_ptr<VectorState> range() const override;
+  bool runs_whole() const override { return whole_range; }
   std::string argument_label(std::size_t i) const override;  // "argument 1 'y' (out 'y')"
 
   std::shared_ptr<const KernelSource> source;
@@ -50,6 +52,23 @@ class KernelNode final : public NodeImpl {
   std::size_t local_multiple = 0;
   std::string build_options;
   std::optional<std::vector<KernelParam>> params;  // parsed signature, when the parser found it
+  // Kernel::global_indices: launched at each partition's global work offset, from
+  // `launched_source` (the source with one `long` origin parameter appended per pointer
+  // parameter listed in `origin_parameters`, tree/global_indices.cpp); null where the kernel's
+  // definition was not found (the tree check refuses it).
+  bool global_indices = false;
+  bool whole_range = false;  // Kernel::whole_range
+  std::shared_ptr<const KernelSource> launched_source;
+  std::vector<std::size_t> origin_parameters;
+
+  // The source the devices build: launched_source under global indices, else the user's.
+  const std::shared_ptr<const KernelSource>& built_source() const {
+    return global_indices ? launched_source : source;
+  }
+  // Parameters of the built kernel: the arguments and, under global indices, the origins.
+  std::size_t launched_parameters() const {
+    return args.size() + (global_indices ? origin_parameters.size() : 0);
+  }
 
   // The NDRange over `units` units of `unit` elements of the range vector:
   // dims 1: {units*unit/ept}; dims 2: {unit/ept, units}; dims 3: {x/ept, unit/x, units}.
@@ -65,6 +84,10 @@ class KernelNode final : public NodeImpl {
   [[noreturn]] void fail_argument_count(std::size_t parameters, const std::string& path,
                                         const std::string& device = "") const;
 };
+
+// Kernel::global_indices' source and checks (tree/global_indices.cpp).
+void make_global_index_source(KernelNode& n);
+void check_global_indices(const KernelNode& n, const std::string& path);
 
 // Loads a .cl file: a path first, else a file embedded from kernels/. Throws errc::io.
 std::shared_ptr<const KernelSource> load_kernel_source(const std::string& file);

@@ -1,0 +1,316 @@
+// bench/bench_global_index.cpp — issue 40's figures for kernels run as they are written
+// (Kernel::global_indices, docs/decisions/100):
+//   layouts   one partition of the hotspot step (the second half of the grid's rows, its halo row
+//             above) on one OpenCL device driven as a discrete device (explicit transfers), in the
+//             two layouts a global-index leaf may have: a buffer of the vector's whole extent into
+//             which only the slice and its halo move (the kernel at its global offset), or buffers
+//             of the slice alone presented at their global position (the kernel Sinew builds: the
+//             source with origin parameters that move its pointers). Per step: upload, kernel,
+//             download; the first step (allocation and first touch) apart; the memory of each.
+//   leaf      the hotspot step through Sinew written for slices (halo pointer and offset(v)) against
+//             the same step written for the whole range (global_indices), in interleaved rounds,
+//             on each device alone and split over all of them (--split).
+//   hotspot   the hotspot sample (global_indices) with the knowledge base's plan against each device
+//             alone (Sinew) and against a hand-written OpenCL loop with the same kernel on each
+//             device (buffers made once, the grids' pointers swapped each step).
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include "common/descriptors.hpp"
+#include "common/kernels.hpp"
+#include "sinew_side.hpp"
+#include "tree/nodes/kernel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+using namespace bench;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// The hotspot step written for slices: `temp` is the slice with a halo row on each side (row y of
+// the slice at row y + 1), the others the slice; the global row comes from `first` (offset(temp)
+// / cols). What a user writes without global_indices.
+const char* kSliceStep = R"CL(
+__kernel void hotspot_slices(__global const float* temp, __global const float* power, __global float* result,
+                             uint rows, uint cols, float step_div_cap, float rx_inv, float ry_inv, float rz_inv,
+                             float amb, uint first) {
+  uint c = get_global_id(0), y = get_global_id(1), r = first / cols + y;
+  uint i = y * cols + c, h = i + cols;
+  float t = temp[h];
+  float n = r == 0 ? t : temp[h - cols];
+  float s = r == rows - 1 ? t : temp[h + cols];
+  float w = c == 0 ? t : temp[h - 1];
+  float e = c == cols - 1 ? t : temp[h + 1];
+  result[i] = t + step_div_cap * (power[i] + (s + n - 2.0f * t) * ry_inv + (e + w - 2.0f * t) * rx_inv +
+                                  (amb - t) * rz_inv);
+}
+)CL";
+
+cl::Device device_at(unsigned index) {
+  std::vector<cl::Device> all;
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  for (auto& p : platforms) {
+    std::vector<cl::Device> d;
+    p.getDevices(CL_DEVICE_TYPE_ALL, &d);
+    all.insert(all.end(), d.begin(), d.end());
+  }
+  if (index >= all.size()) throw std::runtime_error("no OpenCL device " + std::to_string(index));
+  return all[index];
+}
+
+void set_coefficients(cl::Kernel& k, cl_uint first_arg, std::size_t n) {
+  const auto c = sinew::samples::HotspotCoefficients::of(n, n);
+  k.setArg(first_arg, static_cast<cl_uint>(n)), k.setArg(first_arg + 1, static_cast<cl_uint>(n));
+  k.setArg(first_arg + 2, c.step_div_cap), k.setArg(first_arg + 3, c.rx_inv), k.setArg(first_arg + 4, c.ry_inv);
+  k.setArg(first_arg + 5, c.rz_inv), k.setArg(first_arg + 6, c.amb);
+}
+
+// One partition of the hotspot step in layout `whole` (the vector's whole extent) or not (slices
+// moved to their place), on its own context: step() uploads the slice and its halo row, runs the
+// kernel at the partition's global offset and downloads the slice; its first call allocates.
+struct Layout {
+  cl::Context context;
+  cl::CommandQueue q;
+  cl::Kernel k;
+  cl::Buffer t_in, p_in, t_out;
+  std::size_t n, first, units, in_at, at;
+  std::vector<float> temp, power, out;
+  std::uint64_t bytes = 0;
+
+  Layout(const cl::Device& device, std::size_t side, bool whole)
+      : context(device), q(context, device), n(side), first(side / 2), units(side - side / 2),
+        temp(side * side, 323.0f), power(side * side, 0.001f), out(side * side, 0.0f) {
+    const std::string source = sinew::samples::kernel_text("hotspot.cl");
+    std::string built = source;
+    if (!whole) {  // the source Sinew launches a global-index leaf from
+      auto leaf = sinew::kernel_source(source, "hotspot_step", "hotspot.cl").global_indices();
+      built = static_cast<const sinew::detail::KernelNode&>(*leaf.impl()).built_source()->text;
+    }
+    cl::Program program(context, built);
+    program.build({device});
+    k = cl::Kernel(program, "hotspot_step");
+    set_coefficients(k, 3, n);
+    const std::size_t row = n * sizeof(float);
+    // Whole extent: every buffer n rows, the slice at its global rows. Slices: the halo buffer one
+    // row more than the slice, each moved by its origin.
+    const std::size_t in_rows = whole ? n : units + 1, slice_rows = whole ? n : units;
+    t_in = cl::Buffer(context, CL_MEM_READ_ONLY, in_rows * row);
+    p_in = cl::Buffer(context, CL_MEM_READ_ONLY, slice_rows * row);
+    t_out = cl::Buffer(context, CL_MEM_WRITE_ONLY, slice_rows * row);
+    bytes = (in_rows + 2 * slice_rows) * row;
+    k.setArg(0, t_in), k.setArg(1, p_in), k.setArg(2, t_out);
+    if (!whole) {
+      k.setArg(10, static_cast<cl_long>((first - 1) * n)), k.setArg(11, static_cast<cl_long>(first * n));
+      k.setArg(12, static_cast<cl_long>(first * n));
+    }
+    in_at = whole ? (first - 1) * row : 0, at = whole ? first * row : 0;
+  }
+  double step() {
+    const auto t0 = Clock::now();
+    const std::size_t row = n * sizeof(float);
+    q.enqueueWriteBuffer(t_in, CL_FALSE, in_at, (units + 1) * row, temp.data() + (first - 1) * n);
+    q.enqueueWriteBuffer(p_in, CL_FALSE, at, units * row, power.data() + first * n);
+    q.enqueueNDRangeKernel(k, cl::NDRange(0, first), cl::NDRange(n, units));
+    q.enqueueReadBuffer(t_out, CL_TRUE, at, units * row, out.data() + first * n);
+    return ms_since(t0);
+  }
+};
+
+// The two layouts' steps alternated, so that whatever else the machine runs hits both alike: each
+// one's first step (allocation and first touch), the median of the others, its device bytes.
+struct LayoutFigures {
+  double first_ms = 0, step_ms = 0;
+  std::uint64_t bytes = 0;
+};
+std::pair<LayoutFigures, LayoutFigures> run_layouts(const cl::Device& device, std::size_t n, std::size_t steps) {
+  Layout slices(device, n, false), whole(device, n, true);
+  LayoutFigures s{slices.step(), 0, slices.bytes}, w{whole.step(), 0, whole.bytes};
+  std::vector<double> ts, tw;
+  for (std::size_t i = 0; i < steps; ++i) ts.push_back(slices.step()), tw.push_back(whole.step());
+  if (slices.out != whole.out) throw std::runtime_error("the two layouts computed different rows");
+  s.step_ms = median(ts), w.step_ms = median(tw);
+  return {s, w};
+}
+
+// The hotspot step in both styles through Sinew, `steps` steps of a loop.
+struct LeafPair {
+  sinew::Node slices, global;
+  std::vector<float> temp0, power, temp;
+  sinew::Vector<cl_float> t = sinew::vector<cl_float>(), p = sinew::vector<cl_float>(), next = sinew::vector<cl_float>();
+  LeafPair(std::size_t n, std::size_t steps) : temp0(n * n), power(n * n, 0.001f), temp(n * n) {
+    for (std::size_t i = 0; i < temp0.size(); ++i) temp0[i] = 323.0f + static_cast<float>(i % 1000) / 100.0f;
+    t.unit(n).name("temp"), p.unit(n).name("power"), next.unit(n).name("next");
+    const auto c = sinew::samples::HotspotCoefficients::of(n, n);
+    const auto side = static_cast<cl_uint>(n);
+    auto coefficients = [&](std::vector<sinew::Arg> a) {
+      for (auto x : {sinew::scalar(side), sinew::scalar(side), sinew::scalar(c.step_div_cap), sinew::scalar(c.rx_inv),
+                     sinew::scalar(c.ry_inv), sinew::scalar(c.rz_inv), sinew::scalar(c.amb)})
+        a.push_back(x);
+      return a;
+    };
+    auto base = coefficients({sinew::halo(t, 1, 1), sinew::in(p), sinew::out(next)});
+    auto with_offset = base;
+    with_offset.push_back(sinew::offset(next));
+    auto slice_step = sinew::kernel_source(kSliceStep, "hotspot_slices", "slices.cl").args(with_offset).dims(2);
+    auto global_step = sinew::samples::kernel("hotspot.cl", "hotspot_step").args(base).dims(2).global_indices();
+    slices = sinew::loop(sinew::pipeline(slice_step, sinew::copy(next, t))).times(steps);
+    global = sinew::loop(sinew::pipeline(global_step, sinew::copy(next, t))).times(steps);
+  }
+  Job job(sinew::Runtime& rt, bool global_style, const sinew::Config& config) {
+    return {[this] { temp = temp0; },
+            [&rt, this, global_style, config] {
+              return rt.execute(global_style ? global : slices, {{t, temp}, {p, power}}, with_config(config)).wall_ms;
+            },
+            [] { return std::string("OK"); }};
+  }
+};
+
+// The hand-written loop of the hotspot sample on one device: its kernel, buffers made once, the
+// grids uploaded, `iterations` steps swapping the two temperature buffers, the result read back.
+Job handwritten_hotspot(const cl::Device& device, sinew::samples::Hotspot& s) {
+  struct State {
+    cl::Context context;
+    cl::CommandQueue q;
+    cl::Kernel k;
+    cl::Buffer grid[2], power;
+  };
+  auto st = std::make_shared<State>();
+  const std::size_t n = s.size(), bytes = n * n * sizeof(float);
+  st->context = cl::Context(device);
+  st->q = cl::CommandQueue(st->context, device);
+  cl::Program program(st->context, sinew::samples::kernel_text("hotspot.cl"));
+  program.build({device});
+  st->k = cl::Kernel(program, "hotspot_step");
+  set_coefficients(st->k, 3, n);
+  for (auto& g : st->grid) g = cl::Buffer(st->context, CL_MEM_READ_WRITE, bytes);
+  st->power = cl::Buffer(st->context, CL_MEM_READ_ONLY, bytes);
+  return {[&s] { s.bindings(); },
+          [st, &s, n, bytes] {
+            st->q.enqueueWriteBuffer(st->grid[0], CL_FALSE, 0, bytes, s.start().data());
+            st->q.enqueueWriteBuffer(st->power, CL_FALSE, 0, bytes, s.power().data());
+            int cur = 0;
+            for (std::size_t i = 0; i < s.iterations(); ++i, cur = 1 - cur) {
+              st->k.setArg(0, st->grid[cur]), st->k.setArg(1, st->power), st->k.setArg(2, st->grid[1 - cur]);
+              st->q.enqueueNDRangeKernel(st->k, cl::NullRange, cl::NDRange(n, n));
+            }
+            st->q.enqueueReadBuffer(st->grid[cur], CL_TRUE, 0, bytes, s.output().data());
+            return kNaN;
+          },
+          [&s] { return s.compare_grid(s.output()).message; }};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  po::options_description own("What to run");
+  own.add_options()("parts", po::value<Names>()->default_value(Names{{"layouts", "leaf", "hotspot"}}, "layouts,leaf,hotspot")
+                                 ->value_name("a,b"),
+                    "which parts: layouts (raw OpenCL, one device), leaf (Sinew, slices vs global), hotspot (Sinew vs "
+                    "each device alone and hand-written)")(
+      "side", po::value<std::size_t>()->default_value(4096)->value_name("N"), "grid side (--quick 256)")(
+      "steps", po::value<std::size_t>()->default_value(100)->value_name("N"), "time steps per run (--quick 5)")(
+      "cl-device", po::value<unsigned>()->default_value(0)->value_name("I"),
+      "part layouts: the OpenCL device (all platforms' devices in order)")(
+      "split", po::value<double>()->default_value(0.5, "0.5")->value_name("X"),
+      "part leaf: the first device's share of the split (the rest evenly over the others)")(
+      "rounds", po::value<unsigned>()->default_value(7)->value_name("N"), "interleaved rounds (--quick 2)");
+  Bench b({"bench_global_index", "kernels as they are written: global indices",
+           "The layouts of a global-index leaf on a discrete device, a global-index leaf against the same kernel\n"
+           "written for slices, and the hotspot sample against each device alone and a hand-written loop.",
+           5, 2},
+          argc, argv, own);
+  clear_overrides(b.d.name, {"SINEW_CONFIG", "SINEW_STRATEGY"});
+  const auto parts = b.vm["parts"].as<Names>().v;
+  auto wants = [&](const char* p) { return std::find(parts.begin(), parts.end(), p) != parts.end(); };
+  const std::size_t n = b.option("side", std::size_t{256}), steps = b.option("steps", std::size_t{5});
+  const unsigned rounds = std::max(1u, b.option("rounds", 2u));
+  b.csv({"part", "what", "config", "median_ms", "ratio", "extra", "check"});
+  std::string md;
+  bool failed = false;
+  try {
+    sinew::RuntimeOptions o;
+    o.kb_path = ":memory:";
+    auto rt = make_runtime(b.zero_copy_stand_in, o);
+    md = b.header(rt.get());
+    if (wants("layouts")) {
+      const cl::Device device = device_at(b.vm["cl-device"].as<unsigned>());
+      Table t({"layout", "first step ms", "step ms (median)", "device MB", "step / slices' step"});
+      const auto [slices, whole] = run_layouts(device, n, std::max<std::size_t>(steps, 20));
+      for (const auto& [name, f] : {std::pair{"slices moved to their place", slices}, std::pair{"whole extent", whole}}) {
+        t.add({name, fmt("%.3f", f.first_ms), fmt("%.3f", f.step_ms), fmt("%.1f", f.bytes / 1048576.0),
+               fmt("%.3f", f.step_ms / slices.step_ms)});
+        b.csv().append({{"part", "layouts"}, {"what", name}, {"median_ms", num(f.step_ms)},
+                        {"ratio", num(f.step_ms / slices.step_ms)}, {"extra", "first_ms=" + num(f.first_ms) +
+                        " bytes=" + std::to_string(f.bytes)}, {"check", "OK"}});
+      }
+      md += "\n### Layouts of one partition (rows " + std::to_string(n / 2) + ".." + std::to_string(n) + " of " +
+            std::to_string(n) + " x " + std::to_string(n) + ", " + device.getInfo<CL_DEVICE_NAME>() + ")\n\n" + t.str();
+    }
+    if (wants("leaf")) {
+      const Roles r = Roles::of(*rt);
+      std::vector<std::pair<std::string, sinew::Config>> plans;
+      for (std::size_t d = 0; d < r.devices; ++d) plans.push_back({rt->devices()[d].id() + " alone", sinew::Config::single(d, r.devices)});
+      if (r.devices > 1) {
+        sinew::Config c;
+        const double split = b.vm["split"].as<double>();
+        for (std::size_t d = 0; d < r.devices; ++d) c.shares.push_back(d == 0 ? split : (1 - split) / double(r.devices - 1));
+        plans.push_back({"split", c});
+      }
+      LeafPair pair(n, steps);
+      Table t({"plan", "slices ms", "global ms", "global / slices (median of rounds)"});
+      for (const auto& [name, c] : plans) {
+        const Rounds x = head_to_head(pair.job(*rt, true, c), pair.job(*rt, false, c), rounds);
+        t.add({name + " (" + c.str() + ")", fmt("%.3f", median(x.b_ms)), fmt("%.3f", median(x.a_ms)), fmt("%.4f", x.ratio())});
+        b.csv().append({{"part", "leaf"}, {"what", name}, {"config", c.str()}, {"median_ms", num(median(x.a_ms))},
+                        {"ratio", num(x.ratio())}, {"extra", "slices_ms=" + num(median(x.b_ms))}, {"check", x.check}});
+        failed = failed || x.check != "OK";
+      }
+      md += "\n### A global-index leaf against the same kernel written for slices (" + std::to_string(n) + " x " +
+            std::to_string(n) + ", " + std::to_string(steps) + " steps; must hold: within 2%)\n\n" + t.str();
+    }
+    if (wants("hotspot")) {
+      sinew::samples::Hotspot s;
+      s.params.iterations = steps;
+      s.prepare(n);
+      Table t({"run", "ms (median)", "Sinew's plan speed / this"});
+      const Planned planned = time_planned(*rt, s, true, b.timing());
+      t.add({"Sinew, trained plan (" + planned.last.config.str() + ")", fmt("%.3f", planned.m.median_ms), "1"});
+      b.csv().append({{"part", "hotspot"}, {"what", "planned"}, {"config", planned.last.config.str()},
+                      {"median_ms", num(planned.m.median_ms)}, {"ratio", "1"}, {"check", planned.m.check}});
+      auto add = [&](const std::string& what, const Stats& m) {
+        const double ratio = m.median_ms / planned.m.median_ms;
+        t.add({what, fmt("%.3f", m.median_ms), fmt("%.3f", ratio)});
+        b.csv().append({{"part", "hotspot"}, {"what", what}, {"median_ms", num(m.median_ms)}, {"ratio", num(ratio)},
+                        {"check", m.check}});
+        failed = failed || !m.ok();
+      };
+      for (std::size_t d = 0; d < rt->devices().size(); ++d)
+        add("Sinew, " + rt->devices()[d].id() + " alone", measure(sinew_job(*rt, s, on_device(d)), b.timing()));
+      std::vector<cl::Platform> platforms;
+      cl::Platform::get(&platforms);
+      unsigned index = 0;
+      for (auto& p : platforms) {
+        std::vector<cl::Device> devices;
+        p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+        for (auto& d : devices)
+          add("hand-written, OpenCL device " + std::to_string(index++) + " (" + d.getInfo<CL_DEVICE_NAME>() + ")",
+              measure(handwritten_hotspot(d, s), b.timing()));
+      }
+      md += "\n### The hotspot sample (" + std::to_string(n) + " x " + std::to_string(n) + ", " + std::to_string(steps) +
+            " steps; goal: the plan's speed / the best single device and / hand-written >= 0.98)\n\n" + t.str();
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_global_index: " << e.what() << "\n";
+    return 2;
+  }
+  return b.finish(md, failed);
+}
