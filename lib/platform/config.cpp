@@ -17,6 +17,11 @@
 namespace sinew {
 
 namespace detail {
+// A plan's text holds each share to 4 significant digits (Config::str), so shares read back from
+// it add up to 1 within a few 1e-5; written fractions within this of 1 are fractions (normalised),
+// further off an error or ratios.
+constexpr double kWrittenShareTolerance = 1e-3;
+
 namespace {
 // Never destroyed: a static Runtime's knowledge-base writer stores plans (through these rows)
 // while the process's statics are destroyed.
@@ -296,10 +301,10 @@ std::vector<double> resolve_shares(const std::string& spec, const std::vector<De
   for (auto i : rest) s.share[i] = (1.0 - given) / static_cast<double>(rest.size());
   // With every device named one by one, the shares are fractions that add up to 1 or ratios in
   // whole numbers ("0=3,1=1"). (Kind shares are fractions of the whole: they must add up to 1.)
-  if (rest.empty() && s.kinds.empty() && given > 0 && std::abs(given - 1.0) > kShareTolerance) {
+  if (rest.empty() && s.kinds.empty() && given > 0 && given != 1.0) {
     bool ratios = true;
     for (std::size_t i = 0; i < devices.size(); ++i) ratios = ratios && (!by_one[i] || s.whole[i]);
-    if (!ratios) {
+    if (!ratios && std::abs(given - 1.0) > detail::kWrittenShareTolerance) {
       std::ostringstream sum;
       sum << std::setprecision(10) << given;
       bad(spec, "the shares add up to " + sum.str() +

@@ -207,6 +207,17 @@ TEST(ConfigParse, MisspelledItemsAndFractionsThatDoNotAddUpAreRefused) {
   EXPECT_EQ(Config::parse("0=0.25,1=0.75", devs).shares, (std::vector<double>{0.25, 0.75}));
 }
 
+// A plan's printed shares (Config::str: 4 significant digits) read back as that plan: a trained
+// split of 0.015686/0.984314 prints as 0.01569/0.9843, which adds up to 0.99999.
+TEST(ConfigParse, PrintedSharesReadBackAsThePlan) {
+  std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
+  const Config back = Config::parse("0=0.01569,1=0.9843,fission=none,overlap=4", devs);
+  ASSERT_EQ(back.shares.size(), 2u);
+  EXPECT_NEAR(back.shares[0], 0.01569, 1e-5);
+  EXPECT_NEAR(back.shares[0] + back.shares[1], 1.0, 1e-12);
+  EXPECT_EQ(back.overlap, 4u);
+}
+
 // Plans that used to be accepted: a kind's share above 1, an item named twice, overlaps that
 // wrapped, kinds that do not add up to 1 — refused, naming the item.
 TEST(ConfigParse, SharesOutOfRangeOrNamedTwiceAreRefused) {
