@@ -46,9 +46,11 @@ bool PlanSearch::probes_first(const TrainingRequest& request) const {
 }
 
 // The probe (each group but the carrier at the probe share) gives each device a point: its rate,
-// and its fixed cost with the next share it is measured at. The search starts from its own plan
-// where the probe's rates put that plan within reach of the probe, else from the split those
-// rates give.
+// and its fixed cost with the next share it is measured at. The carrier alone is measured next:
+// it is the probe's plan without its small shares, the plan a probe that found the others slow
+// expects fastest, and a time budget may end the search before the phase of each group alone.
+// The search starts from its own plan where the probe's rates put that plan within reach of the
+// probe, else from the split those rates give.
 void PlanSearch::probe_groups(Config& base) {
   const std::size_t carrier = probe_carrier(*this);
   const double share = tuning().probe_share;
@@ -62,6 +64,7 @@ void PlanSearch::probe_groups(Config& base) {
   const TrainingPoint* measured = measure_now(probe, 1, true);
   if (!measured) return;
   const TrainingPoint point = *measured;
+  measure_now(group_alone(probe, carrier), 1);
   if (estimated_behind(base)) {
     base.shares = rebalance(devices_, point.config.shares, point.device_ms);
     note("starting from the split the probe's rates give: " + shares_str(base.shares));

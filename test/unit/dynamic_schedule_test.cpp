@@ -380,8 +380,9 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
   for (bool irregular : {true, false}) {
     SCOPED_TRACE(irregular ? "irregular, shifting" : "regular");
     CostModel model;
-    // The hot windows' places: the training picks dynamic for irregular work with 27 of the seeds
-    // 1 to 30 (the probe's runs draw places too, so the default seed's sequence is another).
+    // The hot windows' places: with the probe, the probe's carrier alone and steal measured beside
+    // dynamic, this test's expectations hold for 18 of the seeds 1 to 30 (the training's runs draw
+    // places too, so each change to what training measures shifts the sequence).
     model.rng.seed(12);
     model.irregular = irregular;
     TrainingOptions options;
@@ -390,12 +391,14 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
     EXPECT_GT(model.dynamic_runs, 0u);  // measured beside the static plans
     std::string points;
     for (const auto& p : r.points) points += p.config.str() + " " + std::to_string(p.time_ms) + " ms\n";
-    EXPECT_EQ(r.best.schedule, irregular ? "dynamic" : "static") << r.best.str() << "\n" << points;
+    // A schedule that deals work as the run goes (dynamic, or steal where training measured it).
+    const auto adaptive = [](const Config& c) { return c.schedule != "static"; };
+    EXPECT_EQ(adaptive(r.best), irregular) << r.best.str() << "\n" << points;
     // Clearly, not by noise: dynamic is the best static plan's time within 10%, one way or the other.
     double best_static = 1e300, best_dynamic = 1e300;
     for (const auto& p : r.points)
-      (p.config.schedule == "dynamic" ? best_dynamic : best_static) =
-          std::min(p.time_ms, p.config.schedule == "dynamic" ? best_dynamic : best_static);
+      (adaptive(p.config) ? best_dynamic : best_static) =
+          std::min(p.time_ms, adaptive(p.config) ? best_dynamic : best_static);
     if (irregular) EXPECT_LT(best_dynamic, 0.9 * best_static) << points;
     else EXPECT_GT(best_dynamic, 1.02 * best_static) << points;
     // Not measured where the tree forbids it (TrainingOptions::dynamic false).
