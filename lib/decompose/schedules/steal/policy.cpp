@@ -175,7 +175,7 @@ class StealSchedule final : public SchedulePolicy {
  private:
   static void check_fits(const Config& config, const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
     if (streaming.footprint.empty() || !info.memory() || holds_every_chunk(info, total, streaming)) return;
-    throw_error(errc::invalid_argument,
+    throw_memory_shortfall(info,
                 "plan " + config.str() + " asks for the steal schedule, whose ranges keep their buffers to the end "
                 "of the run, but device " + device_text(info) + " might take more of the tree than " +
                     memory_text(info) + " holds (all of it needs " +
