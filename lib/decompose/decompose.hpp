@@ -163,6 +163,20 @@ Config fit_static_shares(const Config& config, std::size_t total, std::size_t gr
 // may give it: each chunk's buffers kept to the end of the run (schedule=dynamic, steal).
 bool holds_every_chunk(const DeviceInfo& info, std::size_t total, const Streaming& streaming);
 
+// For schedules that hand out pieces while the run goes (`schedule`: "dynamic", "steal"; `pieces`:
+// what it hands out, "chunks", "ranges"), whose pieces keep their buffers to the run's end:
+// - refuse_joined_tree: a tree whose partitions meet mid-run, refused naming the node;
+// - require_every_piece_fits: a device that might not hold every piece, a MemoryShortfall;
+// - static_where_pieces_may_not_fit: `config`, or `as_static` fitted to the devices where a device
+//   with a share might not hold every piece (the plan then runs static, dragged through).
+void refuse_joined_tree(const Analysis& an, const Config& config, const std::string& where,
+                        const std::string& schedule);
+void require_every_piece_fits(const Config& config, const DeviceInfo& info, std::size_t total,
+                              const Streaming& streaming, const std::string& schedule, const std::string& pieces);
+Config static_where_pieces_may_not_fit(const Config& config, const Config& as_static, std::size_t total,
+                                       std::size_t granule, const std::vector<DeviceInfo>& devices,
+                                       const Streaming& streaming);
+
 // Splits `total` units by `config` over `devices`, as its schedule policy does
 // (SchedulePolicy::decompose). Throws errc::invalid_argument for a config that does not fit the
 // devices (Config::check).

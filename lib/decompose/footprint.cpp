@@ -1,6 +1,7 @@
 // decompose/footprint.cpp — what a run allocates on a device for a tree (memory_footprint) and
 // how many units of it a device's memory holds.
 #include "decompose/decompose.hpp"
+#include "platform/error.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -83,6 +84,43 @@ bool holds_every_chunk(const DeviceInfo& info, std::size_t total, const Streamin
   const Footprint& f = streaming.footprint;
   return f.bytes(total, zero_copy) + f.context_bytes(zero_copy) <= info.memory() &&
          f.units_within(info.largest_allocation(), info.largest_allocation(), 1, zero_copy) >= total;
+}
+
+void refuse_joined_tree(const Analysis& an, const Config& config, const std::string& where,
+                        const std::string& schedule) {
+  if (an.streamable) return;
+  const auto& j = an.joined;
+  throw_error(errc::invalid_argument,
+              where + " " + config.str() + " asks for the " + schedule +
+                  " schedule, but the tree's partitions depend on each other: '" + j.node + "' " + j.why,
+              {.node = j.node, .argument = j.argument, .fix = "use schedule=static for this tree (" + j.fix + ")"});
+}
+
+void require_every_piece_fits(const Config& config, const DeviceInfo& info, std::size_t total,
+                              const Streaming& streaming, const std::string& schedule, const std::string& pieces) {
+  if (streaming.footprint.empty() || !info.memory() || holds_every_chunk(info, total, streaming)) return;
+  throw_memory_shortfall(info,
+                         "plan " + config.str() + " asks for the " + schedule + " schedule, whose " + pieces +
+                             " keep their buffers to the end of the run, but device " + device_text(info) +
+                             " might take more of the tree than " + memory_text(info) + " holds (all of it needs " +
+                             size_text(streaming.footprint.bytes(total, !info.discrete && info.host_unified_memory)) +
+                             ")",
+                         {.device = info.name,
+                          .fix = "use schedule=static: a static share larger than the device's memory is dragged "
+                                 "through it in chunks"});
+}
+
+Config static_where_pieces_may_not_fit(const Config& config, const Config& as_static, std::size_t total,
+                                       std::size_t granule, const std::vector<DeviceInfo>& devices,
+                                       const Streaming& streaming) {
+  if (streaming.footprint.empty() || total == 0 || config.shares.size() != devices.size()) return config;
+  double sum = 0;
+  for (double s : config.shares) sum += s;
+  if (!(sum > 0)) return config;
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    if (devices[d].memory() && config.shares[d] > 0 && !holds_every_chunk(devices[d], total, streaming))
+      return fit_static_shares(as_static, total, std::max<std::size_t>(1, granule), devices, streaming);
+  return config;
 }
 
 }  // namespace sinew::detail

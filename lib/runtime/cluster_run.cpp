@@ -131,12 +131,12 @@ std::optional<unsigned> rank_crossover(const NodeImpl& root, const Analysis& an,
 // The bindings as every rank analyses them: the root's sizes (distributed vectors: the sum of the
 // blocks), and any non-null pointer for the data other ranks never read.
 std::vector<Binding> shaped_bindings(const ClusterRun& run) {
-  static unsigned char placeholder;
+  static unsigned char any_byte;
   std::vector<Binding> shaped = run.bindings;
   for (std::size_t i = 0; i < run.count; ++i) {
     shaped[i].elements = run.bound.sizes[i];
     shaped[i].distributed = false;
-    if ((!run.root || run.bound.distributed[i]) && !shaped[i].data) shaped[i].data = &placeholder;
+    if ((!run.root || run.bound.distributed[i]) && !shaped[i].data) shaped[i].data = &any_byte;
   }
   return shaped;
 }

@@ -72,12 +72,7 @@ class StealSchedule final : public SchedulePolicy {
   // cannot be stolen.
   bool accepts(const Analysis& an) const override { return an.streamable; }
   void check_tree(const Analysis& an, const Config& config, const std::string& where) const override {
-    if (accepts(an)) return;
-    const auto& j = an.joined;
-    throw_error(errc::invalid_argument,
-                where + " " + config.str() + " asks for the steal schedule, but the tree's partitions depend on "
-                "each other: '" + j.node + "' " + j.why,
-                {.node = j.node, .argument = j.argument, .fix = "use schedule=static for this tree (" + j.fix + ")"});
+    refuse_joined_tree(an, config, where, "steal");
   }
 
   Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
@@ -93,7 +88,7 @@ class StealSchedule final : public SchedulePolicy {
     for (double s : config.shares) sum += s;
     for (std::size_t d = 0; d < devices.size(); ++d) {
       if (config.shares[d] <= 0) continue;
-      check_fits(config, devices[d], total, streaming);
+      require_every_piece_fits(config, devices[d], total, streaming, "steal", "ranges");
       add_queues(*plan, d, devices[d], config, config.shares[d] / sum);
     }
     const RangeThreshold least = range_threshold(config, "least_range");
@@ -115,11 +110,7 @@ class StealSchedule final : public SchedulePolicy {
   // units: where a device might not hold that, the plan runs static, dragged through.
   Config fit_memory(const Config& config, std::size_t total, std::size_t granule,
                     const std::vector<DeviceInfo>& devices, const Streaming& streaming) const override {
-    if (streaming.footprint.empty() || total == 0 || config.shares.size() != devices.size()) return config;
-    for (std::size_t d = 0; d < devices.size(); ++d)
-      if (devices[d].memory() && config.shares[d] > 0 && !holds_every_chunk(devices[d], total, streaming))
-        return fit_static_shares(as_static(config), total, std::max<std::size_t>(1, granule), devices, streaming);
-    return config;
+    return static_where_pieces_may_not_fit(config, as_static(config), total, granule, devices, streaming);
   }
 
   std::string explain(const Decomposition& dec, const std::vector<DeviceInfo>& devices) const override {
@@ -173,17 +164,6 @@ class StealSchedule final : public SchedulePolicy {
   }
 
  private:
-  static void check_fits(const Config& config, const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
-    if (streaming.footprint.empty() || !info.memory() || holds_every_chunk(info, total, streaming)) return;
-    throw_memory_shortfall(info,
-                "plan " + config.str() + " asks for the steal schedule, whose ranges keep their buffers to the end "
-                "of the run, but device " + device_text(info) + " might take more of the tree than " +
-                    memory_text(info) + " holds (all of it needs " +
-                    size_text(streaming.footprint.bytes(total, !info.discrete && info.host_unified_memory)) + ")",
-                {.device = info.name,
-                 .fix = "use schedule=static: a static share larger than the device's memory is dragged through "
-                        "it in chunks"});
-  }
   // A device's most_range under its least range leaves it no range to take.
   static void check_thresholds(const Config& config, const StealPlan& plan, const std::vector<DeviceInfo>& devices,
                                std::size_t granule) {
