@@ -185,3 +185,30 @@ TEST(TrainingBudget, APinnedDevicesScreeningObeysTheSameBounds) {
   for (const auto& p : all.points) levels.insert(p.config.overlap);
   EXPECT_EQ(levels.size(), devs[1].overlap_levels.size());
 }
+
+// The budget's clock counts every run, untimed first runs included, less the time runs spent
+// building programs (docs/decisions/110): slow untimed runs end a training sooner unless that time
+// was program builds.
+TEST(TrainingBudget, UntimedRunsCountAndProgramBuildsDoNot) {
+  const auto devs = cpu_gpu();
+  auto train_with = [&](double built_ms) {
+    Model model{{1.0, 0.3}, {0.5, 2.0}};
+    const Measure untimed = [&](const Config& c) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      Measurement m = model(c);
+      m.build_ms = built_ms;
+      return m;
+    };
+    TrainingOptions o;
+    o.time_budget_s = 0.1;
+    o.tuning.budget_best_plan_times = 0;
+    return train(devs, std::ref(model), o, {}, std::nullopt, untimed);
+  };
+  const TrainingResult counted = train_with(0);
+  const TrainingResult builds_aside = train_with(40);
+  EXPECT_EQ(counted.end, TrainingEnd::time);
+  EXPECT_LT(counted.executions, builds_aside.executions);
+  // Builds aside, the untimed runs' sleeps take no budget: the synthetic timed runs take none
+  // either, so the training runs its executions.
+  EXPECT_NE(builds_aside.end, TrainingEnd::time);
+}
