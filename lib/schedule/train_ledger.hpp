@@ -38,9 +38,11 @@ class TrainingLedger {
   // Whether `runs` more executions fit the current phase (nothing is taken).
   bool affords(std::size_t runs) const { return spent_ + runs <= limit_; }
   // Takes `runs` executions for one point from the current phase; false where they do not fit,
-  // which ends the phase (every later take in it is refused too). The first point of a training
-  // is never refused: a training returns a measured plan.
-  bool take(std::size_t runs);
+  // which ends the phase (every later take in it is refused too), or where the time budget has
+  // no room left for `runs` runs of `each_ms` (the runs' expected time, 0: unknown), which ends
+  // the training. The first point of a training is never refused: a training returns a measured
+  // plan.
+  bool take(std::size_t runs, double each_ms = 0);
   // Whether the current phase ended for want of executions.
   bool phase_over() const { return phase_over_; }
   // Whether any phase did (or the time budget ran out): the training stopped short of what it
@@ -86,7 +88,8 @@ class TrainingLedger {
   void builds(double seconds) { build_seconds_ += seconds; }
 
  private:
-  bool out_of_time() const;
+  // Whether the budget's clock, `ahead_s` seconds on, has reached the budget.
+  bool out_of_time(double ahead_s) const;
 
   std::size_t total_;
   std::size_t limit_;

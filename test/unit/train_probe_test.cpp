@@ -109,11 +109,12 @@ TEST(TrainProbe, APlanFarBehindIsNotRunAndOneNearerIs) {
   }
 }
 
-// The time budget: training stops once it has run max(time_budget_s, 50 x the fastest plan),
-// with the fastest plan measured, and says so.
+// The time budget: training stops once it has run max(time_budget_s, 50 x the fastest plan), or
+// once the next measurement's runs no longer fit it, with the fastest plan measured, and says so.
 TEST(TrainingBudget, TheTimeBudgetEndsTrainingWithTheBestPlanAndSaysSo) {
   const auto devs = cpu_gpu();
   Model model{{1.0, 0.3}, {0.5, 2.0}};
+  model.n = 10;  // runs of 5-12 ms by the model: no longer than the 20 ms of wall time each takes
   auto slow = [&](const Config& c) {  // each run 20 ms of wall time
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return model(c);
@@ -126,7 +127,9 @@ TEST(TrainingBudget, TheTimeBudgetEndsTrainingWithTheBestPlanAndSaysSo) {
   EXPECT_EQ(r.end, TrainingEnd::time) << log_of(lines);
   EXPECT_LT(r.executions, 15u) << log_of(lines);
   EXPECT_DOUBLE_EQ(r.budget_seconds, 0.15);
-  EXPECT_GE(r.seconds, 0.15);
+  // It stops where the next measurement's runs (at most four, of at least 5 ms each by the
+  // points so far) would not fit; no run starts that the budget has no room for.
+  EXPECT_GE(r.seconds, 0.15 - 4 * 0.012 - 0.02);
   EXPECT_LT(r.seconds, 0.15 + 0.2);  // the runs under way when it ran out, the finish none
   // The fastest plan measured (by the median of its points).
   double fastest = 1e300;
@@ -193,6 +196,7 @@ TEST(TrainingBudget, UntimedRunsCountAndProgramBuildsDoNot) {
   const auto devs = cpu_gpu();
   auto train_with = [&](double built_ms) {
     Model model{{1.0, 0.3}, {0.5, 2.0}};
+    model.n = 0.01;  // timed runs of a few ms by the model, and none of wall time
     const Measure untimed = [&](const Config& c) {
       std::this_thread::sleep_for(std::chrono::milliseconds(40));
       Measurement m = model(c);
@@ -211,4 +215,20 @@ TEST(TrainingBudget, UntimedRunsCountAndProgramBuildsDoNot) {
   // Builds aside, the untimed runs' sleeps take no budget: the synthetic timed runs take none
   // either, so the training runs its executions.
   EXPECT_NE(builds_aside.end, TrainingEnd::time);
+}
+
+// A measurement starts only where the budget has room for its runs at their expected time: the
+// training's wall time is its budget (builds aside) without a run that began just before the end.
+TEST(TrainingBudget, AMeasurementStartsOnlyWhereItsRunsFit) {
+  for (const double each_ms : {50.0, 250.0}) {
+    TrainingLedger ledger(40, {}, TimeBudget{0.5, 0});
+    ASSERT_TRUE(ledger.take(1));
+    ledger.add({Config::single(0, 2), 50, {50, 0}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const bool taken = ledger.take(1, each_ms);
+    // 0.3 s + 0.05 s fits 0.5 s; 0.3 s + 0.25 s does not.
+    EXPECT_EQ(taken, each_ms < 100) << ledger.status();
+    EXPECT_EQ(ledger.end(), taken ? TrainingEnd::completed : TrainingEnd::time);
+    if (!taken) EXPECT_NE(ledger.stop_line().find("but for less than the next runs take"), std::string::npos);
+  }
 }
