@@ -112,11 +112,14 @@ void Residency::place_piece(Access& a) {
   for (const ArrayPiece& other : array.pieces) {
     if (missing.empty()) break;
     if (&other == &piece || other.context() != w.context()) continue;
-    for (const auto& [first, end] : missing.ranges())
-      for (const auto& r : other.valid.within(first, end).ranges()) {
+    const auto wanted = missing.ranges();  // (a copy: the loop removes from `missing`)
+    for (const auto& [first, end] : wanted) {
+      const ByteRanges held = other.valid.within(first, end);
+      for (const auto& r : held.ranges()) {
         a.moves.push_back({&other, r.first, r.second});
         missing.remove(r.first, r.second);
       }
+    }
   }
   // What no piece of this context holds comes from the host copy, brought up to date first from
   // the pieces of other contexts.

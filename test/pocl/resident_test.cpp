@@ -160,6 +160,38 @@ TEST(Resident, TwoTreesWithDifferentUnits) {
   }
 }
 
+// Two trees whose plans put different partitions on one discrete device (one queue against two
+// overlapping ones): what a partition lacks comes from the other tree's pieces on the device, never
+// through the host.
+TEST(Resident, DifferentPartitionsOnOneDeviceMoveOnTheDevice) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  std::vector<double> last(count, 0.0);
+  last.back() = 1.0;
+  RunOptions one = plan(last), two = plan(last);
+  two.config->overlap = 2;
+  Saxpy s;
+  auto rows = sinew::vector<cl_float>().name("rows").unit(64);
+  Node doubling = sinew::kernel_source(kKernels, "twice").args(inout(rows));
+  auto x = rt.array<cl_float>(start_values(1));
+  auto y = rt.array<cl_float>(start_values(2));
+  std::vector<float> ref = start_values(2);
+  const std::vector<float> xs = start_values(1);
+  for (int step = 0; step < 3; ++step) {
+    const Report a = rt.execute(s.tree, {{s.x, x}, {s.y, y}}, one);
+    for (std::size_t i = 0; i < kN; ++i) ref[i] += 2.0f * xs[i];
+    const Report b = rt.execute(doubling, {{rows, y}}, two);
+    for (std::size_t i = 0; i < kN; ++i) ref[i] = 2.0f * ref[i] - 1.0f;
+    ASSERT_EQ(b.partitions.size(), 2u);
+    if (step == 0 || checked(rt)) continue;
+    EXPECT_EQ(a.copies.host_bytes(), 0u) << "step " << step;
+    EXPECT_EQ(b.copies.host_bytes(), 0u) << "step " << step;
+    EXPECT_EQ(a.copies.device.bytes, kN * sizeof(float)) << "y gathered from two pieces, step " << step;
+  }
+  const auto got = y.host();
+  for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ref[i]) << i;
+}
+
 TEST(Resident, ChangedPlanMovesWhatChanged) {
   for (const auto& setup : setups()) {
     Runtime rt(setup.options);
