@@ -135,6 +135,7 @@ bool Residency::holds(const PartState& ps, const VectorUse& u) const {
 
 void Residency::fill(PartState& ps) {
   static const std::string label = "resident";
+  started_ = true;
   Worker& w = *ps.worker;
   for (const auto& [key, index] : by_slice_) {
     if (key.first != &ps) continue;
@@ -188,10 +189,13 @@ void Residency::commit() {
 }
 
 void Residency::rollback() {
+  for (Access& a : accesses_)
+    if (a.created) a.array->pieces.remove_if([&](const ArrayPiece& p) { return &p == a.piece; });
+  if (!started_) return;
   std::vector<ArrayState*> arrays;
   for (Access& a : accesses_) {
     if (std::find(arrays.begin(), arrays.end(), a.array) == arrays.end()) arrays.push_back(a.array);
-    if (!a.written) continue;
+    if (!a.written || a.created) continue;  // (a new piece is gone: the places it was filled from hold it)
     if (!a.piece) {
       if (!a.host_backup.empty()) {
         std::memcpy(a.array->host() + a.first, a.host_backup.data(), a.host_backup.size());
@@ -206,8 +210,6 @@ void Residency::rollback() {
       a.piece->valid.remove(a.first, a.end);
     }
   }
-  for (Access& a : accesses_)
-    if (a.created) a.array->pieces.remove_if([&](const ArrayPiece& p) { return &p == a.piece; });
   for (ArrayState* array : arrays) {
     const ByteRanges gone = array->lost();
     const std::size_t element = array->type().size;

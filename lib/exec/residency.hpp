@@ -20,6 +20,7 @@
 #include "exec/resident_array.hpp"
 #include "exec/worker.hpp"
 
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -32,7 +33,8 @@ class Residency {
  public:
   explicit Residency(RunState& run) : run_(run) {}
   // A run that did not commit (it failed): every array as it was before it, where
-  // ArrayOptions::keep_last_good made that possible, else the ranges it wrote marked lost.
+  // ArrayOptions::keep_last_good made that possible, else the ranges it wrote marked lost. A run
+  // that failed before any partition's data moved (preparing it) leaves every array as it was.
   ~Residency();
   Residency(const Residency&) = delete;
   Residency& operator=(const Residency&) = delete;
@@ -76,6 +78,7 @@ class Residency {
   std::vector<Access> accesses_;
   std::map<std::pair<const PartState*, const VectorState*>, std::size_t> by_slice_;
   bool committed_ = false;
+  std::atomic<bool> started_{false};  // some partition's data began to move: its kernels may have run
 };
 
 }  // namespace sinew::detail

@@ -268,8 +268,16 @@ TEST(Resident, FailedRunKeepsLastGoodContents) {
       got = y.host();
       for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ref[i]) << what << " at " << i;
 
-      // Without the last good copy, the written ranges are lost until the host writes them.
+      // Without the last good copy, the written ranges are lost until the host writes them; a run
+      // refused before its kernels (one that does not build) loses nothing.
       if (checked(rt)) continue;
+      auto kept = rt.array<cl_float>(start_values(2), {.keep_last_good = false});
+      rt.execute(s.tree, {{s.x, x}, {s.y, kept}}, plan(shares));
+      Node broken = sinew::kernel_source("__kernel void axpy(__global float* y) { y[0] = undefined; }", "axpy")
+                        .args(inout(s.y));
+      EXPECT_THROW(rt.execute(broken, {{s.y, kept}}, plan(shares)), Error) << what;
+      const auto intact = kept.host();
+      for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(intact[i], start_values(2)[i] + 2.0f * xs[i]) << what << " at " << i;
       auto z = rt.array<cl_float>(start_values(2), {.keep_last_good = false});
       rt.execute(s.tree, {{s.x, x}, {s.y, z}}, plan(shares));
       EXPECT_THROW(rt.execute(failing, {{s.x, x}, {s.y, z}}, plan(shares)), std::exception) << what;

@@ -46,6 +46,8 @@ TEST(TimeStep, EqualsTheReferenceAndMovesOnlyHostWrites) {
       EXPECT_EQ(got.short_steps, want.short_steps) << what;
       // The only partition on the discrete device keeps its slices: the host's writes go back, and
       // nothing else moves (the kick's and drift's partitions hold the same units).
+      // (The poison check, $SINEW_POISON_CHECK, runs each request on host copies first.)
+      if (*rt.options().poison_check) continue;
       if (ro.discrete && shares.back() == 1.0) EXPECT_EQ(got.moved_bytes, want.written_bytes) << what;
       if (!ro.discrete) EXPECT_EQ(got.moved_bytes, 0u) << what;
     }
