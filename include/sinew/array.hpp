@@ -80,7 +80,8 @@ class Array {
   }
   /// Every element to write on the host (see write(first, count)).
   std::span<T> write() { return write(0, size()); }
-  /// Runs that bound the array and completed.
+  /// Requests (Runtime::run, execute) that bound the array and completed; a request's training
+  /// or screening runs are not counted apart.
   std::uint64_t runs_completed() const { return detail::array_runs_completed(*state_); }
   /// What the last failed run that bound the array left (which ranges it restored or lost and how
   /// many runs had completed before it); empty where none failed.

@@ -182,10 +182,7 @@ void Residency::commit() {
     if (a.read || a.written) a.piece->valid.add(a.first, a.end);
     if (a.written) a.array->invalidate(a.first, a.end, a.piece);
   }
-  for (ArrayState* array : arrays) {
-    array->drop_redundant(used);
-    array->note_completed();
-  }
+  for (ArrayState* array : arrays) array->drop_redundant(used);
 }
 
 void Residency::rollback() {

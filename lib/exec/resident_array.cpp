@@ -7,6 +7,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sinew::detail {
 
@@ -161,6 +162,18 @@ ArrayClaims::ArrayClaims(const std::vector<Binding>& bindings, const Environment
   for (Claim& c : claims_) c.ticket = c.array->take_ticket();
 }
 
+ArrayClaims& ArrayClaims::operator=(ArrayClaims&& other) noexcept {
+  if (this == &other) return *this;
+  if (!claims_.empty() && !ended_) {
+    if (!begun_) begin();
+    end();
+  }
+  claims_ = std::exchange(other.claims_, {});
+  begun_ = std::exchange(other.begun_, false);
+  ended_ = std::exchange(other.ended_, false);
+  return *this;
+}
+
 ArrayClaims::~ArrayClaims() {
   if (claims_.empty() || ended_) return;
   if (!begun_) begin();
@@ -179,6 +192,10 @@ void ArrayClaims::end() {
   if (!begun_ || ended_) return;
   ended_ = true;
   for (Claim& c : claims_) c.array->end_turn();
+}
+
+void ArrayClaims::completed() {
+  for (Claim& c : claims_) c.array->note_completed();
 }
 
 void* array_host(ArrayState& array, std::size_t first, std::size_t bytes, bool write) {

@@ -107,8 +107,9 @@ class ArrayClaims {
   // Checks and takes a ticket of every array in `bindings` (a sinew::Error naming the vector for
   // an array of another runtime, a runtime that is gone, or one bound twice).
   ArrayClaims(const std::vector<Binding>& bindings, const Environment& env);
-  ArrayClaims(ArrayClaims&&) = default;
-  ArrayClaims& operator=(ArrayClaims&&) = default;
+  // A moved-from claims holds no ticket.
+  ArrayClaims(ArrayClaims&& other) noexcept { *this = std::move(other); }
+  ArrayClaims& operator=(ArrayClaims&& other) noexcept;
   // A ticket never waited for is waited for and passed on.
   ~ArrayClaims();
 
@@ -116,6 +117,8 @@ class ArrayClaims {
   void begin();
   // Ends the turns begun.
   void end();
+  // The request completed: each array counts it (Array::runs_completed).
+  void completed();
 
  private:
   struct Claim {

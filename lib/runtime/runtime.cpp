@@ -139,7 +139,9 @@ std::function<Report()> RuntimeImpl::request(const Node& tree, std::vector<Bindi
   r->arrays = ArrayClaims(r->bindings, env_);  // last: nothing may throw once the turns are taken
   return [this, r] {
     ArrayTurn turn(r->arrays);
-    return pipeline_->run(*r);
+    Report report = pipeline_->run(*r);
+    r->arrays.completed();
+    return report;
   };
 }
 

@@ -331,3 +331,29 @@ TEST(Resident, ConcurrentRunsAreOrdered) {
   for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ys[i] + 24.0f * xs[i]) << i;
   for (auto& r : runs) r.get();
 }
+
+// Two threads run trees that bind the same two arrays in opposite orders, and a third reads them:
+// the turns are taken in one order for all, so none waits on another for ever.
+TEST(Resident, OppositeBindingOrdersNeverDeadlock) {
+  Saxpy s;
+  Runtime rt;
+  auto a = rt.array<cl_float>(kN);
+  auto b = rt.array<cl_float>(kN);
+  auto forwards = [&] {
+    for (int i = 0; i < 20; ++i) rt.execute(s.tree, {{s.x, a}, {s.y, b}}, {.device = 0});
+  };
+  auto backwards = [&] {
+    for (int i = 0; i < 20; ++i) rt.execute(s.tree, {{s.y, a}, {s.x, b}}, {.device = 0});
+  };
+  auto reader = [&] {
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(a.host()[i], 0.0f);
+  };
+  auto f1 = std::async(std::launch::async, forwards);
+  auto f2 = std::async(std::launch::async, backwards);
+  auto f3 = std::async(std::launch::async, reader);
+  f1.get();
+  f2.get();
+  f3.get();
+  for (float v : b.host()) ASSERT_EQ(v, 0.0f);
+  EXPECT_EQ(a.runs_completed(), 40u);
+}
