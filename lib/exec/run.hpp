@@ -10,7 +10,9 @@
 //                and conquer's upper levels (exec/reductions.hpp);
 //   schedule     the schedule policy's run: the queues that take part, the chunks it cuts before
 //                and while the run goes (exec/chunks.hpp, decompose/schedule_policy.hpp);
-//   record       what the run did, for its Report (exec/run_record.hpp).
+//   record       what the run did, for its Report (exec/run_record.hpp);
+//   residency    the resident arrays it binds: which copy each partition uses, what moves
+//                (exec/residency.hpp).
 // A run split over processes (a Cluster's rank) has replicas, halos and reductions that also
 // exchange with the other processes (exec/spanning.hpp); nothing else knows.
 //
@@ -26,6 +28,7 @@
 #include "exec/halo.hpp"
 #include "exec/reductions.hpp"
 #include "exec/replicas.hpp"
+#include "exec/residency.hpp"
 #include "exec/run_record.hpp"
 #include "exec/worker.hpp"
 #include "tree/analysis.hpp"
@@ -90,6 +93,8 @@ class RunState {
   std::unique_ptr<Reductions> reductions;
   RunSchedule schedule;
   RunRecord record;
+  // Last: a failed run's rollback of its resident arrays runs once every part above is done.
+  Residency residency{*this};
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -4,6 +4,7 @@
 
 #include "decompose/schedule_policy.hpp"
 #include "exec/executor.hpp"
+#include "exec/resident_array.hpp"
 #include "platform/error.hpp"
 #include "schedule/trainer.hpp"
 
@@ -139,6 +140,10 @@ struct ScratchCopies {
       const bool written = b.result || (b.vector && p.analysis.use(b.vector.get()).written);
       if (!written) continue;
       const std::size_t bytes = b.elements * b.type.size;
+      // A resident array's copy is made from its host copy, brought up to date (the request
+      // holds the array's turn); the copy is host memory.
+      if (b.array) b.array->bring_home(0, bytes);
+      b.array = nullptr;
       void* copy = nullptr;
       if (b.vector && env.allocate_pinned && env.is_pinned && env.is_pinned(b.data, bytes)) {
         pinned_copies.push_back(env.allocate_pinned(bytes));
@@ -279,6 +284,7 @@ Report measure_checked(Environment& env, const PreparedTree& p, const std::vecto
   };
   for (const auto& c : scratch.copied) {
     const Binding& b = bindings[c.binding];
+    if (b.array) b.array->bring_home(0, c.bytes);  // what the devices hold, to compare
     if (!b.vector || std::memcmp(c.copy, b.data, c.bytes) == 0) continue;
     const auto* x = static_cast<const unsigned char*>(c.copy);
     const auto* y = static_cast<const unsigned char*>(b.data);
