@@ -349,6 +349,11 @@ struct RuntimeOptions {
   /// overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
   /// $SINEW_DISCRETE; default none ("").
   std::optional<std::string> discrete;
+  /// Devices whose leaves with per-kind variants (sinew::variants) run their GPU variant
+  /// (selection syntax, e.g. "cpu:1"; DeviceInfo::variant_kind): a testing aid for CPU-only
+  /// machines, where every device would otherwise run the CPU variant. Nothing else about the
+  /// device changes. $SINEW_VARIANT_GPU; default none ("").
+  std::optional<std::string> variant_gpu;
   /// A cap on the device memory Sinew uses on some devices: "selection=size" items,
   /// comma-separated, e.g. "gpu:0=256MB" or "cpu:1=64MB,gpu=2GB" (sizes in B, KB, MB, GB, TB,
   /// powers of 1024; a bare number is bytes). A device's memory is then the least of its
