@@ -331,8 +331,7 @@ struct ScheduleTuning {
     /// behind its upload; the pieces after those two are as without the cut. In (0, 1]; at
     /// piece_fraction or above, no cut. Queues of zero-copy devices, which move no data, are
     /// not cut; a queue's rate leaves out a first piece that was cut. (No GPU measurement chose
-    /// it: a quarter keeps the simulated triangular and uniform runs within a few percent of
-    /// uncut ones, where an eighth lost 15% on one of them, test/unit/steal_schedule_test.cpp.)
+    /// it; the simulated runs of test/unit/steal_schedule_test.cpp end within 5% of uncut ones.)
     double first_piece_fraction = 0.25;
   };
   Steal steal;  ///< the work-stealing schedule's values
