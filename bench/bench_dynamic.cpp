@@ -3,8 +3,9 @@
 // machine at its defaults):
 //
 // - mandelbrot (irregular rows: the set in the image's upper half, so a row's cost depends on
-//   where it is), saxpy (50M floats) and filter (the filter pipeline, 4096²: a regular
-//   three-stage tree). Per workload and size: each device alone, the static splits swept for the
+//   where it is), triangular (issue 43's irregular workload: row i costs i, --steps-per-row),
+//   stencil2d (Tascell's 5-point stencil on a --side grid, one sweep per execution), saxpy (50M
+//   floats) and filter (the filter pipeline, 4096²: a regular three-stage tree). Per workload and size: each device alone, the static splits swept for the
 //   oracle, the plan the knowledge base trains, and schedule=dynamic weighted by the devices' solo
 //   speeds; then interleaved rounds of all of them: dynamic / oracle speed (issue 18 asks >= 0.95
 //   on Mandelbrot), its per-round spread, the per-execution cost of dynamic over the oracle
@@ -63,7 +64,81 @@ using namespace bench;
 
 namespace {
 
-constexpr const char* kModes[] = {"mandelbrot", "saxpy", "filter", "load"};
+constexpr const char* kModes[] = {"mandelbrot", "triangular", "stencil2d", "saxpy", "filter", "load"};
+
+// The irregular triangular workload of issue 43: row i of `side` elements costs i steps (each
+// element iterates an affine map of uint, x -> a x + b, `i * steps_per_row` times). Checked
+// exactly: the host composes the map with itself by squaring (log steps per element).
+class Triangular final : public sinew::samples::SampleBase {
+ public:
+  std::size_t steps_per_row = 1;
+
+  std::string name() const override { return "triangular"; }
+  std::string description() const override { return "row i costs i: an affine map of uint iterated i times per element"; }
+  std::string size_unit() const override { return "rows (and elements per row)"; }
+  sinew::samples::Sizes sizes() const override { return {64, 4096, 8192}; }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override {
+    return saturating_product({sizeof(cl_uint), size ? size : 4096, size ? size : 4096});
+  }
+  std::size_t bytes() const override { return out_.size() * sizeof(cl_uint); }
+  void prepare(std::size_t size) override {
+    const std::size_t side = size ? size : 4096;
+    reset_state(side);
+    out_v_ = sinew::vector<cl_uint>().unit(side).name("out");
+    tree_ = sinew::kernel_source(kSource, "triangular", "bench_dynamic.cl")
+                .args(sinew::out(out_v_), sinew::offset(out_v_), sinew::scalar(cl_uint(side)),
+                      sinew::scalar(cl_uint(steps_per_row)))
+                .dims(2);
+    out_.assign(side * side, 0);
+  }
+  std::vector<sinew::Binding> bindings() override {
+    std::fill(out_.begin(), out_.end(), 0u);
+    ran_ = true;
+    return {sinew::Binding(out_v_, out_)};
+  }
+
+ protected:
+  sinew::samples::Check compare() override {
+    sinew::samples::Check c;
+    c.measure = "elements that differ from the host's composed map";
+    const std::size_t side = size_;
+    for (std::size_t row = 0; row < side && !c.max_error; ++row)
+      for (std::size_t col = 0; col < side; ++col)
+        if (out_[row * side + col] != expected(row * side + col, row * steps_per_row)) {
+          c.max_error = 1;
+          c.message = "element (" + std::to_string(row) + ", " + std::to_string(col) + ") differs";
+          break;
+        }
+    c.ok = c.max_error == 0;
+    if (c.ok) c.message = "OK";
+    return c;
+  }
+
+ private:
+  static constexpr const char* kSource = R"CL(
+__kernel void triangular(__global uint* out, uint offset, uint side, uint steps_per_row) {
+  const size_t col = get_global_id(0), row = get_global_id(1);
+  const uint first = offset + (uint)(row * side + col);
+  const uint steps = (first / side) * steps_per_row;  // the row in the whole image
+  uint x = first;
+  for (uint s = 0; s < steps; ++s) x = x * 1664525u + 1013904223u;
+  out[row * side + col] = x;
+}
+)CL";
+  // x0 after `steps` applications of x -> 1664525 x + 1013904223 (mod 2^32).
+  static cl_uint expected(std::size_t x0, std::size_t steps) {
+    std::uint32_t a = 1664525u, b = 1013904223u, ra = 1, rb = 0;  // the map, and the composed result
+    for (std::size_t n = steps; n; n >>= 1) {
+      if (n & 1) ra = a * ra, rb = a * rb + b;
+      b = a * b + b, a = a * a;
+    }
+    return ra * static_cast<std::uint32_t>(x0) + rb;
+  }
+
+  sinew::Vector<cl_uint> out_v_;
+  std::vector<cl_uint> out_;
+};
 
 sinew::RunOptions fixed(const sinew::Config& c) {
   sinew::RunOptions o = with_config(c);
@@ -312,13 +387,19 @@ std::string load_step(Context&, std::size_t, unsigned, unsigned) {
 int main(int argc, char** argv) {
   po::options_description own("What to run");
   own.add_options()("modes", po::value<Names>()->default_value(Names{{"mandelbrot"}}, "mandelbrot")->value_name("a,b"),
-                    "any of mandelbrot, saxpy, filter, load")(
+                    "any of mandelbrot, triangular, stencil2d, saxpy, filter, load")(
       "sizes", po::value<Counts>()->default_value(Counts{{4096, 8192}}, "4096,8192")->value_name("a,b"),
-      "Mandelbrot image sides (--quick 256)")("max-iter", po::value<unsigned>()->default_value(1024)->value_name("N"),
+      "Mandelbrot image sides, the triangular workload's rows (--quick 256)")(
+      "steps-per-row", po::value<unsigned>()->default_value(1)->value_name("N"),
+      "triangular: row i costs i * N steps")(
+      "first-piece-fraction", po::value<double>()->value_name("X"),
+      "steal: ScheduleTuning::Steal::first_piece_fraction (default its own; 0.5: discrete queues' first pieces "
+      "uncut)")("max-iter", po::value<unsigned>()->default_value(1024)->value_name("N"),
                                               "Mandelbrot iterations at most per pixel (--quick 256)")(
       "elements", po::value<std::size_t>()->default_value(50000000)->value_name("N"),
       "saxpy floats, also the load step's (--quick 1000000)")(
-      "side", po::value<std::size_t>()->default_value(4096)->value_name("N"), "filter pipeline image side (--quick 256)")(
+      "side", po::value<std::size_t>()->default_value(4096)->value_name("N"),
+      "filter pipeline image side, stencil2d grid side (--quick 256)")(
       "step", po::value<double>()->default_value(0.05, "0.05")->value_name("X"),
       "the static sweep's step in CPU share, for the oracle (--quick 0.25)")(
       "rounds", po::value<unsigned>()->default_value(7)->value_name("N"),
@@ -346,13 +427,18 @@ int main(int argc, char** argv) {
   std::set<std::string> modes;
   for (const auto& m : b.vm["modes"].as<Names>().v) {
     if (std::find(std::begin(kModes), std::end(kModes), m) == std::end(kModes))
-      b.fail("--modes", "'" + m + "' is none of mandelbrot, saxpy, filter, load");
+      b.fail("--modes", "'" + m + "' is none of mandelbrot, triangular, stencil2d, saxpy, filter, load");
     modes.insert(m);
   }
   b.csv({"workload", "size", "plan", "config", "median_ms", "min_ms", "max_ms", "runs", "check"});
   try {
     sinew::RuntimeOptions o;
     o.kb_path = ":memory:";
+    if (b.vm.count("first-piece-fraction")) {
+      sinew::ScheduleTuning tuning;
+      tuning.steal.first_piece_fraction = b.vm["first-piece-fraction"].as<double>();
+      o.schedule_tuning = tuning;  // checked by the runtime (a fraction in (0, 1])
+    }
     auto rt = make_runtime(b.zero_copy_stand_in, o);
     Context c{b, *rt, Roles::of(*rt), {}, step, std::max(1u, b.option("rounds", 2u))};
     c.p = c.r.pair();
@@ -377,6 +463,20 @@ int main(int argc, char** argv) {
         s.prepare(side);
         compare(c, t, "mandelbrot", s, std::to_string(side) + "²");
       }
+    if (modes.count("triangular"))
+      for (std::size_t side : b.option("sizes", Counts{{256}}).v) {
+        if (b.stop()) break;
+        Triangular s;
+        s.steps_per_row = b.option("steps-per-row", 1u);
+        s.prepare(side);
+        compare(c, t, "triangular", s, std::to_string(side) + "²");
+      }
+    if (modes.count("stencil2d") && !b.stop()) {
+      sinew::samples::Stencil2d s;
+      s.params.sweeps = 1;  // each execution one sweep: one run of the one-sweep tree, as Tascell's
+      s.prepare(b.option("side", std::size_t{256}));
+      compare(c, t, "stencil2d", s, std::to_string(s.size()) + "², one sweep");
+    }
     if (modes.count("saxpy") && !b.stop()) {
       sinew::samples::Saxpy s;
       s.prepare(b.option("elements", std::size_t{1000000}));

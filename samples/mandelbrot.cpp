@@ -5,6 +5,7 @@
 //
 //   mandelbrot --size 4096 --max-iter 1024 --device all      (the knowledge base plans)
 //   SINEW_CONFIG=schedule=dynamic mandelbrot --device all    (every device taking guided chunks)
+//   SINEW_CONFIG=schedule=steal mandelbrot --device all      (every device stealing ranges)
 #include "common/cli.hpp"
 #include "common/descriptors.hpp"
 

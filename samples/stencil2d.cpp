@@ -5,6 +5,7 @@
 //
 //   stencil2d --size 4096 --sweeps 50 --device all              (the knowledge base plans)
 //   SINEW_CONFIG=schedule=dynamic stencil2d --device all        (every device taking chunks)
+//   SINEW_CONFIG=schedule=steal stencil2d --device all          (every device stealing ranges)
 #include "common/cli.hpp"
 #include "common/descriptors.hpp"
 

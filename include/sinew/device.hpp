@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,12 @@ struct DeviceInfo {
   std::vector<std::string> partition_types;       ///< "equally", "by_counts", "by_affinity_domain"
   std::vector<FissionConfig> fission_configs;     ///< non-discrete (CPU) only; first is "none"
   std::vector<unsigned> overlap_levels;           ///< discrete only: 1..4 queues
+  /// The kind whose implementation a leaf with per-kind variants (sinew::variants) runs here, where
+  /// it is not `kind`: RuntimeOptions::variant_gpu sets gpu (for testing GPU variants on CPU-only
+  /// machines). Unset: `kind`.
+  std::optional<DeviceKind> variant_kind_override;
+  /// The kind a leaf's variant is chosen by: variant_kind_override, else kind.
+  DeviceKind variant_kind() const { return variant_kind_override.value_or(kind); }
 
   /// "cpu:0", "gpu:1": how SINEW_DEVICES names this device.
   std::string id() const;

@@ -325,6 +325,13 @@ struct ScheduleTuning {
     /// its least range), leaving the rest for a thief; in (0, 1]. (Tascell's halving; no
     /// measurement chose it.)
     double piece_fraction = 0.5;
+    /// A queue of a discrete device cuts the first piece of a range it begins (its first range,
+    /// a stolen one) in two: this fraction of the range, then the rest of the piece, so that
+    /// the second upload overlaps the first kernel rather than all of the first piece waiting
+    /// behind its upload; the pieces after those two are as without the cut. In (0, 1]; at
+    /// piece_fraction or above, no cut. Queues of zero-copy devices, which move no data, are
+    /// not cut; a queue's rate leaves out a first piece that was cut (docs/decisions/132).
+    double first_piece_fraction = 0.25;
   };
   Steal steal;  ///< the work-stealing schedule's values
   /// A streamable tree's share on a discrete device, cut into chunks dealt round its queues.
@@ -349,6 +356,11 @@ struct RuntimeOptions {
   /// overlap queues instead of zero copy and fission. A testing aid for CPU-only machines.
   /// $SINEW_DISCRETE; default none ("").
   std::optional<std::string> discrete;
+  /// Devices whose leaves with per-kind variants (sinew::variants) run their GPU variant
+  /// (selection syntax, e.g. "cpu:1"; DeviceInfo::variant_kind): a testing aid for CPU-only
+  /// machines, where every device would otherwise run the CPU variant. Nothing else about the
+  /// device changes. $SINEW_VARIANT_GPU; default none ("").
+  std::optional<std::string> variant_gpu;
   /// A cap on the device memory Sinew uses on some devices: "selection=size" items,
   /// comma-separated, e.g. "gpu:0=256MB" or "cpu:1=64MB,gpu=2GB" (sizes in B, KB, MB, GB, TB,
   /// powers of 1024; a bare number is bytes). A device's memory is then the least of its

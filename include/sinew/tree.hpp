@@ -13,6 +13,7 @@
 // (running never modifies it). Builder calls on a tree that is being run are not allowed.
 #pragma once
 
+#include <sinew/device.hpp>
 #include <sinew/types.hpp>
 
 #include <typeinfo>
@@ -324,6 +325,28 @@ Kernel kernel(const std::string& file, const std::string& entry);
 /// A kernel from OpenCL C source text; `origin` names it in messages.
 Kernel kernel_source(const std::string& source, const std::string& entry,
                      const std::string& origin = "<source>");
+
+/// One implementation of a leaf for the devices of one kind (see sinew::variants).
+struct Variant {
+  DeviceKind kind = DeviceKind::gpu;  ///< the devices that run `leaf` (DeviceInfo::variant_kind())
+  Node leaf;                          ///< a kernel or library leaf
+};
+
+/// Per-device kernel variants: one leaf with an implementation per device kind, e.g. a CLBlast
+/// gemm on GPUs and a blocked OpenCL kernel on CPUs. Each partition runs the variant of its
+/// device's kind (DeviceInfo::variant_kind()), `fallback` where no variant names that kind; a
+/// variant for a kind no device has is allowed and never runs. Every variant reads and writes
+/// what `fallback` does: the same vectors, in the same order, with the same access (in, out,
+/// inout, whole, halo and its widths), so that the tree's data flow is one whatever runs where;
+/// each may add arguments of its own (scalars, local memory, offset/count/size of those
+/// vectors), and each kernel's parameters are checked against its own arguments. Checked before
+/// any device work; an error names this leaf, the variant and the argument. A variant is a leaf
+/// that runs on its own partitions (no scan, no whole_range unless `fallback` is one too, no
+/// sinew::value arguments) and no variants node itself. The variants must compute the same
+/// results up to their floating-point rounding: what a caller compares them within is its own
+/// tolerance (samples/blockmm states one). Builder calls on a leaf after it was given here do not
+/// reach trees already built from it: build the leaves first.
+Node variants(Node fallback, std::vector<Variant> by_kind);
 
 /// Stages run in order on the same partitions: channels between them stay on the device.
 Node pipeline(std::vector<Node> stages);

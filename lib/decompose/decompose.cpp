@@ -73,6 +73,8 @@ const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning) {
           "a whole number of at least 1");
   require(w.piece_fraction > 0 && w.piece_fraction <= 1, "steal.piece_fraction", w.piece_fraction,
           "a fraction in (0, 1]");
+  require(w.first_piece_fraction > 0 && w.first_piece_fraction <= 1, "steal.first_piece_fraction",
+          w.first_piece_fraction, "a fraction in (0, 1]");
   require(s.min_chunk_bytes >= 1, "streaming.min_chunk_bytes", static_cast<double>(s.min_chunk_bytes),
           "a whole number of at least 1");
   require(s.max_chunk_bytes >= s.min_chunk_bytes, "streaming.max_chunk_bytes", static_cast<double>(s.max_chunk_bytes),

@@ -39,6 +39,9 @@ const std::vector<Variable>& variables() {  // check-code: table
       {{"SINEW_DISCRETE", "discrete", "a device selection", "none",
         "drive these devices like GPUs (explicit transfers, overlap queues): a testing aid for CPU-only machines"},
        [](RuntimeOptions& o, std::string_view t, const std::string&) { o.discrete = std::string(t); }},
+      {{"SINEW_VARIANT_GPU", "variant_gpu", "a device selection", "none",
+        "leaves with per-kind variants run their GPU variant on these devices: a testing aid for CPU-only machines"},
+       [](RuntimeOptions& o, std::string_view t, const std::string&) { o.variant_gpu = std::string(t); }},
       {{"SINEW_MEMORY_CAP", "memory_cap", "selection=size items, comma-separated, e.g. gpu:0=256MB,cpu:1=64MB",
         "none", "use at most this much memory of these devices (larger streamable shares are dragged through)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
@@ -255,6 +258,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   RuntimeOptions o = *this;
   fill(o.devices, f.devices);
   fill(o.discrete, f.discrete);
+  fill(o.variant_gpu, f.variant_gpu);
   fill(o.memory_cap, f.memory_cap);
   fill(o.config, f.config);
   fill(o.chunk_mb, f.chunk_mb);
@@ -296,6 +300,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   RuntimeOptions o = *this;
   if (!o.devices || o.devices->empty()) o.devices = "all";
   if (!o.discrete) o.discrete = "";
+  if (!o.variant_gpu) o.variant_gpu = "";
   if (!o.memory_cap) o.memory_cap = "";
   parse::memory_caps(*o.memory_cap, "RuntimeOptions::memory_cap");
   if (!o.config) o.config = "";

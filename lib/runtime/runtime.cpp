@@ -52,13 +52,18 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
 }
 
 // The devices RuntimeOptions::devices selects, in its order; those RuntimeOptions::discrete names
-// driven like GPUs; each device's memory cap.
+// driven like GPUs, those RuntimeOptions::variant_gpu names running GPU variants; each device's
+// memory cap.
 void RuntimeImpl::select_devices() {
   std::vector<DeviceInfo> found;
   for (auto& d : all_) found.push_back(d->info());
   std::vector<std::size_t> as_discrete;
   if (!options_.discrete->empty())
     as_discrete = sinew::select_devices(found, *options_.discrete, "RuntimeOptions::discrete ($SINEW_DISCRETE)");
+  std::vector<std::size_t> as_gpu_for_variants;
+  if (!options_.variant_gpu->empty())
+    as_gpu_for_variants =
+        sinew::select_devices(found, *options_.variant_gpu, "RuntimeOptions::variant_gpu ($SINEW_VARIANT_GPU)");
   for (std::size_t i : sinew::select_devices(found, *options_.devices)) {
     if (std::find(as_discrete.begin(), as_discrete.end(), i) != as_discrete.end()) {
       DeviceInfo& info = all_[i]->mutable_info();  // driven like a GPU from now on
@@ -66,6 +71,8 @@ void RuntimeImpl::select_devices() {
       info.fission_configs.clear();
       info.overlap_levels = {1, 2, 3, 4};
     }
+    if (std::find(as_gpu_for_variants.begin(), as_gpu_for_variants.end(), i) != as_gpu_for_variants.end())
+      all_[i]->mutable_info().variant_kind_override = DeviceKind::gpu;  // runs GPU variants (sinew::variants)
     // The memory cap: the last item that selects the device wins.
     if (!options_.memory_cap->empty()) {
       const std::string where = "RuntimeOptions::memory_cap ($SINEW_MEMORY_CAP)";

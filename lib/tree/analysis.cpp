@@ -151,6 +151,7 @@ std::shared_ptr<std::map<const NodeImpl*, std::string>> collect_uses(const NodeI
   auto paths = std::make_shared<std::map<const NodeImpl*, std::string>>();
   walk(root, [&](const NodeImpl& n, const std::string& path) {
     paths->emplace(&n, path);
+    for (const auto& [word, leaf] : n.stand_ins()) paths->emplace(leaf, path + "/" + word);
     n.check_structure(path, facts);
     if (n.is_leaf()) note_leaf_uses(n, path, an, vector_bindings);
   });

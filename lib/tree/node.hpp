@@ -23,6 +23,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sinew::detail {
@@ -156,6 +157,11 @@ class NodeImpl {
   virtual std::shared_ptr<VectorState> range() const;
   // Argument i in messages: "argument 1 (out 'y')"; a kernel adds its parameter's name.
   virtual std::string argument_label(std::size_t i) const;
+  // The leaves that stand in for this one on some devices (a variants node's implementations,
+  // tree/nodes/variants.hpp), each with the word its path adds to this node's ("variant gpu").
+  // They are no children: the tree's walks see this node alone, and its runner runs one of them
+  // per device; their paths name them in messages and traces.
+  virtual std::vector<std::pair<std::string, const NodeImpl*>> stand_ins() const { return {}; }
 
   std::string name;  // Node::name; "" for none
   std::vector<Arg> args;

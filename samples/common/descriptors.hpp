@@ -707,6 +707,56 @@ class Matmul final : public SampleBase {
   std::optional<std::vector<double>> expected_, magnitude_;
 };
 
+// The check of a product C = A * B of n x n matrices against a double-precision one (computed
+// into `expected` and `magnitude`, the sum of |a_ij b_jk| per element, when they are empty):
+// within 2 n FLT_EPSILON of the magnitude per element. Matmul's and Blockmm's.
+Check check_product(std::size_t n, const std::vector<cl_float>& a, const std::vector<cl_float>& b,
+                    const std::vector<cl_float>& c, std::optional<std::vector<double>>& expected,
+                    std::optional<std::vector<double>>& magnitude);
+
+// ---------------------------------------------------------------------------------------------
+// Block matrix product (issue 43, Tascell's recursive block matmul): C = A * B, n x n single
+// precision, over blocks of `block` rows (A and C partitioned by rows, granule `block` rows; B
+// whole on every device), with per-device kernel variants (sinew::variants): CLBlast's gemm on
+// GPU partitions, blocked_gemm (kernels/blockmm.cl: block x block tiles in local memory) on CPU
+// partitions. Under schedule=steal a queue runs its block rows in pieces and idle queues steal
+// the upper half of what another has left, block rows at a time: the paper's recursive halving.
+// `variants` "both" (the default), or "gemm" / "blocked" for one implementation everywhere (the
+// comparison). Checked as Matmul: within 2 n FLT_EPSILON of sum |a_ij b_jk| per element, whichever
+// variant computed it (the variants' stated tolerance).
+struct BlockmmParams {
+  std::size_t n = 1024;
+  std::size_t block = 16;           // rows per block and the CPU kernel's tile side; divides n
+  std::string variants = "both";    // both, gemm or blocked
+  std::uint32_t seed = 43;
+};
+
+class Blockmm final : public SampleBase {
+ public:
+  explicit Blockmm(BlockmmParams p = {}) : params(p) {}
+  BlockmmParams params;
+
+  std::string name() const override { return "blockmm"; }
+  std::string description() const override;
+  std::string size_unit() const override { return "matrix side: N for N x N matrices, a multiple of the block"; }
+  Sizes sizes() const override { return {64, 1024, 4096}; }
+  void prepare(std::size_t size) override;
+  std::vector<Binding> bindings() override;
+  std::size_t bytes() const override { return 3 * a_.size() * sizeof(cl_float); }
+  using SampleBase::host_bytes;
+  std::uint64_t host_bytes(std::size_t size) const override;
+
+ protected:
+  Check compare() override { return check_product(size_, a_, b_, c_, expected_, magnitude_); }
+
+ private:
+  std::size_t side_for(std::size_t size) const;
+
+  Vector<cl_float> a_v_, b_v_, c_v_;
+  std::vector<cl_float> a_, b_, c_;
+  std::optional<std::vector<double>> expected_, magnitude_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Hotspot (issue 40, Rodinia's HotSpot): the thermal simulation of a chip, `iterations` time steps
 // over a side x side grid of temperatures heated by a power map, its kernel (hotspot.cl) written

@@ -50,41 +50,44 @@ std::vector<Binding> Matmul::bindings() {
   return {Binding(a_v_, std::span<const cl_float>(a_)), Binding(b_v_, std::span<const cl_float>(b_)), Binding(c_v_, c_)};
 }
 
-Check Matmul::compare() {
-  const std::size_t n = size_;
-  if (!expected_) {
-    expected_ = std::vector<double>(n * n, 0.0);
-    magnitude_ = std::vector<double>(n * n, 0.0);
+Check Matmul::compare() { return check_product(size_, a_, b_, c_, expected_, magnitude_); }
+
+Check check_product(std::size_t n, const std::vector<cl_float>& a, const std::vector<cl_float>& b,
+                    const std::vector<cl_float>& c, std::optional<std::vector<double>>& expected,
+                    std::optional<std::vector<double>>& magnitude) {
+  if (!expected) {
+    expected = std::vector<double>(n * n, 0.0);
+    magnitude = std::vector<double>(n * n, 0.0);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {
-        const double a = a_[i * n + j];
+        const double aij = a[i * n + j];
         for (std::size_t k = 0; k < n; ++k) {
-          (*expected_)[i * n + k] += a * b_[j * n + k];
-          (*magnitude_)[i * n + k] += std::fabs(a * b_[j * n + k]);
+          (*expected)[i * n + k] += aij * b[j * n + k];
+          (*magnitude)[i * n + k] += std::fabs(aij * b[j * n + k]);
         }
       }
   }
-  Check c;
-  c.measure = "max |got - ref| / (2 n FLT_EPSILON sum |a b|)";
-  c.tolerance = 1;
+  Check check;
+  check.measure = "max |got - ref| / (2 n FLT_EPSILON sum |a b|)";
+  check.tolerance = 1;
   std::size_t worst = 0;
-  for (std::size_t i = 0; i < c_.size(); ++i) {
-    const double bound = 2.0 * static_cast<double>(n) * FLT_EPSILON * (*magnitude_)[i] + 1e-30;
-    const double e = std::isfinite(c_[i]) ? std::fabs(c_[i] - (*expected_)[i]) / bound : INFINITY;
-    if (!(e <= c.max_error)) {
-      c.max_error = e;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const double bound = 2.0 * static_cast<double>(n) * FLT_EPSILON * (*magnitude)[i] + 1e-30;
+    const double e = std::isfinite(c[i]) ? std::fabs(c[i] - (*expected)[i]) / bound : INFINITY;
+    if (!(e <= check.max_error)) {
+      check.max_error = e;
       worst = i;
     }
   }
   std::ostringstream s;
-  if (c.max_error > c.tolerance) {
-    s << "C(" << worst / n << ", " << worst % n << ") = " << c_[worst] << ", expected " << (*expected_)[worst];
+  if (check.max_error > check.tolerance) {
+    s << "C(" << worst / n << ", " << worst % n << ") = " << c[worst] << ", expected " << (*expected)[worst];
   } else {
-    c.ok = true;
+    check.ok = true;
     s << "OK";
   }
-  c.message = s.str();
-  return c;
+  check.message = s.str();
+  return check;
 }
 
 }  // namespace sinew::samples

@@ -79,6 +79,7 @@ struct Entry {
 };
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
+      {"blockmm", [] { return std::make_unique<Blockmm>(); }},
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"heat", [] { return std::make_unique<Heat>(); }},

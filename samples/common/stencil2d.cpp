@@ -63,7 +63,7 @@ std::vector<Binding> Stencil2d::bindings() {
   a_ = u0_;
   std::fill(b_.begin(), b_.end(), -1.0f);  // poison: every cell is written
   residual_ = -1;
-  swept_ = 0;
+  swept_ = 1;  // a run a caller submits with these bindings sweeps once (run() counts its own)
   ran_ = true;
   return sweep_bindings(0);
 }

@@ -408,6 +408,75 @@ TEST(Stencil2dDynamic, ChunksOfRowsMatchTheReference) {
   expect_dynamic_runs_match(st, 96);
 }
 
+// ----- mandelbrot and stencil2d under schedule=steal, as SINEW_CONFIG=schedule=steal gives it --
+namespace {
+// Runs that name no plan on a runtime whose RuntimeOptions::config ($SINEW_CONFIG, as the samples'
+// headers document) is schedule=steal, zero copy and with the last device discrete: the
+// reference, and the (last) run's pieces cover its `rows` units once.
+void expect_steal_runs_match(samples::Sample& s, std::size_t rows) {
+  const std::size_t count = Runtime().devices().size();
+  for (bool discrete : {false, true}) {
+    Runtime rt(RuntimeOptions{.discrete = discrete ? std::to_string(count - 1) : std::string(),
+                              .config = "schedule=steal"});
+    for (int repeat = 0; repeat < 2; ++repeat) {  // the second starts where the first's work ended
+      const Report r = s.run(rt);
+      const samples::Check c = s.check();
+      EXPECT_TRUE(c.ok) << s.name() << (discrete ? " discrete: " : " zero-copy: ") << c.message;
+      EXPECT_EQ(r.config.schedule, "steal") << s.name();
+      std::size_t units = 0;
+      for (auto u : r.chunk_units) units += u;
+      EXPECT_EQ(units, rows) << s.name();
+    }
+  }
+}
+}  // namespace
+
+TEST(MandelbrotSteal, SinewConfigScheduleStealMatchesTheReference) {
+  samples::Mandelbrot m;
+  m.params.max_iter = 200;
+  m.prepare(std::size_t{96});
+  expect_steal_runs_match(m, 96);
+}
+
+TEST(Stencil2dSteal, SinewConfigScheduleStealMatchesTheReference) {
+  samples::Stencil2d st;
+  st.params.sweeps = 3;
+  st.prepare(std::size_t{96});
+  expect_steal_runs_match(st, 96);
+}
+
+// ----- blockmm: per-device variants (gemm on GPU-variant devices, the blocked kernel elsewhere) --
+// The last device runs the GPU variant (RuntimeOptions::variant_gpu); each implementation alone
+// and both together under schedule=steal, zero copy and with the last device discrete: the
+// reference within the sample's stated tolerance every time, partitions in whole blocks of rows
+// wherever the blocked kernel (whose work-groups are block x block tiles) is in the tree.
+TEST(BlockmmVariants, GemmAndTheBlockedKernelAgreeAloneAndStealingTogether) {
+  const std::size_t count = Runtime().devices().size();
+  const std::string last = std::to_string(count - 1);
+  for (bool discrete : {false, true}) {
+    Runtime rt(RuntimeOptions{.discrete = discrete ? last : std::string(), .variant_gpu = last});
+    for (const char* variants : {"both", "gemm", "blocked"}) {
+      samples::Blockmm m;
+      m.params.variants = variants;
+      m.params.block = 8;
+      m.prepare(std::size_t{96});
+      std::vector<RunOptions> runs;
+      for (std::size_t d = 0; d < count; ++d) runs.push_back(RunOptions{.device = d});
+      runs.push_back(RunOptions{.plan = "schedule=steal"});
+      for (const RunOptions& o : runs) {
+        const Report r = m.run(rt, o);
+        const samples::Check c = m.check();
+        EXPECT_TRUE(c.ok) << variants << (discrete ? " discrete " : " zero-copy ") << r.config.str() << ": " << c.message;
+        if (std::string(variants) == "gemm") continue;  // no tiles: any rows
+        for (const auto& p : r.partitions) {
+          if (p.first + p.units == 96) continue;  // the last piece ends with the rows
+          EXPECT_EQ(p.units % 8, 0u) << variants << " " << r.config.str();
+        }
+      }
+    }
+  }
+}
+
 // ----- matmul under the dynamic schedule: blocks of rows through CLBlast's gemm ----------------
 TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
   Runtime rt;

@@ -25,14 +25,16 @@ TEST(Runners, EveryKindTheApiBuildsHasOne) {
   Node all = pipeline(map(k), loop(k).times(2), map_reduce(k, reduce::sum(v, r)), blas::axpy(2, v, w),
                       blas::gemm(1, v, w, 0, v, 8, 8), fft(c, FftDirection::forward), copy(v, w),
                       scan(v, scan_op::sum()),
-                      divide_and_conquer(v, kernel_source(kSrc, "k", "k.cl"), kernel_source(kSrc, "k", "k.cl")));
+                      divide_and_conquer(v, kernel_source(kSrc, "k", "k.cl"), kernel_source(kSrc, "k", "k.cl")),
+                      variants(k, {{DeviceKind::gpu, k}}));
   std::set<std::string_view> kinds;
   detail::visit(*all.impl(), [&](const detail::NodeImpl& n) {
     EXPECT_NO_THROW(detail::runner_of(n)) << n.kind();
     kinds.insert(n.kind());
   });
-  // kernel, pipeline, map, loop, map_reduce, blas.axpy, blas.gemm, fft, copy, scan, divide_and_conquer
-  EXPECT_EQ(kinds.size(), 11u);
+  // kernel, pipeline, map, loop, map_reduce, blas.axpy, blas.gemm, fft, copy, scan, divide_and_conquer,
+  // variants
+  EXPECT_EQ(kinds.size(), 12u);
 }
 
 TEST(Runners, AKindWithoutOneIsALogicError) {

@@ -102,10 +102,15 @@ TEST(StealSchedule, EachQueueStartsWithAContiguousRangeByTheShares) {
 }
 
 // Tascell's split: a queue that runs out takes the upper half of what the other has not started
-// (equal rates, nothing in flight), and the victim keeps the lower half.
+// (equal rates, nothing in flight), and the victim keeps the lower half. (Halving from each
+// range's first piece: the discrete device's smaller first pieces set to piece_fraction here;
+// the next test has them.)
 TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
   const std::vector<DeviceInfo> devices = {gpu(0)};
-  const Decomposition dec = decompose(1024, 8, Config::parse("overlap=2,schedule=steal,least_range=16", devices), devices);
+  Streaming halving;
+  halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
+  const Decomposition dec =
+      decompose(1024, 8, Config::parse("overlap=2,schedule=steal,least_range=16", devices), devices, halving);
   StealRun run(dec, nullptr);
   const auto first = run.chunks_before_run();
   ASSERT_EQ(first.size(), 2u);
@@ -140,11 +145,66 @@ TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
       << run.taken_notes(devices);
 }
 
+// A discrete device's queue cuts the first piece of every range it begins, its own and a stolen
+// one, in two: first_piece_fraction of the range, then the rest of the half (so that its second
+// upload overlaps the first kernel); the pieces after those are the uncut ones. A zero-copy CPU's
+// queue is not cut. The pieces cover every unit once, and the cut adds no steal: simulated runs
+// with and without it, the same costs and a fixed cost per piece, hand over as many ranges, and
+// end as early within a few percent.
+TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreForIt) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec = decompose(4096, 8, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=steal", devices), devices);
+  StealRun run(dec, nullptr);
+  const auto first = run.chunks_before_run();
+  ASSERT_EQ(first.size(), 3u);  // the CPU's queue, the GPU's two
+  EXPECT_EQ(first[0].second.units, 1024u);  // half of the CPU's [0, 2048): no cut
+  EXPECT_EQ(first[1].second.units, 256u);   // a quarter of the GPU queue's [2048, 3072)
+  EXPECT_EQ(first[2].second.units, 256u);   // a quarter of [3072, 4096)
+  EXPECT_EQ(run.take(1)->units, 256u);      // the rest of the half: [2304, 2560)
+  EXPECT_EQ(run.take(1)->units, 256u);      // then halves of what is left, as uncut: [2560, 2816)
+  for (std::optional<Chunk> c; (c = run.take(2)) && c->first + c->units < 4096;) {}  // queue 2 runs its range out
+  run.chunk_done(0, 1024, 10, 0);
+  run.chunk_done(1, 768, 10, 0);
+  run.chunk_done(2, 1024, 10, 0);
+  const auto stolen = run.take(2);
+  ASSERT_TRUE(stolen);
+  ASSERT_EQ(run.handovers().size(), 1u);
+  const std::size_t range = run.handovers()[0].range.units;
+  const std::size_t quarter = std::max(steal_plan(dec).least_range(2, 8), range / 4 / 8 * 8);
+  EXPECT_EQ(stolen->units, quarter) << "of a stolen range of " << range;
+  // Every unit once; no more steals, and an end within 5%, against uncut first pieces.
+  for (const char* plan : {"cpu=0.3,gpu=0.7,overlap=2,schedule=steal", "cpu=0.2,schedule=steal"}) {
+    std::size_t steals[2] = {0, 0};
+    double end_ms[2] = {0, 0};
+    for (int uncut = 0; uncut < 2; ++uncut)
+      for (unsigned seed = 0; seed < 8; ++seed) {
+        Streaming s;
+        if (uncut) s.tuning.steal.first_piece_fraction = s.tuning.steal.piece_fraction;
+        const Decomposition d = decompose(65536, 8, Config::parse(plan, devices), devices, s);
+        std::mt19937 rng(seed);
+        const Simulated sim = simulate(d, nullptr, [&](std::size_t q, Chunk c, double) {
+          const double per_unit = steal_plan(d).queues[q].device == 0 ? 1.0 : 0.25;  // the GPU four times the CPU
+          return 2.0 + static_cast<double>(c.units) * per_unit * std::uniform_real_distribution<double>(0.5, 2)(rng);
+        });
+        ASSERT_EQ(wrong_visits(sim), 0u);
+        EXPECT_EQ(sim.problem, "");
+        steals[uncut] += sim.handovers.size();
+        end_ms[uncut] += sim.end_ms;
+      }
+    EXPECT_LE(steals[0], steals[1]) << plan << ": cut " << steals[0] << " steals, uncut " << steals[1];
+    EXPECT_LT(end_ms[0], 1.05 * end_ms[1]) << plan;
+  }
+}
+
 // A thief far slower than its victim takes the part that ends both together by their rates, not
 // half; and no part under its least range: a slow thief does not hold the run's end back.
+// (The GPU's first piece uncut, as in the test above.)
 TEST(StealSchedule, AThiefTakesThePartThatEndsBothTogetherAndNeverLessThanItsLeastRange) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
-  const Decomposition dec = decompose(10000, 10, Config::parse("cpu=0.5,schedule=steal,least_range=100", devices), devices);
+  Streaming uncut;
+  uncut.tuning.steal.first_piece_fraction = uncut.tuning.steal.piece_fraction;
+  const Decomposition dec =
+      decompose(10000, 10, Config::parse("cpu=0.5,schedule=steal,least_range=100", devices), devices, uncut);
   for (const double gpu_ms : {10.0, 0.2}) {
     SCOPED_TRACE(gpu_ms);
     StealRun run(dec, nullptr);
@@ -328,9 +388,13 @@ TEST(StealSchedule, TunedDefaultsAndTheirRanges) {
   const ScheduleTuning t;
   EXPECT_EQ(t.steal.least_range_parts, 64u);
   EXPECT_EQ(t.steal.piece_fraction, 0.5);
+  EXPECT_EQ(t.steal.first_piece_fraction, 0.25);
   ScheduleTuning bad;
   bad.steal.piece_fraction = 0;
   expect_error([&] { checked_tuning(bad); }, {"", "schedule_tuning.steal.piece_fraction", "(0, 1]"});
+  bad = {};
+  bad.steal.first_piece_fraction = 1.5;
+  expect_error([&] { checked_tuning(bad); }, {"", "schedule_tuning.steal.first_piece_fraction", "(0, 1]"});
   bad = {};
   bad.steal.least_range_parts = 0;
   expect_error([&] { checked_tuning(bad); }, {"", "schedule_tuning.steal.least_range_parts", "at least 1"});

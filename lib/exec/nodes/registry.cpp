@@ -11,6 +11,7 @@
 #include "tree/nodes/map_reduce.hpp"
 #include "tree/nodes/pipeline.hpp"
 #include "tree/nodes/scan.hpp"
+#include "tree/nodes/variants.hpp"
 
 #include <stdexcept>
 #include <typeindex>
@@ -29,6 +30,7 @@ const NodeRunner& loop_runner();
 const NodeRunner& map_reduce_runner();
 const NodeRunner& scan_runner();
 const NodeRunner& divide_and_conquer_runner();
+const NodeRunner& variants_runner();
 
 const NodeRunner& runner_of(const NodeImpl& n) {
   static const std::unordered_map<std::type_index, const NodeRunner*> runners = {
@@ -43,6 +45,7 @@ const NodeRunner& runner_of(const NodeImpl& n) {
       {typeid(MapReduceNode), &map_reduce_runner()},
       {typeid(ScanNode), &scan_runner()},
       {typeid(DivideAndConquerNode), &divide_and_conquer_runner()},
+      {typeid(VariantsNode), &variants_runner()},
   };
   auto it = runners.find(typeid(n));
   if (it == runners.end())

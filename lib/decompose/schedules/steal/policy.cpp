@@ -46,6 +46,7 @@ void add_queues(StealPlan& plan, std::size_t d, const DeviceInfo& info, const Co
     p.index = plan.queues.size();
     plan.queues.push_back(p);
     plan.weights.push_back(share * weight / within);
+    plan.moves_data.push_back(info.discrete);
   }
 }
 
@@ -119,7 +120,8 @@ class StealSchedule final : public SchedulePolicy {
     std::ostringstream s;
     s << "decomposition: " << dec.total_units << " units, granule " << dec.granule << ", steal: "
       << plan.queues.size() << " queue(s) run their ranges in pieces of " << plan.tuning.piece_fraction
-      << " of what they have left (at least " << plan.least_units
+      << " of what they have left (a discrete device's queue begins each range with "
+      << plan.tuning.first_piece_fraction << " of it; at least " << plan.least_units
       << " units) and steal the upper part of the largest range not started, config " << dec.config.str() << "\n";
     for (std::size_t q = 0; q < plan.queues.size(); ++q) {
       const auto& p = plan.queues[q];

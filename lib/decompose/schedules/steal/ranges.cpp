@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace sinew::detail {
 namespace {
@@ -80,6 +81,7 @@ std::size_t StealRanges::piece(std::size_t queue) const {
   const std::size_t least = plan_.least_range(queue, granule_);
   const std::size_t most = plan_.most_range(queue, granule_);
   if (queues_.size() == 1 && !plan_.least_given && !most) return left;  // no one would steal from it
+  if (me.rest) return std::min(me.rest, left);  // the rest of a range's first piece, cut in two
   std::size_t units = round_down(static_cast<std::size_t>(static_cast<double>(left) * plan_.tuning.piece_fraction), granule_);
   units = std::max(units, least);
   if (most) units = std::min(units, most);
@@ -89,17 +91,23 @@ std::size_t StealRanges::piece(std::size_t queue) const {
 }
 
 std::vector<double> StealRanges::rates() const {
+  // The units and time a queue's rate is measured on (0 units: not measured yet).
+  auto measured_of = [&](const Queue& me) -> std::pair<double, double> {
+    const double units = static_cast<double>(me.done - me.first_units), ms = me.busy_ms - me.first_ms;
+    return units > 0 && ms > 0 ? std::pair{units, ms} : std::pair{0.0, 0.0};
+  };
   double measured = 0, measured_weight = 0;
   for (std::size_t q = 0; q < queues_.size(); ++q)
-    if (queues_[q].done && queues_[q].busy_ms > 0) {
-      measured += static_cast<double>(queues_[q].done) / queues_[q].busy_ms;
+    if (const auto [units, ms] = measured_of(queues_[q]); units > 0) {
+      measured += units / ms;
       measured_weight += weights_[q];
     }
   const double scale = measured > 0 && measured_weight > 0 ? measured / measured_weight : 1;
   std::vector<double> r(queues_.size());
-  for (std::size_t q = 0; q < queues_.size(); ++q)
-    r[q] = queues_[q].done && queues_[q].busy_ms > 0 ? static_cast<double>(queues_[q].done) / queues_[q].busy_ms
-                                                     : weights_[q] * scale;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const auto [units, ms] = measured_of(queues_[q]);
+    r[q] = units > 0 ? units / ms : weights_[q] * scale;
+  }
   return r;
 }
 
@@ -133,17 +141,36 @@ bool StealRanges::steal(std::size_t thief) {
   handovers_.push_back({thief, victim, Chunk{split, v.end - split}});
   t.next = split;
   t.end = v.end;
+  t.begun = false;
+  t.rest = 0;
+  v.rest = std::min(v.rest, v.end - v.next);
   v.end = split;
   return true;
 }
 
 std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
-  const std::size_t units = piece(queue);
+  std::size_t units = piece(queue);
   if (units == 0) return std::nullopt;
   Queue& me = queues_[queue];
+  me.rest = me.rest > units ? me.rest - units : 0;
+  if (!me.begun && plan_.moves_data.at(queue)) {
+    // A discrete device's queue begins a range with first_piece_fraction of it and takes the rest
+    // of that piece next: its next upload overlaps the first piece's kernel, and the pieces
+    // after those two are the same as without the cut.
+    const std::size_t least = plan_.least_range(queue, granule_);
+    const std::size_t range = me.end - me.next;
+    const std::size_t small = std::max(
+        least, round_down(static_cast<std::size_t>(static_cast<double>(range) * plan_.tuning.first_piece_fraction), granule_));
+    if (small < units && units - small >= least) {
+      me.rest = units - small;
+      units = small;
+      me.cut_first = me.done == 0 && me.held == 0;  // the queue's first piece of the run
+    }
+  }
   const Chunk c{me.next, units};
   me.next += units;
   me.held += units;
+  me.begun = true;
   return c;
 }
 
@@ -159,6 +186,10 @@ std::optional<Chunk> StealRanges::take(std::size_t queue) {
 
 void StealRanges::done(std::size_t queue, std::size_t units, double busy_ms) {
   Queue& me = queues_.at(queue);
+  if (me.done == 0 && me.cut_first) {
+    me.first_units = units;
+    me.first_ms = busy_ms;
+  }
   me.held -= std::min(me.held, units);
   me.done += units;
   me.busy_ms = busy_ms;

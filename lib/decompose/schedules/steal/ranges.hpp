@@ -4,7 +4,9 @@
 // runs its range front to back in pieces (a fraction of what it has left, never less than its
 // least range), and a queue whose range is done steals the upper part of the largest range
 // another queue has not started: the part that, by both queues' rates, ends both together (half
-// where the two are alike, as Tascell's split in halves). A stolen range is the thief's own
+// where the two are alike, as Tascell's split in halves). A discrete device's queue cuts the
+// first piece of each range it begins in two, the first ScheduleTuning::Steal::
+// first_piece_fraction of the range, so that uploads overlap kernels from the range's start. A stolen range is the thief's own
 // range from then on, run and stolen from in the same way. Every boundary but the last unit's
 // lies on a granule; every unit is in exactly one piece. Pure arithmetic: tested against
 // synthetic queues (test/unit/steal_schedule_test.cpp).
@@ -33,6 +35,7 @@ struct StealMemory final : ScheduleMemory {
 struct StealPlan final : PolicyPlan {
   std::vector<Partition> queues;  // who takes ranges: device, sub_device, queue (first/units unused)
   std::vector<double> weights;    // per queue: its device's share split over its queues; they add up to 1
+  std::vector<bool> moves_data;   // per queue: its device is driven as discrete (its pieces are uploaded)
   // The plan's least_range for every device rounded up to whole granules (at least one); without
   // one, the units over least_range_parts * queues. The least range a queue takes: a piece of
   // its own, a stolen one.
@@ -64,7 +67,15 @@ class StealRanges {
     std::size_t next = 0, end = 0;  // [next, end): its range, not started
     std::size_t held = 0, done = 0;  // units of its pieces running, and finished
     double busy_ms = 0;              // from its first piece's start to its last finished one's end
+    // Its first piece was cut small (a queue that moves data): that piece's units and time,
+    // which its rate leaves out (its upload overlapped no kernel, and its few units say little
+    // of the pieces that follow).
+    bool cut_first = false;
+    std::size_t first_units = 0;
+    double first_ms = 0;
     bool stopped = false;            // took nothing when it last asked: it takes no more
+    bool begun = false;              // a piece of its present range was taken (false again after a steal)
+    std::size_t rest = 0;            // units its next piece takes: the rest of a first piece cut in two
   };
 
   // Each queue's first range: `weights`' parts of `total` units, contiguous in queue order, each
@@ -86,13 +97,15 @@ class StealRanges {
   std::vector<std::size_t> done_per_device() const;
 
  private:
-  // The units of queue `queue`'s next piece of its own range (0: the range is empty).
+  // The units of queue `queue`'s next piece of its own range (0: the range is empty): the
+  // piece_fraction of what is left of it, or the rest of a first piece cut in two.
   std::size_t piece(std::size_t queue) const;
   // Moves the upper part of the largest range not started of another queue to `thief`; false
   // where that part would be under the thief's least range.
   bool steal(std::size_t thief);
-  // Each queue's rate in units per ms: measured once a piece of it has finished, else its weight
-  // scaled as the measured queues' rates are to their weights.
+  // Each queue's rate in units per ms: measured once a piece of it has finished (a piece after
+  // its first where that was cut small), else its weight scaled as the measured queues' rates
+  // are to their weights.
   std::vector<double> rates() const;
 
   const StealPlan& plan_;
