@@ -230,6 +230,7 @@ void prepare(RunState& run, ScheduleMemory* memory) {
               [&] { runner.prepare(ctx, w, n); });
   });
   cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(run); });
+  run.whole_leaves.prepare();
   check_allocated(run);
 }
 

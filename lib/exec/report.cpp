@@ -95,6 +95,7 @@ Report build_report(RunState& run) {
   rep.loop_copies = run.record.loop_copies();
   rep.copy_threads = run.record.copy_threads;
   rep.levels = run.record.levels();
+  rep.whole_leaves = run.whole_leaves.runs();
   rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
   rep.device_ms.assign(run.env.infos.size(), 0.0);
   double begin = std::numeric_limits<double>::max();

@@ -10,7 +10,9 @@
 //                and conquer's upper levels (exec/reductions.hpp);
 //   schedule     the schedule policy's run: the queues that take part, the chunks it cuts before
 //                and while the run goes (exec/chunks.hpp, decompose/schedule_policy.hpp);
-//   record       what the run did, for its Report (exec/run_record.hpp).
+//   record       what the run did, for its Report (exec/run_record.hpp);
+//   whole_leaves the leaves marked whole_range() that it gathers onto one device, runs and scatters
+//                back (exec/whole_leaves.hpp).
 // A run split over processes (a Cluster's rank) has replicas, halos and reductions that also
 // exchange with the other processes (exec/spanning.hpp); nothing else knows.
 //
@@ -27,6 +29,7 @@
 #include "exec/reductions.hpp"
 #include "exec/replicas.hpp"
 #include "exec/run_record.hpp"
+#include "exec/whole_leaves.hpp"
 #include "exec/worker.hpp"
 #include "tree/analysis.hpp"
 
@@ -90,6 +93,7 @@ class RunState {
   std::unique_ptr<Reductions> reductions;
   RunSchedule schedule;
   RunRecord record;
+  WholeLeaves whole_leaves{*this};
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
