@@ -278,6 +278,10 @@ std::string Report::str() const {
     if (l.bytes) s << ", " << l.bytes << " bytes moved";
     s << "\n";
   }
+  for (const auto& w : whole_leaves)
+    s << "  " << w.node << " whole on device " << w.device << ", " << w.launches << " launch"
+      << (w.launches == 1 ? "" : "es") << ": " << w.gathered_bytes << " bytes gathered, " << w.scattered_bytes
+      << " scattered back (" << w.host_bytes << " through the host)\n";
   for (const auto& [name, v] : results) s << "  result " << name << " = " << value_text(v) << "\n";
   return s.str();
 }
