@@ -330,5 +330,22 @@ TEST_P(WholeRange, TrainedPlanRunsWhole) {
   expect_whole(r, "transpose", whole_leaf_device_of(r.config), 1, bytes, bytes, r.config.str());
 }
 
+// A run pinned to each device, which screens the device's fission or overlap levels where the
+// knowledge base has not seen it: right, and the leaf whole on that device at every level.
+TEST_P(WholeRange, PinnedRunsScreenLevelsAndKeepTheLeafWhole) {
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .kb_path = ":memory:",
+                            .training = {.quality = 1, .max_executions = 8},
+                            .quiet = true});
+  for (std::size_t d = 0; d < device_count(); ++d) {
+    Transposed t;
+    make(t, 32);
+    const Report r = rt.run(t.tree, t.bindings, RunOptions{.device = d}).get();
+    EXPECT_EQ(compare_int(t.b, t.want), "") << "device " << d;
+    const std::uint64_t bytes = 32 * 32 * sizeof(cl_int);
+    expect_whole(r, "transpose", d, 1, bytes, bytes, r.config.str());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WholeRange, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "discrete" : "zero_copy"; });
