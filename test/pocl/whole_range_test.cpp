@@ -224,6 +224,16 @@ TEST_P(WholeRange, ThePlansWholeItemChoosesTheDevice) {
     const std::uint64_t bytes = 16 * 16 * sizeof(cl_int);
     expect_whole(r, "transpose", d, 1, bytes, bytes, plan);
   }
+  if (n < 2) return;
+  // A device without a share: the split stage runs on device 0 alone, the leaf on the last device.
+  Transposed t;
+  make(t, 16);
+  const std::string plan = "0=1,whole=" + std::to_string(n - 1);
+  const Report r = rt.run(t.tree, t.bindings, RunOptions{.plan = plan}).get();
+  EXPECT_EQ(compare_int(t.b, t.want), "") << plan;
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
+  EXPECT_EQ(r.whole_leaves.front().device, n - 1);
+  EXPECT_EQ(r.whole_leaves.front().gathered_bytes, 16u * 16u * sizeof(cl_int));
 }
 
 // In a loop: a split step, the whole leaf, a split stencil reading halo rows of what the whole
