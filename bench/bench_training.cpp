@@ -66,14 +66,14 @@ int main(int argc, char** argv) {
            "A first run of each sample and size on a fresh knowledge base: the training's wall time and\nexecutions, "
            "what ended it and its time budget, and the trained plan's run time.",
            5, 3, false,
-           {"sample", "size", "size_value", "training_seconds", "training_executions", "training_end",
+           {"sample", "size", "size_value", "training_seconds", "training_build_seconds", "training_executions", "training_end",
             "budget_seconds", "plan", "run_ms", "bound_seconds", "within", "check"}},
           argc, argv, own);
   const std::vector<std::string> samples = b.vm["samples"].as<Names>().v;
   const std::vector<std::string> wanted = b.option("sizes", Names{{"small"}}).v;
   const unsigned runs = std::max(1u, b.option("runs", 3u));
-  Table table({"sample", "size", "training s", "executions", "ended by", "budget s", "trained plan", "run ms",
-               "max(2 s, 50 x run)", "within"});
+  Table table({"sample", "size", "training s", "of which builds s", "executions", "ended by", "budget s",
+               "trained plan", "run ms", "max(2 s, 50 x run)", "within (builds aside)"});
   bool failed = false;
   std::unique_ptr<sinew::Runtime> shown;
   try {
@@ -105,12 +105,14 @@ int main(int argc, char** argv) {
         if (check == "OK" && !sample->check().ok) check = "MISMATCH " + sample->check().message;
         const double run = median(run_ms);
         const double bound = std::max(2.0, 50 * run / 1000);
-        const bool within = trained.training_seconds <= bound;
+        // The bound holds program builds aside (Report::training_build_seconds).
+        const bool within = trained.training_seconds - trained.training_build_seconds <= bound;
         failed = failed || check != "OK";
         b.csv().append({{"sample", name},
                         {"size", size.name},
                         {"size_value", sample->size_text()},
                         {"training_seconds", num(trained.training_seconds)},
+                        {"training_build_seconds", num(trained.training_build_seconds)},
                         {"training_executions", std::to_string(trained.training_executions)},
                         {"training_end", std::string(sinew::to_string(trained.training_end))},
                         {"budget_seconds", num(trained.training_budget_seconds)},
@@ -120,7 +122,7 @@ int main(int argc, char** argv) {
                         {"within", within ? "yes" : "no"},
                         {"check", check}});
         table.add({name, size.name + " (" + sample->size_text() + ")", fmt("%.2f", trained.training_seconds),
-                   std::to_string(trained.training_executions), std::string(sinew::to_string(trained.training_end)),
+                   fmt("%.2f", trained.training_build_seconds), std::to_string(trained.training_executions), std::string(sinew::to_string(trained.training_end)),
                    fmt("%.1f", trained.training_budget_seconds), trained.config.str(), fmt("%.3f", run),
                    fmt("%.2f", bound), check == "OK" ? (within ? "yes" : "no") : check});
         b.progress(name + " " + size.name + ": trained in " + fmt("%.2f", trained.training_seconds) + " s, " +
@@ -139,7 +141,7 @@ int main(int argc, char** argv) {
                    "executions or the time budget max(2 s, 50 x the fastest plan), whichever ends it first), then "
                    "the trained plan's median run time over the planned runs after it. With --build-first (the default) "
                    "each device alone ran the sample once before, so that the training finds its programs built. "
-                   "Within: training seconds <= max(2 s, 50 x run).\n\n" +
+                   "Within: training seconds less its program builds (Report::training_build_seconds) <= max(2 s, 50 x run).\n\n" +
                    table.str();
   return b.finish(md, failed);
 }

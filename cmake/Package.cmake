@@ -39,7 +39,7 @@ string(REGEX REPLACE "/$" "" SINEW_PC_PREFIX "${SINEW_PC_PREFIX}")
 # The libraries by name, not as Requires.private: hwloc.pc's own static list names libraries a
 # -dev install does not bring (libudev), and libsinew needs none of theirs.
 set(SINEW_PC_REQUIRES_PRIVATE "")
-set(SINEW_PC_LIBS_PRIVATE "-lclblast -lclFFT -lsqlite3 -lhwloc -lpthread")
+set(SINEW_PC_LIBS_PRIVATE "-Wl,--undefined=sinew_link_registrations -lclblast -lclFFT -lsqlite3 -lhwloc -lpthread")
 set(SINEW_PC_CFLAGS "-DCL_TARGET_OPENCL_VERSION=120")
 if(SINEW_MPI)
   set(SINEW_PC_REQUIRES_PRIVATE "mpi-c")

@@ -463,4 +463,56 @@ Job ValueLoop::job(std::size_t iterations) {
           [m] { return m->check(); }};
 }
 
+// ----- saxpy on a resident buffer ---------------------------------------------------------------
+
+struct ResidentSaxpyLoop::Impl {
+  Device d;
+  std::size_t n;
+  cl::Buffer x, y;
+  cl::Kernel saxpy;
+  std::size_t launches = 0;
+
+  explicit Impl(std::size_t count) : n(count) {
+    std::vector<cl_float> x_host(n), y_host(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x_host[i] = static_cast<cl_float>(i % 3);
+      y_host[i] = static_cast<cl_float>(i % 7);
+    }
+    x = buffer_of(d, x_host);
+    y = cl::Buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_float), y_host.data());
+    saxpy = cl::Kernel(d.build(sinew::samples::kernel_text("saxpy.cl")), "saxpy");
+    saxpy.setArg(0, x), saxpy.setArg(1, y), saxpy.setArg(2, cl_float(1)), saxpy.setArg(3, static_cast<cl_uint>(n));
+    d.queue.finish();
+  }
+  void run(std::size_t runs, bool wait_each) {
+    for (std::size_t r = 0; r < runs; ++r) {
+      d.queue.enqueueNDRangeKernel(saxpy, cl::NullRange, cl::NDRange(n));
+      if (wait_each) d.queue.finish();
+    }
+    d.queue.finish();
+    launches += runs;
+  }
+  std::string check() {
+    std::vector<cl_float> got(n);
+    d.queue.enqueueReadBuffer(y, CL_TRUE, 0, n * sizeof(cl_float), got.data());
+    for (std::size_t i = 0; i < n; ++i)
+      if (got[i] != static_cast<cl_float>(i % 7 + launches * (i % 3))) return "y differs at " + std::to_string(i);
+    return "OK";
+  }
+};
+
+ResidentSaxpyLoop::ResidentSaxpyLoop(std::size_t n) : impl_(std::make_shared<Impl>(n)) {}
+ResidentSaxpyLoop::~ResidentSaxpyLoop() = default;
+std::string ResidentSaxpyLoop::device() const { return impl_->d.description; }
+
+Job ResidentSaxpyLoop::job(std::size_t runs, bool wait_each) {
+  auto m = impl_;
+  return {[] {},
+          [m, runs, wait_each] {
+            m->run(runs, wait_each);
+            return kNaN;
+          },
+          [m] { return m->check(); }};
+}
+
 }  // namespace bench::hw

@@ -103,4 +103,21 @@ class ValueLoop {
   std::shared_ptr<Impl> impl_;
 };
 
+// Saxpy (samples/kernels/saxpy.cl) run again and again on `n` floats resident on the device, as a
+// hand-written time-stepping loop does: x = i % 3, y = i % 7 uploaded once when the object is made,
+// a timed run enqueues `runs` launches of y = a*x + y (a = 1) and waits for the queue once at the end
+// or, `wait_each`, after every launch (what a loop whose host looks at each step does). The check
+// reads y back (untimed): y = i % 7 + (launches so far) * (i % 3), exact in float.
+class ResidentSaxpyLoop {
+ public:
+  explicit ResidentSaxpyLoop(std::size_t n);
+  ~ResidentSaxpyLoop();
+  std::string device() const;
+  Job job(std::size_t runs, bool wait_each);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
 }  // namespace bench::hw

@@ -2,6 +2,7 @@
 // host memory.
 #pragma once
 
+#include <sinew/array.hpp>
 #include <sinew/tree.hpp>
 
 #include <cstddef>
@@ -68,6 +69,9 @@ struct Binding {
   /// (sinew::distributed, sinew/cluster.hpp): never scattered from nor gathered to the root. A
   /// Runtime (one process: one block, the whole vector) binds it as any other.
   bool distributed = false;
+  /// A resident array (Runtime::array) bound to `vector`: `data` is its host copy, and the run
+  /// uses and keeps the copies the devices hold (sinew/array.hpp). Null for host memory.
+  std::shared_ptr<detail::ArrayState> array;
 
   /// `v` bound to a vector's elements, read and written.
   template <class T>
@@ -87,6 +91,12 @@ struct Binding {
   Binding(const Vector<T>& v, std::span<const T> host)
       : vector(state_of(v)), data(const_cast<T*>(host.data())), elements(host.size()),
         type(element_type<T>()), read_only(true) {}
+  /// `v` bound to a resident array (Runtime::array), read and written; its elements must match
+  /// the vector's size as host memory's would.
+  template <class T>
+  Binding(const Vector<T>& v, Array<T>& a)
+      : vector(state_of(v)), data(array_data(a.state())), elements(a.size()), type(element_type<T>()),
+        array(a.state()) {}
   /// A result's value written to `*host` when the run ends.
   template <class T>
   Binding(const Result<T>& r, T* host) : result(state_of(r)), data(host), elements(1), type(element_type<T>()) {}
@@ -94,6 +104,7 @@ struct Binding {
  private:
   static std::shared_ptr<detail::VectorState> state_of(const VectorRef& v);
   static std::shared_ptr<detail::ResultState> state_of(const ResultRef& r);
+  static void* array_data(const std::shared_ptr<detail::ArrayState>& a);
 };
 
 }  // namespace sinew

@@ -194,6 +194,9 @@ struct Report {
   /// A run pinned to a device that the knowledge base had no run of counts its screening as training.
   TrainingEnd training_end = TrainingEnd::none;
   double training_budget_seconds = 0;   ///< see training_end
+  /// Of training_seconds, what its runs spent building or loading programs: the time budget's
+  /// clock leaves it out (a training takes its budget plus its program builds).
+  double training_build_seconds = 0;
   std::optional<ModelChoice> model_choice;  ///< when this request trained with a model
   /// The online balancer, for runs it watched (see BalancerSettings): this run's number among the
   /// runs of its tree and input in this runtime (0: not watched), the deviation between its

@@ -15,6 +15,7 @@
 // inputs it has not seen get a plan derived from the nearest known one.
 #pragma once
 
+#include <sinew/array.hpp>
 #include <sinew/binding.hpp>
 #include <sinew/config.hpp>
 #include <sinew/device.hpp>
@@ -22,9 +23,11 @@
 #include <sinew/report.hpp>
 #include <sinew/tree.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <future>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -71,12 +74,29 @@ class Runtime {
     return PinnedVector<T>(allocate_pinned(count * sizeof(T)));
   }
 
+  /// A resident array of `count` elements, zero-initialised, whose device copies this runtime
+  /// keeps between runs (sinew/array.hpp; docs/guide/resident-data.md). Its host copy is pinned
+  /// where the runtime has a discrete device. Not in a Cluster's runs.
+  template <class T>
+  Array<T> array(std::size_t count, ArrayOptions options = {}) {
+    static_assert(std::is_trivially_copyable_v<T>, "a resident array holds trivially copyable elements");
+    return Array<T>(make_array(count * sizeof(T), element_type<T>(), options));
+  }
+  /// A resident array holding a copy of `values` (see array(count)).
+  template <class T>
+  Array<T> array(std::span<const T> values, ArrayOptions options = {}) {
+    Array<T> a = array<T>(values.size(), options);
+    std::copy(values.begin(), values.end(), a.write().begin());
+    return a;
+  }
+
   /// \cond INTERNAL
   detail::RuntimeImpl& impl() { return *impl_; }
   /// \endcond
 
  private:
   std::shared_ptr<detail::PinnedBlock> allocate_pinned(std::size_t bytes);
+  std::shared_ptr<detail::ArrayState> make_array(std::size_t bytes, ElementType type, ArrayOptions options);
   std::unique_ptr<detail::RuntimeImpl> impl_;
 };
 

@@ -18,6 +18,7 @@ Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const
   run.record.prepared_ms = run.now_ms();
   drive(run);
   if (run.error()) std::rethrow_exception(run.error());
+  run.residency.commit();
   // Every worker walked the same tree, so each lists the same reductions; a worker that took no
   // chunk (a schedule that cuts chunks as the run goes) walked nothing: their union.
   std::set<const NodeImpl*> pending;

@@ -229,6 +229,8 @@ void prepare(RunState& run, ScheduleMemory* memory) {
       cl_call([&] { return ErrorContext{.node = run.path(n), .device = w.info().name}; },
               [&] { runner.prepare(ctx, w, n); });
   });
+  // Once every program is built: a run refused here leaves its resident arrays untouched.
+  cl_call({.api_call = "resident array"}, [&] { run.residency.place(); });
   cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(run); });
   run.whole_leaves.prepare();
   check_allocated(run);

@@ -12,7 +12,9 @@
 //                and while the run goes (exec/chunks.hpp, decompose/schedule_policy.hpp);
 //   record       what the run did, for its Report (exec/run_record.hpp);
 //   whole_leaves the leaves marked whole_range() that it gathers onto one device, runs and scatters
-//                back (exec/whole_leaves.hpp).
+//                back (exec/whole_leaves.hpp);
+//   residency    the resident arrays it binds: which copy each partition uses, what moves
+//                (exec/residency.hpp).
 // A run split over processes (a Cluster's rank) has replicas, halos and reductions that also
 // exchange with the other processes (exec/spanning.hpp); nothing else knows.
 //
@@ -28,6 +30,7 @@
 #include "exec/halo.hpp"
 #include "exec/reductions.hpp"
 #include "exec/replicas.hpp"
+#include "exec/residency.hpp"
 #include "exec/run_record.hpp"
 #include "exec/whole_leaves.hpp"
 #include "exec/worker.hpp"
@@ -94,6 +97,8 @@ class RunState {
   RunSchedule schedule;
   RunRecord record;
   WholeLeaves whole_leaves{*this};
+  // Last: a failed run's rollback of its resident arrays runs once every part above is done.
+  Residency residency{*this};
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

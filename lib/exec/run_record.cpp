@@ -19,6 +19,14 @@ void RunRecord::count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes) 
   }
 }
 
+void RunRecord::count_transfer(CopyKind kind, std::uint64_t bytes) {
+  if (!bytes) return;
+  std::lock_guard lock(mutex_);
+  CopyCount& n = kind == CopyKind::to_device ? copies_.to_device : copies_.to_host;
+  ++n.count;
+  n.bytes += bytes;
+}
+
 void RunRecord::note_level(const LevelReport& part) {
   std::lock_guard lock(mutex_);
   auto it = std::find_if(levels_.begin(), levels_.end(),

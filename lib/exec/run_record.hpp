@@ -26,6 +26,9 @@ class RunRecord {
   // Counts one of the executor's own copies on `w`'s queue (Report::copies, and loop_copies
   // inside a loop's body).
   void count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes);
+  // Counts a transfer between the host and a discrete device made on no worker's queue, before
+  // the run's leaves (a resident array's copy brought home: exec/residency.hpp).
+  void count_transfer(CopyKind kind, std::uint64_t bytes);
   // One device's part of a divide-and-conquer level: merged with the other devices' parts of
   // the same node and level (its devices joined, the slowest time, the bytes added up).
   void note_level(const LevelReport& part);

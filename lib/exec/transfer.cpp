@@ -49,9 +49,10 @@ void to_host(RunState& run, PartState& ps, const cl::Buffer& buf, std::size_t of
 
 void upload(RunState& run, PartState& ps) {
   static const std::string upload_path = "upload";
+  run.residency.fill(ps);
   cl_call([&] { return ErrorContext{.api_call = "upload", .device = ps.worker->info().name}; }, [&] {
     for (const auto& u : run.an.vectors) {
-      if (!u.partitioned || !u.bound()) continue;
+      if (!u.partitioned || !u.bound() || run.residency.holds(ps, u)) continue;
       if (u.read_halo) run.halos->upload(ps, u);  // the slice too, where it is part of the halo buffer
       // (A slice that is the vector's replica too holds what the kernels read whole.)
       const bool read = u.read_partitioned || run.replicas->in_slice(u.vector.get());
@@ -67,7 +68,7 @@ void download(RunState& run, PartState& ps, std::vector<Staging::Pending>* later
   Worker& w = *ps.worker;
   cl_call([&] { return ErrorContext{.api_call = "download", .device = w.info().name}; }, [&] {
     for (const auto& u : run.an.vectors) {
-      if (!u.partitioned || !u.bound() || !u.written) continue;
+      if (!u.partitioned || !u.bound() || !u.written || run.residency.holds(ps, u)) continue;
       auto& buf = ps.slices.at(u.vector.get());
       const std::size_t bytes = run.slice_bytes(ps, u);
       if (!run.host_slice(ps, u)) {

@@ -159,6 +159,17 @@ void WholeLeaves::mark_written(const VectorUse& u) {
 void WholeLeaves::run(NodeContext& ctx, const NodeImpl& n, std::size_t iteration) {
   Leaf& leaf = *leaves_.at(&n);
   const std::string& path = run_.path(n);
+  // A failure leaves nothing running on the leaf's queue: the run's other parts (a resident
+  // array's rollback) undo what it did once every queue has stopped.
+  struct Drain {
+    Worker& w;
+    ~Drain() {
+      try {
+        w.queue().finish();
+      } catch (...) {
+      }
+    }
+  } drain{leaf.worker};
   cl_call([&] { return ErrorContext{.node = path, .device = leaf.worker.info().name}; }, [&] {
     std::set<const VectorState*> done;
     for (const auto& a : n.args)

@@ -5,6 +5,7 @@
 #include "platform/hash.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -313,6 +314,7 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
                               const ProgramSource& source, const std::string& options, ErrorContext where) {
   const Key key = std::make_tuple(context(), source_key(source.text, options), options);
   if (auto program = kept(key)) return *program;
+  const auto started = std::chrono::steady_clock::now();
   // One thread builds a given program; others wait for it rather than build it again.
   const auto mutex = build_mutex(key);
   std::lock_guard build_lock(*mutex);
@@ -335,6 +337,7 @@ cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::
   }
   std::lock_guard lock(mutex_);
   if (stored) ++stats_.disk_hits; else ++stats_.builds;
+  stats_.build_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   programs_[key] = program;
   return program;
 }

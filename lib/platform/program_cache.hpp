@@ -40,6 +40,7 @@ class ProgramCache {
   struct Stats {
     std::size_t memory_hits = 0, disk_hits = 0, builds = 0, corrupt_files = 0, write_failures = 0;
     std::size_t crashed_loads = 0;  // binaries dropped because a process died while loading them
+    double build_seconds = 0;       // wall time building programs and loading them from disk
   };
   Stats stats() const;
   const std::string& dir() const { return dir_; }

@@ -160,6 +160,11 @@ void prepare_tree_on_ranks(ClusterRun& run, const std::vector<RunFingerprint>& f
                 "this rank binds " + std::to_string(run.bindings.size()) + " vectors and results, the root " +
                     std::to_string(run.count),
                 {.node = "bindings", .fix = "bind the same vectors and results in the same order on every rank"});
+  for (const Binding& b : run.bindings)
+    if (b.array)
+      throw_error(errc::invalid_argument, "a resident array (Runtime::array) cannot be bound to a Cluster's run",
+                  {.argument = "vector '" + (b.vector ? b.vector->name : std::string("?")) + "'",
+                   .fix = "bind host memory: copy the array's host() into a std::vector"});
   if (run.bound.any) run.pinned = distributed_units(run.bound, run.bindings);
   check_same_run(fingerprints);
   // No devices: the ranks are the split's devices, and granularity() asks nothing of them.

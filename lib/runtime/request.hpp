@@ -16,6 +16,7 @@
 
 #include "exec/environment.hpp"
 #include "exec/exchanger.hpp"
+#include "exec/resident_array.hpp"
 #include "runtime/balancer_observer.hpp"
 #include "runtime/plan_source.hpp"
 #include "runtime/run_observer.hpp"
@@ -39,6 +40,7 @@ struct Request {
   bool force_training = false;
   const PlanSource* source = nullptr;  // the source that answered
   PlanOffer offer;                     // and what it knew before the run
+  ArrayClaims arrays;                  // the turns of the resident arrays it binds
 
   PlanRequest plan_request(const std::vector<DeviceInfo>& devices) const {
     return {*prepared, bindings, options, devices, exchanger != nullptr, force_training};

@@ -130,7 +130,19 @@ std::function<Report()> RuntimeImpl::request(const Node& tree, std::vector<Bindi
   r->profile = r->options.profile.value_or(env_.profile) || !env_.trace.empty();
   r->force_training = r->options.train || *options_.force_training;
   pipeline_->admit(*r);
-  return [this, r] { return pipeline_->run(*r); };
+  if (exchanger)
+    for (const Binding& b : r->bindings)
+      if (b.array)
+        throw_error(errc::invalid_argument, "a resident array cannot be bound to a Cluster's run",
+                    {.argument = "vector '" + b.vector->name + "'",
+                     .fix = "bind host memory (array.host() copied into a std::vector) to a Cluster's run"});
+  r->arrays = ArrayClaims(r->bindings, env_);  // last: nothing may throw once the turns are taken
+  return [this, r] {
+    ArrayTurn turn(r->arrays);
+    Report report = pipeline_->run(*r);
+    r->arrays.completed();
+    return report;
+  };
 }
 
 KnowledgeBase& RuntimeImpl::knowledge_base() {
@@ -157,6 +169,33 @@ Planner& RuntimeImpl::planner() {
 
 void RuntimeImpl::info(const std::string& line) const {
   if (progress_ && options_.log) options_.log(LogLevel::info, line);
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  std::vector<std::shared_ptr<ArrayState>> alive;
+  {
+    std::lock_guard lock(arrays_mutex_);
+    for (const auto& w : arrays_)
+      if (auto a = w.lock()) alive.push_back(std::move(a));
+  }
+  for (const auto& a : alive) {
+    std::uint64_t ticket = 0;
+    {
+      std::lock_guard order(ArrayState::ticket_order());
+      ticket = a->take_ticket();
+    }
+    a->wait_turn(ticket);  // the requests admitted before run first, on the runtime's threads
+    a->detach();
+    a->end_turn();
+  }
+}
+
+std::shared_ptr<ArrayState> RuntimeImpl::make_array(std::size_t bytes, ElementType type, ArrayOptions options) {
+  auto array = std::make_shared<ArrayState>(allocate_pinned(bytes), std::move(type), &env_, options);
+  std::lock_guard lock(arrays_mutex_);
+  std::erase_if(arrays_, [](const auto& w) { return w.expired(); });
+  arrays_.push_back(array);
+  return array;
 }
 
 void RuntimeImpl::register_pinned(const std::shared_ptr<PinnedBlock>& block) {
@@ -239,6 +278,10 @@ std::shared_ptr<PinnedBlock> RuntimeImpl::allocate_pinned(std::size_t bytes) {
 
 std::shared_ptr<detail::PinnedBlock> Runtime::allocate_pinned(std::size_t bytes) {
   return impl_->allocate_pinned(bytes);
+}
+
+std::shared_ptr<detail::ArrayState> Runtime::make_array(std::size_t bytes, ElementType type, ArrayOptions options) {
+  return impl_->make_array(bytes, std::move(type), options);
 }
 
 }  // namespace sinew

@@ -41,6 +41,11 @@ class RuntimeImpl {
   Report execute(const Node& tree, std::vector<Binding> bindings, RunOptions options, Exchanger* exchanger = nullptr);
 
   std::shared_ptr<PinnedBlock> allocate_pinned(std::size_t bytes);  // Runtime::pinned
+  // Runtime::array: a resident array of this runtime.
+  std::shared_ptr<ArrayState> make_array(std::size_t bytes, ElementType type, ArrayOptions options);
+  // Every array it made still alive brought home and detached (sinew/array.hpp), after the
+  // requests that use them.
+  ~RuntimeImpl();
 
   // The knowledge base (RuntimeOptions::kb_path) and its planner, opened on first use.
   KnowledgeBase& knowledge_base();
@@ -75,6 +80,8 @@ class RuntimeImpl {
   std::unique_ptr<RequestPipeline> pipeline_;
   std::mutex pinned_mutex_;
   std::vector<std::weak_ptr<PinnedBlock>> pinned_;
+  std::mutex arrays_mutex_;
+  std::vector<std::weak_ptr<ArrayState>> arrays_;
   ThreadPool threads_;  // last: its destructor finishes the requests still running
 };
 

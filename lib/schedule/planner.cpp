@@ -20,6 +20,7 @@ void TrainingCost::report(Report& r) const {
   r.training_seconds = seconds;
   r.training_end = end;
   r.training_budget_seconds = budget_seconds;
+  r.training_build_seconds = build_seconds;
 }
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerSettings settings)

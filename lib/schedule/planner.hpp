@@ -77,7 +77,10 @@ struct TrainingCost {
   double seconds = 0;
   TrainingEnd end = TrainingEnd::none;  // none: the request measured nothing
   double budget_seconds = 0;
-  static TrainingCost of(const TrainingResult& r) { return {r.executions, r.seconds, r.end, r.budget_seconds}; }
+  double build_seconds = 0;
+  static TrainingCost of(const TrainingResult& r) {
+    return {r.executions, r.seconds, r.end, r.budget_seconds, r.build_seconds};
+  }
   // Into `report`'s training_* fields.
   void report(Report& report) const;
 };

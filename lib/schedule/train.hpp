@@ -31,6 +31,9 @@ struct Measurement {
   // The plan as it ran (Report::config), where the devices ran another than the one asked (one
   // fitted to their memory, train_on_copies); empty shares: the one asked.
   Config ran;
+  // Of time_ms, what building or loading programs took (ProgramCache::Stats::build_seconds): left
+  // out of a training's time budget.
+  double build_ms = 0;
 };
 using Measure = std::function<Measurement(const Config&)>;
 
@@ -153,6 +156,7 @@ struct TrainingResult {
   std::optional<ModelChoice> model_choice;  // a model's own plan, where the trainer has one
   TrainingEnd end = TrainingEnd::completed;  // what ended it
   double budget_seconds = 0;      // its time budget at the end (0: none)
+  double build_seconds = 0;       // of `seconds`, what runs spent building programs (off the budget's clock)
 };
 
 // A training's time budget: max(floor_seconds, best_plan_times x the fastest measured plan's time);

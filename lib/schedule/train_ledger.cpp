@@ -10,8 +10,8 @@ namespace sinew::detail {
 TrainingLedger::TrainingLedger(std::size_t executions, Progress progress, TimeBudget time)
     : total_(executions), limit_(executions), time_(time), progress_(std::move(progress)) {}
 
-bool TrainingLedger::take(std::size_t runs) {
-  if (!points_.empty() && !time_over_ && out_of_time()) {
+bool TrainingLedger::take(std::size_t runs, double each_ms) {
+  if (!points_.empty() && !time_over_ && out_of_time(static_cast<double>(runs) * each_ms / 1000)) {
     time_over_ = stopped_ = true;
     note(stop_line());
   }
@@ -23,7 +23,9 @@ bool TrainingLedger::take(std::size_t runs) {
   return true;
 }
 
-bool TrainingLedger::out_of_time() const { return time_.limited() && budget_clock() >= budget_seconds(); }
+bool TrainingLedger::out_of_time(double ahead_s) const {
+  return time_.limited() && budget_clock() + ahead_s >= budget_seconds();
+}
 
 double TrainingLedger::budget_seconds() const {
   return time_.seconds(points_.empty() ? 0 : fastest().time_ms);
@@ -37,8 +39,9 @@ std::string TrainingLedger::stop_line() const {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1);
   if (time_over_)
-    line << "stopped: the time budget of " << budget_seconds() << " s is spent (" << budget_clock()
-         << " s measuring, " << seconds() << " s in all, " << spent_ << " executions)";
+    line << "stopped: the time budget of " << budget_seconds() << " s is spent"
+         << (budget_clock() < budget_seconds() ? " but for less than the next runs take" : "") << " ("
+         << budget_clock() << " s measuring, " << seconds() << " s in all, " << spent_ << " executions)";
   else
     line << "stopped: the budget of " << total_ << " executions is spent";
   return line.str();

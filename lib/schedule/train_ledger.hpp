@@ -38,9 +38,11 @@ class TrainingLedger {
   // Whether `runs` more executions fit the current phase (nothing is taken).
   bool affords(std::size_t runs) const { return spent_ + runs <= limit_; }
   // Takes `runs` executions for one point from the current phase; false where they do not fit,
-  // which ends the phase (every later take in it is refused too). The first point of a training
-  // is never refused: a training returns a measured plan.
-  bool take(std::size_t runs);
+  // which ends the phase (every later take in it is refused too), or where the time budget has
+  // no room left for `runs` runs of `each_ms` (the runs' expected time, 0: unknown), which ends
+  // the training. The first point of a training is never refused: a training returns a measured
+  // plan.
+  bool take(std::size_t runs, double each_ms = 0);
   // Whether the current phase ended for want of executions.
   bool phase_over() const { return phase_over_; }
   // Whether any phase did (or the time budget ran out): the training stopped short of what it
@@ -78,13 +80,16 @@ class TrainingLedger {
   void note(const std::string& line) const;
   // Wall time since the ledger was made.
   double seconds() const;
-  // The time budget's clock: seconds() less the untimed first runs' (which build programs and
-  // allocate buffers at new sizes: a training's budget is its measurements', builds aside).
-  double budget_clock() const { return seconds() - untimed_seconds_; }
-  void untimed(double seconds) { untimed_seconds_ += seconds; }
+  // The time budget's clock: seconds() less the time runs spent building or loading programs
+  // (Measurement::build_ms). Every run counts, untimed first runs included: the budget bounds
+  // what a user waits for, program builds aside (docs/decisions/110).
+  double budget_clock() const { return seconds() - build_seconds_; }
+  double build_seconds() const { return build_seconds_; }
+  void builds(double seconds) { build_seconds_ += seconds; }
 
  private:
-  bool out_of_time() const;
+  // Whether the budget's clock, `ahead_s` seconds on, has reached the budget.
+  bool out_of_time(double ahead_s) const;
 
   std::size_t total_;
   std::size_t limit_;
@@ -93,7 +98,7 @@ class TrainingLedger {
   bool stopped_ = false;
   TimeBudget time_;
   bool time_over_ = false;
-  double untimed_seconds_ = 0;
+  double build_seconds_ = 0;
   Progress progress_;
   std::vector<TrainingPoint> points_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -6,7 +6,6 @@
 #include "decompose/schedule_policy.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
@@ -77,18 +76,18 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   bool untimed_first = warmed_.insert(c.fission).second || (runs == 1 && unmeasured_alone(c));
   if (rule_.fastest_run_counts) untimed_first = false;
   if (!exactly) runs = runs_per_point(runs);
-  if (!ledger_.take(runs + (untimed_first ? 1 : 0))) return nullptr;
+  // Each run takes about the plan's measured time, and none less than the fastest plan's.
+  const TrainingPoint* known = ledger_.find(c);
+  const double each_ms = known ? known->time_ms : ledger_.points().empty() ? 0 : ledger_.fastest().time_ms;
+  if (!ledger_.take(runs + (untimed_first ? 1 : 0), each_ms)) return nullptr;
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());
   Config ran = c;
   try {
-    if (untimed_first) {
-      const auto start = std::chrono::steady_clock::now();
-      untimed_(c);
-      ledger_.untimed(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
+    if (untimed_first) ledger_.builds(untimed_(c).build_ms / 1000);
     for (unsigned r = 0; r < runs; ++r) {
       const Measurement m = measure_(c);
+      ledger_.builds(m.build_ms / 1000);
       if (!m.ran.shares.empty()) ran = m.ran;
       times.push_back(m.time_ms);
       for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
@@ -215,6 +214,7 @@ TrainingResult PlanSearch::result(std::string_view trainer, const std::pair<Conf
   r.seconds = ledger_.seconds();
   r.end = ledger_.end();
   r.budget_seconds = ledger_.budget_seconds();
+  r.build_seconds = ledger_.build_seconds();
   return r;
 }
 

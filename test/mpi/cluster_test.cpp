@@ -207,14 +207,14 @@ TEST(Cluster, RankSharesOutliveTheClusterInTheKnowledgeBase) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((kb + suffix).c_str());
 }
 
-// out[i] = in[i] + 1, each element spinning `heavy` * 16384 steps first: a rank given a larger
+// out[i] = in[i] + 1, each element spinning `heavy` * 4096 steps first: a rank given a larger
 // `heavy` (a scalar, which does not change the tree's signature) is uniformly slower per unit, as
 // a rank on a slower machine is.
 const char* kSpin = R"(
 __kernel void spin(__global const int* in, __global int* out, __global int* sink, uint heavy) {
   uint i = get_global_id(0);
   int x = in[i];
-  for (uint s = 0; s < heavy * 16384; ++s) x = (x * 1103515245 + 12345) & 0x7fffffff;
+  for (uint s = 0; s < heavy * 4096; ++s) x = (x * 1103515245 + 12345) & 0x7fffffff;
   out[i] = in[i] + 1;
   sink[i] = x;  // keeps the loop
 })";

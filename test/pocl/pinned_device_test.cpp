@@ -98,6 +98,10 @@ TEST(PinnedDevice, AFirstRunReportsItsScreeningAsTraining) {
   EXPECT_GT(first.training_seconds, 0.0);
   EXPECT_NE(first.training_end, TrainingEnd::none);
   EXPECT_GE(first.training_budget_seconds, 60.0);  // TrainingSettings::time_budget_s, or more
+  // The screening's runs are the tree's first: they build (or load) its programs, which the budget
+  // leaves aside.
+  EXPECT_GT(first.training_build_seconds, 0.0);
+  EXPECT_LE(first.training_build_seconds, first.training_seconds);
   EXPECT_NE(first.str().find("measured plans first: " + std::to_string(first.training_executions) + " executions"),
             std::string::npos)
       << first.str();

@@ -109,11 +109,12 @@ TEST(TrainProbe, APlanFarBehindIsNotRunAndOneNearerIs) {
   }
 }
 
-// The time budget: training stops once it has run max(time_budget_s, 50 x the fastest plan),
-// with the fastest plan measured, and says so.
+// The time budget: training stops once it has run max(time_budget_s, 50 x the fastest plan), or
+// once the next measurement's runs no longer fit it, with the fastest plan measured, and says so.
 TEST(TrainingBudget, TheTimeBudgetEndsTrainingWithTheBestPlanAndSaysSo) {
   const auto devs = cpu_gpu();
   Model model{{1.0, 0.3}, {0.5, 2.0}};
+  model.n = 10;  // runs of 5-12 ms by the model: no longer than the 20 ms of wall time each takes
   auto slow = [&](const Config& c) {  // each run 20 ms of wall time
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return model(c);
@@ -126,7 +127,9 @@ TEST(TrainingBudget, TheTimeBudgetEndsTrainingWithTheBestPlanAndSaysSo) {
   EXPECT_EQ(r.end, TrainingEnd::time) << log_of(lines);
   EXPECT_LT(r.executions, 15u) << log_of(lines);
   EXPECT_DOUBLE_EQ(r.budget_seconds, 0.15);
-  EXPECT_GE(r.seconds, 0.15);
+  // It stops where the next measurement's runs (at most four, of at least 5 ms each by the
+  // points so far) would not fit; no run starts that the budget has no room for.
+  EXPECT_GE(r.seconds, 0.15 - 4 * 0.012 - 0.02);
   EXPECT_LT(r.seconds, 0.15 + 0.2);  // the runs under way when it ran out, the finish none
   // The fastest plan measured (by the median of its points).
   double fastest = 1e300;
@@ -184,4 +187,48 @@ TEST(TrainingBudget, APinnedDevicesScreeningObeysTheSameBounds) {
   levels.clear();
   for (const auto& p : all.points) levels.insert(p.config.overlap);
   EXPECT_EQ(levels.size(), devs[1].overlap_levels.size());
+}
+
+// The budget's clock counts every run, untimed first runs included, less the time runs spent
+// building programs (docs/decisions/110): slow untimed runs end a training sooner unless that time
+// was program builds.
+TEST(TrainingBudget, UntimedRunsCountAndProgramBuildsDoNot) {
+  const auto devs = cpu_gpu();
+  auto train_with = [&](double built_ms) {
+    Model model{{1.0, 0.3}, {0.5, 2.0}};
+    model.n = 0.01;  // timed runs of a few ms by the model, and none of wall time
+    const Measure untimed = [&](const Config& c) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      Measurement m = model(c);
+      m.build_ms = built_ms;
+      return m;
+    };
+    TrainingOptions o;
+    o.time_budget_s = 0.1;
+    o.tuning.budget_best_plan_times = 0;
+    return train(devs, std::ref(model), o, {}, std::nullopt, untimed);
+  };
+  const TrainingResult counted = train_with(0);
+  const TrainingResult builds_aside = train_with(40);
+  EXPECT_EQ(counted.end, TrainingEnd::time);
+  EXPECT_LT(counted.executions, builds_aside.executions);
+  // Builds aside, the untimed runs' sleeps take no budget: the synthetic timed runs take none
+  // either, so the training runs its executions.
+  EXPECT_NE(builds_aside.end, TrainingEnd::time);
+}
+
+// A measurement starts only where the budget has room for its runs at their expected time: the
+// training's wall time is its budget (builds aside) without a run that began just before the end.
+TEST(TrainingBudget, AMeasurementStartsOnlyWhereItsRunsFit) {
+  for (const double each_ms : {50.0, 250.0}) {
+    TrainingLedger ledger(40, {}, TimeBudget{0.5, 0});
+    ASSERT_TRUE(ledger.take(1));
+    ledger.add({Config::single(0, 2), 50, {50, 0}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const bool taken = ledger.take(1, each_ms);
+    // 0.3 s + 0.05 s fits 0.5 s; 0.3 s + 0.25 s does not.
+    EXPECT_EQ(taken, each_ms < 100) << ledger.status();
+    EXPECT_EQ(ledger.end(), taken ? TrainingEnd::completed : TrainingEnd::time);
+    if (!taken) EXPECT_NE(ledger.stop_line().find("but for less than the next runs take"), std::string::npos);
+  }
 }
