@@ -63,7 +63,16 @@ std::unique_ptr<WholeLeaves::Leaf> WholeLeaves::make_leaf(const NodeImpl& n, std
   leaf->part.worker = &w;
   w.parts.push_back(&leaf->part);
   std::size_t largest = 0;
-  for (const auto& a : n.args) {
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    const Arg& a = n.args[i];
+    // A value through a pointer is the producer's buffer on each partition, which this one lacks.
+    if (a.kind == Arg::Kind::value && run_.an.values_through_pointers.count({&n, i}))
+      throw_error(errc::invalid_argument,
+                  "leaf '" + run_.path(n) + "' runs whole beside split leaves and takes result '" + a.result->name +
+                      "' through a pointer, which only the partitions' own buffers hold",
+                  {.node = run_.path(n), .argument = n.argument_label(i),
+                   .fix = "declare the kernel parameter by value (" + a.result->name +
+                          " as a scalar), or run the tree as one partition"});
     if (!reads(a) && !writes(a)) continue;
     const VectorUse& u = run_.an.use(a.vector.get());
     if (leaf->part.slices.count(u.vector.get())) continue;

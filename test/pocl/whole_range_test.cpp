@@ -46,6 +46,16 @@ __kernel void scale(__global int* a, uint cols) {
   size_t i = get_global_id(1) * cols + get_global_id(0);
   a[i] = (a[i] * 5 + 3) & 0xFFFF;
 }
+// b = a reversed plus the total of a: by value, and through a pointer.
+__kernel void reverse_plus(__global const int* a, __global int* b, int total, uint n) {
+  size_t i = get_global_id(0);
+  b[n - 1 - i] = a[i] + total;
+}
+__kernel void reverse_plus_pointer(__global const int* a, __global int* b, __global const int* total, uint n) {
+  size_t i = get_global_id(0);
+  b[n - 1 - i] = a[i] + total[0];
+}
+__kernel void copy_int(__global const int* a, __global int* part) { part[get_global_id(0)] = a[get_global_id(0)]; }
 // b = a with its rows in reverse order, outside any slice of b's rows.
 __kernel void flip(__global const int* a, __global int* b, uint rows, uint cols) {
   size_t x = get_global_id(0), y = get_global_id(1);
@@ -268,6 +278,40 @@ TEST(WholeRangePoison, AWholeLeafReadingOutsideWhatWasGatheredIsCaught) {
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), make_error_code(errc::invalid_tree)) << entry << ": " << e.what();
       EXPECT_NE(std::string(e.what()).find("vector 'b'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A whole leaf takes a reduction's value by value on any plan; through a pointer (each partition's
+// own buffer) it is refused before data moves where it would be gathered.
+TEST_P(WholeRange, AValueByValueRunsAndThroughAPointerIsRefusedWhereGathered) {
+  Runtime& rt = checked(GetParam());
+  const std::size_t n = 96;
+  for (const char* entry : {"reverse_plus", "reverse_plus_pointer"}) {
+    auto va = sinew::vector<cl_int>().name("a"), part = sinew::vector<cl_int>().name("part");
+    auto vb = sinew::vector<cl_int>().name("b");
+    auto total = result<cl_int>("total");
+    std::vector<int> a(n), b(n, 0), want(n);
+    int sum = 0;
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<int>(i % 11) - 5, sum += a[i];
+    for (std::size_t i = 0; i < n; ++i) want[n - 1 - i] = a[i] + sum;
+    auto tree = pipeline(
+        map_reduce(kernel_source(kWholeKernels, "copy_int", "whole.cl").args(in(va), out(part)), reduce::sum(part, total)),
+        kernel_source(kWholeKernels, entry, "whole.cl")
+            .args(in(va), out(vb), value(total), scalar(static_cast<cl_uint>(n)))
+            .whole_range());
+    Config even;
+    even.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
+    const bool pointer = std::string(entry) == "reverse_plus_pointer";
+    try {
+      rt.run(tree, {{va, a}, {vb, b}}, RunOptions{.config = even}).get();
+      EXPECT_FALSE(pointer && device_count() > 1) << entry << ": a value through a pointer ran gathered";
+      EXPECT_EQ(compare_int(b, want), "") << entry;
+    } catch (const Error& e) {
+      EXPECT_TRUE(pointer && device_count() > 1) << entry << ": " << e.what();
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+      EXPECT_NE(e.context().fix.find("by value"), std::string::npos) << e.context().fix;
+      EXPECT_EQ(b, std::vector<int>(n, 0)) << "no data moved before the error";
     }
   }
 }
