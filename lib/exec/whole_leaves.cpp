@@ -25,6 +25,21 @@ bool whole_already(const RunState& run, std::size_t device) {
   return p.device == device && p.units == run.dec.total_units;
 }
 
+// A value through a pointer is the producer's buffer on each partition, which the whole leaf's
+// partition lacks.
+void refuse_values_through_pointers(const RunState& run, const NodeImpl& n) {
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    const Arg& a = n.args[i];
+    if (a.kind != Arg::Kind::value || !run.an.values_through_pointers.count({&n, i})) continue;
+    throw_error(errc::invalid_argument,
+                "leaf '" + run.path(n) + "' runs whole beside split leaves and takes result '" + a.result->name +
+                    "' through a pointer, which only the partitions' own buffers hold",
+                {.node = run.path(n), .argument = n.argument_label(i),
+                 .fix = "declare the kernel parameter by value (" + a.result->name +
+                        " as a scalar), or run the tree as one partition"});
+  }
+}
+
 void finish_all(RunState& run) {
   for (auto& w : run.workers.list) w.queue().finish();
 }
@@ -49,6 +64,7 @@ WholeLeaves::~WholeLeaves() {
 }
 
 std::unique_ptr<WholeLeaves::Leaf> WholeLeaves::make_leaf(const NodeImpl& n, std::size_t device) {
+  refuse_values_through_pointers(run_, n);
   auto leaf = std::make_unique<Leaf>();
   Device& d = *run_.env.devices.at(device);
   Worker& w = leaf->worker;
@@ -63,16 +79,7 @@ std::unique_ptr<WholeLeaves::Leaf> WholeLeaves::make_leaf(const NodeImpl& n, std
   leaf->part.worker = &w;
   w.parts.push_back(&leaf->part);
   std::size_t largest = 0;
-  for (std::size_t i = 0; i < n.args.size(); ++i) {
-    const Arg& a = n.args[i];
-    // A value through a pointer is the producer's buffer on each partition, which this one lacks.
-    if (a.kind == Arg::Kind::value && run_.an.values_through_pointers.count({&n, i}))
-      throw_error(errc::invalid_argument,
-                  "leaf '" + run_.path(n) + "' runs whole beside split leaves and takes result '" + a.result->name +
-                      "' through a pointer, which only the partitions' own buffers hold",
-                  {.node = run_.path(n), .argument = n.argument_label(i),
-                   .fix = "declare the kernel parameter by value (" + a.result->name +
-                          " as a scalar), or run the tree as one partition"});
+  for (const Arg& a : n.args) {
     if (!reads(a) && !writes(a)) continue;
     const VectorUse& u = run_.an.use(a.vector.get());
     if (leaf->part.slices.count(u.vector.get())) continue;
