@@ -174,26 +174,35 @@ struct LeafPair {
   }
 };
 
-// The hand-written loop of the hotspot sample on one device: its kernel, buffers made once, the
-// grids uploaded, `iterations` steps swapping the two temperature buffers, the result read back.
+// The hand-written loop of the hotspot sample on one device: its kernel, buffers made once (in the
+// first untimed reset, so that a device that cannot build or hold it gives its row an error instead
+// of ending the program), the grids uploaded, `iterations` steps swapping the two temperature
+// buffers, the result read back.
 Job handwritten_hotspot(const cl::Device& device, sinew::samples::Hotspot& s) {
   struct State {
     cl::Context context;
     cl::CommandQueue q;
     cl::Kernel k;
     cl::Buffer grid[2], power;
+    bool made = false;
   };
   auto st = std::make_shared<State>();
   const std::size_t n = s.size(), bytes = n * n * sizeof(float);
-  st->context = cl::Context(device);
-  st->q = cl::CommandQueue(st->context, device);
-  cl::Program program(st->context, sinew::samples::kernel_text("hotspot.cl"));
-  program.build({device});
-  st->k = cl::Kernel(program, "hotspot_step");
-  set_coefficients(st->k, 3, n);
-  for (auto& g : st->grid) g = cl::Buffer(st->context, CL_MEM_READ_WRITE, bytes);
-  st->power = cl::Buffer(st->context, CL_MEM_READ_ONLY, bytes);
-  return {[&s] { s.bindings(); },
+  auto make = [st, device, n, bytes] {
+    st->context = cl::Context(device);
+    st->q = cl::CommandQueue(st->context, device);
+    cl::Program program(st->context, sinew::samples::kernel_text("hotspot.cl"));
+    program.build({device});
+    st->k = cl::Kernel(program, "hotspot_step");
+    set_coefficients(st->k, 3, n);
+    for (auto& g : st->grid) g = cl::Buffer(st->context, CL_MEM_READ_WRITE, bytes);
+    st->power = cl::Buffer(st->context, CL_MEM_READ_ONLY, bytes);
+    st->made = true;
+  };
+  return {[&s, st, make] {
+            if (!st->made) make();
+            s.bindings();
+          },
           [st, &s, n, bytes] {
             st->q.enqueueWriteBuffer(st->grid[0], CL_FALSE, 0, bytes, s.start().data());
             st->q.enqueueWriteBuffer(st->power, CL_FALSE, 0, bytes, s.power().data());
@@ -283,12 +292,18 @@ int main(int argc, char** argv) {
       s.prepare(n);
       Table t({"run", "ms (median)", "Sinew's plan speed / this"});
       const Planned planned = time_planned(*rt, s, true, b.timing());
-      t.add({"Sinew, trained plan (" + planned.last.config.str() + ")", fmt("%.3f", planned.m.median_ms), "1"});
+      b.progress("hotspot: trained plan " + planned.last.config.str() + ": " + fmt("%.3f", planned.m.median_ms) +
+                 " ms " + planned.m.check);
+      failed = failed || !planned.m.ok();
+      // A row that failed shows why in place of its time.
+      auto time_text = [](const Stats& m) { return m.ok() ? fmt("%.3f", m.median_ms) : m.check; };
+      t.add({"Sinew, trained plan (" + planned.last.config.str() + ")", time_text(planned.m), "1"});
       b.csv().append({{"part", "hotspot"}, {"what", "planned"}, {"config", planned.last.config.str()},
                       {"median_ms", num(planned.m.median_ms)}, {"ratio", "1"}, {"check", planned.m.check}});
       auto add = [&](const std::string& what, const Stats& m) {
         const double ratio = m.median_ms / planned.m.median_ms;
-        t.add({what, fmt("%.3f", m.median_ms), fmt("%.3f", ratio)});
+        b.progress("hotspot: " + what + ": " + fmt("%.3f", m.median_ms) + " ms " + m.check);
+        t.add({what, time_text(m), fmt("%.3f", ratio)});
         b.csv().append({{"part", "hotspot"}, {"what", what}, {"median_ms", num(m.median_ms)}, {"ratio", num(ratio)},
                         {"check", m.check}});
         failed = failed || !m.ok();
@@ -309,7 +324,9 @@ int main(int argc, char** argv) {
             " steps; goal: the plan's speed / the best single device and / hand-written >= 0.98)\n\n" + t.str();
     }
   } catch (const std::exception& e) {
+    // What was measured before the error is still printed.
     std::cerr << "bench_global_index: " << e.what() << "\n";
+    b.finish(md + "\n**Stopped by an error:** " + e.what() + "\n", true);
     return 2;
   }
   return b.finish(md, failed);

@@ -1,7 +1,8 @@
 // periodic — diffusion on a grid periodic in y, two kernels a time step (kernels/periodic.cl): the
 // interior rows' stencil, written for the whole grid (global_indices), and the ghost rows
 // refreshed from the opposite edge, a leaf that writes rows other than its own and so runs whole
-// (whole_range: the tree runs on the one device its plan chooses). See common/periodic.cpp.
+// (whole_range: the stencil runs split by the plan, wrap as one partition on the plan's whole
+// device, its grid gathered from the partitions and scattered back). See common/periodic.cpp.
 //
 //   periodic --size 1024 --steps 50 --device all
 #include "common/cli.hpp"

@@ -56,7 +56,9 @@ struct Config {
   /// The plan items of the schedule policy and of the tree's node kinds (see PlanItems):
   /// divide and conquer's crossover=3 (the levels below it split by the shares, the levels from
   /// it up on one device) and upper=1 (that device, a runtime index; unset: the one with the
-  /// largest share); the dynamic schedule's min_chunk=4096 (the least units of a chunk). Items of
+  /// largest share); a kernel marked whole_range()'s whole=1 (the device it runs on, a runtime
+  /// index; unset: the one with the largest share); the dynamic schedule's min_chunk=4096 (the
+  /// least units of a chunk). Items of
   /// node kinds a tree does not have are ignored by it.
   PlanItems items;
 

@@ -71,6 +71,18 @@ struct LevelReport {
   std::uint64_t bytes = 0;           ///< moved between the host and the devices for it
 };
 
+/// A leaf marked `whole_range()` in a tree whose other leaves ran split (Kernel::whole_range): the
+/// device it ran on as one partition, and what moved to and from it. Empty where the run was one
+/// partition of every unit on that device already.
+struct WholeLeafRun {
+  std::string node;                  ///< tree node path
+  std::size_t device = 0;            ///< runtime device index
+  std::size_t launches = 0;          ///< times it ran (loop iterations)
+  std::uint64_t gathered_bytes = 0;  ///< copied from the partitions' slices into its whole vectors
+  std::uint64_t scattered_bytes = 0; ///< copied from its whole vectors back into the slices
+  std::uint64_t host_bytes = 0;      ///< of both, through the host (partitions in other contexts)
+};
+
 /// What ended a request's training (Report::training_end).
 enum class TrainingEnd {
   none,        ///< the request measured no plan before it ran
@@ -161,6 +173,7 @@ struct Report {
   unsigned copy_threads = 1;
   std::string decomposition;             ///< which units ran where (Decomposition::explain)
   std::vector<LevelReport> levels;       ///< divide-and-conquer levels, by node and level
+  std::vector<WholeLeafRun> whole_leaves;  ///< leaves run whole beside split ones, by node
   /// A dynamic schedule's run (Config::schedule): per runtime device, how many chunks its queues
   /// took and how many units those held (empty for the static schedule). `partitions` lists the
   /// chunks themselves, in the order they were taken.

@@ -308,11 +308,17 @@ class Kernel : public Node {
   /// be in the source, its vector parameters typed pointers that are not themselves const); see
   /// docs/guide/existing-kernels.md for what each index style costs.
   Kernel& global_indices();
-  /// Runs the kernel as one partition on one device: for a step that writes outside its slice (a
-  /// transpose, a serial update) or reads what other partitions write in the same step. A tree
-  /// holding such a leaf runs whole on the one device its plan gives the largest share (the
-  /// trainer and the knowledge base choose it by measuring each device alone); it never streams
-  /// and the dynamic schedule refuses it before any device work.
+  /// Runs the kernel as one partition of every unit on one device: for a step that writes outside
+  /// its slice (a transpose, a serial update, a ghost-row refresh) or reads what other partitions
+  /// write in the same step. The tree's other leaves still run split by the plan: before this leaf
+  /// every partition meets, the vectors it reads (in, inout) are gathered from the partitions onto
+  /// its device (device-side within a context, through the host between contexts), it runs there
+  /// on a queue of its own (no fission or overlap level splits it), and what it writes (out,
+  /// inout) is scattered back into the partitions' slices (Report::whole_leaves). Its device is the
+  /// plan's `whole=<device index>` item, else the device with the plan's largest share. Its vectors
+  /// are in(), out() or inout() (each is every unit): a halo or sinew::whole argument is refused.
+  /// Such a tree never streams; a dynamic or steal plan and a Cluster refuse it before any device
+  /// work, naming the leaf.
   Kernel& whole_range();
   /// Names the kernel node (by default its entry): messages say "kernel 'text' (file.cl)".
   Kernel& name(std::string text);

@@ -82,16 +82,6 @@ const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning) {
   return tuning;
 }
 
-Config whole_on_one_device(const Config& config) {
-  const auto largest = std::max_element(config.shares.begin(), config.shares.end());
-  Config one = config;
-  one.shares.assign(config.shares.size(), 0.0);
-  if (largest != config.shares.end()) one.shares[static_cast<std::size_t>(largest - config.shares.begin())] = 1.0;
-  one.fission = "none";
-  one.overlap = 1;
-  return one;
-}
-
 std::string device_text(const DeviceInfo& info) { return info.id() + " (" + info.name + ")"; }
 
 Config fit_memory(const Config& config, std::size_t total, std::size_t granule, const std::vector<DeviceInfo>& devices,

@@ -116,9 +116,6 @@ struct Streaming {
   Footprint footprint;
   // Why the tree cannot stream (Analysis::joined), for that error.
   Analysis::Joined joined;
-  // A leaf of the tree runs whole (Analysis::whole_range): the static schedule places every unit
-  // in one partition on one device (whole_on_one_device).
-  std::string whole;
   // The schedules' tuned values (RuntimeOptions::schedule_tuning).
   ScheduleTuning tuning;
 };
@@ -188,9 +185,6 @@ Decomposition decompose(std::size_t total, std::size_t granule, const Config& co
 // queues — and dragged through a device's memory where it does not hold the share at once.
 std::vector<Partition> split_static(std::size_t total, std::size_t granule, const Config& config,
                                     const std::vector<DeviceInfo>& devices, const Streaming& streaming);
-// A plan for a tree that runs whole (Streaming::whole): everything on the device with the plan's
-// largest share (the first of equal ones), one queue, no fission; its schedule and items kept.
-Config whole_on_one_device(const Config& config);
 // "gpu:0 (name)", for messages.
 std::string device_text(const DeviceInfo& info);
 

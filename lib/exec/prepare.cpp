@@ -232,6 +232,7 @@ void prepare(RunState& run, ScheduleMemory* memory) {
   // Once every program is built: a run refused here leaves its resident arrays untouched.
   cl_call({.api_call = "resident array"}, [&] { run.residency.place(); });
   cl_call({.api_call = "clCreateBuffer"}, [&] { allocate(run); });
+  run.whole_leaves.prepare();
   check_allocated(run);
 }
 

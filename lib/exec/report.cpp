@@ -95,6 +95,7 @@ Report build_report(RunState& run) {
   rep.loop_copies = run.record.loop_copies();
   rep.copy_threads = run.record.copy_threads;
   rep.levels = run.record.levels();
+  rep.whole_leaves = run.whole_leaves.runs();
   rep.decomposition = run.dec.explained.empty() ? run.dec.explain(run.env.infos) : run.dec.explained;
   rep.device_ms.assign(run.env.infos.size(), 0.0);
   double begin = std::numeric_limits<double>::max();
@@ -278,6 +279,10 @@ std::string Report::str() const {
     if (l.bytes) s << ", " << l.bytes << " bytes moved";
     s << "\n";
   }
+  for (const auto& w : whole_leaves)
+    s << "  " << w.node << " whole on device " << w.device << ", " << w.launches << " launch"
+      << (w.launches == 1 ? "" : "es") << ": " << w.gathered_bytes << " bytes gathered, " << w.scattered_bytes
+      << " scattered back (" << w.host_bytes << " through the host)\n";
   for (const auto& [name, v] : results) s << "  result " << name << " = " << value_text(v) << "\n";
   return s.str();
 }

@@ -11,6 +11,8 @@
 //   schedule     the schedule policy's run: the queues that take part, the chunks it cuts before
 //                and while the run goes (exec/chunks.hpp, decompose/schedule_policy.hpp);
 //   record       what the run did, for its Report (exec/run_record.hpp);
+//   whole_leaves the leaves marked whole_range() that it gathers onto one device, runs and scatters
+//                back (exec/whole_leaves.hpp);
 //   residency    the resident arrays it binds: which copy each partition uses, what moves
 //                (exec/residency.hpp).
 // A run split over processes (a Cluster's rank) has replicas, halos and reductions that also
@@ -30,6 +32,7 @@
 #include "exec/replicas.hpp"
 #include "exec/residency.hpp"
 #include "exec/run_record.hpp"
+#include "exec/whole_leaves.hpp"
 #include "exec/worker.hpp"
 #include "tree/analysis.hpp"
 
@@ -93,6 +96,7 @@ class RunState {
   std::unique_ptr<Reductions> reductions;
   RunSchedule schedule;
   RunRecord record;
+  WholeLeaves whole_leaves{*this};
   // Last: a failed run's rollback of its resident arrays runs once every part above is done.
   Residency residency{*this};
 

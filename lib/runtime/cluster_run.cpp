@@ -65,11 +65,21 @@ bool partitions_meet(const Analysis& an) {
   return false;
 }
 
-// What every rank must refuse alike, before any device work: a loop predicate or a kernel's value
-// over a custom reduction (its combination runs on a device), and — for trees whose partitions
-// never meet — declared sizes (a rank binds a slice). Returns the paths of the loops with a
+// What every rank must refuse alike, before any device work: a leaf marked whole_range(), a loop
+// predicate or a kernel's value over a custom reduction (its combination runs on a device), and —
+// for trees whose partitions never meet — declared sizes (a rank binds a slice). Returns the paths of the loops with a
 // predicate, the only program code a run calls ("" for none).
 std::string check_splittable(const NodeImpl& root, const Analysis& an, bool meet) {
+  // A leaf marked whole_range() gathers its vectors from the partitions of one process
+  // (exec/whole_leaves.hpp); ranks hold theirs apart.
+  if (!an.whole_range.empty())
+    throw_error(errc::invalid_tree,
+                "cannot split this tree over ranks: leaf '" + an.whole_range +
+                    "' is marked whole_range(), and a Cluster does not gather a leaf's vectors from every rank onto "
+                    "one device",
+                {.node = an.whole_range, .argument = "whole_range",
+                 .fix = "run the tree with a Runtime on one process (its split leaves still use every device there), "
+                        "or run the whole step as a tree of its own on the root rank"});
   std::string predicates;
   walk(root, [&](const NodeImpl& n, const std::string& path) {
     const NodeImpl* scope = n.predicate_scope();

@@ -238,13 +238,6 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
   return best;
 }
 
-// Whether a device's partition of the tree may be split over sub-devices or queues (a CPU's
-// fission, a discrete device's overlap levels above 1), so that a run pinned to one device may
-// screen those levels (Planner::single_device); a user's plan is the only other way to split it.
-// False for a tree with a leaf that must run as one partition: its pinned runs run at the
-// device's first level, unscreened.
-bool partitions_may_split(const PreparedTree&) { return true; }
-
 }  // namespace
 
 bool has_platform_levels(const DeviceInfo& d) {
@@ -302,7 +295,9 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   KbKey key = base_key_;
   key.tree = p.signature;
   Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, {}, {}};
-  if (!has_platform_levels(env_.infos.at(device)) || !partitions_may_split(p)) return plan;
+  // Every level may be screened: a leaf marked whole_range() runs on a queue of its own on the
+  // whole device, whatever the fission or overlap of the partitions (exec/whole_leaves.hpp).
+  if (!has_platform_levels(env_.infos.at(device))) return plan;
   // The pinned device's plan is the key's plan.
   const LearnedKey cache_key{key.tree, p.features, plan.config.str()};
   if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;

@@ -75,7 +75,6 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
                   .chunk_bytes = chunk_bytes,
                   .one_queue = p->analysis.exchanges_halos || p->analysis.refreshes_replicas,
                   .footprint = memory_footprint(p->root(), p->analysis), .joined = p->analysis.joined,
-                  .whole = p->analysis.whole_range,
                   .tuning = checked_tuning(tuning)};
   p->signature = tree.signature();
   p->label = tree.label();

@@ -299,8 +299,10 @@ void find_where_partitions_meet(const NodeImpl& root, Analysis& an) {
     // The reason a dynamic plan is refused with: the leaf the user marked, whatever else joins.
     an.whole_range = path;
     an.joined = {path, "whole_range",
-                 "runs whole (whole_range): the tree runs as one partition on the one device of its plan",
-                 "the leaf marked whole_range() takes the device with the plan's largest share"};
+                 "runs whole (whole_range): every partition meets before it, and it runs as one partition on one "
+                 "device, its vectors gathered from the partitions and scattered back",
+                 "the leaf marked whole_range() runs on the plan's whole=<device>, by default the device with the "
+                 "largest share"};
     an.streamable = false;
   });
   walk(root, [&](const NodeImpl& n, const std::string& path) {

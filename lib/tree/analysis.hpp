@@ -75,8 +75,8 @@ struct Analysis {
   struct Joined {
     std::string node, argument, why, fix;
   } joined;
-  // The path of a leaf that runs whole (NodeImpl::runs_whole; empty: none): the tree runs as one
-  // partition on one device.
+  // The path of the first leaf that runs whole (NodeImpl::runs_whole; empty: none): it runs as one
+  // partition on one device while the tree's other leaves run split (exec/whole_leaves.hpp).
   std::string whole_range;
   bool exchanges_halos = false;  // some vector is written and read with a halo (VectorUse::exchanged)
   bool refreshes_replicas = false;  // some vector is written by slices and read whole

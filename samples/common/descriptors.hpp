@@ -817,7 +817,9 @@ class Hotspot final : public SampleBase {
 // Periodic (issue 40): diffusion on a grid periodic in y, as a simulation code steps it in two
 // kernels (periodic.cl): the stencil over the interior rows (global indices, a halo of one row),
 // then the ghost rows refreshed from the opposite edge, a leaf that writes rows other than its own
-// and so runs whole (Kernel::whole_range()):
+// and so runs whole (Kernel::whole_range()): each step the stencil runs split by the plan, then
+// wrap runs as one partition on the plan's whole device, `next` gathered from the partitions and
+// scattered back before the next step's halo exchange:
 // loop(pipeline(diffuse(halo(u, 1, 1) -> out(next)), wrap(inout(next)).whole_range(), copy(next, u))).
 // Checked against a double-precision reference, within 8 FLT_EPSILON x (steps + 1) of max |u0|.
 struct PeriodicParams {

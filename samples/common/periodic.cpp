@@ -1,5 +1,5 @@
 // samples/common/periodic.cpp — the Periodic descriptor (issue 40): two kernels per time step, the
-// second of which runs whole (Kernel::whole_range).
+// second of which runs whole (Kernel::whole_range) between the split steps of the first.
 #include "common/descriptors.hpp"
 #include "common/kernels.hpp"
 #include "common/reference.hpp"
@@ -14,7 +14,8 @@ namespace sinew::samples {
 
 std::string Periodic::description() const {
   return "Diffusion on a grid periodic in y, two kernels a step: the interior rows' stencil (global_indices, halo "
-         "of 1 row) and the ghost rows refreshed from the opposite edge (whole_range: the tree runs on one device)";
+         "of 1 row), split by the plan, and the ghost rows refreshed from the opposite edge (whole_range: one "
+         "partition on the plan's whole device, the grid gathered and scattered back)";
 }
 
 std::size_t Periodic::side_for(std::size_t size) const {

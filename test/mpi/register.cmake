@@ -55,6 +55,8 @@ add_test(NAME mpi.cluster.rank_stops_another_gives_up
 sinew_mpi_suite(cluster_scan cluster_scan_test.cpp)
 # Results as arguments (sinew::value) over ranks.
 sinew_mpi_suite(cluster_values cluster_values_test.cpp)
+# A leaf marked whole_range() over ranks: refused on every rank before device work.
+sinew_mpi_suite(cluster_whole_range cluster_whole_range_test.cpp)
 
 # Samples over ranks (each checks its reference on the root: "result: OK", exit 0).
 if(TARGET saxpy)

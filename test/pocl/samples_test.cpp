@@ -494,7 +494,8 @@ TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
 
 // The samples of existing kernels (issue 40): hotspot (global indices) and periodic (a leaf that
 // runs whole), zero-copy and with the last device discrete, with the poison check, each device
-// alone and split evenly and lopsided: the reference every time; periodic in one partition.
+// alone and split evenly and lopsided: the reference every time; periodic's stencil split by the
+// plan and its wrap leaf run whole on the device with the plan's largest share once a step.
 TEST(ExistingKernelSamples, HotspotAndPeriodicOnEveryPlanWithThePoisonCheck) {
   const std::size_t count = Runtime().devices().size();
   for (bool discrete : {false, true}) {
@@ -516,9 +517,19 @@ TEST(ExistingKernelSamples, HotspotAndPeriodicOnEveryPlanWithThePoisonCheck) {
         const Report r = s->run(rt, RunOptions{.config = c});
         const samples::Check check = s->check();
         EXPECT_TRUE(check.ok) << name << (discrete ? " discrete " : " zero-copy ") << c.str() << ": " << check.message;
-        std::size_t working = 0;
+        std::size_t working = 0, sharing = 0;
         for (const auto& p : r.partitions) working += p.units > 0;
-        if (std::string(name) == "periodic") EXPECT_EQ(working, 1u) << c.str();
+        for (double share : c.shares) sharing += share > 0;
+        if (std::string(name) != "periodic") continue;
+        EXPECT_GE(working, sharing) << c.str();
+        if (working == 1) {
+          EXPECT_TRUE(r.whole_leaves.empty()) << c.str();  // one partition of every unit: whole already
+          continue;
+        }
+        ASSERT_EQ(r.whole_leaves.size(), 1u) << c.str() << "\n" << r.str();
+        const auto largest = std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin();
+        EXPECT_EQ(r.whole_leaves.front().device, static_cast<std::size_t>(largest)) << c.str();
+        EXPECT_EQ(r.whole_leaves.front().launches, r.iterations) << c.str();
       }
     }
   }

@@ -1,14 +1,21 @@
-// A leaf that runs whole (Kernel::whole_range): a transpose, which writes outside any slice, in a
-// pipeline after a partitioned step, on however many PoCL devices the suite is given, zero-copy
-// and with the last device discrete, with the poison check: the right result on every plan, in one
-// partition; a dynamic plan refused before any device work; the trainer's plan whole as well.
+// A leaf that runs whole (Kernel::whole_range) beside split leaves: a transpose, which writes
+// outside any slice, in a pipeline after a partitioned step, and a row flip between a split step
+// and a split halo stencil in a loop, on however many PoCL devices the suite is given, zero-copy
+// and with the last device discrete, with the poison check: the right result on every plan, the
+// other leaves split by the plan and the whole leaf run once per step as one partition on the
+// plan's whole device (its vectors gathered from the partitions and scattered back); the poison
+// check catches a whole leaf that reads outside what was gathered; a dynamic or steal plan, a
+// halo argument and a Cluster are refused before any device work; the trainer's plan runs it
+// whole as well.
 #include "pocl/suite_runtime.hpp"
 #include "pocl/trees.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 
 using namespace sinew;
 using namespace sinew::testing;
@@ -25,6 +32,40 @@ __kernel void transpose(__global const int* a, __global int* b, uint rows, uint 
   size_t x = get_global_id(0), y = get_global_id(1);
   b[x * rows + y] = a[y * cols + x];
 }
+// Wrong on purpose: reads one element past a's end for the last work-item.
+__kernel void transpose_past(__global const int* a, __global int* b, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  b[x * rows + y] = a[y * cols + x + 1];
+}
+// Wrong on purpose: reads b, which it is given as out() (never gathered).
+__kernel void transpose_reads_out(__global const int* a, __global int* b, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  b[x * rows + y] = a[y * cols + x] + b[x * rows + y];
+}
+__kernel void scale(__global int* a, uint cols) {
+  size_t i = get_global_id(1) * cols + get_global_id(0);
+  a[i] = (a[i] * 5 + 3) & 0xFFFF;
+}
+// b = a reversed plus the total of a: by value, and through a pointer.
+__kernel void reverse_plus(__global const int* a, __global int* b, int total, uint n) {
+  size_t i = get_global_id(0);
+  b[n - 1 - i] = a[i] + total;
+}
+__kernel void reverse_plus_pointer(__global const int* a, __global int* b, __global const int* total, uint n) {
+  size_t i = get_global_id(0);
+  b[n - 1 - i] = a[i] + total[0];
+}
+__kernel void copy_int(__global const int* a, __global int* part) { part[get_global_id(0)] = a[get_global_id(0)]; }
+// b = a with its rows in reverse order, outside any slice of b's rows.
+__kernel void flip(__global const int* a, __global int* b, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  b[(rows - 1 - y) * cols + x] = a[y * cols + x];
+}
+// a = b's rows y - 1, y and y + 1 summed (global rows: the edge rows copy b).
+__kernel void blur(__global const int* b, __global int* a, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1), i = y * cols + x;
+  a[i] = y == 0 || y == rows - 1 ? b[i] : (b[i - cols] + b[i] + b[i + cols]) & 0xFFFF;
+}
 )CL";
 
 // pipeline(bump(inout a), transpose(in a, out b).whole_range()) over a square grid (the transpose's
@@ -35,7 +76,7 @@ struct Transposed {
   std::vector<Binding> bindings;
   Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
 };
-void make(Transposed& t, std::size_t side) {
+void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose") {
   t.a.resize(side * side);
   for (std::size_t i = 0; i < t.a.size(); ++i) t.a[i] = static_cast<int>((i * 13) % 97) - 40;
   t.b.assign(t.a.size(), 0);
@@ -46,7 +87,7 @@ void make(Transposed& t, std::size_t side) {
   t.vb.unit(side);
   const auto n = static_cast<cl_uint>(side);
   auto bump = kernel_source(kWholeKernels, "bump", "whole.cl").args(inout(t.va), scalar(n)).dims(2);
-  auto transpose = kernel_source(kWholeKernels, "transpose", "whole.cl")
+  auto transpose = kernel_source(kWholeKernels, whole_entry, "whole.cl")
                        .args(in(t.va), out(t.vb), scalar(n), scalar(n))
                        .dims(2)
                        .whole_range();
@@ -63,62 +104,273 @@ Runtime& checked(bool discrete) {
   return *r;
 }
 
+// loop(pipeline(scale(inout a), flip(in a, out b).whole_range(), blur(halo(b, 1, 1), out(a)))) over a
+// square grid, `steps` times, blur indexing globally: a split step, a whole leaf, a split stencil
+// reading halo rows of what the whole leaf wrote.
+struct Flipped {
+  std::vector<int> a, b, want_a, want_b;
+  Node tree;
+  std::vector<Binding> bindings;
+  Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
+};
+void make_loop(Flipped& f, std::size_t side, std::size_t steps) {
+  f.a.resize(side * side);
+  for (std::size_t i = 0; i < f.a.size(); ++i) f.a[i] = static_cast<int>((i * 29) % 211);
+  f.b.assign(f.a.size(), 0);
+  f.want_a = f.a;
+  f.want_b = f.b;
+  for (std::size_t s = 0; s < steps; ++s) {
+    for (auto& x : f.want_a) x = (x * 5 + 3) & 0xFFFF;
+    for (std::size_t y = 0; y < side; ++y)
+      for (std::size_t x = 0; x < side; ++x) f.want_b[(side - 1 - y) * side + x] = f.want_a[y * side + x];
+    for (std::size_t y = 0; y < side; ++y)
+      for (std::size_t x = 0; x < side; ++x) {
+        const std::size_t i = y * side + x;
+        f.want_a[i] = y == 0 || y == side - 1 ? f.want_b[i]
+                                              : (f.want_b[i - side] + f.want_b[i] + f.want_b[i + side]) & 0xFFFF;
+      }
+  }
+  f.va.unit(side);
+  f.vb.unit(side);
+  const auto n = static_cast<cl_uint>(side);
+  auto scale = kernel_source(kWholeKernels, "scale", "whole.cl").args(inout(f.va), scalar(n)).dims(2);
+  auto flip = kernel_source(kWholeKernels, "flip", "whole.cl")
+                  .args(in(f.va), out(f.vb), scalar(n), scalar(n))
+                  .dims(2)
+                  .whole_range();
+  auto blur = kernel_source(kWholeKernels, "blur", "whole.cl")
+                  .args(halo(f.vb, 1, 1), out(f.va), scalar(n), scalar(n))
+                  .dims(2)
+                  .global_indices();
+  f.tree = loop(pipeline(scale, flip, blur)).times(steps);
+  f.bindings = {{f.va, f.a}, {f.vb, f.b}};
+}
+
+// Plans for the suite's devices: each device alone, an even split, and one lopsided towards the
+// last device with three overlap queues.
+std::vector<Config> plans() {
+  const std::size_t n = device_count();
+  std::vector<Config> out;
+  Config even;
+  even.shares.assign(n, 1.0 / static_cast<double>(n));
+  out.push_back(even);
+  Config last_most = even;
+  for (std::size_t d = 0; d < n; ++d) last_most.shares[d] = n == 1 ? 1.0 : d + 1 == n ? 0.6 : 0.4 / double(n - 1);
+  last_most.overlap = 3;
+  out.push_back(last_most);
+  for (std::size_t d = 0; d < n; ++d) out.push_back(Config::single(d, n));
+  return out;
+}
+
+// The partitions that ran units.
+std::size_t working(const Report& r) {
+  std::size_t count = 0;
+  for (const auto& p : r.partitions) count += p.units > 0;
+  return count;
+}
+
+// The whole leaf `node` ran `launches` times on `device`, gathered from the partitions (moving
+// `gathered` and `scattered` bytes a launch) — or the run was one partition on that device.
+void expect_whole(const Report& r, const std::string& node, std::size_t device, std::size_t launches,
+                  std::uint64_t gathered, std::uint64_t scattered, const std::string& plan) {
+  if (working(r) == 1 && r.whole_leaves.empty()) {
+    for (const auto& p : r.partitions)
+      if (p.units) EXPECT_EQ(p.device, device) << plan << "\n" << r.str();
+    return;
+  }
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << plan << "\n" << r.str();
+  const WholeLeafRun& w = r.whole_leaves.front();
+  EXPECT_NE(w.node.find(node), std::string::npos) << w.node;
+  EXPECT_EQ(w.device, device) << plan;
+  EXPECT_EQ(w.launches, launches) << plan;
+  EXPECT_EQ(w.gathered_bytes, gathered * launches) << plan;
+  EXPECT_EQ(w.scattered_bytes, scattered * launches) << plan;
+  EXPECT_LE(w.host_bytes, w.gathered_bytes + w.scattered_bytes) << plan;
+}
+
+std::size_t largest_share(const Config& c) {
+  return static_cast<std::size_t>(std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin());
+}
+
+// The device a plan runs its whole leaf on: its whole item, else the largest share.
+std::size_t whole_leaf_device_of(const Config& c) {
+  if (auto it = c.items.find("whole"); it != c.items.end()) return std::stoul(it->second);
+  return largest_share(c);
+}
+
 }  // namespace
 
 class WholeRange : public ::testing::TestWithParam<bool> {};
 
+// The transpose is right on every plan; the bump before it runs split by the plan, the transpose
+// once, whole, on the device with the plan's largest share.
 TEST_P(WholeRange, TransposeIsRightAndNeverSplitOnAnyPlan) {
   Runtime& rt = checked(GetParam());
-  const std::size_t n = device_count();
-  std::vector<Config> plans;
-  Config even;
-  even.shares.assign(n, 1.0 / static_cast<double>(n));
-  plans.push_back(even);
-  Config last_most = even;
-  for (std::size_t d = 0; d < n; ++d) last_most.shares[d] = n == 1 ? 1.0 : d + 1 == n ? 0.6 : 0.4 / double(n - 1);
-  last_most.overlap = 3;
-  plans.push_back(last_most);
-  for (std::size_t d = 0; d < n; ++d) plans.push_back(Config::single(d, n));
-  for (const Config& c : plans) {
+  for (const Config& c : plans()) {
     Transposed t;
     make(t, 24);
     const Report r = rt.run(t.tree, t.bindings, RunOptions{.config = c}).get();
     EXPECT_EQ(compare_int(t.b, t.want), "") << c.str();
-    std::size_t working = 0, device = 0;
-    for (const auto& p : r.partitions)
-      if (p.units > 0) ++working, device = p.device;
-    EXPECT_EQ(working, 1u) << c.str() << "\n" << r.str();
-    // The device with the plan's largest share (the first of equal ones).
-    const auto largest = std::max_element(c.shares.begin(), c.shares.end()) - c.shares.begin();
-    EXPECT_EQ(device, static_cast<std::size_t>(largest)) << c.str();
-    EXPECT_EQ(r.config.shares[device], 1.0) << r.config.str();
+    std::size_t sharing = 0;
+    for (double s : c.shares) sharing += s > 0;
+    EXPECT_GE(working(r), sharing) << c.str() << "\n" << r.str();  // the bump is split as planned
+    const std::uint64_t bytes = 24 * 24 * sizeof(cl_int);
+    expect_whole(r, "transpose", largest_share(c), 1, bytes, bytes, c.str());
   }
 }
 
-// A dynamic plan is refused before any device work, naming the leaf marked whole.
-TEST_P(WholeRange, DynamicPlanRefusedBeforeDeviceWork) {
+// The plan's whole item names the device the leaf runs on, whatever the shares.
+TEST_P(WholeRange, ThePlansWholeItemChoosesTheDevice) {
+  Runtime& rt = checked(GetParam());
+  const std::size_t n = device_count();
+  for (std::size_t d = 0; d < n; ++d) {
+    Transposed t;
+    make(t, 16);
+    std::string plan = n == 1 ? "0=1" : "0=0.7";
+    for (std::size_t i = 1; i < n; ++i) plan += "," + std::to_string(i) + "=" + std::to_string(0.3 / double(n - 1));
+    plan += ",whole=" + std::to_string(d);
+    const Report r = rt.run(t.tree, t.bindings, RunOptions{.plan = plan}).get();
+    EXPECT_EQ(compare_int(t.b, t.want), "") << plan;
+    const std::uint64_t bytes = 16 * 16 * sizeof(cl_int);
+    expect_whole(r, "transpose", d, 1, bytes, bytes, plan);
+  }
+  if (n < 2) return;
+  // A device without a share: the split stage runs on device 0 alone, the leaf on the last device.
+  Transposed t;
+  make(t, 16);
+  const std::string plan = "0=1,whole=" + std::to_string(n - 1);
+  const Report r = rt.run(t.tree, t.bindings, RunOptions{.plan = plan}).get();
+  EXPECT_EQ(compare_int(t.b, t.want), "") << plan;
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
+  EXPECT_EQ(r.whole_leaves.front().device, n - 1);
+  EXPECT_EQ(r.whole_leaves.front().gathered_bytes, 16u * 16u * sizeof(cl_int));
+}
+
+// In a loop: a split step, the whole leaf, a split stencil reading halo rows of what the whole
+// leaf wrote, every step; the whole leaf runs once a step.
+TEST_P(WholeRange, LoopOfSplitStepWholeLeafAndSplitStencilIsRight) {
+  Runtime& rt = checked(GetParam());
+  for (const Config& c : plans()) {
+    Flipped f;
+    make_loop(f, 20, 4);
+    const Report r = rt.run(f.tree, f.bindings, RunOptions{.config = c}).get();
+    EXPECT_EQ(compare_int(f.a, f.want_a), "") << c.str();
+    EXPECT_EQ(compare_int(f.b, f.want_b), "") << c.str();
+    const std::uint64_t bytes = 20 * 20 * sizeof(cl_int);
+    expect_whole(r, "flip", largest_share(c), 4, bytes, bytes, c.str());
+  }
+}
+
+// The poison check finds a whole leaf that reads past what was gathered (one element beyond the
+// vector), and one that reads the vector it only writes.
+TEST(WholeRangePoison, AWholeLeafReadingOutsideWhatWasGatheredIsCaught) {
+  Runtime& rt = checked(true);
+  Config even;
+  even.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
+  for (const char* entry : {"transpose_past", "transpose_reads_out"}) {
+    // One device holds every unit: the leaf runs on its partition, whose out() slice is not poison.
+    if (device_count() == 1 && std::string(entry) == "transpose_reads_out") continue;
+    Transposed t;
+    make(t, 16, entry);
+    try {
+      rt.run(t.tree, t.bindings, RunOptions{.config = even}).get();
+      ADD_FAILURE() << entry << ": the poison check did not see the read outside what was gathered";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_tree)) << entry << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("vector 'b'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A whole leaf takes a reduction's value by value on any plan; through a pointer (each partition's
+// own buffer) it is refused before data moves where it would be gathered.
+TEST_P(WholeRange, AValueByValueRunsAndThroughAPointerIsRefusedWhereGathered) {
+  Runtime& rt = checked(GetParam());
+  const std::size_t n = 96;
+  for (const char* entry : {"reverse_plus", "reverse_plus_pointer"}) {
+    auto va = sinew::vector<cl_int>().name("a"), part = sinew::vector<cl_int>().name("part");
+    auto vb = sinew::vector<cl_int>().name("b");
+    auto total = result<cl_int>("total");
+    std::vector<int> a(n), b(n, 0), want(n);
+    int sum = 0;
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<int>(i % 11) - 5, sum += a[i];
+    for (std::size_t i = 0; i < n; ++i) want[n - 1 - i] = a[i] + sum;
+    auto tree = pipeline(
+        map_reduce(kernel_source(kWholeKernels, "copy_int", "whole.cl").args(in(va), out(part)), reduce::sum(part, total)),
+        kernel_source(kWholeKernels, entry, "whole.cl")
+            .args(in(va), out(vb), value(total), scalar(static_cast<cl_uint>(n)))
+            .whole_range());
+    Config even;
+    even.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
+    const bool pointer = std::string(entry) == "reverse_plus_pointer";
+    try {
+      rt.run(tree, {{va, a}, {vb, b}}, RunOptions{.config = even}).get();
+      EXPECT_FALSE(pointer && device_count() > 1) << entry << ": a value through a pointer ran gathered";
+      EXPECT_EQ(compare_int(b, want), "") << entry;
+    } catch (const Error& e) {
+      EXPECT_TRUE(pointer && device_count() > 1) << entry << ": " << e.what();
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+      EXPECT_NE(e.context().fix.find("by value"), std::string::npos) << e.context().fix;
+      EXPECT_EQ(b, std::vector<int>(n, 0)) << "no data moved before the error";
+    }
+  }
+}
+
+// A dynamic or steal plan is refused before any device work, naming the leaf marked whole.
+TEST_P(WholeRange, DynamicAndStealPlansRefusedBeforeDeviceWork) {
+  Runtime& rt = checked(GetParam());
+  for (const char* schedule : {"dynamic", "steal"}) {
+    Transposed t;
+    make(t, 16);
+    const auto before = t.a;
+    Config plan;
+    plan.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
+    plan.schedule = schedule;
+    try {
+      rt.run(t.tree, t.bindings, RunOptions{.config = plan}).get();
+      ADD_FAILURE() << "a whole-range leaf ran under the " << schedule << " schedule";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+      EXPECT_NE(e.node().find("transpose"), std::string::npos) << e.what();
+      EXPECT_EQ(e.argument(), "whole_range") << e.what();
+      EXPECT_NE(std::string(e.what()).find("runs whole"), std::string::npos) << e.what();
+      EXPECT_NE(e.context().fix.find("schedule=static"), std::string::npos) << e.context().fix;
+    }
+    EXPECT_EQ(t.a, before) << schedule << ": no device work before the error";
+    EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << schedule;
+  }
+}
+
+// A halo of a whole leaf's vector is every unit of it: refused with the fix, before device work;
+// and a whole item naming no device is refused as the plan is read.
+TEST_P(WholeRange, HaloArgumentAndUnknownWholeDeviceRefused) {
   Runtime& rt = checked(GetParam());
   Transposed t;
   make(t, 16);
-  const auto before = t.a;
-  Config dynamic;
-  dynamic.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
-  dynamic.schedule = "dynamic";
+  const auto n = static_cast<cl_uint>(16);
+  auto haloed = kernel_source(kWholeKernels, "transpose", "whole.cl")
+                    .args(halo(t.va, 1, 1), out(t.vb), scalar(n), scalar(n))
+                    .dims(2)
+                    .whole_range();
   try {
-    rt.run(t.tree, t.bindings, RunOptions{.config = dynamic}).get();
-    FAIL() << "a whole-range leaf ran under the dynamic schedule";
+    rt.run(haloed, t.bindings).get();
+    ADD_FAILURE() << "a halo argument of a whole-range leaf ran";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
     EXPECT_NE(e.node().find("transpose"), std::string::npos) << e.what();
-    EXPECT_EQ(e.argument(), "whole_range") << e.what();
-    EXPECT_NE(std::string(e.what()).find("runs whole"), std::string::npos) << e.what();
-    EXPECT_NE(e.context().fix.find("schedule=static"), std::string::npos) << e.context().fix;
+    EXPECT_NE(e.context().fix.find("sinew::in('a')"), std::string::npos) << e.context().fix;
   }
-  EXPECT_EQ(t.a, before) << "no device work before the error";
-  EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0));
+  try {
+    rt.run(t.tree, t.bindings, RunOptions{.plan = "whole=" + std::to_string(device_count())}).get();
+    ADD_FAILURE() << "a whole item beyond the devices ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("whole device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << "no device work before the errors";
 }
 
-// The knowledge base's plan (trained here) runs whole as well.
+// The knowledge base's plan (trained here) runs the leaf whole as well.
 TEST_P(WholeRange, TrainedPlanRunsWhole) {
   Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
                             .kb_path = ":memory:",
@@ -128,9 +380,25 @@ TEST_P(WholeRange, TrainedPlanRunsWhole) {
   make(t, 32);
   const Report r = rt.run(t.tree, t.bindings).get();
   EXPECT_EQ(compare_int(t.b, t.want), "");
-  std::size_t working = 0;
-  for (const auto& p : r.partitions) working += p.units > 0;
-  EXPECT_EQ(working, 1u) << r.str();
+  const std::uint64_t bytes = 32 * 32 * sizeof(cl_int);
+  expect_whole(r, "transpose", whole_leaf_device_of(r.config), 1, bytes, bytes, r.config.str());
+}
+
+// A run pinned to each device, which screens the device's fission or overlap levels where the
+// knowledge base has not seen it: right, and the leaf whole on that device at every level.
+TEST_P(WholeRange, PinnedRunsScreenLevelsAndKeepTheLeafWhole) {
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .kb_path = ":memory:",
+                            .training = {.quality = 1, .max_executions = 8},
+                            .quiet = true});
+  for (std::size_t d = 0; d < device_count(); ++d) {
+    Transposed t;
+    make(t, 32);
+    const Report r = rt.run(t.tree, t.bindings, RunOptions{.device = d}).get();
+    EXPECT_EQ(compare_int(t.b, t.want), "") << "device " << d;
+    const std::uint64_t bytes = 32 * 32 * sizeof(cl_int);
+    expect_whole(r, "transpose", d, 1, bytes, bytes, r.config.str());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, WholeRange, ::testing::Values(false, true),

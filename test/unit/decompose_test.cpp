@@ -170,7 +170,8 @@ TEST(ConfigParse, PlanItemsAreRegisteredByTheirOwners) {
   std::vector<DeviceInfo> devs{cpu(0), gpu(1)};
   std::vector<std::string> names;
   for (const auto& item : plan_items()) names.emplace_back(item.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"crossover", "least_range", "min_chunk", "most_range", "upper"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"crossover", "least_range", "min_chunk", "most_range", "upper", "whole"}));
   EXPECT_EQ(schedule_names(), (std::vector<std::string>{"static", "dynamic", "steal"}));
   EXPECT_EQ(schedule_spellings(), "'static', 'dynamic' or 'steal'");
   EXPECT_THROW(register_plan_item(PlanItem{.name = "crossover", .owner = "a second owner"}), std::logic_error);
@@ -185,6 +186,18 @@ TEST(ConfigParse, PlanItemsAreRegisteredByTheirOwners) {
   Config dynamic = Config::parse("cpu=0.5,schedule=dynamic,min_chunk=64", devs);
   EXPECT_EQ(min_chunk_item(dynamic), 64u);
   EXPECT_EQ(dynamic.str(), "{fission=none, overlap=1, shares=[0.5, 0.5], schedule=dynamic, min_chunk=64}");
+  // A whole-range leaf's device: a runtime index, checked against the devices.
+  Config whole = Config::parse("cpu=0.5,whole=1", devs);
+  EXPECT_EQ(whole.str(), "{fission=none, overlap=1, shares=[0.5, 0.5], whole=1}");
+  EXPECT_NO_THROW(whole.check(devs));
+  expect_error([&] { whole.set("whole", "gpu"); }, {"", "whole=gpu", "a runtime device index"});
+  whole.items["whole"] = "2";
+  try {
+    whole.check(devs);
+    ADD_FAILURE() << "whole=2 passed the check with 2 devices";
+  } catch (const sinew::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("whole device 2 is not one of the 2 devices"), std::string::npos) << e.what();
+  }
   Config unknown = Config::single(0, 2);
   unknown.items["granularity"] = "4";  // read from a file written by another version, say
   expect_error([&] { unknown.check(devs, "knowledge-base entry #3"); }, {"", "knowledge-base entry #3", "no plan item"});

@@ -35,7 +35,7 @@ int main() {
   auto transpose = sinew::kernel_source(kSource, "transpose")
                        .args(sinew::in(s), sinew::out(b), sinew::scalar(n))
                        .dims(2)
-                       .whole_range();  // one partition on one device
+                       .whole_range();  // one partition on one device, s gathered onto it
   auto tree = sinew::pipeline(smooth, transpose);
 
   std::vector<cl_int> expected(n * n);  // the same in C++
@@ -47,7 +47,7 @@ int main() {
     }
 
   sinew::Runtime rt;
-  sinew::Config even;  // asked to split: the whole-range leaf keeps the tree on one device
+  sinew::Config even;  // smooth runs split; transpose whole on device 0 (the first largest share)
   even.shares.assign(rt.devices().size(), 1.0 / static_cast<double>(rt.devices().size()));
   const sinew::Report report = rt.execute(tree, {{a, grid}, {b, result}}, {.config = even});
 

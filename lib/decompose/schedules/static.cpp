@@ -14,7 +14,7 @@ class StaticSchedule final : public SchedulePolicy {
   Decomposition decompose(std::size_t total, std::size_t granule, const Config& config,
                           const std::vector<DeviceInfo>& devices, const Streaming& streaming) const override {
     Decomposition dec;
-    dec.config = streaming.whole.empty() ? config : whole_on_one_device(config);
+    dec.config = config;
     dec.total_units = total;
     dec.granule = granule;
     dec.policy = this;

@@ -1,7 +1,7 @@
 // exec/nodes/leaf.cpp — what every leaf's run shares: replicas re-synchronised before a leaf
 // reads them whole, halo units exchanged before it reads a halo and the values it takes combined
-// (exec/values.hpp), the leaf enqueued per partition, the replicas and halos of what it writes
-// marked dirty.
+// (exec/values.hpp), the leaf enqueued per partition (or, marked whole beside split leaves, once
+// on its device: exec/whole_leaves.hpp), the replicas and halos of what it writes marked dirty.
 #include "exec/nodes/runner.hpp"
 #include "exec/values.hpp"
 #include "platform/error.hpp"
@@ -43,6 +43,13 @@ void LeafRunner::run(NodeContext& ctx, Worker& w, const Group& group, const Node
     w.halo_dirty.erase(a.vector.get());
   }
   meet_for_values(ctx, w, n);
+  if (ctx.whole_leaves().gathers(n)) {
+    // Marked whole beside split leaves: every worker meets here and one gathers, runs and scatters
+    // it on its device (exec/whole_leaves.hpp).
+    w.queue().finish();
+    ctx.barrier().arrive_and_wait([&] { ctx.whole_leaves().run(ctx, n, step.iteration); });
+    return;
+  }
   w.leaves_run.add(&path);
   for (PartState* p : group)
     cl_call([&] { return ErrorContext{.node = path, .device = w.info().name}; },

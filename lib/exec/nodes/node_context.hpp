@@ -35,6 +35,7 @@ class NodeContext {
   Halos& halos() { return *run_.halos; }
   Reductions& reductions() { return *run_.reductions; }
   RunRecord& record() { return run_.record; }
+  WholeLeaves& whole_leaves() { return run_.whole_leaves; }
 
   // Where the workers meet: one party per host thread; `worker_count` workers in the run.
   Barrier& barrier() { return *run_.workers.barrier; }

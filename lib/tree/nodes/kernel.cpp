@@ -4,6 +4,7 @@
 
 #include "platform/error.hpp"
 #include "platform/hash.hpp"
+#include "platform/plan_items.hpp"
 #include "tree/analysis.hpp"
 #include "tree/source_text.hpp"
 
@@ -16,6 +17,34 @@
 namespace sinew {
 namespace detail {
 namespace {
+
+// The device a leaf marked whole_range() runs on (exec/whole_leaves.hpp), by runtime index.
+const PlanItemRegistrar kWholeItem{PlanItem{
+    .name = "whole",
+    .owner = "a kernel marked whole_range()",
+    .accepts = [](const std::string& text) -> std::string {
+      return whole_number(text) ? "" : "a runtime device index (0, 1, ...)";
+    },
+    .fits = [](const std::string& text, std::size_t devices) -> std::string {
+      const auto device = whole_number(text);
+      return *device < devices ? ""
+                               : "whole device " + text + " is not one of the " + std::to_string(devices) + " devices";
+    }}};
+
+// A leaf marked whole_range() runs as one partition whose slices are the whole vectors: its
+// vectors are in(), out() or inout() (each every unit), never a halo or a replica read whole.
+void check_whole_range_arguments(const KernelNode& n, const std::string& path) {
+  if (!n.whole_range) return;
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    const Arg& a = n.args[i];
+    if (a.kind != Arg::Kind::halo && a.kind != Arg::Kind::whole) continue;
+    fail(errc::invalid_argument, path, n.argument_label(i),
+         std::string("a leaf marked whole_range() runs as one partition of every unit, so ") +
+             (a.kind == Arg::Kind::halo ? "a halo" : "a vector read whole") + " of '" + a.vector->name +
+             "' is every unit of it already",
+         "pass it as sinew::in('" + a.vector->name + "') (or inout()): the whole-range leaf reads all of it");
+  }
+}
 
 std::string argument_label_of(std::size_t i, const Arg& a, const std::optional<std::vector<KernelParam>>& params) {
   std::string s = "argument " + std::to_string(i);
@@ -193,6 +222,7 @@ void KernelNode::check_structure(const std::string& path, StructureFacts&) const
     for (std::size_t i = 0; i < args.size(); ++i) check_against_parameter(*this, path, i, args[i], (*params)[i], names);
   }
   check_global_indices(*this, path);
+  check_whole_range_arguments(*this, path);
   bool partitioned = false;
   for (const auto& a : args) partitioned = partitioned || a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo;
   if (range_vector && std::none_of(args.begin(), args.end(), [&](const Arg& a) { return a.vector == range_vector; })) {
