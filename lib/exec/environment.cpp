@@ -51,6 +51,7 @@ std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const 
       auto slot = std::move(list.back());
       list.pop_back();
       slot->reset_host_values();
+      if (slot->build) slot->build->take();
       return slot;
     }
   }
@@ -63,6 +64,15 @@ std::unique_ptr<QueueSlot> QueuePool::acquire(const cl::Context& context, const 
 
 void QueuePool::release(const cl::Device& device, std::unique_ptr<QueueSlot> slot) {
   if (!slot) return;
+  if (slot->build && slot->build->numbered()) {
+    // Its build number goes to the free ones while it waits: its launches end first (QueueBuild).
+    try {
+      slot->queue.finish();
+    } catch (...) {
+      return;  // a queue that cannot finish is not pooled
+    }
+    slot->build->give_back();
+  }
   std::lock_guard lock(mutex_);
   free_[{device(), slot->profiled}].push_back(std::move(slot));
 }

@@ -113,14 +113,21 @@ QueueBuildNumbers& queue_build_numbers() {
 
 }  // namespace
 
-QueueBuild::QueueBuild(const cl::Device& device) {
-  if (!loads_kernel_libraries(device)) return;
+QueueBuild::QueueBuild(const cl::Device& device) : numbered_(loads_kernel_libraries(device)) { take(); }
+
+QueueBuild::~QueueBuild() { give_back(); }
+
+void QueueBuild::take() {
+  if (!numbered_ || number_) return;
   number_ = queue_build_numbers().take();
   options_ = " -DSINEW_QUEUE_BUILD=" + std::to_string(*number_);
 }
 
-QueueBuild::~QueueBuild() {
-  if (number_) queue_build_numbers().give_back(*number_);
+void QueueBuild::give_back() {
+  if (!number_) return;
+  queue_build_numbers().give_back(*number_);
+  number_.reset();
+  options_.clear();
 }
 
 ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {

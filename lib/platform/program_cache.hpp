@@ -93,8 +93,10 @@ std::string device_identity(const cl::Device& device);
 // than the last) take three entries and release the newest three times, and PoCL aborts
 // (`found->ref_count > 0' in pocl_release_dlhandle_cache). An in-order queue has one launch in
 // flight at a time, and a define that names the queue (-DSINEW_QUEUE_BUILD=n, n the lowest number
-// no live queue holds: the same few numbers in every process, so the disk cache still serves
-// them) keeps every such entry to one queue's launches.
+// no queue in use holds: the same few numbers in every process, so the disk cache still serves
+// them) keeps every such entry to one queue's launches. A pooled queue gives its number back
+// while it waits (give_back, once its launches have ended) and takes the lowest free one when it
+// is used again (take): runtimes used one after another build the same few programs (docs/decisions/133).
 class QueueBuild {
  public:
   explicit QueueBuild(const cl::Device& device);
@@ -103,8 +105,16 @@ class QueueBuild {
   QueueBuild& operator=(const QueueBuild&) = delete;
   // Appended to the options of every program this queue's kernels come from.
   const std::string& options() const { return options_; }
+  // Whether the device needs a number (a PoCL CPU driver): the others' options are empty.
+  bool numbered() const { return numbered_; }
+  // The number back to the free ones; the queue's launches must have ended. Options are empty
+  // until take().
+  void give_back();
+  // The lowest free number (where the device needs one).
+  void take();
 
  private:
+  bool numbered_ = false;
   std::optional<unsigned> number_;
   std::string options_;
 };

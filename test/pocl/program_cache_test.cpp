@@ -206,6 +206,18 @@ TEST(ProgramCache, EveryLiveQueueOnAPoclCpuDeviceHasABuildOfItsOwn) {
   first.reset();
   QueueBuild third(cl.device);
   EXPECT_EQ(third.options(), freed);  // the number given back is taken again
+  // A pooled queue gives its number back while it waits and takes the lowest free one when used
+  // again: queues used one after another share the same builds.
+  ASSERT_TRUE(second->numbered());
+  const std::string before = second->options();
+  second->give_back();
+  EXPECT_EQ(second->options(), "");
+  {
+    QueueBuild meanwhile(cl.device);
+    EXPECT_EQ(meanwhile.options(), before);
+  }
+  second->take();
+  EXPECT_EQ(second->options(), before);
   // Two queues' builds of one source are two programs in the cache, with binaries of their own.
   TempDir dir;
   ProgramCache cache(dir.path().string());
