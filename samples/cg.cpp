@@ -4,11 +4,10 @@
 //
 //   cg [--side N] [--tolerance X] [--max-iterations N] [--device I]
 #include "common/cg.hpp"
+#include "common/cli.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -16,27 +15,16 @@ int main(int argc, char** argv) {
   std::size_t side = 512, max_iterations = 5000;
   float tolerance = 1e-5f;
   sinew::RunOptions options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    char* end = nullptr;
-    const double v = std::strtod(argv[i + 1], &end);
-    if (*end || !(v >= 0)) {
-      std::cerr << "cg: " << flag << " takes a non-negative number, not '" << argv[i + 1] << "'\n";
-      return 2;
-    }
-    if (flag == "--side") side = static_cast<std::size_t>(v);
-    else if (flag == "--tolerance") tolerance = static_cast<float>(v);
-    else if (flag == "--max-iterations") max_iterations = static_cast<std::size_t>(v);
-    else if (flag == "--device") options.device = static_cast<std::size_t>(v);
-    else {
-      std::cerr << "cg: unknown flag " << flag << " (--side, --tolerance, --max-iterations, --device)\n";
-      return 2;
-    }
-  }
-  if (argc % 2 == 0) {
-    std::cerr << "cg: every flag takes a value\n";
-    return 2;
-  }
+  const auto given = sinew::samples::cli::parse_numbers(
+      argc, argv, "cg", "conjugate gradient on the 2D Poisson matrix, the whole solve one loop tree",
+      {{"side", "grid side: the matrix has side x side rows", "512"},
+       {"tolerance", "stop once the residual's norm is below this", "1e-5"},
+       {"max-iterations", "at most this many iterations", "5000"},
+       {"device", "the device index to run on", "the runtime's default"}});
+  if (given.count("side")) side = static_cast<std::size_t>(given.at("side"));
+  if (given.count("tolerance")) tolerance = static_cast<float>(given.at("tolerance"));
+  if (given.count("max-iterations")) max_iterations = static_cast<std::size_t>(given.at("max-iterations"));
+  if (given.count("device")) options.device = static_cast<std::size_t>(given.at("device"));
   try {
     const auto a = sinew::samples::poisson_2d(side);
     const auto b = sinew::samples::cg_right_hand_side(a.rows);

@@ -4,9 +4,9 @@
 // in C++ (common/kmeans.cpp): the same clusters for every point.
 //
 //   kmeans [--points N] [--max-iterations N] [--device I]
+#include "common/cli.hpp"
 #include "common/kmeans.hpp"
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -14,26 +14,14 @@ int main(int argc, char** argv) {
   std::size_t points = 1 << 20, max_iterations = 100;
   const std::size_t per_unit = 256;
   sinew::RunOptions options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    char* end = nullptr;
-    const double v = std::strtod(argv[i + 1], &end);
-    if (*end || !(v >= 0)) {
-      std::cerr << "kmeans: " << flag << " takes a non-negative number, not '" << argv[i + 1] << "'\n";
-      return 2;
-    }
-    if (flag == "--points") points = static_cast<std::size_t>(v);
-    else if (flag == "--max-iterations") max_iterations = static_cast<std::size_t>(v);
-    else if (flag == "--device") options.device = static_cast<std::size_t>(v);
-    else {
-      std::cerr << "kmeans: unknown flag " << flag << " (--points, --max-iterations, --device)\n";
-      return 2;
-    }
-  }
-  if (argc % 2 == 0) {
-    std::cerr << "kmeans: every flag takes a value\n";
-    return 2;
-  }
+  const auto given = sinew::samples::cli::parse_numbers(
+      argc, argv, "kmeans", "Lloyd's k-means (8 clusters) on 2D integer points, one loop tree",
+      {{"points", "the points (rounded up to a multiple of 256)", "1048576"},
+       {"max-iterations", "at most this many iterations", "100"},
+       {"device", "the device index to run on", "the runtime's default"}});
+  if (given.count("points")) points = static_cast<std::size_t>(given.at("points"));
+  if (given.count("max-iterations")) max_iterations = static_cast<std::size_t>(given.at("max-iterations"));
+  if (given.count("device")) options.device = static_cast<std::size_t>(given.at("device"));
   if (points == 0 || max_iterations == 0) {
     std::cerr << "kmeans: at least one point and one iteration\n";
     return 2;

@@ -4,11 +4,11 @@
 // Checked against the same iterations in double (common/pagerank.cpp).
 //
 //   pagerank [--nodes N] [--tolerance X] [--max-iterations N] [--device I]
+#include "common/cli.hpp"
 #include "common/pagerank.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -17,27 +17,16 @@ int main(int argc, char** argv) {
   float tolerance = 1e-6f;
   const float damping = 0.85f;
   sinew::RunOptions options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    char* end = nullptr;
-    const double v = std::strtod(argv[i + 1], &end);
-    if (*end || !(v >= 0)) {
-      std::cerr << "pagerank: " << flag << " takes a non-negative number, not '" << argv[i + 1] << "'\n";
-      return 2;
-    }
-    if (flag == "--nodes") nodes = static_cast<std::size_t>(v);
-    else if (flag == "--tolerance") tolerance = static_cast<float>(v);
-    else if (flag == "--max-iterations") max_iterations = static_cast<std::size_t>(v);
-    else if (flag == "--device") options.device = static_cast<std::size_t>(v);
-    else {
-      std::cerr << "pagerank: unknown flag " << flag << " (--nodes, --tolerance, --max-iterations, --device)\n";
-      return 2;
-    }
-  }
-  if (argc % 2 == 0) {
-    std::cerr << "pagerank: every flag takes a value\n";
-    return 2;
-  }
+  const auto given = sinew::samples::cli::parse_numbers(
+      argc, argv, "pagerank", "PageRank by power iteration on a synthetic power-law graph, one loop tree",
+      {{"nodes", "the graph's nodes", "1048576"},
+       {"tolerance", "stop once the ranks change by less than this in L1", "1e-6"},
+       {"max-iterations", "at most this many iterations", "100"},
+       {"device", "the device index to run on", "the runtime's default"}});
+  if (given.count("nodes")) nodes = static_cast<std::size_t>(given.at("nodes"));
+  if (given.count("tolerance")) tolerance = static_cast<float>(given.at("tolerance"));
+  if (given.count("max-iterations")) max_iterations = static_cast<std::size_t>(given.at("max-iterations"));
+  if (given.count("device")) options.device = static_cast<std::size_t>(given.at("device"));
   try {
     const auto g = sinew::samples::power_law_graph(nodes, 11);
     std::size_t reference_iterations = 0;

@@ -5,9 +5,9 @@
 // devices after the first step; --check compares the arrays with the same steps in C++.
 //
 //   timestep [--oscillators N] [--steps N] [--device I] [--check 0|1]
+#include "common/cli.hpp"
 #include "common/timestep.hpp"
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -15,27 +15,16 @@ int main(int argc, char** argv) {
   sinew::samples::TimeStepSettings s;
   sinew::RunOptions options;
   bool check = true;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    char* end = nullptr;
-    const double v = std::strtod(argv[i + 1], &end);
-    if (*end || !(v >= 0)) {
-      std::cerr << "timestep: " << flag << " takes a non-negative number, not '" << argv[i + 1] << "'\n";
-      return 2;
-    }
-    if (flag == "--oscillators") s.oscillators = static_cast<std::size_t>(v);
-    else if (flag == "--steps") s.steps = static_cast<std::size_t>(v);
-    else if (flag == "--device") options.device = static_cast<std::size_t>(v);
-    else if (flag == "--check") check = v != 0;
-    else {
-      std::cerr << "timestep: unknown flag " << flag << " (--oscillators, --steps, --device, --check)\n";
-      return 2;
-    }
-  }
-  if (argc % 2 == 0) {
-    std::cerr << "timestep: every flag takes a value\n";
-    return 2;
-  }
+  const auto given = sinew::samples::cli::parse_numbers(
+      argc, argv, "timestep", "two trees alternating over resident arrays, the host choosing each time step",
+      {{"oscillators", "the oscillators", std::to_string(s.oscillators)},
+       {"steps", "time steps", std::to_string(s.steps)},
+       {"device", "the device index to run on", "the runtime's default"},
+       {"check", "1: compare with the same steps in C++; 0: do not", "1"}});
+  if (given.count("oscillators")) s.oscillators = static_cast<std::size_t>(given.at("oscillators"));
+  if (given.count("steps")) s.steps = static_cast<std::size_t>(given.at("steps"));
+  if (given.count("device")) options.device = static_cast<std::size_t>(given.at("device"));
+  if (given.count("check")) check = given.at("check") != 0;
   try {
     sinew::Runtime rt;
     sinew::samples::TimeStep timestep;

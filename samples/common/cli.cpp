@@ -271,6 +271,39 @@ double Options::get_number(const std::string& name, double fallback, double min,
   return checked(program, [&] { return sinew::parse::number(it->second, "--" + name, min, max, min_open); });
 }
 
+std::map<std::string, double> parse_numbers(int argc, char** argv, const std::string& program,
+                                            const std::string& about, const std::vector<Flag>& flags) {
+  namespace po = boost::program_options;
+  po::options_description described;
+  described.add_options()("help,h", "")("unexpected", po::value<std::vector<std::string>>());
+  for (const auto& f : flags) described.add_options()(f.name.c_str(), po::value<std::string>());
+  po::positional_options_description words;  // no flag takes words: collected only to be refused
+  words.add("unexpected", -1);
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+  po::variables_map given;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(described).positional(words).style(style).run(), given);
+  } catch (const po::error& e) {
+    usage_error(program, e.what());
+  }
+  if (given.count("help")) {
+    std::cout << "usage: " << program << " [options]\n" << about << ".\n\n";
+    for (const auto& f : flags)
+      std::cout << "  --" << f.name << " N  " << f.help << " (default " << f.default_value << ")\n";
+    std::exit(0);
+  }
+  if (given.count("unexpected"))
+    usage_error(program, "unexpected argument '" + given["unexpected"].as<std::vector<std::string>>().front() + "'");
+  std::map<std::string, double> values;
+  for (const auto& f : flags)
+    if (given.count(f.name))
+      values[f.name] = checked(program, [&] {
+        return sinew::parse::number(given[f.name].as<std::string>(), "--" + f.name, 0,
+                                    std::numeric_limits<double>::max());
+      });
+  return values;
+}
+
 Options parse(int argc, char** argv, const Sample& sample, const std::vector<Flag>& extra) {
   namespace po = boost::program_options;
   const std::string program = argc > 0 ? argv[0] : sample.name();

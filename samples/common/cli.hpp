@@ -66,4 +66,12 @@ Options parse(int argc, char** argv, const Sample& sample, const std::vector<Fla
 // bad usage or an error.
 int run(Sample& sample, const Options& opts);
 
+// The command line of a program that is no sample descriptor (cg, kmeans, pagerank, timestep):
+// its own flags only, each a non-negative number, parsed as parse() parses (Boost.Program_options,
+// no abbreviations, no words). --help prints `about` and the flags and exits with 0; an unknown or
+// repeated flag, a flag without a value or a value that is not a finite non-negative number
+// prints the problem naming the flag and exits with 2. Returns the values given, by name.
+std::map<std::string, double> parse_numbers(int argc, char** argv, const std::string& program,
+                                            const std::string& about, const std::vector<Flag>& flags);
+
 }  // namespace sinew::samples::cli
