@@ -1,4 +1,4 @@
--- Sinew knowledge base, schema version 6 (PRAGMA user_version), application_id "SINW" (PRAGMA
+-- Sinew knowledge base, schema version 7 (PRAGMA user_version), application_id "SINW" (PRAGMA
 -- application_id = 1397313111: what identifies a file as one). A new file is created from this
 -- text; an older file is brought here by migrations/NNN_*.sql, some followed by a C++ step that
 -- rewrites rows (lib/kb/migrate.cpp; a unit test checks that both paths give the same tables,
@@ -52,7 +52,8 @@ CREATE TABLE runs (
   purpose     TEXT NOT NULL CHECK (purpose IN ('training', 'balancing', 'execution')),
   created     TEXT NOT NULL,
   partition_ms TEXT NOT NULL DEFAULT '[]',  -- JSON array of per-partition busy times
-  plan        TEXT NOT NULL DEFAULT '{}'
+  plan        TEXT NOT NULL DEFAULT '{}',
+  device_ms   TEXT NOT NULL DEFAULT '[]'   -- JSON array of per-device busy times, in share order
 );
 CREATE INDEX runs_by_key ON runs (tree, devices, library, feature_key);
 
@@ -87,4 +88,4 @@ CREATE TABLE trees (
 );
 
 PRAGMA application_id = 1397313111;
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;

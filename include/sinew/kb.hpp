@@ -102,6 +102,9 @@ struct KbRun {
   /// Per-partition busy times, in decomposition order; empty for runs that were not profiled
   /// (RunOptions::profile: training and unprofiled executions measure no device-side times).
   std::vector<double> partition_ms;
+  /// Per-device busy times as the host measured them, one per share of `config` (0 where a device
+  /// had no work); empty where they were not kept. Derivation fits a device's cost from them.
+  std::vector<double> device_ms;
   std::string purpose = "training";     ///< training | balancing | execution
   std::string created;                  ///< set by the KB when empty
 };

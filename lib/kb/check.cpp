@@ -121,6 +121,10 @@ void check_entry(const KbEntry& e) {
 void check_run(const KbRun& r) {
   check_plan(r, "the run");
   check_times(r.partition_ms, "the run's partition time");
+  check_times(r.device_ms, "the run's device time");
+  if (!r.device_ms.empty() && r.device_ms.size() != r.config.shares.size())
+    invalid("the run has " + std::to_string(r.device_ms.size()) + " device times for " +
+            std::to_string(r.config.shares.size()) + " shares");
   if (!is_purpose(r.purpose)) invalid("purpose '" + r.purpose + "' is none of training, balancing, execution");
 }
 

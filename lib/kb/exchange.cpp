@@ -57,6 +57,7 @@ json::Value run_value(const KbRun& r) {
   v.set("config", config_value(r.config));
   v.set("time_ms", json::Value(r.time_ms));
   v.set("partition_ms", numbers_value(r.partition_ms));
+  v.set("device_ms", numbers_value(r.device_ms));
   v.set("purpose", json::Value(r.purpose));
   v.set("created", json::Value(r.created));
   return v;
@@ -304,6 +305,7 @@ KbRun read_run(const Reader& r, const PositionalFeatureNames& names) {
   run.config = r.config("config");
   run.time_ms = r.number("time_ms");
   run.partition_ms = r.numbers("partition_ms");
+  if (r.find("device_ms")) run.device_ms = r.numbers("device_ms");  // exports before schema 7 have none
   run.purpose = r.text("purpose");
   run.created = r.text("created");
   if (run.created.empty()) r.fail("has no creation time");

@@ -129,6 +129,7 @@ KbRun run_from(const Statement& s) {
   r.partition_ms = numbers_from(s.text(9), "partition_ms");
   r.purpose = s.text(10);
   r.created = s.text(11);
+  r.device_ms = numbers_from(s.text(13), "device_ms");
   return r;
 }
 

@@ -31,7 +31,7 @@ inline constexpr const char* kEntryColumns =
 KbEntry entry_from(const Statement& s);
 
 inline constexpr const char* kRunColumns =
-    "id, tree, devices, library, features, fission, overlap, shares, time_ms, partition_ms, purpose, created, plan";
+    "id, tree, devices, library, features, fission, overlap, shares, time_ms, partition_ms, purpose, created, plan, device_ms";
 KbRun run_from(const Statement& s);
 
 inline constexpr const char* kEventColumns =

@@ -8,7 +8,7 @@ namespace sinew::detail::kb {
 
 // PRAGMA user_version of a knowledge base this library writes: the number of the last file in
 // kb/migrations/ (the generated source static_asserts it).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // PRAGMA application_id of a knowledge base: "SINW" (schema.sql, migrations/005).
 inline constexpr int kApplicationId = 1397313111;
 

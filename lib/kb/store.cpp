@@ -48,7 +48,7 @@ std::vector<KbEvent> KnowledgeBase::Impl::select_events(const std::string& where
 Statement KnowledgeBase::Impl::prepare_insert_run() const {
   return db.prepare(
       "INSERT INTO runs (tree, devices, library, features, feature_key, fission, overlap, shares, time_ms, "
-      "purpose, created, partition_ms, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "purpose, created, partition_ms, plan, device_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 }
 
 Statement KnowledgeBase::Impl::prepare_add_executions() const {
@@ -71,7 +71,7 @@ std::int64_t KnowledgeBase::Impl::insert_run(Statement& s, const KbRun& r) {
   s.reset();
   s.bind_all(r.key.tree, r.key.devices, r.key.library, features_text(r.features), feature_key(r.features),
              r.config.fission, r.config.overlap, numbers_text(r.config.shares), r.time_ms, r.purpose,
-             r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms), plan_text(r.config));
+             r.created.empty() ? utc_now() : r.created, numbers_text(r.partition_ms), plan_text(r.config), numbers_text(r.device_ms));
   s.run();
   return db.last_insert_id();
 }

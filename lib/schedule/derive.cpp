@@ -110,6 +110,69 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
   return {std::max(1.0, fastest / predicted->second), plans.size()};
 }
 
+// Per level of a device (named by the device alone there): its times per amount of work (several
+// runs: their median), and which plan and device each name stands for.
+struct LevelTimes {
+  std::map<std::pair<std::string, double>, std::vector<double>> times;  // (level, elements) -> ms
+  std::map<std::string, std::pair<Config, std::size_t>> levels;         // name -> the device alone, the device
+};
+
+bool usable(const KbRun& r, std::size_t devices, const KbFeatures& query) {
+  return r.config.shares.size() == devices && r.time_ms > 0 && input_size(r.features) > 0 && same_kind(r.features, query);
+}
+
+// Each device alone at each level: the whole input's size and the run's time.
+LevelTimes times_alone(const std::vector<DeviceInfo>& devices, const std::vector<KbRun>& runs, const KbFeatures& query) {
+  LevelTimes out;
+  for (const auto& r : runs) {
+    if (!usable(r, devices.size(), query)) continue;
+    const auto alone = alone_plan(r.config, devices);
+    if (!alone) continue;
+    const std::string name = alone->first.str();
+    out.levels.emplace(name, *alone);
+    out.times[{name, input_size(r.features)}].push_back(r.time_ms);
+  }
+  return out;
+}
+
+// Each device in the static splits it worked in (runs that kept their device times): its share of
+// the input and its busy time, at the level the split gave it.
+LevelTimes times_in_splits(const std::vector<DeviceInfo>& devices, const std::vector<KbRun>& runs,
+                           const KbFeatures& query) {
+  LevelTimes out;
+  for (const auto& r : runs) {
+    if (!usable(r, devices.size(), query) || r.device_ms.size() != devices.size() || working_devices(r.config) < 2)
+      continue;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      if (!(r.config.shares[d] > 0) || !(r.device_ms[d] > 0)) continue;
+      Config one = r.config;
+      one.shares.assign(devices.size(), 0.0);
+      one.shares[d] = 1;
+      const auto alone = alone_plan(one, devices);
+      if (!alone) continue;
+      const std::string name = alone->first.str();
+      out.levels.emplace(name, *alone);
+      out.times[{name, r.config.shares[d] * input_size(r.features)}].push_back(r.device_ms[d]);
+    }
+  }
+  return out;
+}
+
+// The line through one level's points, where it has two amounts of work or more.
+std::optional<CostFit> fit_level(const LevelTimes& t, const std::string& name,
+                                 const std::pair<Config, std::size_t>& level) {
+  std::vector<CostPoint> pts;
+  for (const auto& [key, ms] : t.times)
+    if (key.first == name) pts.push_back({.units = key.second, .ms = median(ms)});
+  if (pts.size() < 2) return std::nullopt;
+  CostFit f;
+  f.level = level.first;
+  f.device = level.second;
+  f.cost = fit_relative(pts);
+  f.sizes = pts.size();
+  return f;
+}
+
 }  // namespace
 
 double input_size(const KbFeatures& features) {
@@ -143,30 +206,16 @@ std::optional<CostPlan> derive_from_costs(const std::vector<DeviceInfo>& devices
   const std::size_t n = devices.size();
   const double size = input_size(query);
   if (n == 0 || !(size > 0)) return std::nullopt;
-  // Each device alone at each level: its times per size (several runs: their median).
-  std::map<std::pair<std::string, double>, std::vector<double>> times;  // (level, size) -> ms
-  std::map<std::string, std::pair<Config, std::size_t>> levels;  // name -> a device alone, the device
-  for (const auto& r : runs) {
-    if (r.config.shares.size() != n || !(r.time_ms > 0) || !same_kind(r.features, query)) continue;
-    const double x = input_size(r.features);
-    const auto alone = alone_plan(r.config, devices);
-    if (!alone || !(x > 0)) continue;
-    const std::string name = alone->first.str();
-    levels.emplace(name, *alone);
-    times[{name, x}].push_back(r.time_ms);
-  }
+  const LevelTimes alone = times_alone(devices, runs, query), in_splits = times_in_splits(devices, runs, query);
   std::vector<CostFit> fits;
-  for (const auto& [name, alone] : levels) {
-    std::vector<CostPoint> pts;
-    for (const auto& [key, t] : times)
-      if (key.first == name) pts.push_back({.units = key.second, .ms = median(t)});
-    if (pts.size() < 2) continue;
-    CostFit f;
-    f.level = alone.first;
-    f.device = alone.second;
-    f.cost = fit_relative(pts);
-    f.sizes = pts.size();
-    fits.push_back(f);
+  for (const auto& [name, level] : alone.levels) {
+    if (auto f = fit_level(alone, name, level)) fits.push_back(*f);
+  }
+  // A device with no fit of its own alone, as training leaves a device it probed and found slow:
+  // its busy times in the splits it worked in, at each of its levels.
+  for (const auto& [name, level] : in_splits.levels) {
+    if (std::any_of(fits.begin(), fits.end(), [&](const CostFit& f) { return f.device == level.second; })) continue;
+    if (auto f = fit_level(in_splits, name, level)) fits.push_back(*f);
   }
   for (std::size_t d = 0; d < n; ++d)
     if (std::none_of(fits.begin(), fits.end(), [&](const CostFit& f) { return f.device == d; })) return std::nullopt;

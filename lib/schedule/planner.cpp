@@ -378,6 +378,7 @@ void Planner::executed(const Plan& plan, const PreparedTree& prepared, const Rep
   p.run.config = report.config;
   p.run.time_ms = report.wall_ms;
   p.run.partition_ms = partition_times(report);
+  p.run.device_ms = device_times(report);
   p.run.purpose = "execution";
   p.entry = plan.entry;
   p.at = std::chrono::system_clock::now();

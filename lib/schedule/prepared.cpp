@@ -114,6 +114,10 @@ std::vector<double> partition_times(const Report& r) {
   return out;
 }
 
+std::vector<double> device_times(const Report& r) {
+  return r.device_ms.size() == r.config.shares.size() ? r.device_ms : std::vector<double>{};
+}
+
 namespace {
 
 // Scratch copies of what a tree writes (inputs it only reads are shared): bindings of the same
@@ -207,6 +211,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.config = r.config;  // as it ran: fitted to the devices' memory
       run.time_ms = r.wall_ms;
       run.partition_ms = partition_times(r);
+      run.device_ms = device_times(r);
       record(run);
     }
     Measurement m{r.wall_ms, r.device_ms, {}, r.config, std::min(r.wall_ms, 1000 * built_s)};

@@ -104,5 +104,8 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
 
 // A run's per-partition busy times for the knowledge base: only a profiled run measured them.
 std::vector<double> partition_times(const Report& r);
+// A run's per-device busy times for the knowledge base (KbRun::device_ms): one per share of the
+// plan that ran, else none.
+std::vector<double> device_times(const Report& r);
 
 }  // namespace sinew::detail

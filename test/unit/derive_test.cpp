@@ -228,3 +228,48 @@ TEST(DeriveFromCosts, TuningDefaultsAreTheMeasuredOnes) {
   // docs/decisions/016: a split must be predicted 10% faster than the fastest device alone.
   EXPECT_EQ(DerivationTuning{}.split_margin, 0.10);
 }
+
+// What a training that probed a slow CPU leaves (docs/decisions/111): the GPU alone at each of its
+// levels, the CPU only on a 64th of the work beside it. The CPU's busy times in those probes fit
+// its line, so a size between gets a derived plan; without the device times there is none.
+TEST(DeriveFromCosts, ADeviceOnlyProbedIsFittedFromItsTimesInTheProbes) {
+  Model m{{20e-3, 0.15e-3}, {0.05, 2.0}};
+  m.overlap_a = {1, 0.7, 0.55, 0.5};
+  m.overlap_b = {1, 1, 1, 1};
+  m.queue_ms = 0.5;
+  m.noise = 0.02;
+  std::vector<KbRun> runs;
+  for (double n : {1.0e5, 1.0e6}) {
+    m.n = n;
+    Config probe;
+    probe.shares = {1.0 / 64, 63.0 / 64};
+    probe.overlap = 4;
+    std::vector<Config> plans{probe};
+    for (unsigned ov = 1; ov <= 4; ++ov) {
+      Config c = Config::single(1, 2);
+      c.overlap = ov;
+      plans.push_back(c);
+    }
+    for (const auto& c : plans)
+      for (int i = 0; i < 3; ++i) {
+        const Measurement measured = m(c);
+        KbRun r;
+        r.features = features(n);
+        r.config = c;
+        r.time_ms = measured.time_ms;
+        r.device_ms = measured.device_ms;
+        runs.push_back(r);
+      }
+  }
+  const double n = 4.0e5;
+  const auto plan = derive_from_costs(cpu_gpu(), runs, features(n));
+  ASSERT_TRUE(plan);
+  const bool cpu_fitted = std::any_of(plan->fits.begin(), plan->fits.end(), [](const CostFit& f) { return f.device == 0; });
+  EXPECT_TRUE(cpu_fitted) << plan->str();
+  EXPECT_LE(time_at(m, n, plan->config), (1 + DerivationTuning{}.split_margin) * optimum_at(m, n)) << plan->str();
+  // The CPU's fitted cost of the whole input is its model's within the noise.
+  for (const auto& f : plan->fits)
+    if (f.device == 0) EXPECT_NEAR(f.at(n), time_at(m, n, Config::single(0, 2)), 0.1 * time_at(m, n, Config::single(0, 2))) << plan->str();
+  for (auto& r : runs) r.device_ms.clear();
+  EXPECT_FALSE(derive_from_costs(cpu_gpu(), runs, features(n)));
+}

@@ -201,6 +201,9 @@ TEST(KbStore, BadValuesAreRejectedWithInvalidArgument) {
   r = run(k, {{"n", 1}}, config({1, 0}), 1);
   r.partition_ms = {1, std::nan("")};
   EXPECT_EQ(error_of([&] { kb->record_run(r); }), sinew::errc::invalid_argument);
+  r = run(k, {{"n", 1}}, config({1, 0}), 1);
+  r.device_ms = {1};  // one time for two shares
+  EXPECT_EQ(error_of([&] { kb->record_run(r); }), sinew::errc::invalid_argument);
 
   sinew::KbEvent ev;
   ev.entry = kb->store_entry(ok);
@@ -655,4 +658,28 @@ TEST(KbImport, DynamicPlansForTreesWhosePartitionsMeetAreRefused) {
         << tree->label() << "\n" << tree->dump();
   EXPECT_EQ(refusal(export_of(halo_loop, "schedule=dynamic", false), *KnowledgeBase::memory()), "accepted");
   EXPECT_EQ(refusal(export_of(sort, "0=0.5", true), *KnowledgeBase::memory()), "accepted");
+}
+
+// A run's per-device times are kept, exported and imported as they were; a run without them reads
+// back without them.
+TEST(KbStore, RunsKeepTheirDeviceTimesThroughExportAndImport) {
+  auto kb = KnowledgeBase::memory();
+  auto k = key();
+  auto timed = run(k, {{"n", 1}}, config({0.25, 0.75}), 12);
+  timed.device_ms = {11.5, 12.0};
+  kb->record_run(timed);
+  kb->record_run(run(k, {{"n", 2}}, config({1, 0}), 20));
+  auto check = [&](KnowledgeBase& from) {
+    const auto one = from.runs(k, {{"n", 1}});
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].device_ms, (std::vector<double>{11.5, 12.0}));
+    const auto two = from.runs(k, {{"n", 2}});
+    ASSERT_EQ(two.size(), 1u);
+    EXPECT_TRUE(two[0].device_ms.empty());
+  };
+  check(*kb);
+  kb->store_entry(entry(k, {{"n", 1}}, config({0.25, 0.75}), 12));
+  auto copy = KnowledgeBase::memory();
+  copy->import_json(kb->export_json());
+  check(*copy);
 }
