@@ -60,6 +60,25 @@ TEST(TrainProbe, ADeviceAHundredTimesSlowerIsNeverMeasuredAloneAtFullSize) {
   }
 }
 
+// The model strategy keeps its even first plan (a probe's point near a zero share costs its ten
+// executions' fits their precision: docs/decisions/111), but never runs the 100-times-slower CPU
+// alone: after its first plans the CPU's measured line puts that at 3x the fastest plan or more.
+TEST(TrainProbe, TheModelStrategyNeverRunsAHundredTimesSlowerDeviceAlone) {
+  const auto devs = cpu_gpu();
+  Model m{{30.0, 0.3}, {0.5, 1.0}};
+  TrainingOptions o;
+  o.strategy = Strategy::model;
+  std::vector<std::string> lines;
+  const TrainingResult r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+  const std::string where = r.best.str() + "\n" + log_of(lines);
+  EXPECT_EQ(r.strategy, "model") << where;
+  EXPECT_LE(largest_share(r, 0), 0.5) << where;
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("not measured") != l.npos; }))
+      << where;
+  EXPECT_LE(m.clean_time(r.best), 1.05 * m.clean_time(Config::single(1, 2))) << where;
+  EXPECT_LE(r.executions, TrainingTuning{}.model_executions) << where;
+}
+
 // A device whose cost is not linear in its share (fixed costs that vanish as the work grows, as a
 // GPU that a small share leaves idle): its probe puts it 20 times behind, yet alone it is the
 // fastest. It is measured at a larger share before any plan is dropped, and then alone.
