@@ -115,6 +115,7 @@ std::pair<double, std::size_t> split_factor(const std::vector<DeviceInfo>& devic
 struct LevelTimes {
   std::map<std::pair<std::string, double>, std::vector<double>> times;  // (level, elements) -> ms
   std::map<std::string, std::pair<Config, std::size_t>> levels;         // name -> the device alone, the device
+  std::map<std::string, std::set<double>> inputs;                       // name -> the input sizes behind it
 };
 
 bool usable(const KbRun& r, std::size_t devices, const KbFeatures& query) {
@@ -153,14 +154,18 @@ LevelTimes times_in_splits(const std::vector<DeviceInfo>& devices, const std::ve
       const std::string name = alone->first.str();
       out.levels.emplace(name, *alone);
       out.times[{name, r.config.shares[d] * input_size(r.features)}].push_back(r.device_ms[d]);
+      out.inputs[name].insert(input_size(r.features));
     }
   }
   return out;
 }
 
-// The line through one level's points, where it has two amounts of work or more.
+// The line through one level's points, where it has two amounts of work or more (from two input
+// sizes or more where its points are shares of splits: one input's splits say how a device's time
+// grows with its share there, not with the input).
 std::optional<CostFit> fit_level(const LevelTimes& t, const std::string& name,
                                  const std::pair<Config, std::size_t>& level) {
+  if (const auto in = t.inputs.find(name); in != t.inputs.end() && in->second.size() < 2) return std::nullopt;
   std::vector<CostPoint> pts;
   for (const auto& [key, ms] : t.times)
     if (key.first == name) pts.push_back({.units = key.second, .ms = median(ms)});
