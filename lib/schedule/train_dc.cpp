@@ -122,8 +122,7 @@ const TrainingPoint* CrossoverSearch::measure(const Config& c) {
   Config ran = c;
   try {
     for (unsigned q = 0; q < quality_; ++q) {
-      Measurement m = measure_(c);
-      ledger_.builds(m.build_ms / 1000);
+      Measurement m = ledger_.run(measure_, c);
       if (!m.ran.shares.empty()) ran = m.ran;
       times.push_back(m.time_ms);
       for (std::size_t d = 0; d < devices_.size(); ++d) dev[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
@@ -153,7 +152,7 @@ bool CrossoverSearch::measure_model(DcModel& model) {
   const std::size_t levels = model.subproblems.size();
   model.level_ms.assign(devices_.size(), std::vector<double>(levels, 0.0));
   if (!ledger_.take(1)) return false;
-  ledger_.builds(measure_(model.single(0)).build_ms / 1000);  // a timed run, recorded as every run of the model is
+  ledger_.run(measure_, model.single(0));  // a timed run, recorded as every run of the model is
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const TrainingPoint* p = measure(model.single(d));
     if (!p) return false;

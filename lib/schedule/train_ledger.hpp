@@ -85,7 +85,13 @@ class TrainingLedger {
   // what a user waits for, program builds aside (docs/decisions/110).
   double budget_clock() const { return seconds() - build_seconds_; }
   double build_seconds() const { return build_seconds_; }
-  void builds(double seconds) { build_seconds_ += seconds; }
+  // Every run a trainer makes goes through here: its program builds leave the budget's clock, so
+  // that no trainer can count them against its budget or forget to.
+  Measurement run(const Measure& measure, const Config& c) {
+    Measurement m = measure(c);
+    build_seconds_ += m.build_ms / 1000;
+    return m;
+  }
 
  private:
   // Whether the budget's clock, `ahead_s` seconds on, has reached the budget.

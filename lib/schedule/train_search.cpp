@@ -84,10 +84,9 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   std::vector<std::vector<double>> device(devices_.size());
   Config ran = c;
   try {
-    if (untimed_first) ledger_.builds(untimed_(c).build_ms / 1000);
+    if (untimed_first) ledger_.run(untimed_, c);
     for (unsigned r = 0; r < runs; ++r) {
-      const Measurement m = measure_(c);
-      ledger_.builds(m.build_ms / 1000);
+      const Measurement m = ledger_.run(measure_, c);
       if (!m.ran.shares.empty()) ran = m.ran;
       times.push_back(m.time_ms);
       for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
