@@ -1,7 +1,8 @@
 // exec/drive.cpp — driving a run's workers and waiting for them: a host thread per queue (so a
 // blocking transfer or library call on one device never holds back another, and each queue's end
-// is seen as it comes), or, for a streamed split whose transfers are all direct, one thread that
-// feeds every device and then waits for all of them under the wait policy (exec/wait.hpp).
+// is seen as it comes), or, for a streamed split whose transfers are all direct (or one device's
+// queues whose slices are all resident), one thread that feeds every queue and then waits for all
+// of them under the wait policy (exec/wait.hpp).
 #include "exec/chunks.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
