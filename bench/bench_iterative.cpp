@@ -14,7 +14,10 @@
 // Per iteration: each side runs the loop at two iteration counts (--iterations a,b) and the time
 // per iteration is the difference of the medians over the difference of the counts, so what a run
 // does once (Sinew's uploads of the bound host data, the result read back) drops out. Sinew runs
-// with Runtime::execute on the device alone (the first GPU, else the first device). Goals
+// with Runtime::execute on the device alone (the first GPU, else the first device), at the
+// device's best known level (RunOptions::device) or, --sinew-overlap N, at overlap N; the table
+// shows the plans the two counts' runs ran (a difference of runs at two plans is no iteration's
+// cost). Goals
 // (issue 41): cg, pagerank, kmeans >= 0.95x hand-written; value within 10 us per iteration of
 // hand-written.
 #include "handwritten/iterative.hpp"
@@ -29,6 +32,11 @@ using namespace bench;
 namespace {
 
 constexpr float kDamping = 0.85f;
+
+// The plan Sinew's latest run of a job ran (Config::str), shown beside its times: a per-iteration
+// figure is the difference of two trees' runs, each planned on its own, so their plans must agree
+// for the difference to be one iteration's cost.
+using PlanSeen = std::shared_ptr<std::string>;
 constexpr std::size_t kKMeansPerUnit = 256;
 
 // A value loop on Sinew's side: x (n floats, bound), part, y (bound) and the sum.
@@ -64,11 +72,15 @@ struct ValueTree {
 
 // Sinew's cg at a fixed iteration count (tolerance 0), checked against the double reference.
 Job cg_job(sinew::Runtime& rt, const sinew::samples::CsrMatrix& a, const std::vector<cl_float>& b,
-           std::size_t iterations, const sinew::RunOptions& o, hw::References& references) {
+           std::size_t iterations, const sinew::RunOptions& o, hw::References& references, PlanSeen plan) {
   auto cg = std::make_shared<sinew::samples::ConjugateGradient>(0.0f, iterations);
   auto x = std::make_shared<std::vector<cl_float>>();
   return {[] {},
-          [&rt, &a, &b, cg, x, o] { return cg->execute(rt, a, b, *x, o).report.wall_ms; },
+          [&rt, &a, &b, cg, x, o, plan] {
+            const sinew::Report r = cg->execute(rt, a, b, *x, o).report;
+            *plan = r.config.str();
+            return r.wall_ms;
+          },
           [&a, &b, x, iterations, &references] {
             const auto& want = references.cg(a, b, iterations);
             double worst = 0, scale = 1e-30;
@@ -82,11 +94,15 @@ Job cg_job(sinew::Runtime& rt, const sinew::samples::CsrMatrix& a, const std::ve
 
 // Sinew's pagerank at a fixed iteration count (tolerance 0), checked against the double reference.
 Job pagerank_job(sinew::Runtime& rt, const sinew::samples::Graph& g, std::size_t iterations, const sinew::RunOptions& o,
-                 hw::References& references) {
+                 hw::References& references, PlanSeen plan) {
   auto pagerank = std::make_shared<sinew::samples::PageRank>(kDamping, 0.0f, iterations);
   auto ranks = std::make_shared<std::vector<cl_float>>();
   return {[] {},
-          [&rt, &g, pagerank, ranks, o] { return pagerank->run(rt, g, *ranks, o).report.wall_ms; },
+          [&rt, &g, pagerank, ranks, o, plan] {
+            const sinew::Report r = pagerank->run(rt, g, *ranks, o).report;
+            *plan = r.config.str();
+            return r.wall_ms;
+          },
           [&g, ranks, iterations, &references] {
             const auto& want = references.pagerank(g, kDamping, iterations);
             double difference = 0;
@@ -99,16 +115,25 @@ Job pagerank_job(sinew::Runtime& rt, const sinew::samples::Graph& g, std::size_t
 
 // Sinew's kmeans at a fixed iteration count, checked against the reference (which must not converge earlier).
 Job kmeans_job(sinew::Runtime& rt, const std::vector<cl_int2>& points, std::size_t iterations,
-               const sinew::RunOptions& o, hw::References& references) {
+               const sinew::RunOptions& o, hw::References& references, PlanSeen plan) {
   auto kmeans = std::make_shared<sinew::samples::KMeans>(kKMeansPerUnit, iterations);
   auto labels = std::make_shared<std::vector<cl_uint>>();
   return {[&points, labels] { *labels = sinew::samples::kmeans_first_labels(points.size()); },
-          [&rt, &points, kmeans, labels, o] { return kmeans->run(rt, points, *labels, o).report.wall_ms; },
+          [&rt, &points, kmeans, labels, o, plan] {
+            const sinew::Report r = kmeans->run(rt, points, *labels, o).report;
+            *plan = r.config.str();
+            return r.wall_ms;
+          },
           [&points, labels, iterations, &references] {
             const auto& want = references.kmeans(points, iterations);
             if (want.empty()) return "k-means converges before " + std::to_string(iterations) + " iterations";
             return *labels == want ? std::string("OK") : std::string("the clusters differ from the reference's");
           }};
+}
+
+// One plan where the two counts' runs ran the same, else both ("a, then b").
+std::string plans_text(const std::string& at_n1, const std::string& at_n2) {
+  return at_n1 == at_n2 ? at_n1 : at_n1 + ", then " + at_n2;
 }
 
 }  // namespace
@@ -126,7 +151,10 @@ int main(int argc, char** argv) {
       "value-sizes", po::value<Counts>()->default_value(Counts{{1 << 16, 1 << 22}}, "65536,4194304")->value_name("a,b"),
       "floats of the value loop (--quick 4096)")(
       "iterations", po::value<Counts>()->default_value(Counts{{20, 100}}, "20,100")->value_name("a,b"),
-      "the two iteration counts whose difference gives the time per iteration (--quick 5,25)");
+      "the two iteration counts whose difference gives the time per iteration (--quick 5,25)")(
+      "sinew-overlap", po::value<unsigned>()->default_value(0),
+      "Sinew's side at this overlap level (queues on the device); 0: the pinned device's best known level "
+      "(RunOptions::device)");
   Bench b({"bench_iterative",
            "iterative applications against hand-written OpenCL (issue 41): cg, pagerank, kmeans, a value per iteration",
            "The cg, pagerank and kmeans samples and a reduction whose value feeds the next kernel, on one device with\n"
@@ -150,7 +178,13 @@ int main(int argc, char** argv) {
     ro.kb_path = ":memory:";
     std::unique_ptr<sinew::Runtime> rt = make_runtime(b.zero_copy_stand_in, ro);
     const Roles::Pair p = Roles::of(*rt).pair();
-    const sinew::RunOptions on = on_device(p.has_gpu ? p.gpu : 0);
+    sinew::RunOptions on = on_device(p.has_gpu ? p.gpu : 0);
+    if (const unsigned overlap = b.option("sinew-overlap", 0u); overlap > 0) {
+      sinew::Config c = sinew::Config::single(*on.device, rt->devices().size());
+      c.overlap = overlap;
+      on.config = c;
+      on.device.reset();
+    }
     bool failed = false;
     // The time per iteration of one side: its runs at a and z iterations, measured in turn.
     auto per_iteration = [&](const std::string& what, const Job& at_n1, const Job& at_n2, std::size_t a, std::size_t z) {
@@ -162,35 +196,40 @@ int main(int argc, char** argv) {
       failed = failed || !s1.ok() || !s2.ok();
       return std::pair<double, std::string>((s2.median_ms - s1.median_ms) / steps, s1.ok() ? s2.check : s1.check);
     };
-    Table cg({"grid", "Sinew ms / iteration", "hand-written ms / iteration", "hand-written / Sinew", "check"});
+    Table cg({"grid", "Sinew ms / iteration", "hand-written ms / iteration", "hand-written / Sinew", "Sinew's plans", "check"});
     for (std::size_t side : sides) {
       if (b.stop()) break;
       const auto a = sinew::samples::poisson_2d(side);
       const auto rhs = sinew::samples::cg_right_hand_side(a.rows);
       hw::References references;
       hw::ConjugateGradientLoop hand(a, rhs, references);
+      const PlanSeen plan1 = std::make_shared<std::string>(), plan2 = std::make_shared<std::string>();
       const auto [sinew_ms, sinew_check] =
-          per_iteration("cg " + std::to_string(side) + " sinew", cg_job(*rt, a, rhs, n1, on, references), cg_job(*rt, a, rhs, n2, on, references), n1, n2);
+          per_iteration("cg " + std::to_string(side) + " sinew", cg_job(*rt, a, rhs, n1, on, references, plan1),
+                        cg_job(*rt, a, rhs, n2, on, references, plan2), n1, n2);
       const auto [hand_ms, hand_check] =
           per_iteration("cg " + std::to_string(side) + " handwritten", hand.job(n1), hand.job(n2), n1, n2);
       cg.add({std::to_string(side) + "²", fmt("%.4f", sinew_ms), fmt("%.4f", hand_ms), fmt("%.3f", hand_ms / sinew_ms),
-              sinew_check == "OK" ? hand_check : sinew_check});
+              plans_text(*plan1, *plan2), sinew_check == "OK" ? hand_check : sinew_check});
     }
     Table pagerank({"nodes", "links", "Sinew ms / iteration", "hand-written ms / iteration", "hand-written / Sinew",
-                    "check"});
+                    "Sinew's plans", "check"});
     for (std::size_t nodes : graph_sizes) {
       if (b.stop()) break;
       const auto g = sinew::samples::power_law_graph(nodes, 11);
       hw::References references;
       hw::PageRankLoop hand(g, kDamping, references);
+      const PlanSeen plan1 = std::make_shared<std::string>(), plan2 = std::make_shared<std::string>();
       const auto [sinew_ms, sinew_check] = per_iteration("pagerank " + count_label(nodes) + " sinew",
-                                                         pagerank_job(*rt, g, n1, on, references), pagerank_job(*rt, g, n2, on, references), n1, n2);
+                                                         pagerank_job(*rt, g, n1, on, references, plan1),
+                                                         pagerank_job(*rt, g, n2, on, references, plan2), n1, n2);
       const auto [hand_ms, hand_check] =
           per_iteration("pagerank " + count_label(nodes) + " handwritten", hand.job(n1), hand.job(n2), n1, n2);
       pagerank.add({count_label(nodes), count_label(g.sources.size()), fmt("%.4f", sinew_ms), fmt("%.4f", hand_ms),
-                    fmt("%.3f", hand_ms / sinew_ms), sinew_check == "OK" ? hand_check : sinew_check});
+                    fmt("%.3f", hand_ms / sinew_ms), plans_text(*plan1, *plan2), sinew_check == "OK" ? hand_check : sinew_check});
     }
-    Table kmeans({"points", "Sinew ms / iteration", "hand-written ms / iteration", "hand-written / Sinew", "check"});
+    Table kmeans({"points", "Sinew ms / iteration", "hand-written ms / iteration", "hand-written / Sinew", "Sinew's plans",
+                  "check"});
     const std::size_t k1 = kmeans_counts[0], k2 = kmeans_counts[1];
     for (std::size_t count : point_counts) {
       if (b.stop()) break;
@@ -198,13 +237,14 @@ int main(int argc, char** argv) {
       const auto points = sinew::samples::kmeans_points(n, 7);
       hw::References references;
       hw::KMeansLoop hand(points, kKMeansPerUnit, references);
+      const PlanSeen plan1 = std::make_shared<std::string>(), plan2 = std::make_shared<std::string>();
       const auto [sinew_ms, sinew_check] = per_iteration("kmeans " + count_label(n) + " sinew",
-                                                         kmeans_job(*rt, points, k1, on, references), kmeans_job(*rt, points, k2, on, references),
-                                                         k1, k2);
+                                                         kmeans_job(*rt, points, k1, on, references, plan1),
+                                                         kmeans_job(*rt, points, k2, on, references, plan2), k1, k2);
       const auto [hand_ms, hand_check] =
           per_iteration("kmeans " + count_label(n) + " handwritten", hand.job(k1), hand.job(k2), k1, k2);
       kmeans.add({count_label(n), fmt("%.4f", sinew_ms), fmt("%.4f", hand_ms), fmt("%.3f", hand_ms / sinew_ms),
-                  sinew_check == "OK" ? hand_check : sinew_check});
+                  plans_text(*plan1, *plan2), sinew_check == "OK" ? hand_check : sinew_check});
     }
     Table value({"floats", "Sinew, pointer: us / iteration", "Sinew, by value: us / iteration",
                  "hand-written: us / iteration", "pointer - hand-written (us)", "check"});

@@ -1,7 +1,8 @@
 // exec/drive.cpp — driving a run's workers and waiting for them: a host thread per queue (so a
 // blocking transfer or library call on one device never holds back another, and each queue's end
-// is seen as it comes), or, for a streamed split whose transfers are all direct, one thread that
-// feeds every device and then waits for all of them under the wait policy (exec/wait.hpp).
+// is seen as it comes), or, for a streamed split whose transfers are all direct (or one device's
+// queues whose slices are all resident), one thread that feeds every queue and then waits for all
+// of them under the wait policy (exec/wait.hpp).
 #include "exec/chunks.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
@@ -142,12 +143,25 @@ void work(RunState& run, Worker& w) {
   }
 }
 
+// Every partitioned vector bound to the run is a resident array's piece on its partition's
+// device (exec/residency.hpp): no partition uploads or downloads a slice, so a device's queues
+// have no transfers to overlap with its kernels.
+bool all_slices_resident(const RunState& run) {
+  for (const auto& u : run.an.vectors)
+    if (u.partitioned && u.bound())
+      for (const PartState& ps : run.workers.parts)
+        if (!run.residency.holds(ps, u)) return false;
+  return true;
+}
+
 // A streamed tree over several devices whose transfers are all direct (pinned memory for the
 // discrete devices, the host memory itself for CPUs) enqueues nothing that blocks: the calling
 // thread enqueues every partition, as hand-written OpenCL does: threads that enqueue only once
 // woken, while a CPU device's work-groups already fill the cores, start the GPU late
-// (docs/decisions/028). Not for a device whose driver runs commands as they are enqueued
-// (PoCL's "basic"): it would hold the others.
+// (docs/decisions/028). So is one device's run over several queues whose slices are all
+// resident: with nothing to stage, a thread per queue only adds hand-overs to every run
+// (docs/decisions/144). Not for a device whose driver runs commands as they are enqueued (PoCL's
+// "basic"): it would hold the others.
 bool fed_by_one_thread(const RunState& run) {
   if (!run.an.streamable || run.schedule.takes_chunks() || run.replicas->any() || run.workers.list.size() < 2 || !all_direct(run)) return false;
   bool several = false;
@@ -155,7 +169,7 @@ bool fed_by_one_thread(const RunState& run) {
     if (w.device->runs_at_enqueue()) return false;
     several = several || w.device != run.workers.list.front().device;
   }
-  return several;
+  return several || all_slices_resident(run);
 }
 
 // The CPUs' partitions first, so that they start at once, then the discrete devices' chunks dealt

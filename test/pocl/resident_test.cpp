@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -190,6 +192,81 @@ TEST(Resident, DifferentPartitionsOnOneDeviceMoveOnTheDevice) {
   }
   const auto got = y.host();
   for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ref[i]) << i;
+}
+
+// A run of an unchanged plan on one discrete device, at one queue and at several: after the
+// first run it moves nothing between the host and the device and launches its kernel once per
+// partition (no extra pass); ArrayOptions::keep_last_good copies on the device exactly what its
+// rule names, the slices read and written that only the device holds (y, not x: one array's
+// bytes per run), and nothing where it is off.
+TEST(Resident, RunsOnOneDeviceMoveWhatTheRulePromises) {
+  const std::size_t count = Runtime().devices().size();
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1)});
+  std::vector<double> last(count, 0.0);
+  last.back() = 1.0;
+  for (const unsigned overlap : {1u, 2u, 4u}) {
+    for (const bool keep : {true, false}) {
+      const std::string what = "overlap " + std::to_string(overlap) + (keep ? " keep" : " no keep");
+      RunOptions o = plan(last);
+      o.config->overlap = overlap;
+      o.profile = true;
+      Saxpy s;
+      auto x = rt.array<cl_float>(start_values(1), {.keep_last_good = keep});
+      auto y = rt.array<cl_float>(start_values(2), {.keep_last_good = keep});
+      std::vector<float> ref = start_values(2);
+      const std::vector<float> xs = start_values(1);
+      for (int run = 0; run < 4; ++run) {
+        const Report r = rt.execute(s.tree, {{s.x, x}, {s.y, y}}, o);
+        for (std::size_t i = 0; i < kN; ++i) ref[i] += 2.0f * xs[i];
+        ASSERT_GE(r.partitions.size(), overlap) << what;
+        std::size_t launches = 0;
+        for (const KernelTiming& k : r.kernels) launches += k.launches;
+        EXPECT_EQ(launches, r.partitions.size()) << what << " run " << run;
+        if (run == 0) continue;
+        EXPECT_EQ(r.copies.host_bytes(), 0u) << what << " run " << run;
+        EXPECT_EQ(r.copies.device.bytes, keep ? kN * sizeof(float) : 0u) << what << " run " << run;
+        EXPECT_EQ(r.copies.device.count, keep ? r.partitions.size() : 0u) << what << " run " << run;
+      }
+      const auto got = y.host();
+      for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ref[i]) << what << " at " << i;
+    }
+  }
+}
+
+// A run whose slices are all resident on one discrete device, at several queues, has nothing to
+// stage: the calling thread enqueues every queue's partitions at once, as a hand-written loop does,
+// instead of a thread per queue handing over on every run (docs/decisions/144). The run's Chrome
+// trace shows it: every queue's "enqueue" begins at one time.
+TEST(Resident, ResidentRunOnSeveralQueuesIsFedByOneThread) {
+  const std::size_t count = Runtime().devices().size();
+  // The first run writes `first`, the second `second` ("-1" appended where the file exists).
+  const std::string first = ::testing::TempDir() + "resident_one_feeder.json",
+                    second = ::testing::TempDir() + "resident_one_feeder-1.json";
+  std::remove(first.c_str()), std::remove(second.c_str());
+  std::vector<double> last(count, 0.0);
+  last.back() = 1.0;
+  RunOptions o = plan(last);
+  o.config->overlap = 3;
+  Saxpy s;
+  {
+    Runtime rt(RuntimeOptions{.discrete = std::to_string(count - 1), .trace = first});
+    auto x = rt.array<cl_float>(start_values(1));
+    auto y = rt.array<cl_float>(start_values(2));
+    rt.execute(s.tree, {{s.x, x}, {s.y, y}}, o);  // the arrays' first run: the pieces made
+    rt.execute(s.tree, {{s.x, x}, {s.y, y}}, o);
+  }
+  std::ifstream in(second);
+  ASSERT_TRUE(in) << second;
+  std::vector<double> starts;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"name\":\"enqueue\"") == std::string::npos) continue;
+    const auto at = line.find("\"ts\":");
+    ASSERT_NE(at, std::string::npos) << line;
+    starts.push_back(std::stod(line.substr(at + 5)));
+  }
+  ASSERT_EQ(starts.size(), 3u);
+  for (double t : starts) EXPECT_EQ(t, starts.front());
+  std::remove(first.c_str()), std::remove(second.c_str());
 }
 
 TEST(Resident, ChangedPlanMovesWhatChanged) {
