@@ -30,11 +30,18 @@ const std::map<std::string, std::vector<std::size_t>> kPaperSizes = {
     {"fft", {256, 512, 1024}},                // transforms of 512 KB: 128/256/512 MB
     {"nbody", {16384, 32768, 65536}},         // bodies
     {"saxpy", {1000000, 10000000, 50000000}},
-    {"segmentation", {1u << 20, 8u << 20, 60u << 20}}};  // voxels: 1/8/60 MB
+    {"segmentation", {1u << 20, 8u << 20, 60u << 20}},   // voxels: 1/8/60 MB
+    // Beyond the paper, run only when named (--samples): the iterative samples' registry sizes.
+    {"cg", {64, 512, 1024}},                         // grid side: side^2 rows
+    {"kmeans", {1u << 14, 1u << 20, 1u << 24}},      // points
+    {"pagerank", {1u << 14, 1u << 20, 1u << 23}}};   // graph nodes
 const std::map<std::string, std::vector<std::size_t>> kQuickSizes = {{"filter_pipeline", {64, 128, 256}},
                                                                      {"fft", {2, 4, 8}}, {"nbody", {256, 512, 1024}},
                                                                      {"saxpy", {65536, 262144, 1000000}},
-                                                                     {"segmentation", {65536, 262144, 1u << 20}}};
+                                                                     {"segmentation", {65536, 262144, 1u << 20}},
+                                                                     {"cg", {32, 64, 128}},
+                                                                     {"kmeans", {4096, 16384, 65536}},
+                                                                     {"pagerank", {4096, 16384, 65536}}};
 
 // Rough host bytes a sample needs at a size (inputs, outputs, reference, training copies).
 double estimate_bytes(const std::string& name, double x) {
@@ -42,6 +49,9 @@ double estimate_bytes(const std::string& name, double x) {
          : name == "fft"           ? 4 * x * 65536 * 8
          : name == "nbody"         ? 112 * x
          : name == "saxpy"         ? 20 * x
+         : name == "cg"            ? 72 * x * x
+         : name == "kmeans"        ? 20 * x
+         : name == "pagerank"      ? 40 * x
                                    : 4 * x;
 }
 
@@ -610,7 +620,7 @@ bool failed_row(const Csv::Row& r) {
 int main(int argc, char** argv) {
   po::options_description own("What to run");
   own.add_options()("samples", po::value<Names>()->default_value(Names{kSamples}, "all five")->value_name("a,b"),
-                    "samples: filter_pipeline, fft, nbody, saxpy, segmentation")(
+                    "samples: filter_pipeline, fft, nbody, saxpy, segmentation; also cg, kmeans, pagerank")(
       "sizes", po::value<std::vector<std::string>>()->value_name("name=a,b,c"),
       "a sample's sizes in its unit (repeatable; K/M/G = 1000s, Ki/Mi = 1024s). Default: the paper's classes where "
       "they fit: filter_pipeline 1024,2048,4096 (side); fft 256,512,1024 (transforms of 512 KB); nbody "
@@ -645,8 +655,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> samples = b.vm["samples"].as<Names>().v;
   std::map<std::string, std::vector<std::size_t>> sizes;
   for (const auto& s : samples)
-    if (std::find(kSamples.begin(), kSamples.end(), s) == kSamples.end())
-      b.fail("--samples", "unknown sample '" + s + "'");
+    if (!kPaperSizes.count(s)) b.fail("--samples", "unknown sample '" + s + "'");
   if (b.vm.count("sizes"))
     for (const auto& item : b.vm["sizes"].as<std::vector<std::string>>()) {
       const auto eq = item.find('=');

@@ -197,6 +197,10 @@ struct Report {
   /// Of training_seconds, what its runs spent building or loading programs: the time budget's
   /// clock leaves it out (a training takes its budget plus its program builds).
   double training_build_seconds = 0;
+  /// The executor's copies in that training's timed runs, summed (see Copies). Training runs a
+  /// tree bound to resident arrays on resident scratch copies, each plan's first run untimed, so
+  /// a timed run moves only what its plan's runs move between runs (docs/guide/resident-data.md).
+  Copies training_copies;
   std::optional<ModelChoice> model_choice;  ///< when this request trained with a model
   /// The online balancer, for runs it watched (see BalancerSettings): this run's number among the
   /// runs of its tree and input in this runtime (0: not watched), the deviation between its

@@ -12,7 +12,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace sinew::detail::kb {
 
@@ -50,6 +52,26 @@ inline std::optional<KbFeatures> parse_features(const std::string& text, std::st
     out.emplace_back(name, value.number());
   }
   return out;
+}
+
+// Whether a feature says where the data lies ("<vector>.resident": bound to a resident array).
+inline bool residency_feature(const std::string& name) {
+  constexpr std::string_view suffix = ".resident";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether two inputs' data lies in the same places: the same vectors resident, no other.
+// Residency is a kind of input, not a distance: what was learned for data on the devices does not
+// serve data on the host, nor the reverse (docs/decisions/148).
+inline bool same_residency(const KbFeatures& a, const KbFeatures& b) {
+  auto resident = [](const KbFeatures& features) {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : features)
+      if (residency_feature(name) && value != 0) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  return resident(a) == resident(b);
 }
 
 }  // namespace sinew::detail::kb

@@ -3,6 +3,8 @@
 #include <sinew/error.hpp>
 #include <sinew/kb.hpp>
 
+#include "kb/features.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,13 +18,15 @@ struct Candidate {
   double distance;
 };
 
-// The usable entries (those with every query feature) and their normalised Euclidean distance to
-// the query, nearest first; ties: the more recently updated entry, then the later one.
+// The usable entries (those with every query feature, for data where the query's lies) and their
+// normalised Euclidean distance to the query, nearest first; ties: the more recently updated
+// entry, then the later one.
 std::vector<Candidate> rank(const std::vector<KbEntry>& known, const KbFeatures& query) {
   const std::size_t dims = query.size();
   std::vector<const KbEntry*> usable;
   std::vector<std::vector<double>> points;
   for (const auto& e : known) {
+    if (!detail::kb::same_residency(e.features, query)) continue;
     std::vector<double> p(dims);
     bool complete = true;
     for (std::size_t d = 0; d < dims && complete; ++d) {

@@ -33,7 +33,9 @@ std::vector<PreparedTrees::BindingShape> PreparedTrees::shapes_of(const std::vec
     shapes.push_back({b.vector.get(), b.result.get(), b.elements, b.type, b.read_only, b.data == nullptr,
                       // Whether host data is pinned changes what a discrete device costs: a feature
                       // (docs/decisions/062).
-                      any_discrete && b.vector && env_.is_pinned(b.data, b.elements * b.type.size)});
+                      any_discrete && b.vector && env_.is_pinned(b.data, b.elements * b.type.size),
+                      // Resident data is planned apart from host data (docs/decisions/148).
+                      b.array != nullptr});
   return shapes;
 }
 

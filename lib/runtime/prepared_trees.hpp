@@ -33,13 +33,14 @@ class PreparedTrees {
 
  private:
   // A binding as the prepared tree sees it: which vector or result, how many elements of which
-  // type, const or not, null or not, pinned or not (the host address itself does not matter).
+  // type, const or not, null or not, pinned or not, a resident array or not (the host address
+  // itself does not matter).
   struct BindingShape {
     const VectorState* vector;
     const ResultState* result;
     std::size_t elements;
     ElementType type;
-    bool read_only, null, pinned;
+    bool read_only, null, pinned, resident;
     bool operator==(const BindingShape&) const = default;
   };
   struct Kept {

@@ -4,6 +4,7 @@
 
 #include "decompose/schedule_policy.hpp"
 
+#include "kb/features.hpp"
 #include "kb/utc.hpp"
 #include "platform/error.hpp"
 #include "schedule/derive.hpp"
@@ -21,6 +22,7 @@ void TrainingCost::report(Report& r) const {
   r.training_end = end;
   r.training_budget_seconds = budget_seconds;
   r.training_build_seconds = build_seconds;
+  r.training_copies = timed_copies;
 }
 
 Planner::Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerSettings settings)
@@ -141,7 +143,9 @@ std::optional<Planner::Derivation> Planner::derive(const PreparedTree& p, const 
     // levels that fit this size rather than the nearest size's plan.
     std::vector<KbRun> runs;
     safely([&] { runs = kb_.runs_for_tree(key.tree); });
-    std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+    std::erase_if(runs, [&](const KbRun& r) {
+      return !(r.key == key) || !kb::same_residency(r.features, p.features);
+    });
     if (auto model = derive_from_costs(env_.infos, runs, p.features)) {
       info("cost model for '" + p.label + "': " + model->str());
       out.derived.config = model->config;
@@ -250,7 +254,9 @@ std::optional<Config> Planner::nearest_alone_level(const PreparedTree& p, const 
   std::vector<KbEntry> neighbours;
   safely([&] {
     std::vector<KbRun> runs = kb_.runs_for_tree(key.tree);
-    std::erase_if(runs, [&](const KbRun& r) { return !(r.key == key); });
+    std::erase_if(runs, [&](const KbRun& r) {
+      return !(r.key == key) || !kb::same_residency(r.features, p.features);
+    });
     std::vector<KbFeatures> seen;
     for (const auto& r : runs) {
       if (std::find(seen.begin(), seen.end(), r.features) != seen.end()) continue;

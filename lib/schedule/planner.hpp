@@ -78,8 +78,9 @@ struct TrainingCost {
   TrainingEnd end = TrainingEnd::none;  // none: the request measured nothing
   double budget_seconds = 0;
   double build_seconds = 0;
+  Copies timed_copies;  // what its timed runs moved
   static TrainingCost of(const TrainingResult& r) {
-    return {r.executions, r.seconds, r.end, r.budget_seconds, r.build_seconds};
+    return {r.executions, r.seconds, r.end, r.budget_seconds, r.build_seconds, r.timed_copies};
   }
   // Into `report`'s training_* fields.
   void report(Report& report) const;

@@ -6,6 +6,7 @@
 #include "exec/executor.hpp"
 #include "exec/resident_array.hpp"
 #include "platform/error.hpp"
+#include "schedule/resident_scratch.hpp"
 #include "schedule/trainer.hpp"
 
 #include <algorithm>
@@ -78,7 +79,13 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
                   .tuning = checked_tuning(tuning)};
   p->signature = tree.signature();
   p->label = tree.label();
-  p->features = input_features(p->root(), p->analysis, pinned_fraction);
+  // Where a device keeps copies, a vector bound to a resident array is planned for resident data
+  // (docs/decisions/148); where every device uses the host copy in place, residency moves nothing.
+  std::set<const VectorState*> resident;
+  if (std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.discrete; }))
+    for (const Binding& b : bindings)
+      if (b.array && b.vector) resident.insert(b.vector.get());
+  p->features = input_features(p->root(), p->analysis, pinned_fraction, resident);
   return p;
 }
 
@@ -123,11 +130,14 @@ namespace {
 // Scratch copies of what a tree writes (inputs it only reads are shared): bindings of the same
 // shapes as the caller's, so the prepared tree's analysis serves them as it is. A copy of pinned
 // data is pinned too, so that the runs on the copies cost what runs on the caller's data cost
-// (docs/decisions/080).
+// (docs/decisions/080). With `keep_resident`, a written resident array's copy is a resident array
+// too (schedule/resident_scratch.hpp), and one only read stays bound: runs on the copies move
+// what runs on the caller's arrays would (docs/decisions/149); else every copy is host memory.
 struct ScratchCopies {
   std::vector<Binding> bindings;
   std::vector<std::vector<unsigned char>> copies;
   std::vector<std::shared_ptr<PinnedBlock>> pinned_copies;
+  std::vector<ResidentScratch> resident_copies;
   struct Copied {
     std::size_t binding;
     void* copy;
@@ -136,16 +146,24 @@ struct ScratchCopies {
   };
   std::vector<Copied> copied;
 
-  ScratchCopies(Environment& env, const PreparedTree& p, const std::vector<Binding>& original) : bindings(original) {
+  ScratchCopies(Environment& env, const PreparedTree& p, const std::vector<Binding>& original,
+                bool keep_resident = false)
+      : bindings(original) {
     copies.reserve(bindings.size());
+    resident_copies.reserve(bindings.size());
     for (std::size_t i = 0; i < bindings.size(); ++i) {
       Binding& b = bindings[i];
       const bool written = b.result || (b.vector && p.analysis.use(b.vector.get()).written);
       if (!written) continue;
       const std::size_t bytes = b.elements * b.type.size;
       // A resident array's copy is made from its host copy, brought up to date (the request
-      // holds the array's turn); the copy is host memory.
+      // holds the array's turn).
       if (b.array) b.array->bring_home(0, bytes);
+      if (b.array && keep_resident) {
+        b.array = resident_copies.emplace_back(env, *b.array).array();
+        b.data = b.array->host();
+        continue;
+      }
       b.array = nullptr;
       void* copy = nullptr;
       if (b.vector && env.allocate_pinned && env.is_pinned && env.is_pinned(b.data, bytes)) {
@@ -161,12 +179,26 @@ struct ScratchCopies {
   // Each copy as the original is now.
   void restore() {
     for (const auto& c : copied) std::memcpy(c.copy, c.original, c.bytes);
+    for (ResidentScratch& r : resident_copies) r.restore();
+  }
+  // Whether a run on these bindings uses resident arrays (its first run of a plan places them).
+  bool resident() const {
+    return std::any_of(bindings.begin(), bindings.end(), [](const Binding& b) { return b.array != nullptr; });
   }
 };
 
 }  // namespace
 
 namespace {
+
+void add_copies(Copies& sum, const Copies& run) {
+  for (auto [to, from] : {std::pair{&sum.to_device, &run.to_device}, std::pair{&sum.to_host, &run.to_host},
+                          std::pair{&sum.host, &run.host}, std::pair{&sum.device, &run.device},
+                          std::pair{&sum.values, &run.values}}) {
+    to->count += from->count;
+    to->bytes += from->bytes;
+  }
+}
 
 // A training's run of `config`: where a device cannot hold its share (a tree's runners may take
 // more than its footprint: a scan's levels, a divide-and-conquer node's buffers), the plan runs
@@ -198,12 +230,23 @@ Report run_held(Environment& env, const PreparedTree& p, const std::vector<Bindi
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
-  ScratchCopies scratch(env, p, bindings);
+  ScratchCopies scratch(env, p, bindings, true);
   std::set<std::string> said;
+  Copies timed_copies;
+  std::string placed;  // the plan whose decomposition the resident arrays are in
   auto execute = [&](const Config& c, bool timed) {
+    // Resident data is judged resident: a plan's first run places the arrays in its
+    // decomposition, untimed, so that its timed runs move only what its own runs would
+    // (docs/decisions/149).
+    if (timed && scratch.resident() && placed != c.str()) {
+      scratch.restore();
+      run_held(env, p, scratch.bindings, c, progress, said);
+    }
+    placed = c.str();
     scratch.restore();
     const double built_before = env.programs ? env.programs->stats().build_seconds : 0;
     const Report r = run_held(env, p, scratch.bindings, c, progress, said);
+    if (timed) add_copies(timed_copies, r.copies);
     const double built_s = env.programs ? env.programs->stats().build_seconds - built_before : 0;
     if (record && timed) {
       KbRun run;
@@ -242,7 +285,9 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
-  return trainer_for(o, tree_trainer).train(request);
+  TrainingResult result = trainer_for(o, tree_trainer).train(request);
+  result.timed_copies = timed_copies;
+  return result;
 }
 
 namespace {

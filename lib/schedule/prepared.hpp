@@ -43,7 +43,7 @@ struct PreparedTree {
   Streaming streaming;
   std::string signature;  // Node::signature()
   std::string label;      // Node::label(): the name, else "map(saxpy)"
-  KbFeatures features;    // input_features(): sizes, marked scalars, host.pinned
+  KbFeatures features;    // input_features(): sizes, marked scalars, host.pinned, residency
 
   const NodeImpl& root() const { return *tree.impl(); }
   // Units per granule under `config`: the granule with what the plan's own items ask of the
@@ -97,7 +97,10 @@ Report measure_checked(Environment& env, const PreparedTree& p, const std::vecto
 
 // Runs the training search for the prepared tree on scratch copies of every bound vector it
 // writes (so the caller's data is untouched; a copy of pinned data is pinned too), each
-// measurement passed to `record` (may be empty) as it is taken.
+// measurement passed to `record` (may be empty) as it is taken. A resident array's copy is a
+// resident array restored on the devices before every run, and each plan's first timed run is
+// preceded by an untimed one that places the arrays in its decomposition: a plan for resident
+// data is judged by the moves its own runs make (docs/decisions/149; TrainingResult::timed_copies).
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record);

@@ -157,6 +157,7 @@ struct TrainingResult {
   TrainingEnd end = TrainingEnd::completed;  // what ended it
   double budget_seconds = 0;      // its time budget at the end (0: none)
   double build_seconds = 0;       // of `seconds`, what runs spent building programs (off the budget's clock)
+  Copies timed_copies;            // the executor's copies in its timed runs, summed (train_on_copies)
 };
 
 // A training's time budget: max(floor_seconds, best_plan_times x the fastest measured plan's time);

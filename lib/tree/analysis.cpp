@@ -341,7 +341,8 @@ Analysis analyze(const NodeImpl& root, const std::vector<Binding>& bindings) {
 }
 
 std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
-                                                           std::optional<double> pinned_fraction) {
+                                                           std::optional<double> pinned_fraction,
+                                                           const std::set<const VectorState*>& resident) {
   std::vector<std::pair<std::string, double>> features;
   const auto order = vectors_in_order(root);
   for (const auto& u : an.vectors) {
@@ -354,6 +355,7 @@ std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root,
       name = "v" + std::to_string(at);
     }
     features.emplace_back(name + ".size", static_cast<double>(u.elements));
+    if (resident.contains(u.vector.get())) features.emplace_back(name + ".resident", 1.0);
   }
   visit(root, [&](const NodeImpl& n) {
     for (const auto& a : n.args) {

@@ -111,8 +111,11 @@ std::set<const NodeImpl*> swap_copies(const NodeImpl& root, const Analysis& an);
 // ("<name>.size" for a named vector, "v<k>.size" for an unnamed one, k its position in the tree,
 // see vectors_in_order), each scalar marked as a feature, and — when given — the fraction of the
 // bound bytes that lives in pinned memory ("host.pinned": a discrete device reads pinned memory
-// by DMA and pageable memory through a staging copy, docs/decisions/062).
+// by DMA and pageable memory through a staging copy, docs/decisions/062), and "<name>.resident" 1
+// for each vector in `resident` (bound to a resident array: its plans are learned apart from
+// host-bound ones, docs/decisions/148).
 std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root, const Analysis& an,
-                                                           std::optional<double> pinned_fraction = std::nullopt);
+                                                           std::optional<double> pinned_fraction = std::nullopt,
+                                                           const std::set<const VectorState*>& resident = {});
 
 }  // namespace sinew::detail

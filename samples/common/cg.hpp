@@ -45,9 +45,12 @@ class ConjugateGradient {
                    const RunOptions& options = {});
 
   const Node& tree() const { return tree_; }
+  // The bindings of one solve (what solve() runs): x = 0, r = p = b, the stopping bound set from
+  // |b|; they point into `a`, `b`, `x` and this object. For callers that submit the run
+  // themselves (the sample registry's training and benchmarks).
+  std::vector<Binding> bind(const CsrMatrix& a, const std::vector<cl_float>& b, std::vector<cl_float>& x);
 
  private:
-  std::vector<Binding> bind(const CsrMatrix& a, const std::vector<cl_float>& b, std::vector<cl_float>& x);
 
   float tolerance_;
   std::size_t max_iterations_;

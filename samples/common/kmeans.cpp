@@ -36,12 +36,16 @@ KMeans::KMeans(std::size_t per_unit, std::size_t max_iterations) : per_unit_(per
 
 KMeans::Outcome KMeans::run(Runtime& rt, const std::vector<cl_int2>& points, std::vector<cl_uint>& labels,
                             const RunOptions& options) {
-  if (points.size() != labels.size() || points.size() % per_unit_)
-    throw std::invalid_argument("kmeans: one label per point, and whole units of points");
   Outcome o;
-  o.report = rt.run(tree_, {Binding(points_, points), Binding(labels_, labels)}, options).get();
+  o.report = rt.run(tree_, bind(points, labels), options).get();
   o.iterations = o.report.iterations;
   return o;
+}
+
+std::vector<Binding> KMeans::bind(const std::vector<cl_int2>& points, std::vector<cl_uint>& labels) const {
+  if (points.size() != labels.size() || points.size() % per_unit_)
+    throw std::invalid_argument("kmeans: one label per point, and whole units of points");
+  return {Binding(points_, points), Binding(labels_, labels)};
 }
 
 std::vector<cl_int2> kmeans_points(std::size_t n, std::uint64_t seed) {

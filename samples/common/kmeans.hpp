@@ -36,6 +36,9 @@ class KMeans {
   Outcome run(Runtime& rt, const std::vector<cl_int2>& points, std::vector<cl_uint>& labels,
               const RunOptions& options = {});
   const Node& tree() const { return tree_; }
+  // The bindings of one run (what run() runs), pointing into `points` and `labels`; for callers
+  // that submit the run themselves (the sample registry).
+  std::vector<Binding> bind(const std::vector<cl_int2>& points, std::vector<cl_uint>& labels) const;
 
  private:
   std::size_t per_unit_;

@@ -65,16 +65,17 @@ PageRank::PageRank(float damping, float tolerance, std::size_t max_iterations) {
 }
 
 PageRank::Outcome PageRank::run(Runtime& rt, const Graph& g, std::vector<cl_float>& ranks, const RunOptions& options) {
-  ranks.assign(g.nodes, 1.0f / static_cast<float>(g.nodes));
   Outcome o;
-  o.report = rt.run(tree_,
-                    {Binding(in_start_, g.in_start), Binding(sources_, g.sources), Binding(out_degree_, g.out_degree),
-                     Binding(rank_, ranks), Binding(total_change_, &last_change_)},
-                    options)
-                 .get();
+  o.report = rt.run(tree_, bind(g, ranks), options).get();
   o.iterations = o.report.iterations;
   o.change = last_change_;
   return o;
+}
+
+std::vector<Binding> PageRank::bind(const Graph& g, std::vector<cl_float>& ranks) {
+  ranks.assign(g.nodes, 1.0f / static_cast<float>(g.nodes));
+  return {Binding(in_start_, g.in_start), Binding(sources_, g.sources), Binding(out_degree_, g.out_degree),
+          Binding(rank_, ranks), Binding(total_change_, &last_change_)};
 }
 
 double pagerank_accepted_difference(double tolerance, std::size_t iterations) {

@@ -34,6 +34,11 @@ class PageRank {
   };
   // ranks: resized to the graph's nodes, starting at 1/n.
   Outcome run(Runtime& rt, const Graph& g, std::vector<cl_float>& ranks, const RunOptions& options = {});
+  const Node& tree() const { return tree_; }
+  // The bindings of one run (what run() runs: ranks resized to the graph's nodes, starting at
+  // 1/n), pointing into `g`, `ranks` and this object; for callers that submit the run themselves
+  // (the sample registry).
+  std::vector<Binding> bind(const Graph& g, std::vector<cl_float>& ranks);
 
  private:
   Vector<cl_int> in_start_, sources_;

@@ -1,5 +1,6 @@
 // samples/common/registry.cpp — the sample registry and what every descriptor shares.
 #include "common/descriptors.hpp"
+#include "common/iterative_samples.hpp"
 
 #include <unistd.h>
 
@@ -80,17 +81,20 @@ struct Entry {
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {"blockmm", [] { return std::make_unique<Blockmm>(); }},
+      {"cg", [] { return std::make_unique<Cg>(); }},
       {"filter_pipeline", [] { return std::make_unique<FilterPipeline>(); }},
       {"fft", [] { return std::make_unique<Fft>(); }},
       {"heat", [] { return std::make_unique<Heat>(); }},
       {"histogram", [] { return std::make_unique<Histogram>(); }},
       {"hotspot", [] { return std::make_unique<Hotspot>(); }},
+      {"kmeans", [] { return std::make_unique<Kmeans>(); }},
       {"mandelbrot", [] { return std::make_unique<Mandelbrot>(); }},
       {"matmul", [] { return std::make_unique<Matmul>(); }},
       {"max_subarray", [] { return std::make_unique<MaxSubarray>(); }},
       {"mergesort", [] { return std::make_unique<Mergesort>(); }},
       {"mergesort_float", [] { return std::make_unique<Mergesort>(MergesortParams{.key = "float"}); }},
       {"nbody", [] { return std::make_unique<Nbody>(); }},
+      {"pagerank", [] { return std::make_unique<Pagerank>(); }},
       {"periodic", [] { return std::make_unique<Periodic>(); }},
       {"prefix_sum", [] { return std::make_unique<PrefixSum>(); }},
       {"saxpy", [] { return std::make_unique<Saxpy>(); }},

@@ -39,6 +39,26 @@ TEST_P(Samples, SmallSizeMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(All, Samples, ::testing::ValuesIn(samples::names()),
                          [](const auto& info) { return info.param; });
 
+// The iterative samples train as the others do (bench_training, `sinew train`): the first run of
+// each trains a plan over every device and runs it on the real data, which matches its reference.
+TEST(SamplesRegistry, IterativeSamplesTrainAndMatchTheirReference) {
+  RuntimeOptions o;
+  o.kb_path = ":memory:";
+  o.quiet = true;
+  o.training.max_executions = 8;
+  Runtime rt(o);
+  for (const char* name : {"cg", "kmeans", "pagerank"}) {
+    auto s = samples::find(name);
+    ASSERT_TRUE(s) << name;
+    s->prepare(s->sizes().small);
+    const Report r = s->run(rt);
+    EXPECT_EQ(r.provenance, Provenance::trained) << name;
+    EXPECT_GT(r.iterations, 1u) << name;
+    const samples::Check c = s->check();
+    EXPECT_TRUE(c.ok) << name << " trained " << r.config.str() << ": " << c.message;
+  }
+}
+
 TEST(SamplesRegistry, UnknownNameAndBadSize) {
   EXPECT_EQ(samples::find("no_such_sample"), nullptr);
   EXPECT_GE(samples::names().size(), 5u);
