@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 using namespace bench;
@@ -141,6 +142,13 @@ std::pair<LayoutFigures, LayoutFigures> run_layouts(const cl::Device& device, st
   return {s, w};
 }
 
+// "OK" where every temperature of `grid` is finite (the explicit step stays stable at every side:
+// HotspotCoefficients), else the first cell that is not.
+std::string finite_grid(const std::vector<float>& grid) {
+  const auto bad = std::find_if(grid.begin(), grid.end(), [](float v) { return !std::isfinite(v); });
+  return bad == grid.end() ? "OK" : "cell " + std::to_string(bad - grid.begin()) + " is " + std::to_string(*bad);
+}
+
 // The hotspot step in both styles through Sinew, `steps` steps of a loop.
 struct LeafPair {
   sinew::Node slices, global;
@@ -170,7 +178,7 @@ struct LeafPair {
             [&rt, this, global_style, config] {
               return rt.execute(global_style ? global : slices, {{t, temp}, {p, power}}, with_config(config)).wall_ms;
             },
-            [] { return std::string("OK"); }};
+            [this] { return finite_grid(temp); }};
   }
 };
 
