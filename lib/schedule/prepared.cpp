@@ -258,9 +258,11 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
-  TrainingResult result = trainer_for(o, tree_trainer).train(request);
+  const Trainer& trainer = trainer_for(o, tree_trainer);
+  TrainingResult result = trainer.train(request);
   if (!p.analysis.whole_range.empty())
-    choose_whole_device(result, env.infos, devices_holding(env.infos, whole_leaf_needs(p)), measured, o, progress);
+    choose_whole_device(result, env.infos, devices_holding(env.infos, whole_leaf_needs(p)), measured, o,
+                        trainer.executions(o), progress);
   return result;
 }
 

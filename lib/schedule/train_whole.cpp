@@ -40,7 +40,7 @@ std::vector<std::size_t> devices_holding(const std::vector<DeviceInfo>& devices,
 
 void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& devices,
                          const std::vector<std::size_t>& candidates, const Measure& measure,
-                         const TrainingOptions& options, const Progress& progress) {
+                         const TrainingOptions& options, std::size_t executions, const Progress& progress) {
   if (options.purpose != TrainingPurpose::train || candidates.size() < 2 || !chooses_whole_device(result.best)) return;
   const std::size_t chosen = whole_leaf_device(result.best);
   const unsigned quality = std::max(1u, options.quality);
@@ -52,7 +52,7 @@ void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& 
   bool measured = false;
   for (std::size_t device : candidates) {
     if (device == chosen || device >= devices.size()) continue;
-    const bool executions_left = result.executions + quality <= options.max_executions;
+    const bool executions_left = result.executions + quality <= executions;
     const double expected_s = result.seconds + elapsed_s() + quality * result.time_ms / 1000;
     const bool time_left = result.budget_seconds <= 0 || expected_s <= result.budget_seconds;
     if (!executions_left || !time_left) {

@@ -5,8 +5,8 @@
 // kernel there and on moving its vectors to it and back, which no share says. So after the
 // trainer's plan, where that plan splits the work over more than one device and does not name
 // the whole device itself, the plan with whole=<d> is measured for every other device d that can
-// hold the leaf's vectors, within what the trainer left of the training's budget (its
-// executions, TrainingOptions::max_executions, and its time budget, TimeBudget). The fastest
+// hold the leaf's vectors, within what the trainer left of the training's budget (the executions its trainer announces,
+// Trainer::executions, and its time budget, TimeBudget). The fastest
 // measured plan is the training's, with its `whole` item set, so that the knowledge base stores
 // the choice with the plan and the run that uses it runs the leaf where it was measured.
 //
@@ -34,11 +34,13 @@ std::vector<std::size_t> devices_holding(const std::vector<DeviceInfo>& devices,
 
 // Measures the whole leaf's other devices (`candidates`, devices_holding) with `result.best` (see
 // above) for a TrainingPurpose::train request, each `options.quality` times (their median
-// counts), and makes the fastest measured plan `result.best`: its points, executions and seconds
-// added to `result`. Leaves `result` as it is where there is nothing to choose (one candidate, a
-// plan of one device, one that names its whole device or does not place shares) or no budget.
+// counts), while the training's runs stay within `executions` and its time within
+// `result.budget_seconds`, and makes the fastest measured plan `result.best`: its points,
+// executions and seconds added to `result`. Leaves `result` as it is where there is nothing to
+// choose (one candidate, a plan of one device, one that names its whole device or does not place
+// shares) or no budget.
 void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& devices,
                          const std::vector<std::size_t>& candidates, const Measure& measure,
-                         const TrainingOptions& options, const Progress& progress = {});
+                         const TrainingOptions& options, std::size_t executions, const Progress& progress = {});
 
 }  // namespace sinew::detail

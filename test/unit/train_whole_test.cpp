@@ -49,10 +49,9 @@ struct WholeTimes {
   }
 };
 
-TrainingOptions training(unsigned quality = 1, std::size_t executions = 40) {
+TrainingOptions training(unsigned quality = 1) {
   TrainingOptions o;
   o.quality = quality;
-  o.max_executions = executions;
   return o;
 }
 
@@ -63,7 +62,7 @@ TEST(TrainWhole, TheFasterWholeDeviceIsMeasuredAndKeptWithThePlan) {
   WholeTimes times{{10, 7, 12}, {}};
   TrainingResult r = trained();
   std::vector<std::string> lines;
-  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(2),
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(2), 40,
                       [&](const std::string& l) { lines.push_back(l); });
   ASSERT_EQ(times.ran.size(), 4u);  // devices 1 and 2, twice each; the trainer's device 0 measured already
   EXPECT_EQ(whole_item(times.ran[0], "whole"), 1u);
@@ -83,7 +82,7 @@ TEST(TrainWhole, TheTrainersDeviceStaysAndIsNamedWhereItIsFastest) {
   const auto devices = three_devices();
   WholeTimes times{{10, 11, 12}, {}};
   TrainingResult r = trained();
-  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training());
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(), 40);
   EXPECT_EQ(times.ran.size(), 2u);
   EXPECT_EQ(whole_item(r.best, "whole"), 0u) << r.best.str();
   EXPECT_EQ(r.time_ms, 10);
@@ -98,41 +97,41 @@ TEST(TrainWhole, OnlyTheDevicesThatHoldTheLeafAreMeasured) {
   WholeTimes times{{10, 1, 1}, {}};
   TrainingResult r = trained();
   choose_whole_device(r, devices, devices_holding(devices, {.bytes = 4096, .largest = 2048}), std::ref(times),
-                      training());
+                      training(), 40);
   EXPECT_TRUE(times.ran.empty()) << "one device holds it: nothing to choose";
   EXPECT_EQ(r.best, trained().best);
 }
 
 TEST(TrainWhole, NothingIsMeasuredWithoutAChoiceOrABudget) {
   const auto devices = three_devices();
-  auto untouched = [&](TrainingResult r, const TrainingOptions& o, const char* why) {
+  auto untouched = [&](TrainingResult r, const TrainingOptions& o, std::size_t executions, const char* why) {
     WholeTimes times{{10, 1, 1}, {}};
     const TrainingResult before = r;
-    choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), o);
+    choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), o, executions);
     EXPECT_TRUE(times.ran.empty()) << why;
     EXPECT_EQ(r.best, before.best) << why;
     EXPECT_EQ(r.executions, before.executions) << why;
   };
   TrainingResult alone = trained();
   alone.best = Config::single(1, 3);
-  untouched(alone, training(), "a plan of one device runs the leaf where it is");
+  untouched(alone, training(), 40, "a plan of one device runs the leaf where it is");
   TrainingResult named = trained();
   named.best.set("whole", "2");
-  untouched(named, training(), "the plan names its whole device");
+  untouched(named, training(), 40, "the plan names its whole device");
   TrainingOptions check = training();
   check.purpose = TrainingPurpose::check_derived;
-  untouched(trained(), check, "only a training chooses");
-  untouched(trained(), training(1, 6), "the executions are spent");
+  untouched(trained(), check, 40, "only a training chooses");
+  untouched(trained(), training(), 6, "the executions are spent");
   TrainingResult late = trained();
   late.seconds = 2.0, late.budget_seconds = 2.0;
-  untouched(late, training(), "the time budget is spent");
+  untouched(late, training(), 40, "the time budget is spent");
 }
 
 TEST(TrainWhole, TheBudgetEndsTheChoiceAndSaysSo) {
   const auto devices = three_devices();
   WholeTimes times{{10, 12, 7}, {}};
   TrainingResult r = trained();
-  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(1, 7));
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(), 7);
   EXPECT_EQ(times.ran.size(), 1u) << "one execution left: device 1 only";
   EXPECT_EQ(r.executions, 7u);
   EXPECT_EQ(r.end, TrainingEnd::executions);
