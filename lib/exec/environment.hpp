@@ -50,6 +50,10 @@ struct QueueSlot {
   };
   using LeafKey = std::tuple<const void*, std::string, std::string>;  // source, entry, build options
   std::map<LeafKey, Leaf> leaves;
+  // A global-index kernel object's origin arguments as last set (Kernel::global_indices): the
+  // partitions and leaves that share the object set them again only where they differ. Every
+  // origin argument is set through this record (exec/nodes/kernel.cpp).
+  std::map<const cl::Kernel*, std::vector<cl_long>> origins_set;
 
   // Pinned host memory for the small values a request reads back (a reduction's partition value,
   // each loop iteration): a non-blocking read into pageable memory completes late (the driver

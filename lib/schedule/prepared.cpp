@@ -7,6 +7,7 @@
 #include "exec/resident_array.hpp"
 #include "platform/error.hpp"
 #include "schedule/resident_scratch.hpp"
+#include "schedule/train_whole.hpp"
 #include "schedule/trainer.hpp"
 
 #include <algorithm>
@@ -227,6 +228,26 @@ Report run_held(Environment& env, const PreparedTree& p, const std::vector<Bindi
 
 }  // namespace
 
+namespace {
+
+// The vectors of the tree's leaves marked whole_range(), which their device holds whole.
+WholeLeafNeeds whole_leaf_needs(const PreparedTree& p) {
+  std::set<const VectorState*> counted;
+  WholeLeafNeeds needs;
+  visit(p.root(), [&](const NodeImpl& n) {
+    if (!n.runs_whole()) return;
+    for (const Arg& a : n.args) {
+      if (a.kind != Arg::Kind::partitioned || !counted.insert(a.vector.get()).second) continue;
+      const std::uint64_t bytes = p.analysis.use(a.vector.get()).bytes();
+      needs.bytes += bytes;
+      needs.largest = std::max(needs.largest, bytes);
+    }
+  });
+  return needs;
+}
+
+}  // namespace
+
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
@@ -285,7 +306,11 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
-  TrainingResult result = trainer_for(o, tree_trainer).train(request);
+  const Trainer& trainer = trainer_for(o, tree_trainer);
+  TrainingResult result = trainer.train(request);
+  if (!p.analysis.whole_range.empty())
+    choose_whole_device(result, env.infos, devices_holding(env.infos, whole_leaf_needs(p)), measured, o,
+                        trainer.executions(o), progress);
   result.timed_copies = timed_copies;
   return result;
 }

@@ -28,7 +28,16 @@ HotspotCoefficients HotspotCoefficients::of(std::size_t rows, std::size_t cols) 
   const double rx = grid_width / (2.0 * k_si * t_chip * grid_height);
   const double ry = grid_height / (2.0 * k_si * t_chip * grid_width);
   const double rz = t_chip / (k_si * grid_height * grid_width);
-  const double step = precision / (max_pd / (factor_chip * t_chip * spec_heat_si));
+  // The explicit step keeps every cell a convex combination of itself, its four neighbours and the
+  // ambient (a maximum principle: temperatures stay within the start's and the ambient's range,
+  // plus the power put in) while step / cap x (2 / rx + 2 / ry + 1 / rz) <= 1. A cell's capacity
+  // shrinks with the square of the grid's side, so past a side of about 1400 Rodinia's
+  // precision-derived step breaks that bound and the grid oscillates to infinity (a float grid to
+  // NaN). The step is the smaller of the two: from a side of about 1000 half the bound, which keeps
+  // the scheme monotone at every side with room for float rounding.
+  const double precision_step = precision / (max_pd / (factor_chip * t_chip * spec_heat_si));
+  const double stable_step = 0.5 * cap / (2.0 / rx + 2.0 / ry + 1.0 / rz);
+  const double step = std::min(precision_step, stable_step);
   HotspotCoefficients c;
   c.step_div_cap = static_cast<float>(step / cap);
   c.rx_inv = static_cast<float>(1 / rx), c.ry_inv = static_cast<float>(1 / ry), c.rz_inv = static_cast<float>(1 / rz);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace sinew;
 
@@ -510,6 +511,44 @@ TEST(MatmulDynamic, BlocksOfRowsMatchTheReference) {
     for (auto u : r.chunk_units) rows += u;
     EXPECT_EQ(rows, 96u) << plan;
   }
+}
+
+// Hotspot's coefficients keep the explicit step monotone at every grid side (each cell a convex
+// combination of itself, its neighbours and the ambient), and are Rodinia's where its
+// precision-derived step already does: float steps with the coefficients of a 4096 x 4096 grid
+// (each cell's constants; the grid's size enters only through them) from a checkerboard of 300 K
+// and 350 K stay within those temperatures, where Rodinia's step grew the checkerboard to NaN.
+TEST(HotspotCoefficients, TheExplicitStepStaysMonotoneAtEverySide) {
+  for (std::size_t side : {2u, 64u, 512u, 1024u, 1536u, 2048u, 4096u, 16384u, 65535u}) {
+    const auto c = samples::HotspotCoefficients::of(side, side);
+    const double diagonal = double(c.step_div_cap) * (2 * double(c.rx_inv) + 2 * double(c.ry_inv) + double(c.rz_inv));
+    EXPECT_GT(c.step_div_cap, 0.0f) << side;
+    EXPECT_LE(diagonal, 0.5 * (1 + 1e-6)) << side;
+  }
+  // Rodinia's: step 0.001 / (3e6 / (0.5 x 0.0005 m x 1.75e6)) over a cell's capacity.
+  EXPECT_NEAR(samples::HotspotCoefficients::of(64, 64).step_div_cap, 0.0053333, 1e-6);
+  EXPECT_NEAR(samples::HotspotCoefficients::of(512, 512).step_div_cap, 0.341333, 1e-5);
+
+  const auto c = samples::HotspotCoefficients::of(4096, 4096);
+  const std::size_t n = 32;
+  std::vector<float> t(n * n), next(n * n);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = (i / n + i % n) % 2 ? 350.0f : 300.0f;
+  for (int step = 0; step < 200; ++step) {
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t col = 0; col < n; ++col) {
+        const std::size_t i = r * n + col;
+        const float v = t[i], north = r == 0 ? v : t[i - n], south = r == n - 1 ? v : t[i + n];
+        const float west = col == 0 ? v : t[i - 1], east = col == n - 1 ? v : t[i + 1];
+        next[i] = v + c.step_div_cap * ((south + north - 2.0f * v) * c.ry_inv + (east + west - 2.0f * v) * c.rx_inv +
+                                        (c.amb - v) * c.rz_inv);
+      }
+    t.swap(next);
+  }
+  for (float v : t) {
+    EXPECT_GE(v, c.amb);
+    ASSERT_LE(v, 350.0f);
+  }
+  EXPECT_NEAR(t[0], 325.0f, 1.0f) << "the checkerboard evens out to its mean";
 }
 
 // The samples of existing kernels (issue 40): hotspot (global indices) and periodic (a leaf that

@@ -384,6 +384,86 @@ TEST_P(WholeRange, TrainedPlanRunsWhole) {
   expect_whole(r, "transpose", whole_leaf_device_of(r.config), 1, bytes, bytes, r.config.str());
 }
 
+// loop(pipeline(triple(in a, out g), row_sum(in g, out s), reverse(in s, out t).whole_range())) over
+// `side` rows: a grid of `side` x `side`, its tripled copy g (no binding: device memory on every
+// device) and the row sums, a vector of one element a row, whose reversal runs whole. Under the
+// memory caps below no device holds the loop (which cannot be dragged through) alone, so training
+// splits it, while any device holds the whole leaf's two small vectors.
+const char* kRowKernels = R"CL(
+__kernel void triple(__global const int* a, __global int* g, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  g[y * cols + x] = a[y * cols + x] * 3 + (int)x;
+}
+__kernel void row_sum(__global const int* a, __global int* s, uint cols) {
+  size_t y = get_global_id(0);
+  int sum = 0;
+  for (uint x = 0; x < cols; ++x) sum += a[y * cols + x];
+  s[y] = sum & 0xFFFF;
+}
+__kernel void reverse(__global const int* s, __global int* t, uint n) {
+  size_t i = get_global_id(0);
+  t[n - 1 - i] = s[i];
+}
+)CL";
+
+// Training chooses the whole leaf's device by measurement: its plan splits the work, so the plan
+// is measured again with the leaf on each other device (a progress line each), and the fastest is
+// stored with its whole item, which the run then follows.
+TEST_P(WholeRange, TrainingMeasuresTheWholeLeafsDevice) {
+  if (device_count() < 2) GTEST_SKIP() << "needs two devices: one alone cannot hold the loop";
+  const std::size_t side = 128, steps = 2;
+  // Three quarters of the grid: the whole g of a device alone does not fit, half of it does; the
+  // discrete device, which holds a's slice too, five quarters (a's and g's halves fit).
+  const std::uint64_t grid = side * side * sizeof(cl_int);
+  std::string caps;
+  for (std::size_t d = 0; d < device_count(); ++d) {
+    const bool discrete = GetParam() && d + 1 == device_count();
+    caps += (d ? "," : "") + std::string("cpu:") + std::to_string(d) + "=" + std::to_string(discrete ? grid * 5 / 4 : grid * 3 / 4);
+  }
+  std::vector<std::string> lines;
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .memory_cap = caps,
+                            .kb_path = ":memory:",
+                            .training = {.quality = 1, .max_executions = 40, .time_budget_s = 60},
+                            .quiet = false,
+                            .log = [&](LogLevel, const std::string& line) { lines.push_back(line); }});
+  std::vector<int> a(side * side), s(side, 0), t(side, 0), want_t(side);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>((i * 7) % 31);
+  for (std::size_t y = 0; y < side; ++y) {
+    int sum = 0;
+    for (std::size_t x = 0; x < side; ++x) sum += a[y * side + x] * 3 + static_cast<int>(x);
+    want_t[side - 1 - y] = sum & 0xFFFF;
+  }
+  auto va = sinew::vector<cl_int>().name("a").unit(side), vg = sinew::vector<cl_int>().name("g").unit(side),
+       vs = sinew::vector<cl_int>().name("s"), vt = sinew::vector<cl_int>().name("t");
+  const auto n = static_cast<cl_uint>(side);
+  auto triple = kernel_source(kRowKernels, "triple", "rows.cl").args(in(va), out(vg), scalar(n)).dims(2);
+  auto row_sum = kernel_source(kRowKernels, "row_sum", "rows.cl").args(in(vg), out(vs), scalar(n)).range_of(vs);
+  auto reverse = kernel_source(kRowKernels, "reverse", "rows.cl").args(in(vs), out(vt), scalar(n)).whole_range();
+  const Node tree = loop(pipeline(triple, row_sum, reverse)).times(steps);
+  const Report r = rt.run(tree, {{va, a}, {vs, s}, {vt, t}}).get();
+  EXPECT_EQ(compare_int(t, want_t), "");
+  const auto measured_on = [&](std::size_t d) {
+    return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.find("whole leaf on device " + std::to_string(d) + ":") != std::string::npos;
+    });
+  };
+  const std::size_t working = std::count_if(r.config.shares.begin(), r.config.shares.end(), [](double x) { return x > 0; });
+  ASSERT_GE(working, 2u) << "the cap leaves no device alone: " << r.config.str();
+  const auto whole = r.config.item("whole");
+  ASSERT_TRUE(whole) << "a split plan stores its whole device: " << r.config.str();
+  // Every device but the trainer's (its plan's largest share, measured already) once.
+  std::ptrdiff_t measured = 0;
+  for (std::size_t d = 0; d < device_count(); ++d) {
+    EXPECT_LE(measured_on(d), 1) << "device " << d << " of " << r.config.str();
+    measured += measured_on(d);
+  }
+  EXPECT_EQ(measured, static_cast<std::ptrdiff_t>(device_count()) - 1) << r.config.str();
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
+  EXPECT_EQ(r.whole_leaves.front().device, std::stoul(*whole)) << r.config.str();
+  EXPECT_EQ(r.whole_leaves.front().launches, steps) << r.config.str();
+}
+
 // A run pinned to each device, which screens the device's fission or overlap levels where the
 // knowledge base has not seen it: right, and the leaf whole on that device at every level.
 TEST_P(WholeRange, PinnedRunsScreenLevelsAndKeepTheLeafWhole) {

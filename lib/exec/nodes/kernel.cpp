@@ -16,6 +16,13 @@ struct KernelState final : NodeState {
   cl::Kernel* kernel = nullptr;
   std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
   std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
+  // Kernel::global_indices: the partition's origin arguments and global work offset, placed once
+  // for its first unit (place_partition), and what the kernel object holds (QueueSlot::origins_set).
+  bool placed = false;
+  std::size_t placed_first = 0;
+  std::vector<cl_long> origins;
+  cl::NDRange at;
+  std::vector<cl_long>* origins_set = nullptr;
 };
 
 // The work-group size of a dynamic schedule's chunk on a CPU device (one driven as a discrete
@@ -58,25 +65,30 @@ Window window(const NodeContext& ctx) {
 
 // Kernel::global_indices: the element of the whole vector at which each moved pointer's buffer
 // starts (a slice at its first unit, a halo buffer `before` units ahead of it; a replica, the
-// whole vector, at 0), set after the leaf's arguments; and the global work offset of the
-// partition's first unit (tree/global_indices.cpp).
-void set_origins(const NodeContext& ctx, const PartState& ps, const KernelNode& n, cl::Kernel& k) {
+// whole vector, at 0), and the global work offset of the partition's first unit
+// (tree/global_indices.cpp). Both depend on that unit alone, so they are worked out on the
+// partition's first launch and again only where its first unit moved.
+void place_partition(const NodeContext& ctx, const PartState& ps, const KernelNode& n, KernelState& s) {
   const std::size_t first = window(ctx).first_unit + ps.part->first;
+  if (s.placed && s.placed_first == first) return;
+  s.origins.assign(n.origin_parameters.size(), 0);
   for (std::size_t o = 0; o < n.origin_parameters.size(); ++o) {
     const Arg& a = n.args[n.origin_parameters[o]];
-    cl_long origin = 0;
-    if (a.kind == Arg::Kind::partitioned || a.kind == Arg::Kind::halo) {
-      const std::size_t before = a.kind == Arg::Kind::halo ? ctx.analysis().use(a.vector.get()).halo_before : 0;
-      origin = (static_cast<cl_long>(first) - static_cast<cl_long>(before)) * static_cast<cl_long>(a.vector->unit);
-    }
-    k.setArg(static_cast<cl_uint>(n.args.size() + o), origin);
+    if (a.kind != Arg::Kind::partitioned && a.kind != Arg::Kind::halo) continue;
+    const std::size_t before = a.kind == Arg::Kind::halo ? ctx.analysis().use(a.vector.get()).halo_before : 0;
+    s.origins[o] = (static_cast<cl_long>(first) - static_cast<cl_long>(before)) * static_cast<cl_long>(a.vector->unit);
   }
+  const std::size_t last = n.dims == 1 ? first * n.range()->unit / n.elements_per_thread : first;
+  s.at = n.dims == 1 ? cl::NDRange(last) : n.dims == 2 ? cl::NDRange(0, last) : cl::NDRange(0, 0, last);
+  s.placed = true, s.placed_first = first;
 }
-std::vector<std::size_t> global_offset(const NodeContext& ctx, const PartState& ps, const KernelNode& n) {
-  const std::size_t first = window(ctx).first_unit + ps.part->first;
-  std::vector<std::size_t> at(n.dims, 0);
-  at.back() = n.dims == 1 ? first * n.range()->unit / n.elements_per_thread : first;
-  return at;
+
+// The origin arguments follow the leaf's own; the kernel object keeps them between launches, so
+// they are set only where another partition or leaf of the object left others.
+void set_origins(KernelState& s, const KernelNode& n) {
+  if (*s.origins_set == s.origins) return;
+  for (std::size_t o = 0; o < s.origins.size(); ++o) s.kernel->setArg(static_cast<cl_uint>(n.args.size() + o), s.origins[o]);
+  *s.origins_set = s.origins;
 }
 
 class KernelRunner final : public LeafRunner {
@@ -101,6 +113,7 @@ class KernelRunner final : public LeafRunner {
     for (PartState* ps : w.parts) {
       auto state = std::make_unique<KernelState>();
       state->kernel = leaf.kernel;
+      if (n.global_indices) state->origins_set = &w.slot->origins_set[leaf.kernel];
       if (n.local_multiple) {
         state->local = local_for(*ps, n, limit);
         if (state->local == 0)
@@ -118,7 +131,7 @@ class KernelRunner final : public LeafRunner {
 
   void enqueue(NodeContext& ctx, PartState& ps, const NodeImpl& node, std::size_t iteration) const override {
     const auto& n = static_cast<const KernelNode&>(node);
-    const auto& state = ps.state<KernelState>(n);
+    auto& state = ps.state<KernelState>(n);
     cl::Kernel& k = *state.kernel;
     for (cl_uint i = 0; i < n.args.size(); ++i) {
       const Arg& a = n.args[i];
@@ -143,9 +156,9 @@ class KernelRunner final : public LeafRunner {
         }
       }
     }
-    if (n.global_indices) set_origins(ctx, ps, n, k);
+    if (n.global_indices) place_partition(ctx, ps, n, state), set_origins(state, n);
     const auto g = n.global_range(n.range()->unit, ps.part->units);
-    const cl::NDRange at = n.global_indices ? nd(global_offset(ctx, ps, n)) : cl::NullRange;
+    const cl::NDRange at = n.global_indices ? state.at : cl::NullRange;
     const auto& l = n.local_size;
     cl::NDRange local = cl::NullRange;
     if (!l.empty()) {

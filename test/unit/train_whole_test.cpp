@@ -1,0 +1,139 @@
+// Training's choice of the device a leaf marked whole_range() runs on (schedule/train_whole.hpp),
+// against a synthetic run time: the faster whole device is measured and kept with the plan, the
+// trainer's device stays where it is faster, and nothing is measured where there is nothing to
+// choose or no budget left.
+#include "schedule/train_whole.hpp"
+
+#include "platform/plan_items.hpp"
+#include "unit/synthetic_devices.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace sinew;
+using namespace sinew::detail;
+using namespace sinew::testing;
+
+namespace {
+
+std::vector<DeviceInfo> three_devices() {
+  std::vector<DeviceInfo> d(3);
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    d[i].index = i;
+    d[i].kind = i == 0 ? DeviceKind::cpu : DeviceKind::gpu;
+    d[i].global_memory = 1 << 20;
+  }
+  return d;
+}
+
+// A trainer's result: the plan {0.6, 0.3, 0.1} (device 0 the largest share) measured at 10 ms.
+TrainingResult trained() {
+  TrainingResult r;
+  r.best.shares = {0.6, 0.3, 0.1};
+  r.time_ms = 10;
+  r.executions = 6;
+  r.points.push_back({r.best, r.time_ms, {}});
+  return r;
+}
+
+// The run's time by the whole item of the plan it runs: `ms[d]` with the leaf on device d.
+struct WholeTimes {
+  std::vector<double> ms;
+  std::vector<Config> ran;
+  Measurement operator()(const Config& c) {
+    ran.push_back(c);
+    const auto device = whole_item(c, "whole");
+    return Measurement{.time_ms = ms.at(device ? *device : 0)};
+  }
+};
+
+TrainingOptions training(unsigned quality = 1) {
+  TrainingOptions o;
+  o.quality = quality;
+  return o;
+}
+
+}  // namespace
+
+TEST(TrainWhole, TheFasterWholeDeviceIsMeasuredAndKeptWithThePlan) {
+  const auto devices = three_devices();
+  WholeTimes times{{10, 7, 12}, {}};
+  TrainingResult r = trained();
+  std::vector<std::string> lines;
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(2), 40,
+                      [&](const std::string& l) { lines.push_back(l); });
+  ASSERT_EQ(times.ran.size(), 4u);  // devices 1 and 2, twice each; the trainer's device 0 measured already
+  EXPECT_EQ(whole_item(times.ran[0], "whole"), 1u);
+  EXPECT_EQ(whole_item(times.ran[2], "whole"), 2u);
+  EXPECT_EQ(whole_item(r.best, "whole"), 1u) << r.best.str();
+  EXPECT_EQ(r.best.shares, (std::vector<double>{0.6, 0.3, 0.1}));
+  EXPECT_EQ(r.time_ms, 7);
+  EXPECT_EQ(r.executions, 10u);
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_EQ(r.points[1].time_ms, 7);
+  EXPECT_EQ(r.points[2].time_ms, 12);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("whole leaf on device 1"), std::string::npos) << lines[0];
+}
+
+TEST(TrainWhole, TheTrainersDeviceStaysAndIsNamedWhereItIsFastest) {
+  const auto devices = three_devices();
+  WholeTimes times{{10, 11, 12}, {}};
+  TrainingResult r = trained();
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(), 40);
+  EXPECT_EQ(times.ran.size(), 2u);
+  EXPECT_EQ(whole_item(r.best, "whole"), 0u) << r.best.str();
+  EXPECT_EQ(r.time_ms, 10);
+}
+
+TEST(TrainWhole, OnlyTheDevicesThatHoldTheLeafAreMeasured) {
+  auto devices = three_devices();
+  devices[2].memory_cap = 1000;  // holds less than the leaf's vectors
+  EXPECT_EQ(devices_holding(devices, {.bytes = 4096, .largest = 2048}), (std::vector<std::size_t>{0, 1}));
+  devices[1].max_alloc = 1024;  // cannot allocate the largest vector
+  EXPECT_EQ(devices_holding(devices, {.bytes = 4096, .largest = 2048}), (std::vector<std::size_t>{0}));
+  WholeTimes times{{10, 1, 1}, {}};
+  TrainingResult r = trained();
+  choose_whole_device(r, devices, devices_holding(devices, {.bytes = 4096, .largest = 2048}), std::ref(times),
+                      training(), 40);
+  EXPECT_TRUE(times.ran.empty()) << "one device holds it: nothing to choose";
+  EXPECT_EQ(r.best, trained().best);
+}
+
+TEST(TrainWhole, NothingIsMeasuredWithoutAChoiceOrABudget) {
+  const auto devices = three_devices();
+  auto untouched = [&](TrainingResult r, const TrainingOptions& o, std::size_t executions, const char* why) {
+    WholeTimes times{{10, 1, 1}, {}};
+    const TrainingResult before = r;
+    choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), o, executions);
+    EXPECT_TRUE(times.ran.empty()) << why;
+    EXPECT_EQ(r.best, before.best) << why;
+    EXPECT_EQ(r.executions, before.executions) << why;
+  };
+  TrainingResult alone = trained();
+  alone.best = Config::single(1, 3);
+  untouched(alone, training(), 40, "a plan of one device runs the leaf where it is");
+  TrainingResult named = trained();
+  named.best.set("whole", "2");
+  untouched(named, training(), 40, "the plan names its whole device");
+  TrainingOptions check = training();
+  check.purpose = TrainingPurpose::check_derived;
+  untouched(trained(), check, 40, "only a training chooses");
+  untouched(trained(), training(), 6, "the executions are spent");
+  TrainingResult late = trained();
+  late.seconds = 2.0, late.budget_seconds = 2.0;
+  untouched(late, training(), 40, "the time budget is spent");
+}
+
+TEST(TrainWhole, TheBudgetEndsTheChoiceAndSaysSo) {
+  const auto devices = three_devices();
+  WholeTimes times{{10, 12, 7}, {}};
+  TrainingResult r = trained();
+  choose_whole_device(r, devices, {0, 1, 2}, std::ref(times), training(), 7);
+  EXPECT_EQ(times.ran.size(), 1u) << "one execution left: device 1 only";
+  EXPECT_EQ(r.executions, 7u);
+  EXPECT_EQ(r.end, TrainingEnd::executions);
+  EXPECT_EQ(whole_item(r.best, "whole"), 0u) << r.best.str();
+}
