@@ -126,6 +126,19 @@ class TrainingSession {
   virtual std::vector<double> rebalanced(const Point& p) const = 0;
   // Each device group its even part of the work.
   virtual std::vector<double> even_shares() const = 0;
+  // A device's time fitted to what was measured at a plan's platform levels: fixed_ms +
+  // ms_per_unit * units, units of the tree's partitioned dimension.
+  struct DeviceCost {
+    double fixed_ms = 0;
+    double ms_per_unit = 0;
+  };
+  // Device d's cost at `at`'s platform levels (its fission or overlap), fitted to the points
+  // measured there; nothing where fewer than two of its shares were measured there, or where the
+  // units are not known.
+  virtual std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const {
+    (void)d, (void)at;
+    return std::nullopt;
+  }
 };
 
 class SchedulePolicy {

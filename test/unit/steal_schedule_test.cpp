@@ -6,7 +6,10 @@
 #include "decompose/decompose.hpp"
 #include "decompose/schedules/steal/ranges.hpp"
 #include "decompose/schedules/steal/run.hpp"
+#include "decompose/schedules/steal/thresholds.hpp"
+#include "decompose/schedule_policy.hpp"
 #include "platform/plan_items.hpp"
+#include "schedule/train.hpp"
 #include "unit/expect_error.hpp"
 #include "unit/steal_simulation.hpp"
 
@@ -425,6 +428,88 @@ TEST(StealSchedule, PiecesInFlightAreNeverStolen) {
       ASSERT_EQ(wrong_visits(s), 0u);
       EXPECT_EQ(s.problem, "");
     }
+}
+
+// Tascell's th1 from a device's fixed cost (docs/decisions/141): a device takes no range whose
+// work would take less than its fixed cost; a device with no fixed cost, no known cost, or one
+// granule's worth gets no item.
+TEST(StealSchedule, LeastRangesFromFixedCosts) {
+  using Cost = std::optional<std::pair<double, double>>;  // fixed ms, ms per unit
+  const std::vector<Cost> costs = {Cost{{0.05, 0.01}}, Cost{{2.0, 0.001}}, std::nullopt, Cost{{0.0, 1.0}}, Cost{{0.5, 1.0}}};
+  EXPECT_EQ(least_range_for_fixed_costs(costs, 1), "0:5/1:2000");
+  EXPECT_EQ(least_range_for_fixed_costs(costs, 64), "1:2048");  // whole granules; the CPU's 5 units are one
+  EXPECT_EQ(least_range_for_fixed_costs({}, 1), "");
+  // What it writes, a plan reads, and the ranges obey.
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Config c = Config::parse("cpu=0.5,schedule=steal,least_range=" + least_range_for_fixed_costs(costs, 1), devices);
+  const Decomposition dec = decompose(100000, 1, c, devices);
+  EXPECT_EQ(steal_plan(dec).least_range(1, 1), 2000u);
+}
+
+// Training sets the steal plan's least_range from each device's fitted fixed cost (synthetic
+// devices: a session whose fits are given), stored with the plan it measures.
+TEST(StealSchedule, TrainingSetsLeastRangesFromTheDevicesFixedCosts) {
+  struct Session final : TrainingSession {
+    std::vector<DeviceInfo> infos = {cpu(0), gpu(1)};
+    std::vector<Config> measured;
+    std::vector<std::optional<DeviceCost>> costs;
+    const std::vector<DeviceInfo>& devices() const override { return infos; }
+    std::vector<Point> points() const override {
+      return {{Config::parse("cpu=0.2,overlap=2", infos), 10.0, {10.0, 8.0}}};
+    }
+    Config fastest() const override { return points()[0].config; }
+    std::size_t runs_per_point() const override { return 1; }
+    bool affords(std::size_t) const override { return true; }
+    std::optional<double> measure(const Config& c) override {
+      measured.push_back(c);
+      return 1.0;
+    }
+    std::vector<double> rebalanced(const Point& p) const override { return p.config.shares; }
+    std::vector<double> even_shares() const override { return {0.5, 0.5}; }
+    std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const override {
+      EXPECT_EQ(at.overlap, 2u);  // fitted at the plan's platform levels
+      return d < costs.size() ? costs[d] : std::nullopt;
+    }
+  };
+  Session session;
+  session.costs = {TrainingSession::DeviceCost{0.01, 0.01}, TrainingSession::DeviceCost{1.5, 0.0005}};
+  schedule_policy("steal").train(session);
+  ASSERT_EQ(session.measured.size(), 1u);
+  EXPECT_EQ(session.measured[0].schedule, "steal");
+  EXPECT_EQ(session.measured[0].items.at("least_range"), "1:3000") << session.measured[0].str();
+  EXPECT_NE(session.measured[0].str().find("least_range=1:3000"), std::string::npos);  // what the knowledge base stores
+  // No fit (too few shares measured): no item.
+  Session unknown;
+  schedule_policy("steal").train(unknown);
+  ASSERT_EQ(unknown.measured.size(), 1u);
+  EXPECT_EQ(unknown.measured[0].items.count("least_range"), 0u);
+}
+
+// The same through a whole training on synthetic devices (time = fixed + per unit * units): the
+// steal plan it measures carries each device's least range, fitted from the static points.
+TEST(StealSchedule, TrainingOnSyntheticDevicesStoresTheirLeastRanges) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t units = 100000;
+  const double fixed_ms[] = {0.01, 2.0}, ms_per_unit[] = {0.001, 0.0001};  // the GPU: 20000 units a fixed cost
+  std::vector<Config> steal_plans;
+  const Measure measure = [&](const Config& c) {
+    Measurement m;
+    m.units = units;
+    m.device_ms.assign(devices.size(), 0);
+    if (c.schedule == "steal") steal_plans.push_back(c);
+    for (std::size_t d = 0; d < devices.size(); ++d)
+      if (c.shares[d] > 0) m.device_ms[d] = fixed_ms[d] + ms_per_unit[d] * c.shares[d] * static_cast<double>(units);
+    m.time_ms = *std::max_element(m.device_ms.begin(), m.device_ms.end());
+    return m;
+  };
+  TrainingOptions options;
+  options.dynamic = true;
+  train(devices, measure, options);
+  ASSERT_FALSE(steal_plans.empty());
+  const RangeThreshold least = range_threshold(steal_plans.back(), "least_range");
+  ASSERT_EQ(least.device.size(), 2u) << steal_plans.back().str();
+  EXPECT_NEAR(static_cast<double>(least.device[1]), 20000, 2) << steal_plans.back().str();
+  EXPECT_NEAR(static_cast<double>(least.device[0]), 10, 1) << steal_plans.back().str();
 }
 
 TEST(StealSchedule, TunedDefaultsAndTheirRanges) {

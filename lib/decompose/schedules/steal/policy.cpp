@@ -162,6 +162,12 @@ class StealSchedule final : public SchedulePolicy {
     c.shares = split ? session.rebalanced(*split) : session.even_shares();
     c.schedule = "steal";
     c.items.clear();
+    // Each device takes no range its fixed cost would dominate (docs/decisions/141).
+    std::vector<std::optional<std::pair<double, double>>> costs(c.shares.size());
+    for (std::size_t d = 0; d < c.shares.size(); ++d)
+      if (c.shares[d] > 0)
+        if (const auto cost = session.device_cost(d, c)) costs[d] = std::pair{cost->fixed_ms, cost->ms_per_unit};
+    if (const std::string least = least_range_for_fixed_costs(costs, 1); !least.empty()) c.items["least_range"] = least;
     session.measure(c);
   }
 
