@@ -72,6 +72,13 @@ class ScheduleRun {
   // Every unit was cut before the run: each queue streams its chunks one after another, as a
   // static split's worker does, and takes no more.
   virtual bool all_cut_before_run() const { return false; }
+  // A queue's second chunk is enqueued before its first has ended: two chunks in flight from the
+  // start. For a policy whose chunks for a queue come from that queue's own range, where a thief
+  // takes only what no queue has enqueued: a wrong guess of the queue's speed costs nothing, and
+  // a first chunk cut small so that the next upload overlaps its kernel overlaps nothing when
+  // the worker waits for it alone. False: the worker waits for its first chunk alone (its
+  // speed is a guess until then, and a slow device given a second chunk would hold the run).
+  virtual bool pipelined_from_first_chunk() const { return false; }
   // Queue `queue`'s next chunk; nothing once it takes no more (every unit taken, or the others
   // finish the rest sooner). From the queue's worker thread, concurrently with the others.
   virtual std::optional<Chunk> take(std::size_t queue) {
@@ -119,6 +126,19 @@ class TrainingSession {
   virtual std::vector<double> rebalanced(const Point& p) const = 0;
   // Each device group its even part of the work.
   virtual std::vector<double> even_shares() const = 0;
+  // A device's time fitted to what was measured at a plan's platform levels: fixed_ms +
+  // ms_per_unit * units, units of the tree's partitioned dimension.
+  struct DeviceCost {
+    double fixed_ms = 0;
+    double ms_per_unit = 0;
+  };
+  // Device d's cost at `at`'s platform levels (its fission or overlap), fitted to the points
+  // measured there; nothing where fewer than two of its shares were measured there, or where the
+  // units are not known.
+  virtual std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const {
+    (void)d, (void)at;
+    return std::nullopt;
+  }
 };
 
 class SchedulePolicy {

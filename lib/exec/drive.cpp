@@ -35,7 +35,9 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
 // the host copies the results of the one before out of the pinned ring; a blocking staged
 // download would hold the worker until its chunk had finished, and the queue idle until the next
 // was enqueued). Before that the queue's speed is a guess from the plan's weights: a slow device
-// given a second chunk on a wrong guess would hold the run back twice as long. A chunk counts as
+// given a second chunk on a wrong guess would hold the run back twice as long; a policy whose
+// queues run their own ranges (ScheduleRun::pipelined_from_first_chunk) has two chunks in flight
+// from the first, so that the first chunk's transfers overlap the second's. A chunk counts as
 // done (its rate, its buffers back to the pool) once its results are in host memory. Where every
 // unit was cut before the run (ScheduleRun::all_cut_before_run), the worker streams its chunks
 // as a static split's worker does.
@@ -54,7 +56,8 @@ void drive_chunks(RunState& run, Worker& w) {
     chunk_done(run, w, *f.part);
     flight.pop_front();
   };
-  bool measured = false;  // a chunk of this worker has ended
+  // Two chunks in flight: once a chunk of this worker has ended, or from the start.
+  bool two_in_flight = run.schedule.run->pipelined_from_first_chunk();
   start_taking(run, w);
   if (run.schedule.run->all_cut_before_run()) {
     // Every chunk was cut before the run: streamed one after another, as a static split's are.
@@ -76,14 +79,14 @@ void drive_chunks(RunState& run, Worker& w) {
       // Begun downloads pay off only for a chunk that waits while the next one runs; one completed
       // at once (the slot's first) downloads as a streamed partition does, its pieces copied out
       // while the next ones move (docs/decisions/027).
-      download(run, *p, measured ? &f.results : nullptr);
+      download(run, *p, two_in_flight ? &f.results : nullptr);
       cl_call([&] { return ErrorContext{.api_call = "clEnqueueMarkerWithWaitList", .device = w.info().name}; }, [&] {
         w.queue().enqueueMarkerWithWaitList(nullptr, &f.end);
         w.queue().flush();
       });
-      if (flight.size() == 2 || !measured) {
+      if (flight.size() == 2 || !two_in_flight) {
         complete();
-        measured = true;
+        two_in_flight = true;
       }
     }
     while (!flight.empty()) complete();

@@ -278,7 +278,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
       run.device_ms = device_times(r);
       record(run);
     }
-    Measurement m{r.wall_ms, r.device_ms, {}, r.config, std::min(r.wall_ms, 1000 * built_s)};
+    Measurement m{r.wall_ms, r.device_ms, {}, r.config, std::min(r.wall_ms, 1000 * built_s), p.analysis.units};
     for (const LevelReport& l : r.levels) {
       if (m.level_ms.size() <= l.level) m.level_ms.resize(l.level + 1);
       m.level_ms[l.level] += l.ms;

@@ -34,6 +34,9 @@ struct Measurement {
   // Of time_ms, what building or loading programs took (ProgramCache::Stats::build_seconds): left
   // out of a training's time budget.
   double build_ms = 0;
+  // The units of the tree's partitioned dimension the run split (0: not known): what a fitted
+  // device cost per share is per unit (TrainingSession::device_cost).
+  std::size_t units = 0;
 };
 using Measure = std::function<Measurement(const Config&)>;
 

@@ -30,6 +30,12 @@ class SearchSession final : public TrainingSession {
     return rebalance(s_.devices(), p.config.shares, p.device_ms);
   }
   std::vector<double> even_shares() const override { return s_.even_shares(); }
+  // The fit is per share of the work: per unit, over the units the runs split.
+  std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const override {
+    const auto cost = s_.fitted_cost(d, at);
+    if (!cost || s_.units() == 0) return std::nullopt;
+    return DeviceCost{cost->fixed_ms, cost->ms_per_unit / static_cast<double>(s_.units())};
+  }
 
  private:
   PlanSearch& s_;

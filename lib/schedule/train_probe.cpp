@@ -124,6 +124,13 @@ PlanSearch::Verdict PlanSearch::device_verdict(std::size_t d, const Config& c, d
   return confirm > 0 && confirm < share / 2 ? Verdict::unsure : Verdict::fine;
 }
 
+std::optional<LinearCost> PlanSearch::fitted_cost(std::size_t d, const Config& c) const {
+  bool same_setting = false;
+  const std::vector<CostPoint> points = device_points(d, c, same_setting);
+  if (!same_setting || distinct_units(points) < 2) return std::nullopt;
+  return fit_positive(points, kNearlyFree);
+}
+
 bool PlanSearch::estimated_behind(const Config& c) const {
   if (ledger_.points().empty() || !places_shares(c) || !c.items.empty() || tuning().slow_plan_factor <= 0) return false;
   const double bound = tuning().slow_plan_factor * ledger_.fastest().time_ms;

@@ -88,6 +88,7 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
     for (unsigned r = 0; r < runs; ++r) {
       const Measurement m = ledger_.run(measure_, c);
       if (!m.ran.shares.empty()) ran = m.ran;
+      if (m.units) units_ = m.units;
       times.push_back(m.time_ms);
       for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
     }

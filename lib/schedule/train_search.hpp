@@ -98,6 +98,11 @@ class PlanSearch {
   // Whether the devices' fitted costs put static plan `c` at TrainingTuning::slow_plan_factor times
   // the fastest measured plan or more (an estimate: nothing is measured).
   bool estimated_behind(const Config& c) const;
+  // Device d's time at `c`'s platform levels fitted to its points there, in shares of the work;
+  // nothing where fewer than two of its shares were measured there.
+  std::optional<LinearCost> fitted_cost(std::size_t d, const Config& c) const;
+  // The units the measured runs split (Measurement::units; 0: not known).
+  std::size_t units() const { return units_; }
   // Whether the devices' measured costs put static plan `c`, not measured yet, at
   // TrainingTuning::slow_plan_factor times the fastest measured plan or more (said in a progress
   // line). A device whose cost would be extrapolated far beyond its measured shares is measured
@@ -168,6 +173,7 @@ class PlanSearch {
   std::set<std::string> not_run_;  // plans estimated too slow to run (Config::str)
   std::optional<Config> preferred_;
   double preferred_margin_ = 0;
+  std::size_t units_ = 0;  // Measurement::units of the runs measured
 };
 
 // The strategies' trainers: the flows of every purpose over a PlanSearch (train_flows.cpp), with

@@ -35,10 +35,17 @@ inline bool untouched(const std::vector<int>& visits, const Chunk& c) {
                      visits.begin() + static_cast<std::ptrdiff_t>(c.first + c.units), [](int v) { return v == 0; });
 }
 
+// How many pieces a queue keeps taken and not ended: one; or as the executor's workers do
+// (exec/drive.cpp): one until its first piece has ended, then two, and two from the start for a
+// queue whose device moves data (StealRun::pipelined_from_first_chunk).
+enum class InFlight { one, as_executed };
+
 // A run of `dec` on a simulated clock: a piece of queue q begun at `now` ends `ms(q, piece, now)`
-// later; a queue takes its next piece when the one before ends. After each take, a new handover must hold units no piece
-// has taken yet (the victim had not started them) and at least the thief's least range.
-inline Simulated simulate(const Decomposition& dec, StealMemory* memory, const std::function<double(std::size_t, Chunk, double)>& ms) {
+// later; a queue runs its pieces one after another and takes the next as soon as it holds fewer
+// than `in_flight` says. After each take, a new handover must hold units no piece has taken yet
+// (the victim had not started them) and at least the thief's least range.
+inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
+                          const std::function<double(std::size_t, Chunk, double)>& ms, InFlight in_flight = InFlight::one) {
   StealRun run(dec, memory);
   const detail::StealPlan& plan = detail::steal_plan(dec);
   const std::size_t queues = run.queues().size();
@@ -46,42 +53,52 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory, const s
   out.visits.assign(dec.total_units, 0);
   out.pieces.resize(queues);
   out.queue_end_ms.assign(queues, 0);
-  std::vector<double> end(queues, -1), start(queues, -1);  // -1: idle / not begun
-  std::vector<std::size_t> piece_units(queues, 0);
-  std::vector<bool> stopped(queues, false);
+  struct Taken {
+    Chunk chunk;
+    double end_ms = 0;
+  };
+  std::vector<std::vector<Taken>> taken(queues);  // per queue, its pieces not ended, in order
+  std::vector<double> start(queues, -1);           // -1: not begun
+  std::vector<bool> stopped(queues, false), ended_one(queues, false);
+  auto most_taken = [&](std::size_t q) -> std::size_t {
+    return in_flight == InFlight::as_executed && (ended_one[q] || plan.moves_data.at(q)) ? 2 : 1;
+  };
   auto begin = [&](std::size_t q, const Chunk& c, double now) {
     for (std::size_t u = c.first; u < c.first + c.units; ++u) ++out.visits[u];
     out.pieces[q].push_back(c);
     if (start[q] < 0) start[q] = now;
-    end[q] = now + ms(q, c, now);
-    piece_units[q] = c.units;
+    const double from = taken[q].empty() ? now : std::max(now, taken[q].back().end_ms);
+    taken[q].push_back({c, from + ms(q, c, from)});
   };
   for (const auto& [q, c] : run.chunks_before_run()) begin(q, c, 0);
   auto take = [&](std::size_t q, double now) {
-    const std::size_t before = run.handovers().size();
-    const auto c = run.take(q);
-    const auto handovers = run.handovers();
-    for (std::size_t h = before; h < handovers.size() && out.problem.empty(); ++h) {
-      if (!untouched(out.visits, handovers[h].range)) out.problem = "a handover holds started units";
-      if (handovers[h].range.units < plan.least_range(handovers[h].thief, dec.granule))
-        out.problem = "a stolen range under the thief's least range";
-      if (handovers[h].thief != q) out.problem = "a handover to a queue that did not ask";
+    while (!stopped[q] && taken[q].size() < most_taken(q)) {
+      const std::size_t before = run.handovers().size();
+      const auto c = run.take(q);
+      const auto handovers = run.handovers();
+      for (std::size_t h = before; h < handovers.size() && out.problem.empty(); ++h) {
+        if (!untouched(out.visits, handovers[h].range)) out.problem = "a handover holds started units";
+        if (handovers[h].range.units < plan.least_range(handovers[h].thief, dec.granule))
+          out.problem = "a stolen range under the thief's least range";
+        if (handovers[h].thief != q) out.problem = "a handover to a queue that did not ask";
+      }
+      if (c) begin(q, *c, now);
+      else stopped[q] = true;
     }
-    if (c) begin(q, *c, now);
-    else stopped[q] = true;
   };
-  for (std::size_t q = 0; q < queues; ++q)
-    if (end[q] < 0) take(q, 0);
+  for (std::size_t q = 0; q < queues; ++q) take(q, 0);
   for (;;) {
     std::size_t q = queues;
     for (std::size_t i = 0; i < queues; ++i)
-      if (end[i] >= 0 && (q == queues || end[i] < end[q])) q = i;
+      if (!taken[i].empty() && (q == queues || taken[i].front().end_ms < taken[q].front().end_ms)) q = i;
     if (q == queues) break;
-    const double now = end[q];
+    const Taken ended = taken[q].front();
+    taken[q].erase(taken[q].begin());
+    const double now = ended.end_ms;
     out.end_ms = std::max(out.end_ms, now);
     out.queue_end_ms[q] = now;
-    end[q] = -1;
-    run.chunk_done(q, piece_units[q], now - start[q], 0);
+    ended_one[q] = true;
+    run.chunk_done(q, ended.chunk.units, now - start[q], 0);
     take(q, now);
   }
   run.finished();

@@ -152,7 +152,7 @@ class StealSchedule final : public SchedulePolicy {
   // The fastest static split's fission, overlap and shares, its shares moved by its device times
   // towards finishing together: the ranges start where a static split would balance, and
   // stealing corrects what the work's irregularity and the machine's state move. Even shares
-  // where no split was measured.
+  // where no split was measured. Each device's least_range comes from its fitted fixed cost.
   void train(TrainingSession& session) const override {
     std::optional<TrainingSession::Point> split;
     for (const auto& p : session.points())
@@ -162,6 +162,12 @@ class StealSchedule final : public SchedulePolicy {
     c.shares = split ? session.rebalanced(*split) : session.even_shares();
     c.schedule = "steal";
     c.items.clear();
+    // Each device takes no range its fixed cost would dominate (docs/decisions/141).
+    std::vector<std::optional<std::pair<double, double>>> costs(c.shares.size());
+    for (std::size_t d = 0; d < c.shares.size(); ++d)
+      if (c.shares[d] > 0)
+        if (const auto cost = session.device_cost(d, c)) costs[d] = std::pair{cost->fixed_ms, cost->ms_per_unit};
+    if (const std::string least = least_range_for_fixed_costs(costs, 1); !least.empty()) c.items["least_range"] = least;
     session.measure(c);
   }
 

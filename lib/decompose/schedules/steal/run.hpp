@@ -19,6 +19,10 @@ class StealRun final : public ScheduleRun {
 
   const std::vector<Partition>& queues() const override { return plan_.queues; }
   bool takes_chunks() const override { return true; }
+  // A queue's pieces come from its own range and a thief takes only what no queue has enqueued:
+  // two pieces in flight from the first, so that a discrete queue's transfers overlap kernels
+  // from its range's start (docs/decisions/140).
+  bool pipelined_from_first_chunk() const override { return true; }
   // Each queue's first piece of its own range, in queue order (a queue with an empty range
   // steals when it first asks).
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;

@@ -5,6 +5,7 @@
 #include "platform/plan_items.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sinew::detail {
 namespace {
@@ -55,6 +56,27 @@ const PlanItemRegistrar kMostRangeItem{PlanItem{.name = "most_range",
 
 std::string threshold_accepts(const std::string& text) {
   return read(text) ? "" : "a whole number of units, or device:units items joined by '/' (1:8192/0:64)";
+}
+
+std::string least_range_for_fixed_costs(const std::vector<std::optional<std::pair<double, double>>>& costs,
+                                        std::size_t granule) {
+  granule = std::max<std::size_t>(1, granule);
+  std::string items;
+  for (std::size_t d = 0; d < costs.size(); ++d) {
+    if (!costs[d]) continue;
+    const auto [fixed_ms, ms_per_unit] = *costs[d];
+    if (!(fixed_ms > 0) || !(ms_per_unit > 0)) continue;
+    const double units = std::ceil(fixed_ms / ms_per_unit / static_cast<double>(granule)) * static_cast<double>(granule);
+    // One granule is the schedule's own floor. A fit whose time hardly grows with the work (a
+    // cost that is all fixed) says nothing of a range's size: no item either.
+    constexpr double kBeyondAnyTree = 1e15;  // units
+    if (!(units > static_cast<double>(granule)) || units > kBeyondAnyTree) continue;
+    if (!items.empty()) items += '/';
+    items += std::to_string(d);
+    items += ':';
+    items += std::to_string(static_cast<std::size_t>(units));
+  }
+  return items;
 }
 
 RangeThreshold range_threshold(const Config& plan, const char* name) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinew::detail {
@@ -19,6 +20,15 @@ struct RangeThreshold {
   std::optional<std::size_t> every;  // the plain number: every device's
   std::vector<std::size_t> device;   // per runtime device (0: none), over the devices the plan names
 };
+
+// The least_range item training sets (docs/decisions/141): per device with a fixed cost, the units
+// whose work takes as long as that cost, in whole granules (so that no range a device takes spends
+// more than half its time on its fixed cost: launches, transfers' latencies, the host's wait);
+// "" where no device's cost gives more than one granule. `costs`: per runtime device, fixed ms
+// and ms per unit (nothing: not known, or a device the plan gives no share). No most_range: a
+// fixed cost bounds a range from below only.
+std::string least_range_for_fixed_costs(const std::vector<std::optional<std::pair<double, double>>>& costs,
+                                        std::size_t granule);
 
 // Plan item `name` (least_range or most_range) of `plan`; nothing set: no threshold. Checked by
 // Config::parse and Config::check already (its registered row).
