@@ -158,7 +158,11 @@ class KernelRunner final : public LeafRunner {
     }
     if (n.global_indices) place_partition(ctx, ps, n, state), set_origins(state, n);
     const auto g = n.global_range(n.range()->unit, ps.part->units);
-    const cl::NDRange at = n.global_indices ? state.at : cl::NullRange;
+    // A partition at the range's start launches without an offset: the same global ids, and the
+    // same launch as the slice kernel's.
+    const bool offset = n.global_indices && std::any_of(state.at.get(), state.at.get() + state.at.dimensions(),
+                                                        [](std::size_t x) { return x != 0; });
+    const cl::NDRange at = offset ? state.at : cl::NullRange;
     const auto& l = n.local_size;
     cl::NDRange local = cl::NullRange;
     if (!l.empty()) {
@@ -176,7 +180,7 @@ class KernelRunner final : public LeafRunner {
     if (g.size() == 1 && l.empty() && !n.local_multiple && !state.chunk_local && wgm > 1 && g[0] > wgm && g[0] % wgm) {
       const std::size_t main = g[0] - g[0] % wgm;
       cl::Event head;
-      const std::size_t base = n.global_indices ? at[0] : 0;
+      const std::size_t base = offset ? at[0] : 0;
       ps.worker->queue().enqueueNDRangeKernel(k, at, cl::NDRange(main), cl::NullRange, nullptr, ctx.event_of(head));
       ctx.track(ps, head, path, true);
       ps.worker->queue().enqueueNDRangeKernel(k, cl::NDRange(base + main), cl::NDRange(g[0] - main), cl::NullRange,
