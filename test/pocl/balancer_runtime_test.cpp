@@ -127,11 +127,11 @@ TEST(BalancerRuntime, KnowledgeBasePlansAreBalancedAndTheResultIsKept) {
     KbEntry e = entries[0];
     features = e.features;
     e.config.shares = {0.9, 0.1};
-    // A static plan: training may have chosen the dynamic schedule (it wins on these two PoCL
-    // devices now and then), whose chunks balance each run themselves and which the balancer
-    // never moves.
+    // A static plan: training may have chosen the dynamic or the steal schedule (they win on
+    // these two PoCL devices now and then), whose chunks and ranges balance each run themselves
+    // and which the balancer never moves; their items (min_chunk, least_range) go with them.
     e.config.schedule = "static";
-    e.config.items.erase("min_chunk");
+    e.config.items.clear();
     e.provenance = Provenance::trained;
     k->store_entry(e);
   }
@@ -192,8 +192,8 @@ TEST(BalancerRuntime, APlanSlowerThanItsStoredRunsFromTheFirstRunIsMovedAtOnce) 
     ASSERT_EQ(entries.size(), 1u);
     KbEntry e = entries[0];
     e.config.shares = {0.9, 0.1};
-    e.config.schedule = "static";  // as above: a dynamic plan is never moved
-    e.config.items.erase("min_chunk");
+    e.config.schedule = "static";  // as above: a dynamic or steal plan is never moved
+    e.config.items.clear();
     e.provenance = Provenance::trained;
     k->store_entry(e);
     const KbEntry stored = *k->find(key, e.features);
