@@ -168,7 +168,9 @@ TEST(ResidentPlanning, ABalancerMoveMovesOnlyWhatItChanged) {
   skewed.shares[0] = 0.9;
   skewed.shares[discrete] = 0.1;
   std::optional<Report> before_move;
-  for (int i = 0; i < 60; ++i) {
+  // As the balancer's own tests: the first move waits for estimates tight enough to see past the
+  // noise, which a busy machine makes wider.
+  for (int i = 0; i < 200; ++i) {
     const Report r = rt.run(tree, {{vx, x}, {vy, y}}, {.config = skewed, .balance = true}).get();
     if (before_move) {
       // The first run of the moved plan.
@@ -185,7 +187,7 @@ TEST(ResidentPlanning, ABalancerMoveMovesOnlyWhatItChanged) {
     }
     if (r.balance) before_move = r;
   }
-  ASSERT_TRUE(before_move) << "no rebalance in 60 runs of a 90/10 plan";
+  ASSERT_TRUE(before_move) << "no rebalance in 200 runs of a 90/10 plan";
   const auto got = y.host();
   for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4f) << "at " << i;
 }

@@ -529,3 +529,32 @@ TEST(StealSchedule, TunedDefaultsAndTheirRanges) {
 }
 
 }  // namespace
+
+// Where the fastest plan so far is a steal plan (a derived plan's check starts from a stored one),
+// the dynamic schedule's training takes its shares and levels, not its items (a least_range beside
+// schedule=dynamic is refused before device work).
+TEST(StealSchedule, TheDynamicScheduleTrainedAfterAStealPlanCarriesNoneOfItsItems) {
+  struct Session final : TrainingSession {
+    std::vector<DeviceInfo> infos = {cpu(0), gpu(1)};
+    std::vector<Config> measured;
+    const std::vector<DeviceInfo>& devices() const override { return infos; }
+    std::vector<Point> points() const override {
+      return {{Config::parse("cpu=0.3,overlap=2,schedule=steal,least_range=0:500", infos), 10.0, {10.0, 9.0}},
+              {Config::parse("cpu=0.2,overlap=2", infos), 12.0, {12.0, 8.0}}};
+    }
+    Config fastest() const override { return points()[0].config; }
+    std::size_t runs_per_point() const override { return 1; }
+    bool affords(std::size_t) const override { return true; }
+    std::optional<double> measure(const Config& c) override {
+      measured.push_back(c);
+      return 1.0;
+    }
+    std::vector<double> rebalanced(const Point& p) const override { return p.config.shares; }
+    std::vector<double> even_shares() const override { return {0.5, 0.5}; }
+  };
+  Session session;
+  schedule_policy("dynamic").train(session);
+  ASSERT_FALSE(session.measured.empty());
+  for (const Config& c : session.measured) EXPECT_EQ(c.items.count("least_range"), 0u) << c.str();
+  EXPECT_EQ(session.measured.back().schedule, "dynamic") << session.measured.back().str();
+}

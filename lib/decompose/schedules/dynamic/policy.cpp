@@ -186,7 +186,11 @@ class DynamicSchedule final : public SchedulePolicy {
   // shifts from run to run, chunks taken as the devices get ready do.
   void train(TrainingSession& session) const override {
     const auto& devices = session.devices();
+    // The fastest plan's shares and levels, as a static plan: another schedule's items (a steal
+    // plan's least_range) are not this schedule's.
     Config c = session.fastest();
+    c.schedule = "static";
+    c.items.clear();
     const std::vector<TrainingSession::Point> points = session.points();
     std::optional<TrainingSession::Point> split;  // the fastest static split
     for (const auto& p : points)
