@@ -178,13 +178,8 @@ int main(int argc, char** argv) {
     ro.kb_path = ":memory:";
     std::unique_ptr<sinew::Runtime> rt = make_runtime(b.zero_copy_stand_in, ro);
     const Roles::Pair p = Roles::of(*rt).pair();
-    sinew::RunOptions on = on_device(p.has_gpu ? p.gpu : 0);
-    if (const unsigned overlap = b.option("sinew-overlap", 0u); overlap > 0) {
-      sinew::Config c = sinew::Config::single(*on.device, rt->devices().size());
-      c.overlap = overlap;
-      on.config = c;
-      on.device.reset();
-    }
+    const sinew::RunOptions on =
+        on_device_at(p.has_gpu ? p.gpu : 0, rt->devices().size(), b.option("sinew-overlap", 0u));
     bool failed = false;
     // The time per iteration of one side: its runs at a and z iterations, measured in turn.
     auto per_iteration = [&](const std::string& what, const Job& at_n1, const Job& at_n2, std::size_t a, std::size_t z) {

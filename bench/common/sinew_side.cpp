@@ -111,6 +111,13 @@ sinew::RunOptions on_device(std::size_t device) {
   return o;
 }
 
+sinew::RunOptions on_device_at(std::size_t device, std::size_t devices, unsigned overlap) {
+  if (overlap == 0) return on_device(device);
+  sinew::Config c = sinew::Config::single(device, devices);
+  c.overlap = overlap;
+  return with_config(c);
+}
+
 std::vector<double> SplitShares::gpu_weights() const {
   std::vector<double> w = per_gpu;
   if (!(gpu > 0)) return {};

@@ -49,6 +49,9 @@ sinew::Config make_plan(const Roles& r, double cpu_share, const std::vector<doub
                         const std::string& fission = "none", unsigned overlap = 1);
 sinew::RunOptions with_config(const sinew::Config& c);
 sinew::RunOptions on_device(std::size_t device);
+// Device `device` of `devices` alone: at its best known level where `overlap` is 0 (on_device),
+// else as a given plan at that overlap level (the benches' --sinew-overlap N).
+sinew::RunOptions on_device_at(std::size_t device, std::size_t devices, unsigned overlap);
 
 // A plan's shares by role.
 struct SplitShares {
