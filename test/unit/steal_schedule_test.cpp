@@ -446,32 +446,36 @@ TEST(StealSchedule, LeastRangesFromFixedCosts) {
   EXPECT_EQ(steal_plan(dec).least_range(1, 1), 2000u);
 }
 
+// A training session whose points and device fits are given (synthetic devices): what a schedule
+// policy's train() measures is recorded, each measurement taking 1 ms.
+struct GivenSession final : TrainingSession {
+  std::vector<DeviceInfo> infos = {cpu(0), gpu(1)};
+  std::vector<Point> given;
+  std::vector<Config> measured;
+  std::vector<std::optional<DeviceCost>> costs;
+  unsigned fitted_overlap = 2;  // the platform level every fit is asked at
+  const std::vector<DeviceInfo>& devices() const override { return infos; }
+  std::vector<Point> points() const override { return given; }
+  Config fastest() const override { return given.front().config; }
+  std::size_t runs_per_point() const override { return 1; }
+  bool affords(std::size_t) const override { return true; }
+  std::optional<double> measure(const Config& c) override {
+    measured.push_back(c);
+    return 1.0;
+  }
+  std::vector<double> rebalanced(const Point& p) const override { return p.config.shares; }
+  std::vector<double> even_shares() const override { return {0.5, 0.5}; }
+  std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const override {
+    EXPECT_EQ(at.overlap, fitted_overlap);  // fitted at the plan's platform levels
+    return d < costs.size() ? costs[d] : std::nullopt;
+  }
+};
+
 // Training sets the steal plan's least_range from each device's fitted fixed cost (synthetic
 // devices: a session whose fits are given), stored with the plan it measures.
 TEST(StealSchedule, TrainingSetsLeastRangesFromTheDevicesFixedCosts) {
-  struct Session final : TrainingSession {
-    std::vector<DeviceInfo> infos = {cpu(0), gpu(1)};
-    std::vector<Config> measured;
-    std::vector<std::optional<DeviceCost>> costs;
-    const std::vector<DeviceInfo>& devices() const override { return infos; }
-    std::vector<Point> points() const override {
-      return {{Config::parse("cpu=0.2,overlap=2", infos), 10.0, {10.0, 8.0}}};
-    }
-    Config fastest() const override { return points()[0].config; }
-    std::size_t runs_per_point() const override { return 1; }
-    bool affords(std::size_t) const override { return true; }
-    std::optional<double> measure(const Config& c) override {
-      measured.push_back(c);
-      return 1.0;
-    }
-    std::vector<double> rebalanced(const Point& p) const override { return p.config.shares; }
-    std::vector<double> even_shares() const override { return {0.5, 0.5}; }
-    std::optional<DeviceCost> device_cost(std::size_t d, const Config& at) const override {
-      EXPECT_EQ(at.overlap, 2u);  // fitted at the plan's platform levels
-      return d < costs.size() ? costs[d] : std::nullopt;
-    }
-  };
-  Session session;
+  GivenSession session;
+  session.given = {{Config::parse("cpu=0.2,overlap=2", session.infos), 10.0, {10.0, 8.0}}};
   session.costs = {TrainingSession::DeviceCost{0.01, 0.01}, TrainingSession::DeviceCost{1.5, 0.0005}};
   schedule_policy("steal").train(session);
   ASSERT_EQ(session.measured.size(), 1u);
@@ -479,7 +483,8 @@ TEST(StealSchedule, TrainingSetsLeastRangesFromTheDevicesFixedCosts) {
   EXPECT_EQ(session.measured[0].items.at("least_range"), "1:3000") << session.measured[0].str();
   EXPECT_NE(session.measured[0].str().find("least_range=1:3000"), std::string::npos);  // what the knowledge base stores
   // No fit (too few shares measured): no item.
-  Session unknown;
+  GivenSession unknown;
+  unknown.given = session.given;
   schedule_policy("steal").train(unknown);
   ASSERT_EQ(unknown.measured.size(), 1u);
   EXPECT_EQ(unknown.measured[0].items.count("least_range"), 0u);
@@ -534,25 +539,9 @@ TEST(StealSchedule, TunedDefaultsAndTheirRanges) {
 // the dynamic schedule's training takes its shares and levels, not its items (a least_range beside
 // schedule=dynamic is refused before device work).
 TEST(StealSchedule, TheDynamicScheduleTrainedAfterAStealPlanCarriesNoneOfItsItems) {
-  struct Session final : TrainingSession {
-    std::vector<DeviceInfo> infos = {cpu(0), gpu(1)};
-    std::vector<Config> measured;
-    const std::vector<DeviceInfo>& devices() const override { return infos; }
-    std::vector<Point> points() const override {
-      return {{Config::parse("cpu=0.3,overlap=2,schedule=steal,least_range=0:500", infos), 10.0, {10.0, 9.0}},
-              {Config::parse("cpu=0.2,overlap=2", infos), 12.0, {12.0, 8.0}}};
-    }
-    Config fastest() const override { return points()[0].config; }
-    std::size_t runs_per_point() const override { return 1; }
-    bool affords(std::size_t) const override { return true; }
-    std::optional<double> measure(const Config& c) override {
-      measured.push_back(c);
-      return 1.0;
-    }
-    std::vector<double> rebalanced(const Point& p) const override { return p.config.shares; }
-    std::vector<double> even_shares() const override { return {0.5, 0.5}; }
-  };
-  Session session;
+  GivenSession session;
+  session.given = {{Config::parse("cpu=0.3,overlap=2,schedule=steal,least_range=0:500", session.infos), 10.0, {10.0, 9.0}},
+                   {Config::parse("cpu=0.2,overlap=2", session.infos), 12.0, {12.0, 8.0}}};
   schedule_policy("dynamic").train(session);
   ASSERT_FALSE(session.measured.empty());
   for (const Config& c : session.measured) EXPECT_EQ(c.items.count("least_range"), 0u) << c.str();
