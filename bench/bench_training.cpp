@@ -4,7 +4,9 @@
 // budget, or neither) and its budget, then the trained plan's run time (the median of --runs
 // planned runs after it). The bound each row is held to: training seconds <= max(2 s, 50 x the
 // trained plan's run time) plus program builds (TrainingSettings::time_budget_s,
-// TrainingTuning::budget_best_plan_times). With --build-first (the default) each device alone runs
+// TrainingTuning::budget_best_plan_times); the builds (Report::training_build_seconds) include
+// what each plan's first run took beyond its second, where a driver compiles kernels at their
+// first launch of a work-group shape (docs/decisions/158). With --build-first (the default) each device alone runs
 // the sample once before the training, on a runtime of its own, so that the training finds the
 // device's programs in the program cache: its seconds are then the training's own, builds aside
 // (the time budget's clock leaves out the untimed first runs, which build the rest).
@@ -141,7 +143,8 @@ int main(int argc, char** argv) {
                    "executions or the time budget max(2 s, 50 x the fastest plan), whichever ends it first), then "
                    "the trained plan's median run time over the planned runs after it. With --build-first (the default) "
                    "each device alone ran the sample once before, so that the training finds its programs built. "
-                   "Within: training seconds less its program builds (Report::training_build_seconds) <= max(2 s, 50 x run).\n\n" +
+                   "Within: training seconds less its builds (Report::training_build_seconds: programs built, and each plan's "
+                   "first run beyond its second, where the driver compiles kernels at their first launch) <= max(2 s, 50 x run).\n\n" +
                    table.str();
   return b.finish(md, failed);
 }

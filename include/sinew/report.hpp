@@ -194,7 +194,9 @@ struct Report {
   /// A run pinned to a device that the knowledge base had no run of counts its screening as training.
   TrainingEnd training_end = TrainingEnd::none;
   double training_budget_seconds = 0;   ///< see training_end
-  /// Of training_seconds, what its runs spent building or loading programs: the time budget's
+  /// Of training_seconds, what its runs spent building or loading programs, and what each plan's
+  /// first run took beyond its second (a driver that compiles a kernel at its first launch of a
+  /// work-group shape, as PoCL's CPU device does, compiles inside that run): the time budget's
   /// clock leaves it out (a training takes its budget plus its program builds).
   double training_build_seconds = 0;
   /// The executor's copies in that training's timed runs, summed (see Copies). Training runs a

@@ -96,11 +96,12 @@ namespace {
 
 PlanCache::Refresh refresh_of(const PlannerSettings& s) { return {s.refresh_uses, s.refresh_interval}; }
 
-// "14 executions, 2.3 s, time budget 2.0 s; ended by its time budget": what a training cost, its
-// time budget and what ended it.
+// "14 executions, 2.3 s (0.4 s of it builds), time budget 2.0 s; ended by its time budget": what a
+// training cost, its builds (off the budget's clock), its time budget and what ended it.
 std::string training_cost(const TrainingResult& r) {
   std::ostringstream line;
   line << r.executions << " executions, " << std::fixed << std::setprecision(1) << r.seconds << " s";
+  if (r.build_seconds >= 0.05) line << " (" << r.build_seconds << " s of it builds)";
   if (r.budget_seconds > 0) line << ", time budget " << r.budget_seconds << " s";
   if (r.end == TrainingEnd::time) line << "; ended by its time budget";
   if (r.end == TrainingEnd::executions) line << "; ended by its executions";

@@ -160,6 +160,7 @@ struct TrainingResult {
   TrainingEnd end = TrainingEnd::completed;  // what ended it
   double budget_seconds = 0;      // its time budget at the end (0: none)
   double build_seconds = 0;       // of `seconds`, what runs spent building programs (off the budget's clock)
+  double first_run_seconds = 0;   // of build_seconds, plans' first runs beyond their second (TrainingLedger)
   Copies timed_copies;            // the executor's copies in its timed runs, summed (train_on_copies)
 };
 

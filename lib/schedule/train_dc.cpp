@@ -228,12 +228,7 @@ TrainingResult train_divide_and_conquer(const std::vector<DeviceInfo>& devices, 
   const TrainingPoint& best = search.ledger().fastest();
   r.best = best.config;
   r.time_ms = best.time_ms;
-  r.executions = search.ledger().spent();
-  r.points = search.ledger().points();
-  r.seconds = search.ledger().seconds();
-  r.end = search.ledger().end();
-  r.budget_seconds = search.ledger().budget_seconds();
-  r.build_seconds = search.ledger().build_seconds();
+  search.ledger().into(r);
   return r;
 }
 

@@ -10,6 +10,28 @@ namespace sinew::detail {
 TrainingLedger::TrainingLedger(std::size_t executions, Progress progress, TimeBudget time)
     : total_(executions), limit_(executions), time_(time), progress_(std::move(progress)) {}
 
+void TrainingLedger::into(TrainingResult& r) const {
+  r.executions = spent_;
+  r.points = points_;
+  r.seconds = seconds();
+  r.end = end();
+  r.budget_seconds = budget_seconds();
+  r.build_seconds = build_seconds();
+  r.first_run_seconds = first_run_seconds_;
+}
+
+Measurement TrainingLedger::run(const Measure& measure, const Config& c) {
+  Measurement m = measure(c);
+  program_build_seconds_ += m.build_ms / 1000;
+  const double run_ms = m.time_ms - m.build_ms;
+  auto [first, new_plan] = first_runs_.try_emplace(c.str(), run_ms);
+  if (!new_plan && first->second) {
+    first_run_seconds_ += std::max(0.0, *first->second - run_ms) / 1000;
+    first->second.reset();
+  }
+  return m;
+}
+
 bool TrainingLedger::take(std::size_t runs, double each_ms) {
   if (!points_.empty() && !time_over_ && out_of_time(static_cast<double>(runs) * each_ms / 1000)) {
     time_over_ = stopped_ = true;
@@ -41,10 +63,19 @@ std::string TrainingLedger::stop_line() const {
   if (time_over_)
     line << "stopped: the time budget of " << budget_seconds() << " s is spent"
          << (budget_clock() < budget_seconds() ? " but for less than the next runs take" : "") << " ("
-         << budget_clock() << " s measuring, " << seconds() << " s in all, " << spent_ << " executions)";
+         << budget_clock() << " s measuring, " << seconds() << " s in all" << builds_text() << ", " << spent_
+         << " executions)";
   else
     line << "stopped: the budget of " << total_ << " executions is spent";
   return line.str();
+}
+
+std::string TrainingLedger::builds_text() const {
+  if (build_seconds() <= 0) return "";
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << " with " << program_build_seconds_ << " s building programs and "
+       << first_run_seconds_ << " s in plans' first runs beyond their second";
+  return text.str();
 }
 
 std::string TrainingLedger::status() const {

@@ -9,16 +9,21 @@
 // first point is measured whatever either budget says (a training returns a measured plan). What
 // ended the training: end(). The points: every
 // measured plan in order, the fastest one, each configuration ranked by the median of its
-// points. The clock and the progress lines: the training's wall time, and every line a trainer
-// writes goes through note().
+// points. The clock and the progress lines: the training's wall time less its builds (the
+// programs its runs built, and what each plan's first run took beyond its second: a driver that
+// compiles a kernel at its first launch of a work-group shape compiles inside that run,
+// docs/decisions/158), and every line a trainer writes goes through note().
 //
 // Internal to lib/schedule; one ledger per training, used from one thread.
 #pragma once
 
 #include "schedule/train.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +34,8 @@ class TrainingLedger {
  public:
   // `executions`: the training's whole budget; `time`: its time budget.
   TrainingLedger(std::size_t executions, Progress progress, TimeBudget time = {});
+  // Writes the ledger's executions, points, wall time, end, budget and builds into `r`.
+  void into(TrainingResult& r) const;
 
   // --- The budget -----------------------------------------------------------------------------
   std::size_t spent() const { return spent_; }
@@ -80,20 +87,25 @@ class TrainingLedger {
   void note(const std::string& line) const;
   // Wall time since the ledger was made.
   double seconds() const;
-  // The time budget's clock: seconds() less the time runs spent building or loading programs
-  // (Measurement::build_ms). Every run counts, untimed first runs included: the budget bounds
-  // what a user waits for, program builds aside (docs/decisions/110).
-  double budget_clock() const { return seconds() - build_seconds_; }
-  double build_seconds() const { return build_seconds_; }
-  // Every run a trainer makes goes through here: its program builds leave the budget's clock, so
-  // that no trainer can count them against its budget or forget to.
-  Measurement run(const Measure& measure, const Config& c) {
-    Measurement m = measure(c);
-    build_seconds_ += m.build_ms / 1000;
-    return m;
-  }
+  // The time budget's clock: seconds() less the builds (build_seconds()). Every run counts,
+  // untimed first runs included: the budget bounds what a user waits for, program builds aside
+  // (docs/decisions/110).
+  double budget_clock() const { return std::max(0.0, seconds() - build_seconds()); }
+  // What the runs spent building or loading programs (Measurement::build_ms) and, of that,
+  // first_run_seconds().
+  double build_seconds() const { return program_build_seconds_ + first_run_seconds_; }
+  // What plans' first runs took beyond their second run (each without its program builds; none
+  // where the first was the faster): the kernels a driver compiled at their first launch of a
+  // work-group shape (docs/decisions/158).
+  double first_run_seconds() const { return first_run_seconds_; }
+  // Every run a trainer makes goes through here: its program builds and a plan's first run's
+  // excess leave the budget's clock, so that no trainer can count them against its budget or
+  // forget to.
+  Measurement run(const Measure& measure, const Config& c);
 
  private:
+  // " with 0.3 s building programs and 1.2 s in plans' first runs beyond their second"; "" without builds.
+  std::string builds_text() const;
   // Whether the budget's clock, `ahead_s` seconds on, has reached the budget.
   bool out_of_time(double ahead_s) const;
 
@@ -104,7 +116,10 @@ class TrainingLedger {
   bool stopped_ = false;
   TimeBudget time_;
   bool time_over_ = false;
-  double build_seconds_ = 0;
+  double program_build_seconds_ = 0;
+  double first_run_seconds_ = 0;
+  // Each plan run (Config::str()): its first run's time without builds until its second run.
+  std::map<std::string, std::optional<double>> first_runs_;
   Progress progress_;
   std::vector<TrainingPoint> points_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -83,15 +83,16 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());
   Config ran = c;
+  auto run_once = [&] {
+    const Measurement m = ledger_.run(measure_, c);
+    if (!m.ran.shares.empty()) ran = m.ran;
+    if (m.units) units_ = m.units;
+    times.push_back(m.time_ms);
+    for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
+  };
   try {
     if (untimed_first) ledger_.run(untimed_, c);
-    for (unsigned r = 0; r < runs; ++r) {
-      const Measurement m = ledger_.run(measure_, c);
-      if (!m.ran.shares.empty()) ran = m.ran;
-      if (m.units) units_ = m.units;
-      times.push_back(m.time_ms);
-      for (std::size_t d = 0; d < devices_.size(); ++d) device[d].push_back(d < m.device_ms.size() ? m.device_ms[d] : 0);
-    }
+    for (unsigned r = 0; r < runs; ++r) run_once();
   } catch (const MemoryShortfall& shortfall) {
     // No device with a share holds it: not a point, and the end of the step that asked for it
     // (the training's first point has nothing to stand in for it: its error is the training's).
@@ -207,14 +208,9 @@ TrainingResult PlanSearch::result(std::string_view trainer, const std::pair<Conf
   TrainingResult r;
   r.best = best.first;
   r.time_ms = best.second;
-  r.executions = ledger_.spent();
-  r.points = ledger_.points();
   r.strategy = std::string(trainer);
   r.quality = runs_per_point();
-  r.seconds = ledger_.seconds();
-  r.end = ledger_.end();
-  r.budget_seconds = ledger_.budget_seconds();
-  r.build_seconds = ledger_.build_seconds();
+  ledger_.into(r);
   return r;
 }
 

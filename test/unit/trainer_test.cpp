@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 using namespace sinew;
 using namespace sinew::detail;
@@ -251,6 +253,40 @@ TEST(TrainingLedger, KeepsEveryPointAndRanksByMedian) {
   ASSERT_EQ(ledger.points().size(), 2u);
   EXPECT_EQ(ledger.points().back().time_ms, 1.0);
   EXPECT_EQ(ledger.find(point_of(0.5, 0).config)->time_ms, 1.0);
+}
+
+// A plan's first run beyond its second is counted as builds (a driver that compiles a kernel at
+// its first launch of a work-group shape compiles inside that run, docs/decisions/158): the time
+// budget's clock leaves it out, as it leaves out the programs' builds; a first run no slower than
+// the second counts nothing, and a plan's later runs change nothing.
+TEST(TrainingLedger, APlansFirstRunBeyondItsSecondCountsAsBuilds) {
+  TrainingLedger ledger(100, {});
+  std::vector<Measurement> runs = {{.time_ms = 100, .build_ms = 10}, {.time_ms = 30}, {.time_ms = 5}};
+  std::size_t next = 0;
+  const Measure measure = [&](const Config&) { return runs.at(next++); };
+  const Config plan = point_of(0.5, 0).config;
+  ledger.run(measure, plan);
+  EXPECT_DOUBLE_EQ(ledger.first_run_seconds(), 0.0);  // nothing to compare it with yet
+  ledger.run(measure, plan);
+  EXPECT_NEAR(ledger.first_run_seconds(), (100 - 10 - 30) / 1000.0, 1e-12);
+  ledger.run(measure, plan);  // a third run is no first run's
+  EXPECT_NEAR(ledger.first_run_seconds(), 0.060, 1e-12);
+  EXPECT_NEAR(ledger.build_seconds(), 0.010 + 0.060, 1e-12);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a clock past the builds
+  const double clock = ledger.budget_clock();  // read first: the wall time goes on
+  EXPECT_GT(clock, 0.0);
+  EXPECT_LE(clock, ledger.seconds() - 0.07 + 1e-9);
+  // Another plan whose first run was the faster: nothing.
+  runs = {{.time_ms = 20}, {.time_ms = 25}};
+  next = 0;
+  ledger.run(measure, point_of(0.25, 0).config);
+  ledger.run(measure, point_of(0.25, 0).config);
+  EXPECT_NEAR(ledger.first_run_seconds(), 0.060, 1e-12);
+  // What a result carries.
+  TrainingResult r;
+  ledger.into(r);
+  EXPECT_NEAR(r.build_seconds, 0.070, 1e-12);
+  EXPECT_NEAR(r.first_run_seconds, 0.060, 1e-12);
 }
 
 // The tuned values' defaults: a change is a decision (docs/decisions/040-051, 110-113), made here too.
