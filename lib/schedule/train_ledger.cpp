@@ -10,6 +10,19 @@ namespace sinew::detail {
 TrainingLedger::TrainingLedger(std::size_t executions, Progress progress, TimeBudget time)
     : total_(executions), limit_(executions), time_(time), progress_(std::move(progress)) {}
 
+TrainingLedger::TrainingLedger(const TrainingResult& trained, std::size_t executions, Progress progress,
+                               TimeBudget time)
+    : TrainingLedger(executions, std::move(progress), time) {
+  spent_ = trained.executions;
+  points_ = trained.points;
+  program_build_seconds_ = trained.build_seconds - trained.first_run_seconds;
+  first_run_seconds_ = trained.first_run_seconds;
+  started_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(trained.seconds));
+  time_over_ = trained.end == TrainingEnd::time;
+  stopped_ = trained.end == TrainingEnd::time || trained.end == TrainingEnd::executions;
+}
+
 void TrainingLedger::into(TrainingResult& r) const {
   r.executions = spent_;
   r.points = points_;

@@ -12,7 +12,9 @@
 // points. The clock and the progress lines: the training's wall time less its builds (the
 // programs its runs built, and what each plan's first run took beyond its second: a driver that
 // compiles a kernel at its first launch of a work-group shape compiles inside that run,
-// docs/decisions/158), and every line a trainer writes goes through note().
+// docs/decisions/158), and every line a trainer writes goes through note(). A ledger can go on
+// from a finished training (the whole leaf's device chosen after the trainer's plan), so that
+// what follows spends the same budgets on the same clock.
 //
 // Internal to lib/schedule; one ledger per training, used from one thread.
 #pragma once
@@ -34,6 +36,9 @@ class TrainingLedger {
  public:
   // `executions`: the training's whole budget; `time`: its time budget.
   TrainingLedger(std::size_t executions, Progress progress, TimeBudget time = {});
+  // Goes on from `trained`: its executions spent (of `executions`), its points, its wall time and
+  // builds, what ended it.
+  TrainingLedger(const TrainingResult& trained, std::size_t executions, Progress progress, TimeBudget time);
   // Writes the ledger's executions, points, wall time, end, budget and builds into `r`.
   void into(TrainingResult& r) const;
 

@@ -6,7 +6,8 @@
 // trainer's plan, where that plan splits the work over more than one device and does not name
 // the whole device itself, the plan with whole=<d> is measured for every other device d that can
 // hold the leaf's vectors, within what the trainer left of the training's budget (the executions its trainer announces,
-// Trainer::executions, and its time budget, TimeBudget). The fastest
+// Trainer::executions, and its time budget, TimeBudget, on the trainer's clock: its ledger goes
+// on, builds aside). The fastest
 // measured plan is the training's, with its `whole` item set, so that the knowledge base stores
 // the choice with the plan and the run that uses it runs the leaf where it was measured.
 //
@@ -34,11 +35,12 @@ std::vector<std::size_t> devices_holding(const std::vector<DeviceInfo>& devices,
 
 // Measures the whole leaf's other devices (`candidates`, devices_holding) with `result.best` (see
 // above) for a TrainingPurpose::train request, each `options.quality` times (their median
-// counts), while the training's runs stay within `executions` and its time within
-// `result.budget_seconds`, and makes the fastest measured plan `result.best`: its points,
-// executions and seconds added to `result`. Leaves `result` as it is where there is nothing to
-// choose (one candidate, a plan of one device, one that names its whole device or does not place
-// shares) or no budget.
+// counts), while the training's runs stay within `executions` and its time budget
+// (time_budget(options), on the clock of the trainer's TrainingLedger, which goes on from
+// `result`), and makes the fastest measured plan `result.best`: its points, executions, seconds,
+// builds and what ended the training written to `result`. Leaves `result` as it is where there is
+// nothing to choose (one candidate, a plan of one device, one that names its whole device or does
+// not place shares); measures nothing where no budget is left.
 void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& devices,
                          const std::vector<std::size_t>& candidates, const Measure& measure,
                          const TrainingOptions& options, std::size_t executions, const Progress& progress = {});

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,4 +137,35 @@ TEST(TrainWhole, TheBudgetEndsTheChoiceAndSaysSo) {
   EXPECT_EQ(r.executions, 7u);
   EXPECT_EQ(r.end, TrainingEnd::executions);
   EXPECT_EQ(whole_item(r.best, "whole"), 0u) << r.best.str();
+}
+
+// The whole leaf's devices are measured on the trainer's clock, builds aside: a training that
+// spent more wall time than its budget building programs still measures them, and a plan's first
+// run beyond its second counts as builds there too (docs/decisions/158).
+TEST(TrainWhole, TheChoiceSpendsTheTrainersBudgetOnItsClock) {
+  const auto devices = three_devices();
+  WholeTimes times{{10, 7, 12}, {}};
+  std::set<std::string> launched;
+  auto first_launch_slower = [&](const Config& c) {
+    Measurement m = times(c);
+    if (launched.insert(c.str()).second) m.time_ms += 50;
+    return m;
+  };
+  TrainingResult r = trained();
+  r.seconds = 2.5, r.build_seconds = 1.0, r.budget_seconds = 2.0;  // 1.5 s of the 2 s budget spent
+  choose_whole_device(r, devices, {0, 1, 2}, first_launch_slower, training(3), 40);
+  EXPECT_EQ(times.ran.size(), 6u) << "devices 1 and 2, three times each";
+  EXPECT_EQ(whole_item(r.best, "whole"), 1u) << r.best.str();  // by the median: the first run's compile aside
+  EXPECT_EQ(r.executions, 12u);
+  EXPECT_GE(r.seconds, 2.5);
+  EXPECT_NEAR(r.first_run_seconds, 0.100, 1e-9);
+  EXPECT_NEAR(r.build_seconds, 1.100, 1e-9);
+  EXPECT_EQ(r.end, TrainingEnd::completed);
+  // Past the budget on that clock, nothing is measured and the time budget ended the training.
+  TrainingResult late = trained();
+  late.seconds = 3.5, late.build_seconds = 1.0;
+  times.ran.clear();
+  choose_whole_device(late, devices, {0, 1, 2}, std::ref(times), training(), 40);
+  EXPECT_TRUE(times.ran.empty());
+  EXPECT_EQ(late.end, TrainingEnd::time);
 }

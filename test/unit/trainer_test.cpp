@@ -282,11 +282,14 @@ TEST(TrainingLedger, APlansFirstRunBeyondItsSecondCountsAsBuilds) {
   ledger.run(measure, point_of(0.25, 0).config);
   ledger.run(measure, point_of(0.25, 0).config);
   EXPECT_NEAR(ledger.first_run_seconds(), 0.060, 1e-12);
-  // What a result carries.
+  // What a result carries, and a ledger going on from it keeps.
   TrainingResult r;
   ledger.into(r);
   EXPECT_NEAR(r.build_seconds, 0.070, 1e-12);
   EXPECT_NEAR(r.first_run_seconds, 0.060, 1e-12);
+  const TrainingLedger resumed(r, 100, {}, {});
+  EXPECT_NEAR(resumed.build_seconds(), 0.070, 1e-12);
+  EXPECT_GE(resumed.seconds(), r.seconds);
 }
 
 // The tuned values' defaults: a change is a decision (docs/decisions/040-051, 110-113), made here too.
