@@ -107,6 +107,8 @@ class TrainingLedger {
   // excess leave the budget's clock, so that no trainer can count them against its budget or
   // forget to.
   Measurement run(const Measure& measure, const Config& c);
+  // Whether `c` ran through run() before.
+  bool ran(const Config& c) const { return first_runs_.contains(c.str()); }
 
  private:
   // " with 0.3 s building programs and 1.2 s in plans' first runs beyond their second"; "" without builds.

@@ -81,6 +81,8 @@ class PlanSearch {
   // first (docs/decisions/042). Nullptr where the phase cannot afford it (stopped()), or where the
   // devices' measured costs put `c` too far behind the fastest plan to run (estimated_too_slow:
   // not stopped; the step goes on with its next plan).
+  // A point of one run that was its plan's first and took slow_plan_factor times the fastest
+  // point or more runs once more, and the second run counts (docs/decisions/159).
   const TrainingPoint* measure(const Config& c, unsigned runs = 0);
   // measure() whatever the estimates say: a schedule policy's own plans, which it weighs by
   // each device alone's time (measure_dynamic_plan).
@@ -154,6 +156,9 @@ class PlanSearch {
   // measure() without the estimate; `exactly`: `runs` runs whatever the trainer's rule says (a
   // probe, a device measured before a plan that would give it more).
   const TrainingPoint* measure_now(const Config& c, unsigned runs, bool exactly = false);
+  // Whether a plan's first and only run of `time_ms` runs once more (see measure()): it takes that
+  // execution where the phase affords it.
+  bool first_run_suspect(double time_ms);
   std::vector<CostPoint> device_points(std::size_t d, const Config& c, bool& same_setting,
                                        std::vector<CostPoint>* every_setting = nullptr) const;
   Verdict device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const;

@@ -268,6 +268,33 @@ TEST(TrainingBudget, APlansFirstLaunchCompilesCountAsBuilds) {
   EXPECT_LT(r.seconds - r.build_seconds, o.time_budget_s + 0.05) << log_of(lines);
 }
 
+// A point of one run whose run was its plan's first holds that plan's compiles (a level screened
+// at the shares measured, a device measured at a larger share before a plan that gives it more):
+// it runs once more and the second run counts, so that no point, no device's fitted cost and no
+// choice between plans is a compile's (docs/decisions/159).
+TEST(TrainingBudget, NoPointIsAPlansFirstLaunchCompile) {
+  const auto devs = cpu_gpu();
+  for (Strategy s : kSearches) {
+    Model model{{1.0, 0.3}, {0.5, 2.0}};
+    model.n = 10;  // runs of 2-12 ms
+    std::map<std::string, int> runs;
+    auto compiling = [&](const Config& c) {  // the model's time, plus 200 ms at a plan's first run
+      Measurement m = model(c);
+      if (++runs[c.str()] == 1) m.time_ms += 200;
+      return m;
+    };
+    TrainingOptions o;
+    o.strategy = s;
+    o.time_budget_s = 0;
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, compiling, o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    for (const auto& p : r.points) EXPECT_LT(p.time_ms, 200) << p.config.str() << "\n" << where;
+    EXPECT_LT(r.time_ms, 200) << where;
+    EXPECT_GT(r.first_run_seconds, 0.2) << where;
+  }
+}
+
 // A measurement starts only where the budget has room for its runs at their expected time: the
 // training's wall time is its budget (builds aside) without a run that began just before the end.
 TEST(TrainingBudget, AMeasurementStartsOnlyWhereItsRunsFit) {
