@@ -143,8 +143,9 @@ int main(int argc, char** argv) {
                    "executions or the time budget max(2 s, 50 x the fastest plan), whichever ends it first), then "
                    "the trained plan's median run time over the planned runs after it. With --build-first (the default) "
                    "each device alone ran the sample once before, so that the training finds its programs built. "
-                   "Within: training seconds less its builds (Report::training_build_seconds: programs built, and each plan's "
-                   "first run beyond its second, where the driver compiles kernels at their first launch) <= max(2 s, 50 x run).\n\n" +
+                   "Within: training seconds less its builds (Report::training_build_seconds: programs built, and "
+                   "each plan's first run beyond its second, where the driver compiles kernels at their first "
+                   "launch) <= max(2 s, 50 x run).\n\n" +
                    table.str();
   return b.finish(md, failed);
 }

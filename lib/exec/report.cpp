@@ -226,7 +226,8 @@ std::string Report::str() const {
   s << "\n";
   if (training_end != TrainingEnd::none) {
     s << "  measured plans first: " << training_executions << " executions, " << training_seconds << " s";
-    if (training_build_seconds > 0) s << " (" << training_build_seconds << " s building programs, first launches included)";
+    if (training_build_seconds > 0)
+      s << " (" << training_build_seconds << " s building programs, first launches included)";
     if (training_budget_seconds > 0) s << " of a time budget of " << training_budget_seconds << " s";
     s << "; ended by: " << to_string(training_end) << "\n";
   }
