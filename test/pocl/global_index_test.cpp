@@ -122,6 +122,35 @@ TEST_P(GlobalIndices, SweepWithBoundaryTestsGivesTheOneDeviceResult) {
     }
 }
 
+// On a discrete device without the poison check, a partition at the range's start runs the
+// user's own kernel (its halo buffer presented from the range's start where a unit's bytes are a
+// multiple of the device's base address alignment, here 64 ints), the others the launched one:
+// the discrete device alone at overlap 1 and 3 (one queue launching both kinds), halos of 1 and 2
+// rows, and an even split; the one-device result every time.
+TEST(GlobalIndicesPlainLaunch, PartitionAtTheStartRunsTheUsersKernel) {
+  const std::size_t last = device_count() - 1;
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(last)});
+  const std::size_t rows = 40, cols = 64, steps = 3;
+  Config alone = Config::single(last, device_count()), alone3 = alone, even;
+  alone3.overlap = 3;
+  even.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
+  for (std::size_t r : {1u, 2u})
+    for (const Config& c : {alone, alone3, even}) {
+      auto grid = start_grid(rows * cols);
+      const auto want = sweep_reference(grid, rows, cols, r, steps);
+      auto t = sinew::vector<cl_int>().unit(cols).name("t");
+      auto next = sinew::vector<cl_int>().unit(cols).name("next");
+      const auto halo_width = static_cast<std::ptrdiff_t>(r);
+      auto step = kernel_source(kGlobalKernels, "sweep", "global.cl")
+                      .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)), scalar(cl_uint(cols)),
+                            scalar(cl_uint(r)))
+                      .dims(2)
+                      .global_indices();
+      rt.run(loop(pipeline(step, copy(next, t))).times(steps), {{t, grid}}, RunOptions{.config = c}).get();
+      EXPECT_EQ(compare_int(grid, want), "") << "halo " << r << ", plan " << c.str();
+    }
+}
+
 // A stencil over a vector the tree only reads (it streams): the static split, streamed chunks on a
 // discrete device (overlap 3) and the dynamic schedule, in one and two dimensions; a 1D length no
 // multiple of the work-group multiple is launched in two parts, both at global positions.

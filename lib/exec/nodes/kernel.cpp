@@ -8,12 +8,20 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 
 namespace sinew::detail {
 namespace {
 
 struct KernelState final : NodeState {
   cl::Kernel* kernel = nullptr;
+  // Kernel::global_indices on a discrete device: the user's own kernel, built beside the launched
+  // one, for a partition whose every moved pointer can be presented at origin 0 (plain_launch).
+  const QueueSlot::Leaf* plain = nullptr;
+  bool plain_now = false;  // the placed partition launches `plain`
+  // Each halo buffer of a plain launch from its first unit of the range on (its leading units
+  // skipped), by the halo buffer it is made from.
+  std::map<cl_mem, cl::Buffer> plain_halos;
   std::size_t local = 0;  // the work-group size for a kernel with a local-size multiple
   std::size_t chunk_local = 0;  // a dynamic schedule's chunk on a CPU: its work-group (chunk_local)
   // Kernel::global_indices: the partition's origin arguments and global work offset, placed once
@@ -63,12 +71,30 @@ Window window(const NodeContext& ctx) {
   return {};
 }
 
+// Whether a global-index partition starting at unit `first` of the range can run the user's own
+// kernel: every pointer the launched source moves would be moved by 0. A slice starts there, a
+// replica is the whole vector; a halo buffer holds its leading units ahead of the range's start,
+// so it is presented from the range's start by a sub-buffer, which needs that origin aligned for
+// the device and a buffer that is no sub-buffer already (the poison check's). On a discrete
+// device, where moving a pointer in the kernel costs device time (docs/decisions/167).
+bool plain_launch(NodeContext& ctx, const PartState& ps, const KernelNode& n, std::size_t first) {
+  if (first != 0) return false;
+  for (const std::size_t i : n.origin_parameters) {
+    const Arg& a = n.args[i];
+    if (a.kind != Arg::Kind::halo) continue;
+    const VectorUse& u = ctx.analysis().use(a.vector.get());
+    const std::size_t skipped = u.halo_before * a.vector->unit * a.vector->type.size;
+    if (skipped % ps.worker->base_alignment() != 0 || (skipped && ctx.buffers().poison())) return false;
+  }
+  return true;
+}
+
 // Kernel::global_indices: the element of the whole vector at which each moved pointer's buffer
 // starts (a slice at its first unit, a halo buffer `before` units ahead of it; a replica, the
 // whole vector, at 0), and the global work offset of the partition's first unit
 // (tree/global_indices.cpp). Both depend on that unit alone, so they are worked out on the
 // partition's first launch and again only where its first unit moved.
-void place_partition(const NodeContext& ctx, const PartState& ps, const KernelNode& n, KernelState& s) {
+void place_partition(NodeContext& ctx, const PartState& ps, const KernelNode& n, KernelState& s) {
   const std::size_t first = window(ctx).first_unit + ps.part->first;
   if (s.placed && s.placed_first == first) return;
   s.origins.assign(n.origin_parameters.size(), 0);
@@ -81,6 +107,7 @@ void place_partition(const NodeContext& ctx, const PartState& ps, const KernelNo
   const std::size_t last = n.dims == 1 ? first * n.range()->unit / n.elements_per_thread : first;
   s.at = n.dims == 1 ? cl::NDRange(last) : n.dims == 2 ? cl::NDRange(0, last) : cl::NDRange(0, 0, last);
   s.placed = true, s.placed_first = first;
+  s.plain_now = s.plain && plain_launch(ctx, ps, n, first);
 }
 
 // The origin arguments follow the leaf's own; the kernel object keeps them between launches, so
@@ -89,6 +116,21 @@ void set_origins(KernelState& s, const KernelNode& n) {
   if (*s.origins_set == s.origins) return;
   for (std::size_t o = 0; o < s.origins.size(); ++o) s.kernel->setArg(static_cast<cl_uint>(n.args.size() + o), s.origins[o]);
   *s.origins_set = s.origins;
+}
+
+// A plain launch's halo argument: the partition's halo buffer from the range's start on.
+const cl::Buffer& plain_halo(NodeContext& ctx, PartState& ps, KernelState& s, const VectorState* v) {
+  const cl::Buffer& halo = ps.halos.at(v);
+  const VectorUse& u = ctx.analysis().use(v);
+  const std::size_t skipped = u.halo_before * v->unit * v->type.size;
+  if (!skipped) return halo;
+  cl::Buffer& from_start = s.plain_halos[halo()];
+  if (!from_start()) {
+    cl::Buffer parent = halo;
+    cl_buffer_region region{skipped, parent.getInfo<CL_MEM_SIZE>() - skipped};
+    from_start = parent.createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
+  }
+  return from_start;
 }
 
 class KernelRunner final : public LeafRunner {
@@ -114,6 +156,7 @@ class KernelRunner final : public LeafRunner {
       auto state = std::make_unique<KernelState>();
       state->kernel = leaf.kernel;
       if (n.global_indices) state->origins_set = &w.slot->origins_set[leaf.kernel];
+      state->plain = plain_leaf(ctx, w, n, *ps, kernel_wg);
       if (n.local_multiple) {
         state->local = local_for(*ps, n, limit);
         if (state->local == 0)
@@ -132,14 +175,15 @@ class KernelRunner final : public LeafRunner {
   void enqueue(NodeContext& ctx, PartState& ps, const NodeImpl& node, std::size_t iteration) const override {
     const auto& n = static_cast<const KernelNode&>(node);
     auto& state = ps.state<KernelState>(n);
-    cl::Kernel& k = *state.kernel;
+    if (n.global_indices) place_partition(ctx, ps, n, state);
+    cl::Kernel& k = state.plain_now ? *state.plain->kernel : *state.kernel;
     for (cl_uint i = 0; i < n.args.size(); ++i) {
       const Arg& a = n.args[i];
       const VectorState* v = a.vector.get();
       switch (a.kind) {
         case Arg::Kind::partitioned: k.setArg(i, ps.slices.at(v)); break;
         case Arg::Kind::whole: k.setArg(i, ctx.replicas().of(ps, v)); break;
-        case Arg::Kind::halo: k.setArg(i, ps.halos.at(v)); break;
+        case Arg::Kind::halo: k.setArg(i, state.plain_now ? plain_halo(ctx, ps, state, v) : ps.halos.at(v)); break;
         case Arg::Kind::scalar: k.setArg(i, a.bytes.size(), a.bytes.data()); break;
         case Arg::Kind::local: k.setArg(i, cl::Local(a.local_bytes)); break;
         case Arg::Kind::iteration: k.setArg(i, static_cast<cl_uint>(iteration)); break;
@@ -156,7 +200,7 @@ class KernelRunner final : public LeafRunner {
         }
       }
     }
-    if (n.global_indices) place_partition(ctx, ps, n, state), set_origins(state, n);
+    if (n.global_indices && !state.plain_now) set_origins(state, n);
     const auto g = n.global_range(n.range()->unit, ps.part->units);
     // A partition at the range's start launches without an offset: the same global ids, and the
     // same launch as the slice kernel's.
@@ -194,8 +238,21 @@ class KernelRunner final : public LeafRunner {
  private:
   // The queue's kernel object for a leaf, with what the driver says about it; built (or found in
   // the program cache) on the queue's first request for this source.
+  // Kernel::global_indices on a discrete device, for a partition at the range's start: the user's
+  // own kernel (plain_launch), where the driver can run it with the work-groups the launched one
+  // may use; else null.
+  static const QueueSlot::Leaf* plain_leaf(NodeContext& ctx, Worker& w, const KernelNode& n, const PartState& ps,
+                                           std::size_t launched_work_group) {
+    if (!n.global_indices || w.zero_copy || window(ctx).first_unit + ps.part->first != 0) return nullptr;
+    const QueueSlot::Leaf& plain = leaf_kernel(ctx, w, n, ctx.path(n), n.source);
+    return plain.parameters == n.args.size() && plain.work_group >= launched_work_group ? &plain : nullptr;
+  }
+
   static const QueueSlot::Leaf& leaf_kernel(NodeContext& ctx, Worker& w, const KernelNode& n, const std::string& path) {
-    const std::shared_ptr<const KernelSource>& source = n.built_source();
+    return leaf_kernel(ctx, w, n, path, n.built_source());
+  }
+  static const QueueSlot::Leaf& leaf_kernel(NodeContext& ctx, Worker& w, const KernelNode& n, const std::string& path,
+                                            const std::shared_ptr<const KernelSource>& source) {
     QueueSlot::LeafKey key{source.get(), n.entry, n.build_options};
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
     ErrorContext where{.node = path, .device = w.info().name, .kernel_file = source->origin};
