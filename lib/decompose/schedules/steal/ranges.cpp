@@ -116,7 +116,12 @@ double StealRanges::piece_fraction(std::size_t queue) const {
   // A piece of f of what is left leaves the rest stealable while the rest, at the thief's rate,
   // covers the thief's part of both: f / (1 - f) = tuned odds * own rate / thief's rate.
   const double odds = tuned / (1 - tuned) * own / fastest_thief;
-  return odds / (1 + odds);
+  const double balanced = odds / (1 + odds);
+  // A discrete device's piece costs its fixed cost (a launch, its transfers' latencies, the
+  // host's wait): it cuts no finer than the tuned fraction, coarser where it is the faster. A
+  // zero-copy queue's piece costs little: it cuts no coarser than the tuned fraction, a hedge
+  // against rates that a load may change, finer where it is the slower.
+  return plan_.moves_data.at(queue) ? std::max(tuned, balanced) : std::min(tuned, balanced);
 }
 
 std::vector<double> StealRanges::rates() const {
