@@ -321,9 +321,9 @@ struct ScheduleTuning {
     /// own range, a stolen range) is the even share of a queue over this many; at least 1. (The
     /// dynamic schedule's least_chunk_parts; no measurement of the steal schedule chose it.)
     std::size_t least_range_parts = 64;
-    /// A queue's next piece of its own range, as a fraction of what is left, between devices of one rate (its odds
-    /// scale by the rates between unlike ones; whole where no other device could steal: docs/decisions/155); at
-    /// least its least range; in (0, 1]. (Tascell's halving; no measurement chose it.)
+    /// A queue's next piece of its own range, as a fraction of what is left, between devices of one rate (larger by
+    /// the rates for a faster discrete device, smaller for a slower zero-copy one; whole where no other device
+    /// could steal: docs/decisions/155); at least its least range; in (0, 1]. (Tascell's halving; no measurement.)
     double piece_fraction = 0.5;
     /// A queue of a discrete device cuts the first piece of a range it begins (its first range,
     /// a stolen one) in two: this fraction of the range, then the rest of the piece, so that
