@@ -97,7 +97,9 @@ double StealRanges::piece_fraction(std::size_t queue) const {
   // Each compute group's rate: a discrete device's queues share its compute units (one group,
   // their rates summed); every other queue (a CPU's sub-device, a zero-copy device) is its own.
   const std::vector<double> r = rates();
-  auto group_of = [&](std::size_t q) { return plan_.moves_data.at(q) ? plan_.queues.at(q).device : queues_.size() + q; };
+  auto group_of = [&](std::size_t q) {
+    return plan_.moves_data.at(q) ? plan_.queues.at(q).device : queues_.size() + q;
+  };
   std::vector<std::pair<std::size_t, double>> groups;  // (group, rate)
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     const std::size_t g = group_of(q);

@@ -15,12 +15,13 @@
 // other could steal from runs each queue's range in one piece, as a static split does. Bounded
 // by what a piece costs: a discrete device's (a launch, its transfers' latencies, the host's
 // wait) cuts no finer than piece_fraction; a zero-copy queue's, which costs little, no coarser
-// (a hedge against rates a load changes) (docs/decisions/155). A discrete device's queue cuts the first piece of each range it begins
-// in two, the first ScheduleTuning::Steal::first_piece_fraction of the range, so that uploads
-// overlap kernels from the range's start. A stolen range is the thief's own range from then on,
-// run and stolen from in the same way. Every boundary but the last unit's lies on a granule;
-// every unit is in exactly one piece. Pure arithmetic: tested against synthetic queues
-// (test/unit/steal_schedule_test.cpp).
+// (a hedge against rates a load changes) (docs/decisions/155).
+//
+// A discrete device's queue cuts the first piece of each range it begins in two, the first
+// ScheduleTuning::Steal::first_piece_fraction of the range, so that uploads overlap kernels from
+// the range's start. A stolen range is the thief's own range from then on, run and stolen from in
+// the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
+// piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
 #pragma once
 
 #include "decompose/decompose.hpp"
