@@ -418,8 +418,7 @@ int main(int argc, char** argv) {
       "threads", po::value<unsigned>()->default_value(0)->value_name("N"),
       "load step: load threads (0: one per hardware thread; --quick 2)")(
       "load-schedule", po::value<std::string>()->default_value("dynamic")->value_name("NAME"),
-      "load step: the schedule put under the load beside the oracle (dynamic or steal; its rows still say "
-      "'dynamic')")(
+      "load step: the schedule put under the load beside the oracle (dynamic or steal; its rows name it)")(
       "cpu-share", po::value<double>()->value_name("X"),
       "the dynamic plan's CPU weight instead of the solo speeds' (e.g. 0.004 on two PoCL devices: the GPU's "
       "queues left alone, as the H100 machine's Mandelbrot is)");
