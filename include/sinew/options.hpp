@@ -321,15 +321,15 @@ struct ScheduleTuning {
     /// own range, a stolen range) is the even share of a queue over this many; at least 1. (The
     /// dynamic schedule's least_chunk_parts; no measurement of the steal schedule chose it.)
     std::size_t least_range_parts = 64;
-    /// A queue takes this fraction of what is left of its own range as its next piece (at least
-    /// its least range), leaving the rest for a thief; in (0, 1]. (Tascell's halving; no
-    /// measurement chose it.)
+    /// A queue's next piece of its own range, as a fraction of what is left, between devices of one rate (larger by
+    /// the rates for a faster discrete device, smaller for a slower zero-copy one; whole where no other device
+    /// could steal: docs/decisions/155); at least its least range; in (0, 1]. (Tascell's halving; no measurement.)
     double piece_fraction = 0.5;
     /// A queue of a discrete device cuts the first piece of a range it begins (its first range,
     /// a stolen one) in two: this fraction of the range, then the rest of the piece, so that
     /// the second upload overlaps the first kernel rather than all of the first piece waiting
     /// behind its upload; the pieces after those two are as without the cut. In (0, 1]; at
-    /// piece_fraction or above, no cut. Queues of zero-copy devices, which move no data, are
+    /// the piece's fraction or above (1: always), no cut. Queues of zero-copy devices, which move no data, are
     /// not cut; a queue's rate leaves out a first piece that was cut (docs/decisions/132).
     double first_piece_fraction = 0.25;
   };

@@ -400,7 +400,17 @@ TEST(DynamicSchedule, TrainingPicksDynamicForIrregularWorkAndStaticForRegular) {
       (adaptive(p.config) ? best_dynamic : best_static) =
           std::min(p.time_ms, adaptive(p.config) ? best_dynamic : best_static);
     if (irregular) EXPECT_LT(best_dynamic, 0.9 * best_static) << points;
-    else EXPECT_GT(best_dynamic, 1.02 * best_static) << points;
+    // On regular work the guided chunks cost what they deal; steal, whose queues run their ranges
+    // as a static split's where nothing is stolen (docs/decisions/155), is within 2% of static.
+    double guided = 1e300, steal = 1e300;
+    for (const auto& p : r.points) {
+      if (p.config.schedule == "dynamic") guided = std::min(guided, p.time_ms);
+      if (p.config.schedule == "steal") steal = std::min(steal, p.time_ms);
+    }
+    if (!irregular) {
+      EXPECT_GT(guided, 1.02 * best_static) << points;
+      if (steal < 1e300) EXPECT_NEAR(steal, best_static, 0.02 * best_static) << points;
+    }
     // Not measured where the tree forbids it (TrainingOptions::dynamic false).
     CostModel plain;
     plain.irregular = irregular;

@@ -105,15 +105,16 @@ TEST(StealSchedule, EachQueueStartsWithAContiguousRangeByTheShares) {
 }
 
 // Tascell's split: a queue that runs out takes the upper half of what the other has not started
-// (equal rates, nothing in flight), and the victim keeps the lower half. (Halving from each
-// range's first piece: the discrete device's smaller first pieces set to piece_fraction here;
-// the next test has them.)
+// (equal rates, nothing in flight), and the victim keeps the lower half. Two devices of one rate,
+// a queue each: each halves what it has left. (Halving from each range's first piece: the
+// discrete devices' smaller first pieces set to piece_fraction here; the next test has them.)
 TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
-  const std::vector<DeviceInfo> devices = {gpu(0)};
+  std::vector<DeviceInfo> devices = {gpu(0), gpu(1)};
+  devices[1].kind_index = 1;
   Streaming halving;
   halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
   const Decomposition dec =
-      decompose(1024, 8, Config::parse("overlap=2,schedule=steal,least_range=16", devices), devices, halving);
+      decompose(1024, 8, Config::parse("overlap=1,schedule=steal,least_range=16", devices), devices, halving);
   StealRun run(dec, nullptr);
   const auto first = run.chunks_before_run();
   ASSERT_EQ(first.size(), 2u);
@@ -144,16 +145,19 @@ TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
   EXPECT_EQ(stolen->first, 384u);  // the thief runs its stolen range in pieces too
   EXPECT_EQ(stolen->units, 64u);
   EXPECT_EQ(run.take(0)->first, 256u);  // the victim keeps [256, 384)
-  EXPECT_NE(run.taken_notes(devices).find("gpu:0 stole 1 range(s), 128 units, from gpu:0: [384, 512)"), std::string::npos)
+  EXPECT_NE(run.taken_notes(devices).find("gpu:1 stole 1 range(s), 128 units, from gpu:0: [384, 512)"), std::string::npos)
       << run.taken_notes(devices);
 }
 
 // A discrete device's queue cuts the first piece of every range it begins, its own and a stolen
 // one, in two: first_piece_fraction of the range, then the rest of the half (so that its second
 // upload overlaps the first kernel); the pieces after those are the uncut ones. A zero-copy CPU's
-// queue is not cut. The pieces cover every unit once, and the cut adds no steal: simulated runs
-// with and without it, the same costs and a fixed cost per piece, hand over as many ranges, and
-// end as early within a few percent.
+// queue is not cut. The pieces cover every unit once, and the cut costs the balance nothing:
+// simulated runs with and without it, the same costs and a fixed cost per piece, end as early
+// within a few percent and hand over at most one range a run more (the pieces sized by the
+// rates move with the rate measured, which the cut piece leaves out: over 64 seeds the cut hands
+// over 89% as many ranges as uncut on one plan, 116% on the other, and ends 1-3% earlier on
+// both; docs/decisions/155).
 TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreForIt) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition dec = decompose(4096, 8, Config::parse("cpu=0.5,gpu=0.5,overlap=2,schedule=steal", devices), devices);
@@ -182,7 +186,7 @@ TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreFor
     for (int uncut = 0; uncut < 2; ++uncut)
       for (unsigned seed = 0; seed < 8; ++seed) {
         Streaming s;
-        if (uncut) s.tuning.steal.first_piece_fraction = s.tuning.steal.piece_fraction;
+        if (uncut) s.tuning.steal.first_piece_fraction = 1;
         const Decomposition d = decompose(65536, 8, Config::parse(plan, devices), devices, s);
         std::mt19937 rng(seed);
         const Simulated sim = simulate(d, nullptr, [&](std::size_t q, Chunk c, double) {
@@ -194,7 +198,7 @@ TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreFor
         steals[uncut] += sim.handovers.size();
         end_ms[uncut] += sim.end_ms;
       }
-    EXPECT_LE(steals[0], steals[1]) << plan << ": cut " << steals[0] << " steals, uncut " << steals[1];
+    EXPECT_LE(steals[0], steals[1] + 8) << plan << ": cut " << steals[0] << " steals, uncut " << steals[1];
     EXPECT_LT(end_ms[0], 1.05 * end_ms[1]) << plan;
   }
 }
@@ -205,7 +209,7 @@ TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreFor
 TEST(StealSchedule, AThiefTakesThePartThatEndsBothTogetherAndNeverLessThanItsLeastRange) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   Streaming uncut;
-  uncut.tuning.steal.first_piece_fraction = uncut.tuning.steal.piece_fraction;
+  uncut.tuning.steal.first_piece_fraction = 1;
   const Decomposition dec =
       decompose(10000, 10, Config::parse("cpu=0.5,schedule=steal,least_range=100", devices), devices, uncut);
   for (const double gpu_ms : {10.0, 0.2}) {
@@ -428,6 +432,117 @@ TEST(StealSchedule, PiecesInFlightAreNeverStolen) {
       ASSERT_EQ(wrong_visits(s), 0u);
       EXPECT_EQ(s.problem, "");
     }
+}
+
+// Each queue's pieces in a simulated run.
+std::vector<std::size_t> pieces_per_queue(const Simulated& s) {
+  std::vector<std::size_t> out;
+  for (const auto& p : s.pieces) out.push_back(p.size());
+  return out;
+}
+
+// Where nothing is stolen, a queue runs its range in as few pieces as its static plan would
+// (docs/decisions/155). A discrete device no other device could steal from takes each overlap
+// queue's range whole: one piece a queue, the plan's overlap level in all, or two a queue where
+// the first is cut so that an upload overlaps a kernel. Beside a CPU its plan gives 1%, the GPU's
+// queues take theirs in at most three pieces each (the cut piece, its rest, and a tail the CPU
+// could still take); the CPU's range stays cut finely, its first piece its least range.
+TEST(StealSchedule, AQueueRunsItsRangeInAsFewPiecesAsItsStaticPlanWhereNothingIsStolen) {
+  const std::size_t total = 65536;
+  using sinew::testing::InFlight;
+  const std::vector<DeviceInfo> alone = {gpu(0)};
+  for (const double first_piece : {0.25, 1.0}) {
+    SCOPED_TRACE("first piece " + std::to_string(first_piece));
+    Streaming streaming;
+    streaming.tuning.steal.first_piece_fraction = first_piece;
+    const Decomposition dec = decompose(total, 8, Config::parse("overlap=3,schedule=steal", alone), alone, streaming);
+    const Simulated s = simulate(
+        dec, nullptr, [](std::size_t, Chunk c, double) { return 0.5 + static_cast<double>(c.units) * 0.001; },
+        InFlight::as_executed);
+    ASSERT_EQ(wrong_visits(s), 0u);
+    EXPECT_EQ(s.problem, "");
+    EXPECT_TRUE(s.handovers.empty());
+    const std::size_t each = first_piece < 1 ? 2 : 1;
+    EXPECT_EQ(pieces_per_queue(s), (std::vector<std::size_t>{each, each, each}));
+  }
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const Decomposition dec = decompose(total, 8, Config::parse("cpu=0.01,overlap=3,schedule=steal", devices), devices);
+  const StealPlan& plan = steal_plan(dec);
+  ASSERT_EQ(plan.queues.size(), 4u);
+  for (unsigned seed = 0; seed < 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    // Each queue at the rate its plan's weight says, within 10% per piece, and a fixed cost.
+    const Simulated s = simulate(
+        dec, nullptr,
+        [&](std::size_t q, Chunk c, double) {
+          return 0.05 + static_cast<double>(c.units) / plan.weights[q] * 1e-4 *
+                            std::uniform_real_distribution<double>(0.9, 1.1)(rng);
+        },
+        InFlight::as_executed);
+    ASSERT_EQ(wrong_visits(s), 0u);
+    EXPECT_EQ(s.problem, "");
+    for (std::size_t q = 1; q < 4; ++q) EXPECT_LE(s.pieces[q].size(), 3u) << "GPU queue " << q;
+    ASSERT_FALSE(s.pieces[0].empty());
+    EXPECT_EQ(s.pieces[0].front().units, plan.least_range(0, 8));
+  }
+}
+
+// Who cuts finer: a discrete device no finer than halving, coarser where it is the faster (its
+// pieces cost a fixed cost each); a zero-copy CPU no coarser than halving, finer where it is the
+// slower (its pieces cost little, and halving hedges against a load its plan's rates do not
+// know). Before any piece is timed the rates are the plan's weights.
+TEST(StealSchedule, ADiscreteDeviceCutsNoFinerThanHalvingAndAZeroCopyOneNoCoarser) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  auto first_pieces = [&](const char* plan) {
+    const Decomposition dec = decompose(10000, 1, Config::parse(plan, devices), devices);
+    StealRun run(dec, nullptr);
+    std::vector<std::size_t> units;
+    for (const auto& [q, c] : run.chunks_before_run()) units.push_back(c.units + (q == 1 ? run.take(1)->units : 0));
+    return units;  // the GPU's first piece with the rest of its cut
+  };
+  // The CPU the faster (a load may slow it): it halves its [0, 8000); the GPU, the slower,
+  // halves its [8000, 10000) too (no finer).
+  EXPECT_EQ(first_pieces("cpu=0.8,schedule=steal"), (std::vector<std::size_t>{4000, 1000}));
+  // The GPU the faster: its piece leaves the CPU its part of the rest, 0.8 of its [2000,
+  // 10000); the CPU, the slower, takes 0.2 of its [0, 2000).
+  EXPECT_EQ(first_pieces("cpu=0.2,schedule=steal"), (std::vector<std::size_t>{400, 6400}));
+}
+
+// A fast device still steals from a slow one: a CPU four times slower than its plan says (a load
+// on it), each piece's time drawn anew; the GPU takes ranges from the CPU's in every run, every
+// unit runs once, and the run ends in under half the time the CPU's planned range takes it
+// (a static split's end), within 1.5x the ideal (all work over the summed rates: the CPU's first
+// piece is sized by the plan's rates, before any piece has been timed).
+TEST(StealSchedule, AFastDeviceStealsFromASlowOneUnderInjectedDelays) {
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  const std::size_t total = 65536;
+  const Decomposition dec = decompose(total, 8, Config::parse("cpu=0.3,overlap=2,schedule=steal", devices), devices);
+  const StealPlan& plan = steal_plan(dec);
+  const double cpu_rate = 0.3 / 4, gpu_queue_rate = 0.35;  // units per 1e-4 ms
+  // Each piece's time drawn from 0.5 to 2 times its mean (1.25 times its work).
+  const double ideal = 1.25 * static_cast<double>(total) * 1e-4 / (cpu_rate + 2 * gpu_queue_rate);
+  // A static split of the plan's shares ends with the CPU's range: its whole range at its rate.
+  const double cpu_range_ms = 1.25 * 0.3 * static_cast<double>(total) * 1e-4 / cpu_rate;
+  for (unsigned seed = 0; seed < 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const Simulated s = simulate(
+        dec, nullptr,
+        [&](std::size_t q, Chunk c, double) {
+          const double rate = plan.queues[q].device == 0 ? cpu_rate : gpu_queue_rate;
+          return 0.01 + static_cast<double>(c.units) / rate * 1e-4 * std::uniform_real_distribution<double>(0.5, 2)(rng);
+        },
+        sinew::testing::InFlight::as_executed);
+    ASSERT_EQ(wrong_visits(s), 0u);
+    EXPECT_EQ(s.problem, "");
+    const auto from_cpu = std::count_if(s.handovers.begin(), s.handovers.end(), [&](const Handover& h) {
+      return plan.queues[h.victim].device == 0 && plan.queues[h.thief].device == 1;
+    });
+    EXPECT_GT(from_cpu, 0) << "the GPU stole nothing from the slow CPU";
+    EXPECT_LT(s.end_ms, 0.5 * cpu_range_ms) << s.end_ms << " ms against the CPU's range alone, " << cpu_range_ms;
+    EXPECT_LT(s.end_ms, 1.5 * ideal) << s.end_ms << " ms against " << ideal;
+  }
 }
 
 // Tascell's th1 from a device's fixed cost (docs/decisions/141): a device takes no range whose

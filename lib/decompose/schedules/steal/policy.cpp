@@ -102,7 +102,6 @@ class StealSchedule final : public SchedulePolicy {
         least.every ? *least.every
                     : total / (plan->tuning.least_range_parts * std::max<std::size_t>(1, plan->queues.size()));
     plan->least_units = std::max<std::size_t>(1, (floor_units + granule - 1) / granule) * granule;
-    plan->least_given = least.every.has_value();
     dec.plan = std::move(plan);
     return dec;
   }
@@ -119,8 +118,9 @@ class StealSchedule final : public SchedulePolicy {
     const StealRanges first(plan, dec.total_units, dec.granule, plan.weights);
     std::ostringstream s;
     s << "decomposition: " << dec.total_units << " units, granule " << dec.granule << ", steal: "
-      << plan.queues.size() << " queue(s) run their ranges in pieces of " << plan.tuning.piece_fraction
-      << " of what they have left (a discrete device's queue begins each range with "
+      << plan.queues.size() << " queue(s) run their ranges in pieces that leave the fastest other device its part"
+      << " of the rest (" << plan.tuning.piece_fraction
+      << " of what is left between alike devices; a discrete device's queue begins each range with "
       << plan.tuning.first_piece_fraction << " of it; at least " << plan.least_units
       << " units) and steal the upper part of the largest range not started, config " << dec.config.str() << "\n";
     for (std::size_t q = 0; q < plan.queues.size(); ++q) {

@@ -80,14 +80,50 @@ std::size_t StealRanges::piece(std::size_t queue) const {
   if (left == 0) return 0;
   const std::size_t least = plan_.least_range(queue, granule_);
   const std::size_t most = plan_.most_range(queue, granule_);
-  if (queues_.size() == 1 && !plan_.least_given && !most) return left;  // no one would steal from it
   if (me.rest) return std::min(me.rest, left);  // the rest of a range's first piece, cut in two
-  std::size_t units = round_down(static_cast<std::size_t>(static_cast<double>(left) * plan_.tuning.piece_fraction), granule_);
+  const double fraction = piece_fraction(queue);
+  std::size_t units =
+      fraction >= 1 ? left : round_down(static_cast<std::size_t>(static_cast<double>(left) * fraction), granule_);
   units = std::max(units, least);
   if (most) units = std::min(units, most);
   // No sliver behind it: a rest under the least range goes with this piece (within its bound).
   if (units >= left || (left - units < least && (!most || left <= most))) return left;
   return units;
+}
+
+double StealRanges::piece_fraction(std::size_t queue) const {
+  const double tuned = plan_.tuning.piece_fraction;
+  if (tuned >= 1) return 1;
+  // Each compute group's rate: a discrete device's queues share its compute units (one group,
+  // their rates summed); every other queue (a CPU's sub-device, a zero-copy device) is its own.
+  const std::vector<double> r = rates();
+  auto group_of = [&](std::size_t q) {
+    return plan_.moves_data.at(q) ? plan_.queues.at(q).device : queues_.size() + q;
+  };
+  std::vector<std::pair<std::size_t, double>> groups;  // (group, rate)
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const std::size_t g = group_of(q);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == g; });
+    if (it == groups.end()) groups.push_back({g, r[q]});
+    else it->second += r[q];
+  }
+  const std::size_t mine = group_of(queue);
+  double own = 0, fastest_thief = 0;
+  for (const auto& [g, rate] : groups) {
+    if (g == mine) own = rate;
+    else fastest_thief = std::max(fastest_thief, rate);
+  }
+  if (!(fastest_thief > 0)) return 1;  // no other group to steal from it: the range in one piece
+  if (!(own > 0)) return tuned;
+  // A piece of f of what is left leaves the rest stealable while the rest, at the thief's rate,
+  // covers the thief's part of both: f / (1 - f) = tuned odds * own rate / thief's rate.
+  const double odds = tuned / (1 - tuned) * own / fastest_thief;
+  const double balanced = odds / (1 + odds);
+  // A discrete device's piece costs its fixed cost (a launch, its transfers' latencies, the
+  // host's wait): it cuts no finer than the tuned fraction, coarser where it is the faster. A
+  // zero-copy queue's piece costs little: it cuts no coarser than the tuned fraction, a hedge
+  // against rates that a load may change, finer where it is the slower.
+  return plan_.moves_data.at(queue) ? std::max(tuned, balanced) : std::min(tuned, balanced);
 }
 
 std::vector<double> StealRanges::rates() const {

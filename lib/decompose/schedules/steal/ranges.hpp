@@ -1,15 +1,27 @@
 // decompose/schedules/steal/ranges.hpp — the work-stealing schedule's arithmetic, after Tascell's
 // backtracking work stealing: each queue starts with a contiguous range of the units, sized by
 // the plan's shares (as a static split: its data stays on its device unless it is stolen); it
-// runs its range front to back in pieces (a fraction of what it has left, never less than its
-// least range), and a queue whose range is done steals the upper part of the largest range
-// another queue has not started: the part that, by both queues' rates, ends both together (half
-// where the two are alike, as Tascell's split in halves). A discrete device's queue cuts the
-// first piece of each range it begins in two, the first ScheduleTuning::Steal::
-// first_piece_fraction of the range, so that uploads overlap kernels from the range's start. A stolen range is the thief's own
-// range from then on, run and stolen from in the same way. Every boundary but the last unit's
-// lies on a granule; every unit is in exactly one piece. Pure arithmetic: tested against
-// synthetic queues (test/unit/steal_schedule_test.cpp).
+// runs its range front to back in pieces, and a queue whose range is done steals the upper part
+// of the largest range another queue has not started: the part that, by both queues' rates, ends
+// both together (half where the two are alike, as Tascell's split in halves).
+//
+// A piece is the fraction of what its queue has left that still leaves the fastest possible
+// thief its part of the rest: f / (1 - f) = piece_fraction's odds * (the queue's compute group's
+// rate / the fastest other group's rate), never less than the queue's least range. A compute
+// group is a discrete device (its overlap queues share its compute units, so that one of them
+// stealing from another balances nothing) or any other queue. Alike groups halve what is left
+// (Tascell's); a slow group's range stays finely cut, so that a fast one can take it; a fast
+// group's range runs in a few large pieces, for a slow thief's part of it is small; a group no
+// other could steal from runs each queue's range in one piece, as a static split does. Bounded
+// by what a piece costs: a discrete device's (a launch, its transfers' latencies, the host's
+// wait) cuts no finer than piece_fraction; a zero-copy queue's, which costs little, no coarser
+// (a hedge against rates a load changes) (docs/decisions/155).
+//
+// A discrete device's queue cuts the first piece of each range it begins in two, the first
+// ScheduleTuning::Steal::first_piece_fraction of the range, so that uploads overlap kernels from
+// the range's start. A stolen range is the thief's own range from then on, run and stolen from in
+// the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
+// piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
 #pragma once
 
 #include "decompose/decompose.hpp"
@@ -40,9 +52,6 @@ struct StealPlan final : PolicyPlan {
   // one, the units over least_range_parts * queues. The least range a queue takes: a piece of
   // its own, a stolen one.
   std::size_t least_units = 1;
-  // A least_range for every device was given: a queue alone still runs its range in pieces
-  // (otherwise it takes it whole: there is no one to steal from it).
-  bool least_given = false;
   // Per runtime device, the plan's size thresholds (plan items least_range and most_range, 0:
   // none): its queues take no range smaller than the first (but the last of the units), nor
   // larger than the second.
@@ -97,9 +106,12 @@ class StealRanges {
   std::vector<std::size_t> done_per_device() const;
 
  private:
-  // The units of queue `queue`'s next piece of its own range (0: the range is empty): the
-  // piece_fraction of what is left of it, or the rest of a first piece cut in two.
+  // The units of queue `queue`'s next piece of its own range (0: the range is empty): its
+  // piece_fraction() of what is left of it, or the rest of a first piece cut in two.
   std::size_t piece(std::size_t queue) const;
+  // The fraction of what is left of its range queue `queue`'s next piece takes (see the file's
+  // comment); 1 where no other compute group could steal from it.
+  double piece_fraction(std::size_t queue) const;
   // Moves the upper part of the largest range not started of another queue to `thief`; false
   // where that part would be under the thief's least range.
   bool steal(std::size_t thief);
