@@ -2,6 +2,7 @@
 // whole_leaves.hpp).
 #include "exec/whole_leaves.hpp"
 
+#include "decompose/decompose.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "platform/error.hpp"
@@ -45,12 +46,6 @@ void finish_all(RunState& run) {
 }
 
 }  // namespace
-
-std::size_t whole_leaf_device(const Config& plan) {
-  if (const auto item = whole_item(plan, "whole")) return static_cast<std::size_t>(*item);
-  const auto largest = std::max_element(plan.shares.begin(), plan.shares.end());
-  return largest == plan.shares.end() ? 0 : static_cast<std::size_t>(largest - plan.shares.begin());
-}
 
 WholeLeaves::~WholeLeaves() {
   for (auto& [node, leaf] : leaves_) {

@@ -1,7 +1,9 @@
 // exec/whole_leaves.hpp — leaves marked whole_range() in a tree whose other leaves run split.
 //
 // Such a leaf runs as one partition of every unit on one device: the plan's `whole` item names the
-// device (a runtime device index), else the device with the plan's largest share. Every queue of
+// device (a runtime device index), else the device with the plan's largest share
+// (whole_leaf_device, decompose.hpp, which also checks that the device's memory holds the leaf's
+// whole vectors beside its partitions: Footprint::whole). Every queue of
 // the run meets before the leaf (its queues idle), and the last to arrive:
 //   1. gathers the vectors the leaf reads (in, inout) from the partitions that hold them into
 //      buffers of the whole vector on that device: device-side copies from partitions in the
@@ -70,9 +72,5 @@ class WholeLeaves {
   RunState& run_;
   std::map<const NodeImpl*, std::unique_ptr<Leaf>> leaves_;
 };
-
-// The device a whole leaf runs on under `plan`: its `whole` item, else the device with the
-// largest share (the first of equal ones).
-std::size_t whole_leaf_device(const Config& plan);
 
 }  // namespace sinew::detail

@@ -32,6 +32,11 @@ __kernel void transpose(__global const int* a, __global int* b, uint rows, uint 
   size_t x = get_global_id(0), y = get_global_id(1);
   b[x * rows + y] = a[y * cols + x];
 }
+// b = a, element by element: the transpose's twin that runs split (each partition its own rows).
+__kernel void same(__global const int* a, __global int* b, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  b[y * cols + x] = a[y * cols + x];
+}
 // Wrong on purpose: reads one element past a's end for the last work-item.
 __kernel void transpose_past(__global const int* a, __global int* b, uint rows, uint cols) {
   size_t x = get_global_id(0), y = get_global_id(1);
@@ -76,7 +81,7 @@ struct Transposed {
   std::vector<Binding> bindings;
   Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
 };
-void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose") {
+void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose", bool whole = true) {
   t.a.resize(side * side);
   for (std::size_t i = 0; i < t.a.size(); ++i) t.a[i] = static_cast<int>((i * 13) % 97) - 40;
   t.b.assign(t.a.size(), 0);
@@ -87,10 +92,9 @@ void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose"
   t.vb.unit(side);
   const auto n = static_cast<cl_uint>(side);
   auto bump = kernel_source(kWholeKernels, "bump", "whole.cl").args(inout(t.va), scalar(n)).dims(2);
-  auto transpose = kernel_source(kWholeKernels, whole_entry, "whole.cl")
-                       .args(in(t.va), out(t.vb), scalar(n), scalar(n))
-                       .dims(2)
-                       .whole_range();
+  auto transpose =
+      kernel_source(kWholeKernels, whole_entry, "whole.cl").args(in(t.va), out(t.vb), scalar(n), scalar(n)).dims(2);
+  if (whole) transpose.whole_range();
   t.tree = pipeline(bump, transpose);
   t.bindings = {{t.va, t.a}, {t.vb, t.b}};
 }
@@ -368,6 +372,85 @@ TEST_P(WholeRange, HaloArgumentAndUnknownWholeDeviceRefused) {
     EXPECT_NE(std::string(e.what()).find("whole device"), std::string::npos) << e.what();
   }
   EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << "no device work before the errors";
+}
+
+// The shares of plans() with the last device given 0.7 and its whole item `whole` (none: -1).
+std::string last_most_plan(std::ptrdiff_t whole) {
+  const std::size_t n = device_count();
+  std::string plan;
+  for (std::size_t d = 0; d + 1 < n; ++d) plan += std::to_string(d) + "=" + std::to_string(0.3 / double(n - 1)) + ",";
+  plan += std::to_string(n - 1) + "=0.7";
+  return whole < 0 ? plan : plan + ",whole=" + std::to_string(whole);
+}
+
+// The whole leaf's device holds its vectors whole beside its own partitions (the drag-through
+// memory check): under a cap on the last device that holds its 70% of the slices but not the
+// transpose's two whole vectors as well, a given plan that runs the leaf there — named by its
+// whole item or as the largest share — is refused before any device work, naming the leaf, the
+// vector, the device and the device that holds it; the same shares with the leaf on device 0 run.
+TEST_P(WholeRange, AGivenPlanWhoseLeafDeviceCannotHoldItIsRefused) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a second device for the split";
+  const std::size_t side = 32, last = device_count() - 1;
+  const std::uint64_t grid = side * side * sizeof(cl_int);
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(last) : std::string(),
+                            .memory_cap = "cpu:" + std::to_string(last) + "=" + std::to_string(grid * 3 / 2),
+                            .quiet = true});
+  for (const std::ptrdiff_t whole : {static_cast<std::ptrdiff_t>(last), std::ptrdiff_t{-1}}) {
+    Transposed t;
+    make(t, side);
+    const auto before = t.a;
+    const std::string plan = last_most_plan(whole);
+    try {
+      rt.run(t.tree, t.bindings, RunOptions{.plan = plan}).get();
+      ADD_FAILURE() << plan << ": the whole leaf ran on a device that cannot hold it";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+      EXPECT_NE(e.node().find("transpose"), std::string::npos) << e.what();
+      EXPECT_EQ(e.argument(), "vector 'a'") << e.what();
+      EXPECT_NE(std::string(e.what()).find("whole_range() and runs on cpu:" + std::to_string(last)), std::string::npos)
+          << e.what();
+      EXPECT_NE(e.context().fix.find("whole=0"), std::string::npos) << e.context().fix;
+      EXPECT_NE(e.context().fix.find("SINEW_MEMORY_CAP"), std::string::npos) << e.context().fix;
+    }
+    EXPECT_EQ(t.a, before) << plan << ": no device work before the error";
+    EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << plan;
+  }
+  Transposed t;
+  make(t, side);
+  const Report r = rt.run(t.tree, t.bindings, RunOptions{.plan = last_most_plan(0)}).get();
+  EXPECT_EQ(compare_int(t.b, t.want), "");
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
+  EXPECT_EQ(r.whole_leaves.front().device, 0u);
+}
+
+// A plan the runtime chooses (trained here) runs the leaf on a device that holds it: under caps
+// that leave every device but the last unable to hold the transpose's whole vectors, the plans
+// training measures keep their shares and run the leaf on the last device (fit_memory moves it
+// there), rather than losing a capped device's share ("cannot hold its share ... runs without it").
+TEST_P(WholeRange, ChosenPlansRunTheLeafOnADeviceThatHoldsIt) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a device with room beside the capped ones";
+  const std::size_t side = 32, last = device_count() - 1;
+  const std::uint64_t grid = side * side * sizeof(cl_int);
+  std::string caps;
+  for (std::size_t d = 0; d < last; ++d)
+    caps += std::string(d ? "," : "") + "cpu:" + std::to_string(d) + "=" + std::to_string(grid * 3 / 2);
+  std::vector<std::string> lines;
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(last) : std::string(),
+                            .memory_cap = caps,
+                            .kb_path = ":memory:",
+                            .training = {.quality = 1, .max_executions = 8},
+                            .quiet = false,
+                            .log = [&](LogLevel, const std::string& line) { lines.push_back(line); }});
+  for (int run = 0; run < 2; ++run) {  // trained, then the knowledge base's plan
+    Transposed t;
+    make(t, side);
+    const Report r = rt.run(t.tree, t.bindings).get();
+    EXPECT_EQ(compare_int(t.b, t.want), "") << r.config.str();
+    if (r.whole_leaves.empty()) continue;  // one partition of every unit: the leaf ran there
+    EXPECT_EQ(r.whole_leaves.front().device, last) << r.config.str();
+    EXPECT_EQ(whole_leaf_device_of(r.config), last) << r.config.str();
+  }
+  for (const std::string& line : lines) EXPECT_EQ(line.find("cannot hold its share"), std::string::npos) << line;
 }
 
 // The knowledge base's plan (trained here) runs the leaf whole as well.
