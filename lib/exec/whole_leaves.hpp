@@ -12,6 +12,10 @@
 //      and the device need not hold a partition);
 //   3. scatters what the leaf writes (out, inout) back into every partition's slice, and marks
 //      those slices written, so that halos and replicas are refreshed before the next leaf reads.
+// Every copy of steps 1 and 3 counts in Report::copies (and Report::loop_copies inside a loop)
+// as the executor's other copies do: a device-side copy in `device`, a read to the host in
+// `to_host`, a write from it in `to_device`, each in `host` where its device is zero-copy; so a
+// report shows what running the leaf whole moved.
 // Where the run is one partition of every unit on that very device, the leaf runs on it as any
 // leaf does: nothing to gather.
 //
@@ -23,6 +27,7 @@
 // thread that completes a barrier, every other queue idle; runs() once the workers have joined.
 #pragma once
 
+#include "exec/run_record.hpp"
 #include "exec/worker.hpp"
 
 #include <sinew/report.hpp>
@@ -62,12 +67,14 @@ class WholeLeaves {
     Partition range;  // every unit
     PartState part;   // its buffers: the whole vectors it reads and writes
     std::vector<unsigned char> staging;  // through the host between contexts
+    bool on_host = false;  // its device is zero-copy: its copies are within host memory
     WholeLeafRun record;
   };
   std::unique_ptr<Leaf> make_leaf(const NodeImpl& n, std::size_t device);
   void gather(Leaf& leaf, const VectorUse& u);
   void scatter(Leaf& leaf, const VectorUse& u);
   void mark_written(const VectorUse& u);
+  void count_copy(const Leaf& leaf, CopyKind kind, std::uint64_t bytes);
 
   RunState& run_;
   std::map<const NodeImpl*, std::unique_ptr<Leaf>> leaves_;

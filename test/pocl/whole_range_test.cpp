@@ -223,6 +223,82 @@ TEST_P(WholeRange, TransposeIsRightAndNeverSplitOnAnyPlan) {
   }
 }
 
+// What a whole leaf's gather and scatter should add to Report::copies under the partitions of `r`
+// (fission none: a partition is in the leaf's context where it is on the leaf's device): its
+// vector a's slices gathered, b's scattered, `slice` bytes a unit; a copy lands where its device
+// holds it, within host memory on a zero-copy device.
+Copies expected_whole_copies(const Report& r, const std::vector<DeviceInfo>& devices, std::size_t leaf,
+                             std::uint64_t unit_bytes, std::uint64_t whole_bytes) {
+  Copies c;
+  const auto add = [&](std::size_t device, CopyCount Copies::*kind, std::uint64_t bytes) {
+    const DeviceInfo& d = devices.at(device);
+    CopyCount& n = !d.discrete && d.host_unified_memory ? c.host : c.*kind;
+    ++n.count;
+    n.bytes += bytes;
+  };
+  bool through_host = false;
+  for (const auto& p : r.partitions)
+    if (p.units && p.device != leaf) through_host = true;
+  for (const auto& p : r.partitions) {  // gather a
+    if (!p.units) continue;
+    if (p.device == leaf) {
+      add(leaf, &Copies::device, p.units * unit_bytes);
+    } else {
+      add(p.device, &Copies::to_host, p.units * unit_bytes);
+      add(leaf, &Copies::to_device, p.units * unit_bytes);
+    }
+  }
+  if (through_host) add(leaf, &Copies::to_host, whole_bytes);  // b read once to scatter
+  for (const auto& p : r.partitions) {  // scatter b
+    if (!p.units) continue;
+    if (p.device == leaf) add(leaf, &Copies::device, p.units * unit_bytes);
+    else add(p.device, &Copies::to_device, p.units * unit_bytes);
+  }
+  return c;
+}
+
+std::string copies_text(const Copies& c) {
+  std::string s;
+  for (const auto& [name, n] : {std::pair{"to_device", c.to_device}, {"to_host", c.to_host}, {"host", c.host},
+                                {"device", c.device}, {"values", c.values}})
+    s += std::string(name) + " " + std::to_string(n.count) + "/" + std::to_string(n.bytes) + " ";
+  return s;
+}
+
+Copies difference(const Copies& a, const Copies& b) {
+  const auto minus = [](const CopyCount& x, const CopyCount& y) {
+    return CopyCount{x.count - y.count, x.bytes - y.bytes};
+  };
+  return {minus(a.to_device, b.to_device), minus(a.to_host, b.to_host), minus(a.host, b.host),
+          minus(a.device, b.device), minus(a.values, b.values)};
+}
+
+// Report::copies shows what running the leaf whole moved: against the same tree whose second leaf
+// copies each partition's own rows (split, moving nothing), the whole transpose adds exactly its
+// slices gathered and scattered, each where it happened (device-side, through the host, or within
+// host memory on a zero-copy device), on every plan.
+TEST_P(WholeRange, ReportCopiesCountTheGatherAndScatter) {
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .quiet = true});
+  const std::size_t side = 24;
+  const std::uint64_t unit_bytes = side * sizeof(cl_int), whole_bytes = side * unit_bytes;
+  for (const Config& c : plans()) {
+    Transposed whole, split;
+    make(whole, side);
+    make(split, side, "same", false);
+    const Report rw = rt.run(whole.tree, whole.bindings, RunOptions{.config = c}).get();
+    const Report rs = rt.run(split.tree, split.bindings, RunOptions{.config = c}).get();
+    EXPECT_EQ(compare_int(whole.b, whole.want), "") << c.str();
+    ASSERT_EQ(rw.partitions.size(), rs.partitions.size()) << c.str();
+    const Copies added = difference(rw.copies, rs.copies);
+    const Copies want = rw.whole_leaves.empty()
+                            ? Copies{}
+                            : expected_whole_copies(rw, rt.devices(), rw.whole_leaves.front().device, unit_bytes,
+                                                    whole_bytes);
+    EXPECT_EQ(copies_text(added), copies_text(want)) << c.str() << "\nwhole:\n" << rw.str() << "\nsplit:\n" << rs.str();
+  }
+}
+
 // The plan's whole item names the device the leaf runs on, whatever the shares.
 TEST_P(WholeRange, ThePlansWholeItemChoosesTheDevice) {
   Runtime& rt = checked(GetParam());
