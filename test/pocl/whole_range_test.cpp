@@ -117,7 +117,7 @@ struct Flipped {
   std::vector<Binding> bindings;
   Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
 };
-void make_loop(Flipped& f, std::size_t side, std::size_t steps) {
+void make_loop(Flipped& f, std::size_t side, std::size_t steps, const char* whole_entry = "flip", bool whole = true) {
   f.a.resize(side * side);
   for (std::size_t i = 0; i < f.a.size(); ++i) f.a[i] = static_cast<int>((i * 29) % 211);
   f.b.assign(f.a.size(), 0);
@@ -138,10 +138,9 @@ void make_loop(Flipped& f, std::size_t side, std::size_t steps) {
   f.vb.unit(side);
   const auto n = static_cast<cl_uint>(side);
   auto scale = kernel_source(kWholeKernels, "scale", "whole.cl").args(inout(f.va), scalar(n)).dims(2);
-  auto flip = kernel_source(kWholeKernels, "flip", "whole.cl")
-                  .args(in(f.va), out(f.vb), scalar(n), scalar(n))
-                  .dims(2)
-                  .whole_range();
+  auto flip =
+      kernel_source(kWholeKernels, whole_entry, "whole.cl").args(in(f.va), out(f.vb), scalar(n), scalar(n)).dims(2);
+  if (whole) flip.whole_range();
   auto blur = kernel_source(kWholeKernels, "blur", "whole.cl")
                   .args(halo(f.vb, 1, 1), out(f.va), scalar(n), scalar(n))
                   .dims(2)
@@ -276,7 +275,7 @@ Copies difference(const Copies& a, const Copies& b) {
 // Report::copies shows what running the leaf whole moved: against the same tree whose second leaf
 // copies each partition's own rows (split, moving nothing), the whole transpose adds exactly its
 // slices gathered and scattered, each where it happened (device-side, through the host, or within
-// host memory on a zero-copy device), on every plan.
+// host memory on a zero-copy device), on every plan; in a loop, every step's in loop_copies too.
 TEST_P(WholeRange, ReportCopiesCountTheGatherAndScatter) {
   Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
                             .quiet = true});
@@ -296,6 +295,20 @@ TEST_P(WholeRange, ReportCopiesCountTheGatherAndScatter) {
                             : expected_whole_copies(rw, rt.devices(), rw.whole_leaves.front().device, unit_bytes,
                                                     whole_bytes);
     EXPECT_EQ(copies_text(added), copies_text(want)) << c.str() << "\nwhole:\n" << rw.str() << "\nsplit:\n" << rs.str();
+    // In a loop, each step's gather and scatter count in loop_copies too.
+    const std::size_t steps = 3;
+    Flipped loop_whole, loop_split;
+    make_loop(loop_whole, side, steps);
+    make_loop(loop_split, side, steps, "same", false);
+    const Report lw = rt.run(loop_whole.tree, loop_whole.bindings, RunOptions{.config = c}).get();
+    const Report ls = rt.run(loop_split.tree, loop_split.bindings, RunOptions{.config = c}).get();
+    EXPECT_EQ(compare_int(loop_whole.a, loop_whole.want_a), "") << c.str();
+    Copies per_step = lw.whole_leaves.empty() ? Copies{}
+                                              : expected_whole_copies(lw, rt.devices(), lw.whole_leaves.front().device,
+                                                                      unit_bytes, whole_bytes);
+    for (CopyCount* n : {&per_step.to_device, &per_step.to_host, &per_step.host, &per_step.device})
+      n->count *= steps, n->bytes *= steps;
+    EXPECT_EQ(copies_text(difference(lw.loop_copies, ls.loop_copies)), copies_text(per_step)) << c.str();
   }
 }
 
