@@ -510,6 +510,10 @@ TEST_P(WholeRange, AGivenPlanWhoseLeafDeviceCannotHoldItIsRefused) {
   EXPECT_EQ(compare_int(t.b, t.want), "");
   ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
   EXPECT_EQ(r.whole_leaves.front().device, 0u);
+  // What the run allocated: the leaf's two whole vectors on device 0, the capped device within
+  // its cap.
+  EXPECT_GE(r.device_bytes.at(0), 2 * grid) << r.str();
+  EXPECT_LE(r.device_bytes.at(last), grid * 3 / 2) << r.str();
 }
 
 // A plan the runtime chooses (trained here) runs the leaf on a device that holds it: under caps
