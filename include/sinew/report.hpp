@@ -103,7 +103,8 @@ struct ModelChoice {
 };
 
 /// Copies of a run's data that the executor made on its own (uploads, downloads, replica
-/// re-synchronisation, halo units, values read back), not the tree's `copy` leaves: how many
+/// re-synchronisation, halo units, values read back, a `whole_range()` leaf's gather and
+/// scatter), not the tree's `copy` leaves: how many
 /// commands and how many bytes. Report::copies counts a whole run, Report::loop_copies those made
 /// while a loop's body ran (divide by Report::iterations for a loop's cost per iteration).
 struct CopyCount {
@@ -115,7 +116,7 @@ struct Copies {
   CopyCount to_device;  ///< host memory -> a discrete device's memory
   CopyCount to_host;    ///< a discrete device's memory -> host memory
   CopyCount host;       ///< within host memory: what zero-copy (CPU) devices write, read or copy
-  CopyCount device;     ///< within a discrete device's memory (a replica refreshed from slices)
+  CopyCount device;     ///< within a discrete device's memory (a replica refreshed from slices, a whole leaf's slices)
   CopyCount values;     ///< reduction values read back (a map_reduce's or a scan's per partition)
   /// Copies through or within host memory: to_device, to_host and host (values apart).
   std::size_t host_copies() const { return to_device.count + to_host.count + host.count; }

@@ -63,8 +63,9 @@ std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Co
 
 // What a run allocates on a device for one tree, from its analysis alone: the buffers of one
 // partition (slices, halo buffers, a swapping loop copy's twin), each so many bytes per unit of
-// the partition plus its halo units (a library leaf's scratch among them), and those of each
-// context (replicas of vectors read whole).
+// the partition plus its halo units (a library leaf's scratch among them), those of each
+// context (replicas of vectors read whole), and those of the device that runs a leaf marked
+// whole_range() (the leaf's vectors whole, exec/whole_leaves.hpp).
 // On a host-unified (zero-copy) device some are the host memory itself and cost nothing. The
 // executor allocates no more than this (exec/prepare.cpp; a halo buffer that holds its slice
 // costs less), so a plan whose footprint fits DeviceInfo::memory() fits the device.
@@ -77,10 +78,20 @@ struct Footprint {
     bool host_on_zero_copy = false;   // the host memory itself on a host-unified device
     std::uint64_t bytes(std::size_t units) const { return (units + extra_units) * unit_bytes; }
   };
-  std::vector<Buffer> partition;  // every partition's
-  std::vector<Buffer> context;    // once per context (unit_bytes is the whole vector's bytes)
+  // A vector a leaf marked whole_range() reads or writes: its device holds it whole, in a buffer
+  // of the leaf's own, beside that device's partitions — unless the run is one partition of
+  // every unit on that device, whose slices are the whole vectors already.
+  struct WholeBuffer {
+    std::string node;    // the leaf's path
+    std::string vector;  // its name
+    std::uint64_t bytes = 0;
+  };
+  std::vector<Buffer> partition;    // every partition's
+  std::vector<Buffer> context;      // once per context (unit_bytes is the whole vector's bytes)
+  std::vector<WholeBuffer> whole;   // once, on the whole leaf's device (whole_leaf_device)
 
-  bool empty() const { return partition.empty() && context.empty(); }
+  bool empty() const { return partition.empty() && context.empty() && whole.empty(); }
+  std::uint64_t whole_bytes() const;
   // The bytes of one partition of `units` units, and of a context's replicas.
   std::uint64_t bytes(std::size_t units, bool zero_copy) const;
   std::uint64_t context_bytes(bool zero_copy) const;
@@ -138,6 +149,10 @@ class MemoryShortfall : public Error {
   throw MemoryShortfall(device.index, std::move(message), std::move(context));
 }
 
+// The device a leaf marked whole_range() runs on under `plan` (a runtime device index): its
+// `whole` item, else the device with the largest share (the first of equal ones).
+std::size_t whole_leaf_device(const Config& plan);
+
 // "48.0 KB (49152 bytes)"; "its memory cap of ... (...; the device has ...)" or "its memory of
 // ...", for messages.
 std::string size_text(std::uint64_t bytes);
@@ -151,8 +166,11 @@ Config fit_memory(const Config& config, std::size_t total, std::size_t granule, 
 // Streaming::footprint and DeviceInfo::memory(), for a tree that cannot stream) moved to the
 // devices with room: first to those with a share, in proportion to it, then to the others, in
 // proportion to their room. A streamable tree's shares stay (its devices drag their shares
-// through) but for a device that cannot hold one granule. Throws the error decompose() would when
-// the devices together cannot hold the tree.
+// through) but for a device that cannot hold one granule. Where the plan names no whole device
+// and the device with its largest share cannot hold a whole_range() leaf's vectors beside its
+// partitions, the leaf runs on the device of the largest share that can (the plan's `whole`
+// item set; docs/decisions/164). Throws the error decompose() would when the devices together
+// cannot hold the tree.
 Config fit_static_shares(const Config& config, std::size_t total, std::size_t granule,
                          const std::vector<DeviceInfo>& devices, const Streaming& streaming);
 

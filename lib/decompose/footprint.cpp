@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <set>
 
 namespace sinew::detail {
 
@@ -39,6 +40,12 @@ std::size_t Footprint::units_within(std::uint64_t memory, std::uint64_t largest_
   for (const auto& b : context)
     if (!(zero_copy && b.host_on_zero_copy) && b.unit_bytes > largest_buffer) return 0;
   return static_cast<std::size_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::size_t>::max()));
+}
+
+std::uint64_t Footprint::whole_bytes() const {
+  std::uint64_t sum = 0;
+  for (const auto& b : whole) sum += b.bytes;
+  return sum;
 }
 
 const Footprint::Buffer* Footprint::largest(bool zero_copy) const {
@@ -76,6 +83,15 @@ Footprint memory_footprint(const NodeImpl& root, const Analysis& an) {
       scratch = Footprint::Buffer{v->name, "library scratch", v->unit * v->type.size, 0, false};
   });
   if (scratch) f.partition.push_back(*scratch);
+  // Each leaf marked whole_range() allocates its own whole buffer of every vector it reads or
+  // writes (exec/whole_leaves.cpp), once per vector.
+  walk(root, [&](const NodeImpl& n, const std::string& path) {
+    if (!n.runs_whole()) return;
+    std::set<const VectorState*> counted;
+    for (const Arg& a : n.args)
+      if (a.kind == Arg::Kind::partitioned && counted.insert(a.vector.get()).second)
+        f.whole.push_back({path, a.vector->name, an.use(a.vector.get()).bytes()});
+  });
   return f;
 }
 

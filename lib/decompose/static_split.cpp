@@ -5,11 +5,13 @@
 #include "decompose/decompose.hpp"
 
 #include "platform/error.hpp"
+#include "platform/plan_items.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -275,11 +277,9 @@ double spread_excess(const Config& config, const std::vector<double>& room, std:
   return excess;
 }
 
-}  // namespace
-
-std::vector<Partition> split_static(std::size_t total, std::size_t granule, const Config& config,
+// Every device's share placed (split_static's work but for the whole leaf's device below).
+std::vector<Partition> place_shares(std::size_t total, std::size_t granule, const Config& config,
                                     const std::vector<DeviceInfo>& devices, const Streaming& streaming) {
-  granule = std::max<std::size_t>(1, granule);
   const std::vector<std::size_t> units = units_per_device(total, granule, config, devices.size());
   std::vector<Partition> parts;
   for (std::size_t d = 0, first = 0; d < devices.size(); ++d) {
@@ -294,6 +294,122 @@ std::vector<Partition> split_static(std::size_t total, std::size_t granule, cons
       parts.push_back({parts.size(), d, slots.at[p.slot].first, slots.at[p.slot].second, first + p.first, p.units});
     first += units[d];
   }
+  return parts;
+}
+
+// What device `d` holds where a leaf marked whole_range() runs on it: its own partitions (and
+// their context's replicas) and the leaf's whole vectors; 0 where its one partition holds every
+// unit (the leaf runs there as any leaf does).
+std::uint64_t whole_leaf_need(std::size_t d, std::size_t total, const std::vector<DeviceInfo>& devices,
+                              const Streaming& streaming, const std::vector<Partition>& parts) {
+  const Footprint& f = streaming.footprint;
+  const auto& info = devices[d];
+  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  if (parts.size() == 1 && parts.front().device == d && parts.front().units == total) return 0;
+  std::uint64_t need = f.whole_bytes();
+  bool holds_part = false;
+  for (const Partition& p : parts)
+    if (p.device == d) {
+      need += f.bytes(p.units, zero_copy);
+      holds_part = true;
+    }
+  return holds_part ? need + f.context_bytes(zero_copy) : need;
+}
+
+// Whether device `d` holds a whole leaf's vectors beside its partitions: within its memory, and
+// each whole vector within its largest allocation.
+bool holds_whole_leaf(std::size_t d, std::size_t total, const std::vector<DeviceInfo>& devices,
+                      const Streaming& streaming, const std::vector<Partition>& parts) {
+  const auto& info = devices[d];
+  const std::uint64_t need = whole_leaf_need(d, total, devices, streaming, parts);
+  if (need == 0 || info.memory() == 0) return true;
+  for (const auto& b : streaming.footprint.whole)
+    if (b.bytes > info.largest_allocation()) return false;
+  return need <= info.memory();
+}
+
+// The device of the largest share after the whole leaf's own (`leaf`) that holds its vectors
+// beside its partitions, else the first device without a share that does; nullopt: none.
+std::optional<std::size_t> device_with_room_for_whole_leaf(const Config& config, std::size_t leaf, std::size_t total,
+                                                           const std::vector<DeviceInfo>& devices,
+                                                           const Streaming& streaming,
+                                                           const std::vector<Partition>& parts) {
+  std::vector<std::size_t> order(devices.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return config.shares[a] > config.shares[b]; });
+  for (std::size_t d : order)
+    if (d != leaf && holds_whole_leaf(d, total, devices, streaming, parts)) return d;
+  return std::nullopt;
+}
+
+// A whole leaf's device that cannot hold its vectors beside its partitions: the error names the
+// leaf, its largest vector, the device and where the leaf could run instead.
+[[noreturn]] void whole_leaf_memory_error(const Config& config, std::size_t leaf, std::size_t total,
+                                          const std::vector<DeviceInfo>& devices, const Streaming& streaming,
+                                          const std::vector<Partition>& parts) {
+  const Footprint& f = streaming.footprint;
+  const DeviceInfo& info = devices[leaf];
+  const auto big = std::max_element(f.whole.begin(), f.whole.end(),
+                                    [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  const std::uint64_t need = whole_leaf_need(leaf, total, devices, streaming, parts);
+  const bool named = whole_item(config, "whole").has_value();
+  const auto other = device_with_room_for_whole_leaf(config, leaf, total, devices, streaming, parts);
+  const std::string elsewhere =
+      other ? "run the leaf on " + devices[*other].id() + ", which holds it (plan whole=" + std::to_string(*other) + ")"
+            : "give " + info.id() + " a smaller share";
+  throw_memory_shortfall(
+      info,
+      "leaf '" + big->node + "' is marked whole_range() and runs on " + device_text(info) +
+          (named ? " (the plan's whole item)" : " (the device with the plan's largest share)") +
+          ", which holds its vectors whole beside its own partitions: " + size_text(need) + " (vector '" +
+          big->vector + "' alone needs " + size_text(big->bytes) + " in one buffer), more than " + memory_text(info) +
+          (big->bytes > info.largest_allocation()
+               ? " or its largest allocation of " + size_text(info.largest_allocation())
+               : std::string()),
+      {.node = big->node, .argument = "vector '" + big->vector + "'", .device = info.name,
+       .fix = elsewhere + ", or raise its memory cap ($SINEW_MEMORY_CAP=" + info.id() + "=<size>)"});
+}
+
+// `config`, or where it names no whole device and the one of its largest share cannot hold a
+// whole leaf's vectors beside its partitions, with the leaf on the device of the largest share
+// that can (docs/decisions/164). A plan that names its whole device keeps it (refused by
+// decompose where it does not fit).
+Config with_room_for_whole_leaf(const Config& config, std::size_t total, std::size_t granule,
+                                const std::vector<DeviceInfo>& devices, const Streaming& streaming) {
+  if (streaming.footprint.whole.empty() || whole_item(config, "whole")) return config;
+  std::vector<Partition> parts;
+  try {
+    parts = place_shares(total, std::max<std::size_t>(1, granule), config, devices, streaming);
+  } catch (const MemoryShortfall&) {
+    return config;  // its shares do not fit: decompose names that
+  }
+  const std::size_t leaf = whole_leaf_device(config);
+  if (leaf >= devices.size() || holds_whole_leaf(leaf, total, devices, streaming, parts)) return config;
+  const auto other = device_with_room_for_whole_leaf(config, leaf, total, devices, streaming, parts);
+  if (!other) return config;
+  Config moved = config;
+  moved.set("whole", std::to_string(*other));
+  return moved;
+}
+
+}  // namespace
+
+std::size_t whole_leaf_device(const Config& plan) {
+  if (const auto item = whole_item(plan, "whole")) return static_cast<std::size_t>(*item);
+  const auto largest = std::max_element(plan.shares.begin(), plan.shares.end());
+  return largest == plan.shares.end() ? 0 : static_cast<std::size_t>(largest - plan.shares.begin());
+}
+
+std::vector<Partition> split_static(std::size_t total, std::size_t granule, const Config& config,
+                                    const std::vector<DeviceInfo>& devices, const Streaming& streaming) {
+  granule = std::max<std::size_t>(1, granule);
+  std::vector<Partition> parts = place_shares(total, granule, config, devices, streaming);
+  const std::size_t leaf = whole_leaf_device(config);
+  // A whole item beyond the devices is the run's to refuse, naming the item (exec/whole_leaves.cpp).
+  if (!streaming.footprint.whole.empty() && leaf < devices.size() &&
+      !holds_whole_leaf(leaf, total, devices, streaming, parts))
+    whole_leaf_memory_error(config, leaf, total, devices, streaming, parts);
   return parts;
 }
 
@@ -314,7 +430,7 @@ Config fit_static_shares(const Config& config, std::size_t total, std::size_t gr
       excess += out[d] - room[d];
       out[d] = room[d];
     }
-  if (excess <= 0) return config;
+  if (excess <= 0) return with_room_for_whole_leaf(config, total, granule, devices, streaming);
   if (spread_excess(config, room, out, excess) > 1e-9) {
     // The devices together cannot hold the tree: the plan's own error, naming the device, the
     // vector and the sizes (a plan within the rounding slack above does fit: it stays).
@@ -323,7 +439,7 @@ Config fit_static_shares(const Config& config, std::size_t total, std::size_t gr
   }
   Config fitted = config;
   fitted.shares = out;
-  return fitted;
+  return with_room_for_whole_leaf(fitted, total, granule, devices, streaming);
 }
 
 }  // namespace sinew::detail

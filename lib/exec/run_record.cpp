@@ -6,11 +6,15 @@
 namespace sinew::detail {
 
 void RunRecord::count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes) {
+  count_copy(w.zero_copy, w.loop_depth > 0, kind, bytes);
+}
+
+void RunRecord::count_copy(bool on_host, bool in_loop, CopyKind kind, std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  for (Copies* c : {&copies_, w.loop_depth > 0 ? &loop_copies_ : nullptr}) {
+  for (Copies* c : {&copies_, in_loop ? &loop_copies_ : nullptr}) {
     if (!c) continue;
     CopyCount& n = kind == CopyKind::value       ? c->values
-                   : w.zero_copy                 ? c->host
+                   : on_host                     ? c->host
                    : kind == CopyKind::to_device ? c->to_device
                    : kind == CopyKind::to_host   ? c->to_host
                                                  : c->device;

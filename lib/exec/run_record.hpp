@@ -26,6 +26,9 @@ class RunRecord {
   // Counts one of the executor's own copies on `w`'s queue (Report::copies, and loop_copies
   // inside a loop's body).
   void count_copy(const Worker& w, CopyKind kind, std::uint64_t bytes);
+  // The same for a queue that is no worker's (a leaf run whole: exec/whole_leaves.hpp): `on_host`
+  // where its device is zero-copy, `in_loop` where the workers are inside a loop's body.
+  void count_copy(bool on_host, bool in_loop, CopyKind kind, std::uint64_t bytes);
   // Counts a transfer between the host and a discrete device made on no worker's queue, before
   // the run's leaves (a resident array's copy brought home: exec/residency.hpp).
   void count_transfer(CopyKind kind, std::uint64_t bytes);

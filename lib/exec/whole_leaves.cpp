@@ -2,6 +2,7 @@
 // whole_leaves.hpp).
 #include "exec/whole_leaves.hpp"
 
+#include "decompose/decompose.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "platform/error.hpp"
@@ -46,12 +47,6 @@ void finish_all(RunState& run) {
 
 }  // namespace
 
-std::size_t whole_leaf_device(const Config& plan) {
-  if (const auto item = whole_item(plan, "whole")) return static_cast<std::size_t>(*item);
-  const auto largest = std::max_element(plan.shares.begin(), plan.shares.end());
-  return largest == plan.shares.end() ? 0 : static_cast<std::size_t>(largest - plan.shares.begin());
-}
-
 WholeLeaves::~WholeLeaves() {
   for (auto& [node, leaf] : leaves_) {
     if (!leaf->worker.slot) continue;
@@ -74,6 +69,7 @@ std::unique_ptr<WholeLeaves::Leaf> WholeLeaves::make_leaf(const NodeImpl& n, std
   w.context = d.context();
   w.cl_device = d.device();
   w.slot = run_.env.queues->acquire(w.context, w.cl_device, run_.profile);
+  leaf->on_host = !d.info().discrete && d.info().host_unified_memory;
   leaf->range = {.device = device, .first = 0, .units = run_.dec.total_units};
   leaf->part.part = &leaf->range;
   leaf->part.worker = &w;
@@ -112,6 +108,13 @@ void WholeLeaves::prepare() {
   });
 }
 
+// One copy of the leaf's queue, for Report::copies: within host memory where its device is
+// zero-copy, and a loop's where the workers (all at the same place in the tree) are in one.
+void WholeLeaves::count_copy(const Leaf& leaf, CopyKind kind, std::uint64_t bytes) {
+  const bool in_loop = !run_.workers.list.empty() && run_.workers.list.front().loop_depth > 0;
+  run_.record.count_copy(leaf.on_host, in_loop, kind, bytes);
+}
+
 // A partition's slice of `u` into the leaf's whole buffer at the slice's place: on the leaf's
 // queue within its context, else read to the host on the partition's queue and written from there.
 void WholeLeaves::gather(Leaf& leaf, const VectorUse& u) {
@@ -121,9 +124,12 @@ void WholeLeaves::gather(Leaf& leaf, const VectorUse& u) {
     const std::size_t at = RunState::slice_offset(ps, u), bytes = RunState::slice_bytes(ps, u);
     cl::Event ev;
     if (ps.worker->context() == leaf.worker.context()) {
+      count_copy(leaf, CopyKind::on_device, bytes);
       leaf.worker.queue().enqueueCopyBuffer(ps.slices.at(u.vector.get()), whole, 0, at, bytes, nullptr,
                                             run_.event_of(ev));
     } else {
+      run_.record.count_copy(*ps.worker, CopyKind::to_host, bytes);
+      count_copy(leaf, CopyKind::to_device, bytes);
       ps.worker->queue().enqueueReadBuffer(ps.slices.at(u.vector.get()), CL_TRUE, 0, bytes, leaf.staging.data() + at);
       leaf.worker.queue().enqueueWriteBuffer(whole, CL_FALSE, at, bytes, leaf.staging.data() + at, nullptr,
                                              run_.event_of(ev));
@@ -142,15 +148,20 @@ void WholeLeaves::scatter(Leaf& leaf, const VectorUse& u) {
   const bool through_host = std::any_of(run_.workers.parts.begin(), run_.workers.parts.end(), [&](const PartState& ps) {
     return ps.part->units && ps.worker->context() != leaf.worker.context();
   });
-  if (through_host) leaf.worker.queue().enqueueReadBuffer(whole, CL_TRUE, 0, u.bytes(), leaf.staging.data());
+  if (through_host) {
+    count_copy(leaf, CopyKind::to_host, u.bytes());
+    leaf.worker.queue().enqueueReadBuffer(whole, CL_TRUE, 0, u.bytes(), leaf.staging.data());
+  }
   for (auto& ps : run_.workers.parts) {
     if (!ps.part->units) continue;
     const std::size_t at = RunState::slice_offset(ps, u), bytes = RunState::slice_bytes(ps, u);
     cl::Event ev;
     if (ps.worker->context() == leaf.worker.context()) {
+      count_copy(leaf, CopyKind::on_device, bytes);
       leaf.worker.queue().enqueueCopyBuffer(whole, ps.slices.at(u.vector.get()), at, 0, bytes, nullptr,
                                             run_.event_of(ev));
     } else {
+      run_.record.count_copy(*ps.worker, CopyKind::to_device, bytes);
       ps.worker->queue().enqueueWriteBuffer(ps.slices.at(u.vector.get()), CL_FALSE, 0, bytes,
                                             leaf.staging.data() + at, nullptr, run_.event_of(ev));
       leaf.record.host_bytes += bytes;

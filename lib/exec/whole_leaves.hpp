@@ -1,7 +1,9 @@
 // exec/whole_leaves.hpp — leaves marked whole_range() in a tree whose other leaves run split.
 //
 // Such a leaf runs as one partition of every unit on one device: the plan's `whole` item names the
-// device (a runtime device index), else the device with the plan's largest share. Every queue of
+// device (a runtime device index), else the device with the plan's largest share
+// (whole_leaf_device, decompose.hpp, which also checks that the device's memory holds the leaf's
+// whole vectors beside its partitions: Footprint::whole). Every queue of
 // the run meets before the leaf (its queues idle), and the last to arrive:
 //   1. gathers the vectors the leaf reads (in, inout) from the partitions that hold them into
 //      buffers of the whole vector on that device: device-side copies from partitions in the
@@ -10,6 +12,10 @@
 //      and the device need not hold a partition);
 //   3. scatters what the leaf writes (out, inout) back into every partition's slice, and marks
 //      those slices written, so that halos and replicas are refreshed before the next leaf reads.
+// Every copy of steps 1 and 3 counts in Report::copies (and Report::loop_copies inside a loop)
+// as the executor's other copies do: a device-side copy in `device`, a read to the host in
+// `to_host`, a write from it in `to_device`, each in `host` where its device is zero-copy; so a
+// report shows what running the leaf whole moved.
 // Where the run is one partition of every unit on that very device, the leaf runs on it as any
 // leaf does: nothing to gather.
 //
@@ -21,6 +27,7 @@
 // thread that completes a barrier, every other queue idle; runs() once the workers have joined.
 #pragma once
 
+#include "exec/run_record.hpp"
 #include "exec/worker.hpp"
 
 #include <sinew/report.hpp>
@@ -60,19 +67,17 @@ class WholeLeaves {
     Partition range;  // every unit
     PartState part;   // its buffers: the whole vectors it reads and writes
     std::vector<unsigned char> staging;  // through the host between contexts
+    bool on_host = false;  // its device is zero-copy: its copies are within host memory
     WholeLeafRun record;
   };
   std::unique_ptr<Leaf> make_leaf(const NodeImpl& n, std::size_t device);
   void gather(Leaf& leaf, const VectorUse& u);
   void scatter(Leaf& leaf, const VectorUse& u);
   void mark_written(const VectorUse& u);
+  void count_copy(const Leaf& leaf, CopyKind kind, std::uint64_t bytes);
 
   RunState& run_;
   std::map<const NodeImpl*, std::unique_ptr<Leaf>> leaves_;
 };
-
-// The device a whole leaf runs on under `plan`: its `whole` item, else the device with the
-// largest share (the first of equal ones).
-std::size_t whole_leaf_device(const Config& plan);
 
 }  // namespace sinew::detail

@@ -32,6 +32,11 @@ __kernel void transpose(__global const int* a, __global int* b, uint rows, uint 
   size_t x = get_global_id(0), y = get_global_id(1);
   b[x * rows + y] = a[y * cols + x];
 }
+// b = a, element by element: the transpose's twin that runs split (each partition its own rows).
+__kernel void same(__global const int* a, __global int* b, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  b[y * cols + x] = a[y * cols + x];
+}
 // Wrong on purpose: reads one element past a's end for the last work-item.
 __kernel void transpose_past(__global const int* a, __global int* b, uint rows, uint cols) {
   size_t x = get_global_id(0), y = get_global_id(1);
@@ -76,7 +81,7 @@ struct Transposed {
   std::vector<Binding> bindings;
   Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
 };
-void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose") {
+void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose", bool whole = true) {
   t.a.resize(side * side);
   for (std::size_t i = 0; i < t.a.size(); ++i) t.a[i] = static_cast<int>((i * 13) % 97) - 40;
   t.b.assign(t.a.size(), 0);
@@ -87,10 +92,9 @@ void make(Transposed& t, std::size_t side, const char* whole_entry = "transpose"
   t.vb.unit(side);
   const auto n = static_cast<cl_uint>(side);
   auto bump = kernel_source(kWholeKernels, "bump", "whole.cl").args(inout(t.va), scalar(n)).dims(2);
-  auto transpose = kernel_source(kWholeKernels, whole_entry, "whole.cl")
-                       .args(in(t.va), out(t.vb), scalar(n), scalar(n))
-                       .dims(2)
-                       .whole_range();
+  auto transpose =
+      kernel_source(kWholeKernels, whole_entry, "whole.cl").args(in(t.va), out(t.vb), scalar(n), scalar(n)).dims(2);
+  if (whole) transpose.whole_range();
   t.tree = pipeline(bump, transpose);
   t.bindings = {{t.va, t.a}, {t.vb, t.b}};
 }
@@ -113,7 +117,7 @@ struct Flipped {
   std::vector<Binding> bindings;
   Vector<cl_int> va = sinew::vector<cl_int>().name("a"), vb = sinew::vector<cl_int>().name("b");
 };
-void make_loop(Flipped& f, std::size_t side, std::size_t steps) {
+void make_loop(Flipped& f, std::size_t side, std::size_t steps, const char* whole_entry = "flip", bool whole = true) {
   f.a.resize(side * side);
   for (std::size_t i = 0; i < f.a.size(); ++i) f.a[i] = static_cast<int>((i * 29) % 211);
   f.b.assign(f.a.size(), 0);
@@ -134,10 +138,9 @@ void make_loop(Flipped& f, std::size_t side, std::size_t steps) {
   f.vb.unit(side);
   const auto n = static_cast<cl_uint>(side);
   auto scale = kernel_source(kWholeKernels, "scale", "whole.cl").args(inout(f.va), scalar(n)).dims(2);
-  auto flip = kernel_source(kWholeKernels, "flip", "whole.cl")
-                  .args(in(f.va), out(f.vb), scalar(n), scalar(n))
-                  .dims(2)
-                  .whole_range();
+  auto flip =
+      kernel_source(kWholeKernels, whole_entry, "whole.cl").args(in(f.va), out(f.vb), scalar(n), scalar(n)).dims(2);
+  if (whole) flip.whole_range();
   auto blur = kernel_source(kWholeKernels, "blur", "whole.cl")
                   .args(halo(f.vb, 1, 1), out(f.va), scalar(n), scalar(n))
                   .dims(2)
@@ -216,6 +219,96 @@ TEST_P(WholeRange, TransposeIsRightAndNeverSplitOnAnyPlan) {
     EXPECT_GE(working(r), sharing) << c.str() << "\n" << r.str();  // the bump is split as planned
     const std::uint64_t bytes = 24 * 24 * sizeof(cl_int);
     expect_whole(r, "transpose", largest_share(c), 1, bytes, bytes, c.str());
+  }
+}
+
+// What a whole leaf's gather and scatter should add to Report::copies under the partitions of `r`
+// (fission none: a partition is in the leaf's context where it is on the leaf's device): its
+// vector a's slices gathered, b's scattered, `slice` bytes a unit; a copy lands where its device
+// holds it, within host memory on a zero-copy device.
+Copies expected_whole_copies(const Report& r, const std::vector<DeviceInfo>& devices, std::size_t leaf,
+                             std::uint64_t unit_bytes, std::uint64_t whole_bytes) {
+  Copies c;
+  const auto add = [&](std::size_t device, CopyCount Copies::*kind, std::uint64_t bytes) {
+    const DeviceInfo& d = devices.at(device);
+    CopyCount& n = !d.discrete && d.host_unified_memory ? c.host : c.*kind;
+    ++n.count;
+    n.bytes += bytes;
+  };
+  bool through_host = false;
+  for (const auto& p : r.partitions)
+    if (p.units && p.device != leaf) through_host = true;
+  for (const auto& p : r.partitions) {  // gather a
+    if (!p.units) continue;
+    if (p.device == leaf) {
+      add(leaf, &Copies::device, p.units * unit_bytes);
+    } else {
+      add(p.device, &Copies::to_host, p.units * unit_bytes);
+      add(leaf, &Copies::to_device, p.units * unit_bytes);
+    }
+  }
+  if (through_host) add(leaf, &Copies::to_host, whole_bytes);  // b read once to scatter
+  for (const auto& p : r.partitions) {  // scatter b
+    if (!p.units) continue;
+    if (p.device == leaf) add(leaf, &Copies::device, p.units * unit_bytes);
+    else add(p.device, &Copies::to_device, p.units * unit_bytes);
+  }
+  return c;
+}
+
+std::string copies_text(const Copies& c) {
+  std::string s;
+  for (const auto& [name, n] : {std::pair{"to_device", c.to_device}, {"to_host", c.to_host}, {"host", c.host},
+                                {"device", c.device}, {"values", c.values}})
+    s += std::string(name) + " " + std::to_string(n.count) + "/" + std::to_string(n.bytes) + " ";
+  return s;
+}
+
+Copies difference(const Copies& a, const Copies& b) {
+  const auto minus = [](const CopyCount& x, const CopyCount& y) {
+    return CopyCount{x.count - y.count, x.bytes - y.bytes};
+  };
+  return {minus(a.to_device, b.to_device), minus(a.to_host, b.to_host), minus(a.host, b.host),
+          minus(a.device, b.device), minus(a.values, b.values)};
+}
+
+// Report::copies shows what running the leaf whole moved: against the same tree whose second leaf
+// copies each partition's own rows (split, moving nothing), the whole transpose adds exactly its
+// slices gathered and scattered, each where it happened (device-side, through the host, or within
+// host memory on a zero-copy device), on every plan; in a loop, every step's in loop_copies too.
+TEST_P(WholeRange, ReportCopiesCountTheGatherAndScatter) {
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .quiet = true});
+  const std::size_t side = 24;
+  const std::uint64_t unit_bytes = side * sizeof(cl_int), whole_bytes = side * unit_bytes;
+  for (const Config& c : plans()) {
+    Transposed whole, split;
+    make(whole, side);
+    make(split, side, "same", false);
+    const Report rw = rt.run(whole.tree, whole.bindings, RunOptions{.config = c}).get();
+    const Report rs = rt.run(split.tree, split.bindings, RunOptions{.config = c}).get();
+    EXPECT_EQ(compare_int(whole.b, whole.want), "") << c.str();
+    ASSERT_EQ(rw.partitions.size(), rs.partitions.size()) << c.str();
+    const Copies added = difference(rw.copies, rs.copies);
+    const Copies want = rw.whole_leaves.empty()
+                            ? Copies{}
+                            : expected_whole_copies(rw, rt.devices(), rw.whole_leaves.front().device, unit_bytes,
+                                                    whole_bytes);
+    EXPECT_EQ(copies_text(added), copies_text(want)) << c.str() << "\nwhole:\n" << rw.str() << "\nsplit:\n" << rs.str();
+    // In a loop, each step's gather and scatter count in loop_copies too.
+    const std::size_t steps = 3;
+    Flipped loop_whole, loop_split;
+    make_loop(loop_whole, side, steps);
+    make_loop(loop_split, side, steps, "same", false);
+    const Report lw = rt.run(loop_whole.tree, loop_whole.bindings, RunOptions{.config = c}).get();
+    const Report ls = rt.run(loop_split.tree, loop_split.bindings, RunOptions{.config = c}).get();
+    EXPECT_EQ(compare_int(loop_whole.a, loop_whole.want_a), "") << c.str();
+    Copies per_step = lw.whole_leaves.empty() ? Copies{}
+                                              : expected_whole_copies(lw, rt.devices(), lw.whole_leaves.front().device,
+                                                                      unit_bytes, whole_bytes);
+    for (CopyCount* n : {&per_step.to_device, &per_step.to_host, &per_step.host, &per_step.device})
+      n->count *= steps, n->bytes *= steps;
+    EXPECT_EQ(copies_text(difference(lw.loop_copies, ls.loop_copies)), copies_text(per_step)) << c.str();
   }
 }
 
@@ -368,6 +461,89 @@ TEST_P(WholeRange, HaloArgumentAndUnknownWholeDeviceRefused) {
     EXPECT_NE(std::string(e.what()).find("whole device"), std::string::npos) << e.what();
   }
   EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << "no device work before the errors";
+}
+
+// The shares of plans() with the last device given 0.7 and its whole item `whole` (none: -1).
+std::string last_most_plan(std::ptrdiff_t whole) {
+  const std::size_t n = device_count();
+  std::string plan;
+  for (std::size_t d = 0; d + 1 < n; ++d) plan += std::to_string(d) + "=" + std::to_string(0.3 / double(n - 1)) + ",";
+  plan += std::to_string(n - 1) + "=0.7";
+  return whole < 0 ? plan : plan + ",whole=" + std::to_string(whole);
+}
+
+// The whole leaf's device holds its vectors whole beside its own partitions (the drag-through
+// memory check): under a cap on the last device that holds its 70% of the slices but not the
+// transpose's two whole vectors as well, a given plan that runs the leaf there — named by its
+// whole item or as the largest share — is refused before any device work, naming the leaf, the
+// vector, the device and the device that holds it; the same shares with the leaf on device 0 run.
+TEST_P(WholeRange, AGivenPlanWhoseLeafDeviceCannotHoldItIsRefused) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a second device for the split";
+  const std::size_t side = 32, last = device_count() - 1;
+  const std::uint64_t grid = side * side * sizeof(cl_int);
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(last) : std::string(),
+                            .memory_cap = "cpu:" + std::to_string(last) + "=" + std::to_string(grid * 3 / 2),
+                            .quiet = true});
+  for (const std::ptrdiff_t whole : {static_cast<std::ptrdiff_t>(last), std::ptrdiff_t{-1}}) {
+    Transposed t;
+    make(t, side);
+    const auto before = t.a;
+    const std::string plan = last_most_plan(whole);
+    try {
+      rt.run(t.tree, t.bindings, RunOptions{.plan = plan}).get();
+      ADD_FAILURE() << plan << ": the whole leaf ran on a device that cannot hold it";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument)) << e.what();
+      EXPECT_NE(e.node().find("transpose"), std::string::npos) << e.what();
+      EXPECT_EQ(e.argument(), "vector 'a'") << e.what();
+      EXPECT_NE(std::string(e.what()).find("whole_range() and runs on cpu:" + std::to_string(last)), std::string::npos)
+          << e.what();
+      EXPECT_NE(e.context().fix.find("whole=0"), std::string::npos) << e.context().fix;
+      EXPECT_NE(e.context().fix.find("SINEW_MEMORY_CAP"), std::string::npos) << e.context().fix;
+    }
+    EXPECT_EQ(t.a, before) << plan << ": no device work before the error";
+    EXPECT_EQ(t.b, std::vector<int>(t.b.size(), 0)) << plan;
+  }
+  Transposed t;
+  make(t, side);
+  const Report r = rt.run(t.tree, t.bindings, RunOptions{.plan = last_most_plan(0)}).get();
+  EXPECT_EQ(compare_int(t.b, t.want), "");
+  ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
+  EXPECT_EQ(r.whole_leaves.front().device, 0u);
+  // What the run allocated: the leaf's two whole vectors on device 0, the capped device within
+  // its cap.
+  EXPECT_GE(r.device_bytes.at(0), 2 * grid) << r.str();
+  EXPECT_LE(r.device_bytes.at(last), grid * 3 / 2) << r.str();
+}
+
+// A plan the runtime chooses (trained here) runs the leaf on a device that holds it: under caps
+// that leave every device but the last unable to hold the transpose's whole vectors, the plans
+// training measures keep their shares and run the leaf on the last device (fit_memory moves it
+// there), rather than losing a capped device's share ("cannot hold its share ... runs without it").
+TEST_P(WholeRange, ChosenPlansRunTheLeafOnADeviceThatHoldsIt) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a device with room beside the capped ones";
+  const std::size_t side = 32, last = device_count() - 1;
+  const std::uint64_t grid = side * side * sizeof(cl_int);
+  std::string caps;
+  for (std::size_t d = 0; d < last; ++d)
+    caps += std::string(d ? "," : "") + "cpu:" + std::to_string(d) + "=" + std::to_string(grid * 3 / 2);
+  std::vector<std::string> lines;
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(last) : std::string(),
+                            .memory_cap = caps,
+                            .kb_path = ":memory:",
+                            .training = {.quality = 1, .max_executions = 8},
+                            .quiet = false,
+                            .log = [&](LogLevel, const std::string& line) { lines.push_back(line); }});
+  for (int run = 0; run < 2; ++run) {  // trained, then the knowledge base's plan
+    Transposed t;
+    make(t, side);
+    const Report r = rt.run(t.tree, t.bindings).get();
+    EXPECT_EQ(compare_int(t.b, t.want), "") << r.config.str();
+    if (r.whole_leaves.empty()) continue;  // one partition of every unit: the leaf ran there
+    EXPECT_EQ(r.whole_leaves.front().device, last) << r.config.str();
+    EXPECT_EQ(whole_leaf_device_of(r.config), last) << r.config.str();
+  }
+  for (const std::string& line : lines) EXPECT_EQ(line.find("cannot hold its share"), std::string::npos) << line;
 }
 
 // The knowledge base's plan (trained here) runs the leaf whole as well.

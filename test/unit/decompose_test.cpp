@@ -332,3 +332,74 @@ TEST(Decompose, TreesExchangingHalosUseOneQueuePerDiscreteDevice) {
   EXPECT_EQ(one.parts[1].units, 750u);
   expect_cover(one, 1000);
 }
+
+namespace {
+// A tree that cannot stream, 100 units of 100 bytes in each partition, whose leaf 'root/t' marked
+// whole_range() holds vectors a and b whole (4000 bytes each) on its device, beside that device's
+// partitions; a discrete device of `gpu_memory` bytes and a CPU of ample memory.
+Streaming whole_leaf_tree() {
+  Streaming s;
+  s.footprint.partition.push_back({"a", "slice", 100, 0, false});
+  s.footprint.whole = {{"root/t", "a", 4000}, {"root/t", "b", 4000}};
+  return s;
+}
+std::vector<DeviceInfo> whole_leaf_devices(std::uint64_t gpu_memory) {
+  std::vector<DeviceInfo> devices{gpu(0), cpu(1)};
+  devices[0].global_memory = devices[0].max_alloc = gpu_memory;
+  devices[1].global_memory = devices[1].max_alloc = std::uint64_t{1} << 30;
+  return devices;
+}
+Config whole_leaf_plan(double gpu_share, const char* whole = nullptr) {
+  Config c;
+  c.shares = {gpu_share, 1 - gpu_share};
+  if (whole) c.set("whole", whole);
+  return c;
+}
+}  // namespace
+
+// The device of a whole_range() leaf holds its vectors whole beside its own partitions: a plan
+// whose leaf device cannot is refused naming the leaf, the vector, the device and a device that
+// can; one whose leaf runs elsewhere, or whose one partition on the device holds every unit (the
+// leaf runs there as any leaf does), fits.
+TEST(Decompose, AWholeLeafsDeviceHoldsItsVectorsBesideItsPartitions) {
+  const Streaming s = whole_leaf_tree();
+  const auto devices = whole_leaf_devices(10000);
+  expect_error([&] { decompose(100, 1, whole_leaf_plan(0.5, "0"), devices, s); },
+               {"root/t", "vector 'a'", "whole_range() and runs on gpu:0 (gpu) (the plan's whole item)"});
+  try {
+    decompose(100, 1, whole_leaf_plan(0.6), devices, s);
+    ADD_FAILURE() << "the largest share's device ran the whole leaf beyond its memory";
+  } catch (const MemoryShortfall& e) {
+    EXPECT_EQ(e.device_index, 0u);
+    EXPECT_NE(std::string(e.what()).find("the device with the plan's largest share"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(14000 bytes)"), std::string::npos) << e.what();  // 6000 + 8000
+    EXPECT_NE(e.context().fix.find("run the leaf on cpu:0"), std::string::npos) << e.context().fix;
+    EXPECT_NE(e.context().fix.find("whole=1"), std::string::npos) << e.context().fix;
+    EXPECT_NE(e.context().fix.find("SINEW_MEMORY_CAP=gpu:0"), std::string::npos) << e.context().fix;
+  }
+  EXPECT_NO_THROW(decompose(100, 1, whole_leaf_plan(0.5, "1"), devices, s));
+  EXPECT_NO_THROW(decompose(100, 1, whole_leaf_plan(0.2), devices, s));  // 2000 + 8000 bytes: fits
+  EXPECT_NO_THROW(decompose(100, 1, whole_leaf_plan(1.0), devices, s));  // one partition of every unit
+  // No device with room: the fix names a smaller share instead.
+  auto small = devices;
+  small[1].global_memory = small[1].max_alloc = 9000;
+  expect_error([&] { decompose(100, 1, whole_leaf_plan(0.5), small, s); },
+               {"root/t", "vector 'a'", "more than its memory"});
+}
+
+// fit_memory plans around a leaf device without room where the plan names none: the leaf moves
+// to the device of the largest share that holds it (the plan's whole item set); a plan that names
+// its whole device keeps it and stays refused.
+TEST(Decompose, FitMemoryMovesAWholeLeafToADeviceWithRoom) {
+  const Streaming s = whole_leaf_tree();
+  const auto devices = whole_leaf_devices(10000);
+  const Config fitted = fit_memory(whole_leaf_plan(0.6), 100, 1, devices, s);
+  EXPECT_EQ(fitted.item("whole"), std::optional<std::string>("1")) << fitted.str();
+  EXPECT_EQ(fitted.shares, whole_leaf_plan(0.6).shares) << fitted.str();
+  EXPECT_EQ(whole_leaf_device(fitted), 1u);
+  EXPECT_NO_THROW(decompose(100, 1, fitted, devices, s));
+  const Config fits = whole_leaf_plan(0.2);
+  EXPECT_EQ(fit_memory(fits, 100, 1, devices, s).str(), fits.str());
+  const Config named = whole_leaf_plan(0.5, "0");
+  EXPECT_ANY_THROW(decompose(100, 1, fit_memory(named, 100, 1, devices, s), devices, s));
+}
