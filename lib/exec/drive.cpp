@@ -163,12 +163,14 @@ FeedShape feed_shape(const RunState& run) {
     shape.runs_at_enqueue = shape.runs_at_enqueue || w.device->runs_at_enqueue();
     shape.several_devices = shape.several_devices || w.device != run.workers.list.front().device;
   }
+  if (shape.several_devices) return shape;  // (fed by one thread whatever the residency)
   for (const auto& u : run.an.vectors)
     if (u.partitioned && u.bound())
       for (const PartState& ps : run.workers.parts) {
         const bool held = run.residency.holds(ps, u);
         shape.all_slices_resident = shape.all_slices_resident && held;
         shape.any_slice_resident = shape.any_slice_resident || held;
+        if (!shape.all_slices_resident && shape.any_slice_resident) return shape;  // (both known)
       }
   return shape;
 }

@@ -23,10 +23,14 @@ struct FeedShape {
   bool any_slice_resident = false;
 };
 
-// The calling thread feeds every queue and waits for them all: a streamed split over several
-// devices whose transfers are all direct (docs/decisions/028); one device's queues, one or
-// several, whose slices are all resident, with nothing to stage (docs/decisions/144, 161). Never
-// where a device's driver runs commands as they are enqueued: it would hold the others.
+// The calling thread feeds every queue and waits for them all where nothing it enqueues blocks:
+// a streamed split over several devices whose transfers are all direct (pinned memory for the
+// discrete devices, the host memory itself for CPUs), as hand-written OpenCL does, since threads
+// that enqueue only once woken, while a CPU device's work-groups fill the cores, start the GPU
+// late (docs/decisions/028); one device's queues, one or several, whose slices are all resident,
+// where a thread per queue only adds hand-overs to every run (docs/decisions/144, 161). Never
+// where a device's driver runs commands as they are enqueued (PoCL's "basic"): it would hold the
+// others.
 bool fed_by_one_thread(const FeedShape& run);
 
 }  // namespace sinew::detail
