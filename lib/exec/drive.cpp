@@ -1,9 +1,10 @@
 // exec/drive.cpp — driving a run's workers and waiting for them: a host thread per queue (so a
 // blocking transfer or library call on one device never holds back another, and each queue's end
-// is seen as it comes), or, for a streamed split whose transfers are all direct (or one device's
-// queues whose slices are all resident), one thread that feeds every queue and then waits for all
-// of them under the wait policy (exec/wait.hpp).
+// is seen as it comes), or, where exec/feeding.hpp says so (a streamed split whose transfers are
+// all direct, one device's queues whose slices are all resident), one thread that feeds every
+// queue and then waits for all of them under the wait policy (exec/wait.hpp).
 #include "exec/chunks.hpp"
+#include "exec/feeding.hpp"
 #include "exec/nodes/runner.hpp"
 #include "exec/run.hpp"
 #include "exec/transfer.hpp"
@@ -146,33 +147,32 @@ void work(RunState& run, Worker& w) {
   }
 }
 
-// Every partitioned vector bound to the run is a resident array's piece on its partition's
-// device (exec/residency.hpp): no partition uploads or downloads a slice, so a device's queues
-// have no transfers to overlap with its kernels.
-bool all_slices_resident(const RunState& run) {
+// What the feeding rule (exec/feeding.hpp) reads of the run: whether every partitioned vector
+// bound to it is a resident array's piece on its partition's device (exec/residency.hpp: no
+// partition uploads or downloads a slice, so a device's queues have no transfers to overlap with
+// its kernels), and whether one is.
+FeedShape feed_shape(const RunState& run) {
+  FeedShape shape{.streamable = run.an.streamable,
+                  .takes_chunks = run.schedule.takes_chunks(),
+                  .replicas = run.replicas->any(),
+                  .queues = run.workers.list.size(),
+                  .all_slices_resident = true};
+  if (!shape.streamable || shape.takes_chunks || shape.replicas) return shape;  // (the rule reads no more)
+  shape.all_direct = all_direct(run);
+  for (const auto& w : run.workers.list) {
+    shape.runs_at_enqueue = shape.runs_at_enqueue || w.device->runs_at_enqueue();
+    shape.several_devices = shape.several_devices || w.device != run.workers.list.front().device;
+  }
+  if (shape.several_devices) return shape;  // (fed by one thread whatever the residency)
   for (const auto& u : run.an.vectors)
     if (u.partitioned && u.bound())
-      for (const PartState& ps : run.workers.parts)
-        if (!run.residency.holds(ps, u)) return false;
-  return true;
-}
-
-// A streamed tree over several devices whose transfers are all direct (pinned memory for the
-// discrete devices, the host memory itself for CPUs) enqueues nothing that blocks: the calling
-// thread enqueues every partition, as hand-written OpenCL does: threads that enqueue only once
-// woken, while a CPU device's work-groups already fill the cores, start the GPU late
-// (docs/decisions/028). So is one device's run over several queues whose slices are all
-// resident: with nothing to stage, a thread per queue only adds hand-overs to every run
-// (docs/decisions/144). Not for a device whose driver runs commands as they are enqueued (PoCL's
-// "basic"): it would hold the others.
-bool fed_by_one_thread(const RunState& run) {
-  if (!run.an.streamable || run.schedule.takes_chunks() || run.replicas->any() || run.workers.list.size() < 2 || !all_direct(run)) return false;
-  bool several = false;
-  for (const auto& w : run.workers.list) {
-    if (w.device->runs_at_enqueue()) return false;
-    several = several || w.device != run.workers.list.front().device;
-  }
-  return several || all_slices_resident(run);
+      for (const PartState& ps : run.workers.parts) {
+        const bool held = run.residency.holds(ps, u);
+        shape.all_slices_resident = shape.all_slices_resident && held;
+        shape.any_slice_resident = shape.any_slice_resident || held;
+        if (!shape.all_slices_resident && shape.any_slice_resident) return shape;  // (both known)
+      }
+  return shape;
 }
 
 // The CPUs' partitions first, so that they start at once, then the discrete devices' chunks dealt
@@ -260,7 +260,7 @@ void feed_then_wait(RunState& run) {
 
 void drive(RunState& run) {
   run.workers.barrier.emplace(run.workers.list.size());
-  if (fed_by_one_thread(run)) {
+  if (fed_by_one_thread(feed_shape(run))) {
     feed_then_wait(run);
     return;
   }

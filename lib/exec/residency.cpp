@@ -54,7 +54,7 @@ void Residency::place() {
 }
 
 void Residency::place_use(const VectorUse& u, ArrayState& array) {
-  array.require_intact("vector '" + u.vector->name + "'");
+  if (!array.lost().empty()) array.require_intact("vector '" + u.vector->name + "'");  // its name made on failure only
   if (!keeps_slices(u)) {
     Access a{.array = &array, .vector = u.vector.get(), .first = 0, .end = array.bytes(), .read = true,
              .written = u.written};

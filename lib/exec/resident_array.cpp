@@ -100,13 +100,16 @@ void ArrayState::require_intact(const std::string& use) const {
 
 void ArrayState::drop_redundant(const std::vector<const ArrayPiece*>& used) {
   for (auto it = pieces.begin(); it != pieces.end();) {
-    const bool in_use = std::find(used.begin(), used.end(), &*it) != used.end();
+    if (std::find(used.begin(), used.end(), &*it) != used.end()) {  // kept: no ranges to compare
+      ++it;
+      continue;
+    }
     ByteRanges elsewhere = host_valid;
     for (const ArrayPiece& other : pieces)
       if (&other != &*it) elsewhere.add(other.valid);
     ByteRanges only_here = it->valid;
     only_here.remove(elsewhere);
-    if (!in_use && only_here.empty()) it = pieces.erase(it);
+    if (only_here.empty()) it = pieces.erase(it);
     else ++it;
   }
 }
@@ -144,17 +147,18 @@ std::string ArrayState::last_failure() const {
 ArrayClaims::ArrayClaims(const std::vector<Binding>& bindings, const Environment& env) {
   for (const Binding& b : bindings) {
     if (!b.array) continue;
-    const std::string argument = "vector '" + (b.vector ? b.vector->name : std::string("?")) + "'";
+    // Named on failure only: a request checks its arrays on every run.
+    auto argument = [&] { return "vector '" + (b.vector ? b.vector->name : std::string("?")) + "'"; };
     if (b.array->owner() != &env || b.array->detached())
       throw_error(errc::invalid_argument,
                   b.array->detached() ? "the resident array's runtime was destroyed; its contents are on the host"
                                       : "the resident array was made by another Runtime",
-                  {.argument = argument, .fix = "make the array with this Runtime's array() and copy the contents "
+                  {.argument = argument(), .fix = "make the array with this Runtime's array() and copy the contents "
                                                 "over (host(), write())"});
     for (const Claim& c : claims_)
       if (c.array == b.array)
         throw_error(errc::invalid_argument, "one resident array is bound to two vectors of the run",
-                    {.argument = argument, .fix = "bind each array to one vector; copy it into a second array"});
+                    {.argument = argument(), .fix = "bind each array to one vector; copy it into a second array"});
     claims_.push_back({b.array, 0});
   }
   if (claims_.empty()) return;

@@ -33,6 +33,8 @@ Planner::Planner(Environment& env, KnowledgeBase& kb, PlanCache& plans, PlannerS
       base_key_(make_kb_key({}, env_.infos)),
       plans_(plans) {
   settings_.flush_runs = std::max<std::size_t>(1, settings_.flush_runs);
+  for (std::size_t d = 0; d < env_.infos.size(); ++d)
+    single_plan_texts_.push_back(Config::single(d, env_.infos.size()).str());
   writer_ = std::thread([this] { writer(); });
 }
 
@@ -299,15 +301,20 @@ void Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& bi
 }
 
 Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& bindings, std::size_t device) {
+  // Every level may be screened: a leaf marked whole_range() runs on a queue of its own on the
+  // whole device, whatever the fission or overlap of the partitions (exec/whole_leaves.hpp).
+  const bool levels = has_platform_levels(env_.infos.at(device));
+  // The pinned device's plan is the key's plan: a hit (every pinned run after the first) copies
+  // nothing but the cached plan.
+  std::optional<LearnedKey> cache_key;
+  if (levels) {
+    cache_key = LearnedKey{p.signature, p.features, single_plan_texts_.at(device)};
+    if (auto hit = plans_.find(*cache_key, refresh_of(settings_))) return *hit;
+  }
   KbKey key = base_key_;
   key.tree = p.signature;
   Plan plan{Config::single(device, env_.infos.size()), Provenance::manual, key, 0, 0, {}, {}};
-  // Every level may be screened: a leaf marked whole_range() runs on a queue of its own on the
-  // whole device, whatever the fission or overlap of the partitions (exec/whole_leaves.hpp).
-  if (!has_platform_levels(env_.infos.at(device))) return plan;
-  // The pinned device's plan is the key's plan.
-  const LearnedKey cache_key{key.tree, p.features, plan.config.str()};
-  if (auto hit = plans_.find(cache_key, refresh_of(settings_))) return *hit;
+  if (!levels) return plan;
   std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
   const std::uint64_t generation = plans_.generation();
   std::optional<std::pair<Config, double>> known;
@@ -316,7 +323,7 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   if (known) plan.config = known->first;
   else if (auto nearest = nearest_alone_level(p, key, device)) plan.config = *nearest;
   else screen_alone(p, bindings, key, device, screened), plan.config = screened.config;
-  plans_.remember(cache_key, plan, generation, refresh_of(settings_));  // the screening is this request's
+  plans_.remember(*cache_key, plan, generation, refresh_of(settings_));  // the screening is this request's
   return screened.training.end == TrainingEnd::none ? plan : screened;
 }
 

@@ -211,6 +211,9 @@ class Planner {
   PlannerSettings settings_;
   std::unique_ptr<Interpolator> interpolator_;
   KbKey base_key_;  // device set and library: fixed for the planner's life; the tree is per call
+  // Config::single(d, devices).str() for each device d: the key of a pinned device's plan, read on
+  // every pinned run (single_device) and fixed for the planner's life.
+  std::vector<std::string> single_plan_texts_;
   std::mutex training_mutex_;  // one training at a time per runtime: they would disturb each other
   std::once_flag warned_;
 

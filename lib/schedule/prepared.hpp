@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -70,6 +71,10 @@ struct PreparedTree {
   using Key = std::tuple<std::vector<double>, std::string, unsigned, std::string, PlanItems>;
   mutable std::mutex mutex_;
   mutable std::map<Key, Planned> plans_;
+  // The plan looked up last, with its config: a request asks for its plan several times (its
+  // source's check, the fit, the run) and a loop of runs asks for the same one every run; an equal
+  // config (Config's ==, every field of the key) finds it without building the key.
+  mutable std::optional<std::pair<Config, Planned>> last_;
 };
 
 // Checks `tree` against `bindings` (throwing sinew::Error before any device work) and prepares

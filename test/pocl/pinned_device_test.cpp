@@ -166,6 +166,45 @@ TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
   EXPECT_EQ(store->runs_for_tree(signature()).size(), stored);
 }
 
+// Each device's best level is cached under its own key: runs pinned to one device and then to the
+// other, in one runtime, each get their own device's level (a key shared by the devices would hand
+// the second the first's plan, which is not alone on it, and run it at its first level).
+TEST(PinnedDevice, EachPinnedDeviceIsCachedUnderItsOwnKey) {
+  if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
+  const kbtest::TempDir dir;
+  const std::string kb = dir.file("kb.sqlite");
+  unsigned chosen = 0;
+  {
+    Runtime rt(options(kb));
+    Holder h;
+    chosen = pinned_run(rt, 40000, h).config.overlap;
+  }
+  // Far faster runs of device 1 alone at another level decide its level from now on.
+  auto store = KnowledgeBase::open(kb);
+  const KbRun model = store->runs_for_tree(signature()).front();
+  const unsigned other = chosen == 3 ? 2 : 3;
+  for (int i = 0; i < 5; ++i) {
+    KbRun r = model;
+    r.id = 0;
+    r.created.clear();
+    r.config.overlap = other;
+    r.time_ms = 1e-3;
+    store->record_run(r);
+  }
+  Runtime rt(options(kb));
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t device : {0u, 1u}) {
+      SCOPED_TRACE("round " + std::to_string(round) + ", device " + std::to_string(device));
+      Holder h;
+      Case c = make_case("kernel", 40000, h);
+      const Report r = rt.run(c.tree, c.bindings, RunOptions{.device = device}).get();
+      EXPECT_EQ(c.check(), "");
+      EXPECT_EQ(r.config.shares, Config::single(device, 2).shares) << r.config.str();
+      if (device == 1) EXPECT_EQ(r.config.overlap, other) << r.config.str();
+    }
+  }
+}
+
 TEST(PinnedDevice, AnExplicitConfigIsRunAsGiven) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
   const kbtest::TempDir dir;

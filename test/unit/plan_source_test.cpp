@@ -185,3 +185,30 @@ TEST(PlanSources, GivenPlansAreCheckedBeforeAnyDeviceWork) {
   EXPECT_THROW(f.answer(sources, {.plan = "npu:0=1"}), Error);
   EXPECT_EQ(f.planner_asked, 0);
 }
+
+// A prepared tree's plans as a request and a loop of runs ask for them: the same config finds the
+// same decomposition and schedule memory whatever was asked in between, twice in a row too; a
+// config that differs in one field (the overlap alone) gets its own; one the policy refuses is
+// refused after a good one as well.
+TEST(PreparedTreePlans, EachConfigFindsItsOwnPlanWhateverWasAskedBefore) {
+  Fixture f;
+  const Config a{{1.0, 0.0, 0.0}}, b{{0.0, 0.0, 1.0}};
+  Config c = b;
+  c.overlap = 3;
+  const PreparedTree& p = *f.prepared;
+  const PreparedTree::Planned pa = p.planned(a, f.infos), pb = p.planned(b, f.infos), pc = p.planned(c, f.infos);
+  EXPECT_NE(pa.decomposition, pb.decomposition);
+  EXPECT_NE(pb.decomposition, pc.decomposition);
+  EXPECT_EQ(pb.decomposition->config.overlap, 1u);
+  EXPECT_EQ(pc.decomposition->config.overlap, 3u);
+  EXPECT_EQ(p.planned(a, f.infos).decomposition, pa.decomposition);
+  EXPECT_EQ(p.planned(a, f.infos).decomposition, pa.decomposition);
+  EXPECT_EQ(p.planned(c, f.infos).decomposition, pc.decomposition);
+  EXPECT_EQ(p.planned(b, f.infos).decomposition, pb.decomposition);
+  EXPECT_EQ(p.planned(b, f.infos).schedule_memory, pb.schedule_memory);
+  EXPECT_EQ(p.decomposition(c, f.infos), pc.decomposition);
+  Config refused = c;
+  refused.schedule = "no-such-schedule";
+  EXPECT_THROW(p.planned(refused, f.infos), Error);
+  EXPECT_EQ(p.planned(c, f.infos).decomposition, pc.decomposition);
+}
