@@ -95,6 +95,25 @@ std::vector<int> start_grid(std::size_t size) {
   return g;
 }
 
+// loop(pipeline(sweep(halo(t, r, r) -> next), copy(next -> t))) over a rows x cols grid, `steps`
+// times, through `rt` with plan `c`: "" where the grid equals the one-device reference, else the
+// first difference.
+std::string run_sweep(Runtime& rt, const Config& c, std::size_t rows, std::size_t cols, std::size_t r,
+                      std::size_t steps) {
+  auto grid = start_grid(rows * cols);
+  const auto want = sweep_reference(grid, rows, cols, r, steps);
+  auto t = sinew::vector<cl_int>().unit(cols).name("t");
+  auto next = sinew::vector<cl_int>().unit(cols).name("next");
+  const auto halo_width = static_cast<std::ptrdiff_t>(r);
+  auto step = kernel_source(kGlobalKernels, "sweep", "global.cl")
+                  .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)), scalar(cl_uint(cols)),
+                        scalar(cl_uint(r)))
+                  .dims(2)
+                  .global_indices();
+  rt.run(loop(pipeline(step, copy(next, t))).times(steps), {{t, grid}}, RunOptions{.config = c}).get();
+  return compare_int(grid, want);
+}
+
 }  // namespace
 
 class GlobalIndices : public ::testing::TestWithParam<bool> {};
@@ -106,19 +125,7 @@ TEST_P(GlobalIndices, SweepWithBoundaryTestsGivesTheOneDeviceResult) {
   const std::size_t rows = 29, cols = 12, steps = 4;
   for (std::size_t r : {1u, 2u})
     for (const Config& c : plans()) {
-      auto grid = start_grid(rows * cols);
-      const auto want = sweep_reference(grid, rows, cols, r, steps);
-      auto t = sinew::vector<cl_int>().unit(cols).name("t");
-      auto next = sinew::vector<cl_int>().unit(cols).name("next");
-      const auto halo_width = static_cast<std::ptrdiff_t>(r);
-      auto step = kernel_source(kGlobalKernels, "sweep", "global.cl")
-                      .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)), scalar(cl_uint(cols)),
-                            scalar(cl_uint(r)))
-                      .dims(2)
-                      .global_indices();
-      auto tree = loop(pipeline(step, copy(next, t))).times(steps);
-      rt.run(tree, {{t, grid}}, RunOptions{.config = c}).get();
-      EXPECT_EQ(compare_int(grid, want), "") << "halo " << r << ", plan " << c.str();
+      EXPECT_EQ(run_sweep(rt, c, rows, cols, r, steps), "") << "halo " << r << ", plan " << c.str();
     }
 }
 
@@ -136,18 +143,7 @@ TEST(GlobalIndicesPlainLaunch, PartitionAtTheStartRunsTheUsersKernel) {
   even.shares.assign(device_count(), 1.0 / static_cast<double>(device_count()));
   for (std::size_t r : {1u, 2u})
     for (const Config& c : {alone, alone3, even}) {
-      auto grid = start_grid(rows * cols);
-      const auto want = sweep_reference(grid, rows, cols, r, steps);
-      auto t = sinew::vector<cl_int>().unit(cols).name("t");
-      auto next = sinew::vector<cl_int>().unit(cols).name("next");
-      const auto halo_width = static_cast<std::ptrdiff_t>(r);
-      auto step = kernel_source(kGlobalKernels, "sweep", "global.cl")
-                      .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)), scalar(cl_uint(cols)),
-                            scalar(cl_uint(r)))
-                      .dims(2)
-                      .global_indices();
-      rt.run(loop(pipeline(step, copy(next, t))).times(steps), {{t, grid}}, RunOptions{.config = c}).get();
-      EXPECT_EQ(compare_int(grid, want), "") << "halo " << r << ", plan " << c.str();
+      EXPECT_EQ(run_sweep(rt, c, rows, cols, r, steps), "") << "halo " << r << ", plan " << c.str();
     }
 }
 

@@ -53,6 +53,30 @@ std::string signature() {
   return make_case("kernel", 16, h).tree.signature();
 }
 
+// A first pinned run of device 1 screens its levels and stores its runs in `kb`; five runs of it
+// alone at another level, far faster, are then recorded as another process would have measured
+// them. Returns that level.
+unsigned record_faster_runs_at_another_level(const std::string& kb) {
+  unsigned chosen = 0;
+  {
+    Runtime rt(options(kb));
+    Holder h;
+    chosen = pinned_run(rt, 40000, h).config.overlap;
+  }
+  auto store = KnowledgeBase::open(kb);
+  const KbRun model = store->runs_for_tree(signature()).front();
+  const unsigned other = chosen == 3 ? 2 : 3;
+  for (int i = 0; i < 5; ++i) {
+    KbRun r = model;
+    r.id = 0;
+    r.created.clear();
+    r.config.overlap = other;
+    r.time_ms = 1e-3;
+    store->record_run(r);
+  }
+  return other;
+}
+
 }  // namespace
 
 TEST(PinnedDevice, AFirstRunScreensTheDevicesOverlapLevelsAndTakesTheFastest) {
@@ -136,24 +160,9 @@ TEST(PinnedDevice, TheKnowledgeBasesFastestRunOfTheDeviceAloneDecides) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
   const kbtest::TempDir dir;
   const std::string kb = dir.file("kb.sqlite");
-  unsigned chosen = 0;
-  {
-    Runtime rt(options(kb));
-    Holder h;
-    chosen = pinned_run(rt, 40000, h).config.overlap;
-  }
   // Runs of another level, far faster, recorded as another process would have measured them.
+  const unsigned other = record_faster_runs_at_another_level(kb);
   auto store = KnowledgeBase::open(kb);
-  const KbRun model = store->runs_for_tree(signature()).front();
-  const unsigned other = chosen == 3 ? 2 : 3;
-  for (int i = 0; i < 5; ++i) {
-    KbRun r = model;
-    r.id = 0;
-    r.created.clear();
-    r.config.overlap = other;
-    r.time_ms = 1e-3;
-    store->record_run(r);
-  }
   const std::size_t stored = store->runs_for_tree(signature()).size();
   {
     Runtime rt(options(kb));
@@ -173,24 +182,8 @@ TEST(PinnedDevice, EachPinnedDeviceIsCachedUnderItsOwnKey) {
   if (Runtime().devices().size() != 2) GTEST_SKIP() << "needs POCL_DEVICES=\"pthread pthread\"";
   const kbtest::TempDir dir;
   const std::string kb = dir.file("kb.sqlite");
-  unsigned chosen = 0;
-  {
-    Runtime rt(options(kb));
-    Holder h;
-    chosen = pinned_run(rt, 40000, h).config.overlap;
-  }
   // Far faster runs of device 1 alone at another level decide its level from now on.
-  auto store = KnowledgeBase::open(kb);
-  const KbRun model = store->runs_for_tree(signature()).front();
-  const unsigned other = chosen == 3 ? 2 : 3;
-  for (int i = 0; i < 5; ++i) {
-    KbRun r = model;
-    r.id = 0;
-    r.created.clear();
-    r.config.overlap = other;
-    r.time_ms = 1e-3;
-    store->record_run(r);
-  }
+  const unsigned other = record_faster_runs_at_another_level(kb);
   Runtime rt(options(kb));
   for (int round = 0; round < 2; ++round) {
     for (std::size_t device : {0u, 1u}) {
