@@ -71,6 +71,11 @@ Window window(const NodeContext& ctx) {
   return {};
 }
 
+// The bytes of a vector's halo buffer ahead of its partition's first unit.
+std::size_t leading_halo_bytes(const NodeContext& ctx, const VectorState* v) {
+  return ctx.analysis().use(v).halo_before * v->unit * v->type.size;
+}
+
 // Whether a global-index partition starting at unit `first` of the range can run the user's own
 // kernel: every pointer the launched source moves would be moved by 0. A slice starts there, a
 // replica is the whole vector; a halo buffer holds its leading units ahead of the range's start,
@@ -82,8 +87,7 @@ bool plain_launch(NodeContext& ctx, const PartState& ps, const KernelNode& n, st
   for (const std::size_t i : n.origin_parameters) {
     const Arg& a = n.args[i];
     if (a.kind != Arg::Kind::halo) continue;
-    const VectorUse& u = ctx.analysis().use(a.vector.get());
-    const std::size_t skipped = u.halo_before * a.vector->unit * a.vector->type.size;
+    const std::size_t skipped = leading_halo_bytes(ctx, a.vector.get());
     if (skipped % ps.worker->base_alignment() != 0 || (skipped && ctx.buffers().poison())) return false;
   }
   return true;
@@ -121,8 +125,7 @@ void set_origins(KernelState& s, const KernelNode& n) {
 // A plain launch's halo argument: the partition's halo buffer from the range's start on.
 const cl::Buffer& plain_halo(NodeContext& ctx, PartState& ps, KernelState& s, const VectorState* v) {
   const cl::Buffer& halo = ps.halos.at(v);
-  const VectorUse& u = ctx.analysis().use(v);
-  const std::size_t skipped = u.halo_before * v->unit * v->type.size;
+  const std::size_t skipped = leading_halo_bytes(ctx, v);
   if (!skipped) return halo;
   cl::Buffer& from_start = s.plain_halos[halo()];
   if (!from_start()) {
@@ -236,8 +239,6 @@ class KernelRunner final : public LeafRunner {
   }
 
  private:
-  // The queue's kernel object for a leaf, with what the driver says about it; built (or found in
-  // the program cache) on the queue's first request for this source.
   // Kernel::global_indices on a discrete device, for a partition at the range's start: the user's
   // own kernel (plain_launch), where the driver can run it with the work-groups the launched one
   // may use; else null.
@@ -248,6 +249,9 @@ class KernelRunner final : public LeafRunner {
     return plain.parameters == n.args.size() && plain.work_group >= launched_work_group ? &plain : nullptr;
   }
 
+  // The queue's kernel object for a leaf (built from `source`: by default the one the leaf's
+  // devices build), with what the driver says about it; built (or found in the program cache) on
+  // the queue's first request for this source.
   static const QueueSlot::Leaf& leaf_kernel(NodeContext& ctx, Worker& w, const KernelNode& n, const std::string& path) {
     return leaf_kernel(ctx, w, n, path, n.built_source());
   }
