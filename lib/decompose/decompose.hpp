@@ -69,6 +69,11 @@ std::size_t plan_granularity(const NodeImpl& root, std::size_t granule, const Co
 // On a host-unified (zero-copy) device some are the host memory itself and cost nothing. The
 // executor allocates no more than this (exec/prepare.cpp; a halo buffer that holds its slice
 // costs less), so a plan whose footprint fits DeviceInfo::memory() fits the device.
+// Whether a device's buffers are the host memory itself (host-unified, not driven as discrete):
+// what a footprint's host_on_zero_copy buffers cost nothing on, and how the executor drives it
+// (Worker::zero_copy).
+inline bool zero_copy_device(const DeviceInfo& d) { return !d.discrete && d.host_unified_memory; }
+
 struct Footprint {
   struct Buffer {
     std::string vector;       // its name, for messages

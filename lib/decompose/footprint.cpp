@@ -96,7 +96,7 @@ Footprint memory_footprint(const NodeImpl& root, const Analysis& an) {
 }
 
 bool holds_every_chunk(const DeviceInfo& info, std::size_t total, const Streaming& streaming) {
-  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  const bool zero_copy = zero_copy_device(info);
   const Footprint& f = streaming.footprint;
   return f.bytes(total, zero_copy) + f.context_bytes(zero_copy) <= info.memory() &&
          f.units_within(info.largest_allocation(), info.largest_allocation(), 1, zero_copy) >= total;
@@ -119,7 +119,7 @@ void require_every_piece_fits(const Config& config, const DeviceInfo& info, std:
                          "plan " + config.str() + " asks for the " + schedule + " schedule, whose " + pieces +
                              " keep their buffers to the end of the run, but device " + device_text(info) +
                              " might take more of the tree than " + memory_text(info) + " holds (all of it needs " +
-                             size_text(streaming.footprint.bytes(total, !info.discrete && info.host_unified_memory)) +
+                             size_text(streaming.footprint.bytes(total, zero_copy_device(info))) +
                              ")",
                          {.device = info.name,
                           .fix = "use schedule=static: a static share larger than the device's memory is dragged "

@@ -182,7 +182,7 @@ std::size_t largest_piece(const std::vector<Piece>& pieces) {
 // must fit the device's memory over that many sets. Cuts the share in more pieces until it does.
 void drag_through(const DeviceInfo& info, const Config& config, std::size_t units, std::size_t granule,
                   const Streaming& streaming, Slots& slots, std::vector<Piece>& pieces) {
-  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  const bool zero_copy = zero_copy_device(info);
   const std::size_t queues = streaming.one_queue ? 1 : config.overlap;
   const std::size_t sets = info.discrete ? std::min<std::size_t>(queues, slots.at.size()) : slots.at.size();
   const std::size_t limit = streaming.footprint.units_within(info.memory(), info.largest_allocation(), sets, zero_copy);
@@ -201,7 +201,7 @@ void drag_through(const DeviceInfo& info, const Config& config, std::size_t unit
 // and each buffer its largest allocation.
 void check_partitions_fit(const DeviceInfo& info, const Config& config, std::size_t units,
                           const Streaming& streaming, const std::vector<Piece>& pieces) {
-  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  const bool zero_copy = zero_copy_device(info);
   std::uint64_t need = streaming.footprint.context_bytes(zero_copy);
   bool over_allocation = false;
   for (const Piece& p : pieces) {
@@ -224,7 +224,7 @@ std::vector<double> device_rooms(const Config& config, std::size_t total, std::s
       room[d] = 1;
       continue;
     }
-    const bool zero_copy = !info.discrete && info.host_unified_memory;
+    const bool zero_copy = zero_copy_device(info);
     // Its partitions, and how unevenly they split its share (sub-devices by compute units).
     double wsum = 1, wmax = 1;
     std::size_t sets = 1;
@@ -304,7 +304,7 @@ std::uint64_t whole_leaf_need(std::size_t d, std::size_t total, const std::vecto
                               const Streaming& streaming, const std::vector<Partition>& parts) {
   const Footprint& f = streaming.footprint;
   const auto& info = devices[d];
-  const bool zero_copy = !info.discrete && info.host_unified_memory;
+  const bool zero_copy = zero_copy_device(info);
   if (parts.size() == 1 && parts.front().device == d && parts.front().units == total) return 0;
   std::uint64_t need = f.whole_bytes();
   bool holds_part = false;

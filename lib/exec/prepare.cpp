@@ -126,7 +126,7 @@ void make_workers(RunState& run, const std::set<std::tuple<std::size_t, unsigned
       w.context = w.device->context();
       w.cl_device = w.device->device();
     }
-    w.zero_copy = !info.discrete && info.host_unified_memory;
+    w.zero_copy = zero_copy_device(info);
     w.slot = run.env.queues->acquire(w.context, w.cl_device, run.profile);
     w.slot->staging.wait = w.slot->results.wait = run.env.wait;
   }

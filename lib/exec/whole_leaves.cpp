@@ -69,7 +69,7 @@ std::unique_ptr<WholeLeaves::Leaf> WholeLeaves::make_leaf(const NodeImpl& n, std
   w.context = d.context();
   w.cl_device = d.device();
   w.slot = run_.env.queues->acquire(w.context, w.cl_device, run_.profile);
-  leaf->on_host = !d.info().discrete && d.info().host_unified_memory;
+  leaf->on_host = zero_copy_device(d.info());
   leaf->range = {.device = device, .first = 0, .units = run_.dec.total_units};
   leaf->part.part = &leaf->range;
   leaf->part.worker = &w;
