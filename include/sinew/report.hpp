@@ -168,8 +168,8 @@ struct Report {
   Copies copies;       ///< the executor's copies of the whole run
   Copies loop_copies;  ///< of those, the ones made inside loop bodies
   /// Threads each staged copy between pageable host memory and a discrete device's pinned ring
-  /// was split over, the queue's own included (RuntimeOptions::copy_threads: by default more than
-  /// 1 where no CPU device computed in the run); 1 where the run staged nothing (direct transfers,
+  /// was split over, the queue's own included (RuntimeOptions::copy_threads: by default the
+  /// host's hardware threads shared among the staging queues); 1 where the run staged nothing (direct transfers,
   /// pinned memory, no discrete device). A copy shorter than two 256 KB pieces takes one.
   unsigned copy_threads = 1;
   std::string decomposition;             ///< which units ran where (Decomposition::explain)

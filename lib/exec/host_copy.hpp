@@ -2,8 +2,8 @@
 //
 // Pageable host memory reaches a discrete device through a pinned ring (exec/staging.hpp): a
 // memcpy on the host, then DMA. One thread's memcpy is slower than the DMA that follows it
-// (docs/decisions/033): where the host's cores are otherwise idle (no CPU device computes in the
-// run), each staging copy is split between the queue's thread and helpers from the runtime's pool.
+// (docs/decisions/033): each staging copy is split between the queue's thread and helpers from the
+// runtime's pool, also beside a CPU device's kernels (docs/decisions/172).
 #pragma once
 
 #include <cstddef>
@@ -32,10 +32,11 @@ class HostCopy {
 };
 
 // The ways each staging queue's copies take in a run: `setting` (RuntimeOptions::copy_threads)
-// when it is not 0; else 1 where a CPU device computes in the run (its kernels hold every core,
-// and a helper would slow them), else the host's hardware threads shared among the run's
-// `staging_queues`, at most kMaxWays each.
+// when it is not 0; else the host's hardware threads shared among the run's `staging_queues`, at
+// most kMaxWays each, whether or not a CPU device computes beside them: a discrete device's
+// copies are on its critical path, and a CPU device's kernels lose only the copies' time to them
+// (docs/decisions/172).
 inline constexpr unsigned kMaxWays = 8;
-unsigned copy_ways(unsigned setting, bool cpu_work, std::size_t staging_queues, unsigned hardware_threads);
+unsigned copy_ways(unsigned setting, std::size_t staging_queues, unsigned hardware_threads);
 
 }  // namespace sinew::detail

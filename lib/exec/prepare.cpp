@@ -163,14 +163,14 @@ void start_schedule(RunState& run) {
   for (const auto& [q, chunk] : schedule.run->chunks_before_run()) add_chunk(run, *worker_of.at(q), chunk);
 }
 
-// Staged copies: split over helper threads where no CPU device needs the host's cores.
+// Staged copies: split over helper threads (docs/decisions/172).
 void share_copy_threads(RunState& run) {
   const auto& list = run.workers.list;
   run.workers.cpu_work = std::any_of(list.begin(), list.end(), [](const Worker& w) { return !w.info().discrete; });
   const auto staging_queues =
       static_cast<std::size_t>(std::count_if(list.begin(), list.end(), [](const Worker& w) { return !w.zero_copy; }));
   const HostCopy copy(run.env.threads,
-                      copy_ways(run.env.copy_threads, run.workers.cpu_work, staging_queues, run.env.hardware_threads));
+                      copy_ways(run.env.copy_threads, staging_queues, run.env.hardware_threads));
   for (auto& w : run.workers.list) w.slot->staging.copy = w.slot->results.copy = copy;
   run.record.copy_threads = staging_queues && !all_direct(run) ? copy.ways() : 1;
 }

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace sinew;
@@ -78,6 +80,33 @@ TEST_P(StealRuns, IdleDevicesStealAndTheReportSaysWhoStoleWhatFromWhom) {
     }
   }
   if (device_count() > 1) EXPECT_GT(steals, 0u);  // the others ran out of cheap units and stole
+}
+
+// A discrete device's staged copies are split over the host's threads also while a CPU device
+// computes beside it (docs/decisions/172): the Report's copy threads are the host's hardware
+// threads shared among the staging queues, as for the discrete device alone.
+TEST(StealRuns, StagedCopiesUseHelpersBesideACpuDevice) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a CPU device beside the discrete one";
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  if (hardware < 2) GTEST_SKIP() << "one hardware thread: nothing to share";
+  const std::size_t n = 4u << 20;  // 16 MB a vector: staged chunks of two pieces or more
+  for (const std::string schedule : {"static", "steal"}) {
+    SCOPED_TRACE(schedule);
+    Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+    Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+    const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(cl_uint(0)));
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu);
+    const std::string last = std::to_string(device_count() - 1);
+    const Report r = runtime(true).run(tree, {{V, visits}, {T, tag}}, {.plan = "0=0.5," + last + "=0.5,schedule=" + schedule}).get();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    EXPECT_EQ(wrong, 0u);
+    bool cpu_worked = false;
+    for (const auto& p : r.partitions) cpu_worked = cpu_worked || (p.device == 0 && p.units > 0);
+    ASSERT_TRUE(cpu_worked) << r.str();
+    EXPECT_EQ(r.copy_threads, std::min(hardware, 8u)) << r.str();  // one staging queue: every thread, at most 8
+  }
 }
 
 // Training measures the steal schedule's plan beside the static and dynamic ones for a tree it

@@ -96,13 +96,12 @@ TEST(HostCopy, HelpersComeFromThePoolOnlyForLargeCopies) {
   EXPECT_EQ(HostCopy(nullptr, 8).ways(), 1u);  // no pool: one thread
 }
 
-TEST(HostCopy, WaysFollowTheSettingThenTheRunsCpuWorkAndQueues) {
+TEST(HostCopy, WaysFollowTheSettingThenTheQueues) {
   using sinew::detail::copy_ways;
   using sinew::detail::kMaxWays;
-  EXPECT_EQ(copy_ways(3, true, 4, 16), 3u);      // a setting wins
-  EXPECT_EQ(copy_ways(0, true, 1, 16), 1u);      // a CPU device computes: one thread per queue
-  EXPECT_EQ(copy_ways(0, false, 4, 16), 4u);     // the host's threads shared among the queues
-  EXPECT_EQ(copy_ways(0, false, 1, 64), kMaxWays);
-  EXPECT_EQ(copy_ways(0, false, 3, 2), 1u);      // fewer threads than queues
-  EXPECT_EQ(copy_ways(0, false, 0, 16), 1u);     // nothing staged
+  EXPECT_EQ(copy_ways(3, 4, 16), 3u);       // a setting wins
+  EXPECT_EQ(copy_ways(0, 4, 16), 4u);       // the host's threads shared among the queues
+  EXPECT_EQ(copy_ways(0, 1, 64), kMaxWays);
+  EXPECT_EQ(copy_ways(0, 3, 2), 1u);        // fewer threads than queues
+  EXPECT_EQ(copy_ways(0, 0, 16), 1u);       // nothing staged
 }
