@@ -167,12 +167,12 @@ PlanSearch::DeviceVerdict PlanSearch::device_verdict(std::size_t d, const Config
 // its own, what its partition costs the plan.
 bool PlanSearch::own_time(const TrainingPoint& p, std::size_t d) const {
   const auto& points = ledger_.points();
-  const double less = p.device_ms[d] / (1 + options_.precision);
+  const double faster_than_ms = p.device_ms[d] / (1 + options_.precision);
   for (std::size_t e = 0; e < devices_.size() && e < p.config.shares.size(); ++e) {
     if (e == d || p.config.shares[e] <= 0) continue;
     const bool faster = std::any_of(points.begin(), points.end(), [&](const TrainingPoint& q) {
       return static_plan(q) && e < q.device_ms.size() && q.config.shares[e] >= p.config.shares[e] &&
-             same_setting_of(devices_[e], q.config, p.config) && q.device_ms[e] > 0 && q.device_ms[e] < less;
+             same_setting_of(devices_[e], q.config, p.config) && q.device_ms[e] > 0 && q.device_ms[e] < faster_than_ms;
     });
     if (!faster) return false;
   }
@@ -195,13 +195,13 @@ PlanSearch::DeviceFloor PlanSearch::device_floor(std::size_t d, const Config& c)
     if (!static_plan(p) || d >= p.device_ms.size() || p.config.shares[d] <= 0 || p.device_ms[d] <= 0) continue;
     if (!own_time(p, d)) continue;
     const double at = p.config.shares[d], ms = p.device_ms[d];
-    double least = ms * std::min(1.0, share / at);
+    double lower_bound_ms = ms * std::min(1.0, share / at);
     if (!same_setting_of(device, p.config, c)) {
       const bool fixed_cost_kept =
           !device.discrete && sub_devices(device, c.fission) >= sub_devices(device, p.config.fission);
-      least = fixed_cost_kept ? ms * std::min(1.0, share / (speedup * at)) : least / speedup;
+      lower_bound_ms = fixed_cost_kept ? ms * std::min(1.0, share / (speedup * at)) : lower_bound_ms / speedup;
     }
-    if (least > floor.ms) floor = {least, &p};
+    if (lower_bound_ms > floor.ms) floor = {lower_bound_ms, &p};
   }
   return floor;
 }

@@ -180,6 +180,7 @@ class PlanSearch {
   DeviceVerdict device_verdict(std::size_t d, const Config& c, double bound) const;
   // Whether p's time of device d is d's own, not a wait for a slower device (train_probe.cpp).
   bool own_time(const TrainingPoint& p, std::size_t d) const;
+  // Device d's least time at its share of `c` by its own times at every level (train_probe.cpp).
   DeviceFloor device_floor(std::size_t d, const Config& c) const;
   std::optional<Config> confirming_plan(std::size_t d, const Config& c, double share) const;
 

@@ -466,15 +466,15 @@ TEST(TrainProbe, ARunIsExpectedAtLeastAtWhatItsDevicesMeasuredTimesBoundItBy) {
 TEST(TrainProbe, AWaitInASplitDoesNotBoundTheFasterDevice) {
   // The probe of a loop tree: both devices 73.6 ms (the GPU's last queue a percent later); the
   // GPU alone 5.7 ms.
-  SearchWithPoints s({{plan({1.0 / 64, 63.0 / 64}, "none", 2), 74.3, {73.6, 74.3}}, {plan({0, 1}, "none", 2), 5.7, {0, 5.7}}},
-                     0);
+  const TrainingPoint probe{plan({1.0 / 64, 63.0 / 64}, "none", 2), 74.3, {73.6, 74.3}};
+  SearchWithPoints s({probe, {plan({0, 1}, "none", 2), 5.7, {0, 5.7}}}, 0);
   const PlanSearch& search = *s.search;
   EXPECT_DOUBLE_EQ(search.expected_ms(plan({0, 1}, "none", 3)), 5.7);
   // The CPU: its 73.6 ms, at fission none and (at least the fixed costs) at L2.
   EXPECT_DOUBLE_EQ(search.expected_ms(plan({1, 0}, "none", 1)), 73.6);
   EXPECT_DOUBLE_EQ(search.expected_ms(plan({1, 0}, "L2", 1)), 73.6);
   // Without the GPU alone nothing says which device the split waited for: no bound.
-  SearchWithPoints probe_only({{plan({1.0 / 64, 63.0 / 64}, "none", 2), 74.3, {73.6, 74.3}}}, 0);
+  SearchWithPoints probe_only({probe}, 0);
   EXPECT_DOUBLE_EQ(probe_only.search->expected_ms(plan({1, 0}, "L2", 1)), 74.3);  // the fastest plan's
   EXPECT_DOUBLE_EQ(probe_only.search->expected_ms(plan({0, 1}, "none", 3)), 74.3);
 }
