@@ -160,7 +160,7 @@ class PlanSearch {
     Verdict verdict = Verdict::fine;
     double confirm = 0;  // unsure: the share to measure the device at first
     double ms = 0;       // too slow: the device's time at its share, at least (0: not estimated)
-    std::string basis;   // too slow: the points behind `ms` ("its run on share 0.016 at fission=none")
+    std::string basis;   // too slow: the points behind `ms` ("its run on share [0.016] at fission=none")
   };
   // The least time a device's points allow it at its share of a plan, and the point behind it.
   struct DeviceFloor {
