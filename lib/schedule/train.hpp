@@ -101,6 +101,12 @@ struct TrainingTuning {
   // was measured at; beyond, the device is measured at the share its fit gives the fastest
   // plan's time first (a cost that is not linear shows there). docs/decisions/113
   double extrapolation_limit = 4;
+  // Another platform level of a device (a CPU's other fission, a discrete device's other overlap
+  // level) makes it at most this many times faster at a share than a measured level: a device's
+  // measured points bound its time at a level it was not measured at, and a plan that bound puts
+  // at slow_plan_factor times the fastest plan or more is not run, nor a probe before it; no
+  // measurement starts whose runs at that bound do not fit the time budget. docs/decisions/173
+  double level_speedup_limit = 3;
 };
 
 // The search as training, level 2, a derived plan's check and a pinned device's screening run it:

@@ -76,10 +76,9 @@ const TrainingPoint* PlanSearch::measure_now(const Config& asked, unsigned runs,
   bool untimed_first = warmed_.insert(c.fission).second || (runs == 1 && unmeasured_alone(c));
   if (rule_.fastest_run_counts) untimed_first = false;
   if (!exactly) runs = runs_per_point(runs);
-  // Each run takes about the plan's measured time, and none less than the fastest plan's.
-  const TrainingPoint* known = ledger_.find(c);
-  const double each_ms = known ? known->time_ms : ledger_.points().empty() ? 0 : ledger_.fastest().time_ms;
-  if (!ledger_.take(runs + (untimed_first ? 1 : 0), each_ms)) return nullptr;
+  // Each run takes about the plan's measured time, and none less than the fastest plan's or what
+  // the devices' points bound it by (expected_ms).
+  if (!ledger_.take(runs + (untimed_first ? 1 : 0), expected_ms(c))) return nullptr;
   const bool first_of_plan = !untimed_first && !ledger_.ran(c);
   std::vector<double> times;
   std::vector<std::vector<double>> device(devices_.size());

@@ -110,6 +110,10 @@ class PlanSearch {
   // line). A device whose cost would be extrapolated far beyond its measured shares is measured
   // nearer first.
   bool estimated_too_slow(const Config& c);
+  // What each run of `c` is expected to take, for the time budget: its measured time, else at
+  // least the fastest plan's and each working device's least time by its points (device_floor);
+  // 0 before the first point. docs/decisions/110, 173
+  double expected_ms(const Config& c) const;
 
   // --- Device groups (train_search.cpp) -----------------------------------------------------
   // The plan with group g alone at `c`'s platform configuration (its shares inside the group).
@@ -151,6 +155,18 @@ class PlanSearch {
 
  private:
   enum class Verdict { fine, too_slow, unsure };
+  // What a device's points say of it at its share of a plan, against the bound of a slow plan.
+  struct DeviceVerdict {
+    Verdict verdict = Verdict::fine;
+    double confirm = 0;  // unsure: the share to measure the device at first
+    double ms = 0;       // too slow: the device's time at its share, at least (0: not estimated)
+    std::string basis;   // too slow: the points behind `ms` ("its run on share [0.016] at fission=none")
+  };
+  // The least time a device's points allow it at its share of a plan, and the point behind it.
+  struct DeviceFloor {
+    double ms = 0;
+    const TrainingPoint* from = nullptr;
+  };
   double balanced_time(const TrainingPoint& p) const;
   std::string point_line(const TrainingPoint& p) const;
   // measure() without the estimate; `exactly`: `runs` runs whatever the trainer's rule says (a
@@ -161,7 +177,11 @@ class PlanSearch {
   bool first_run_suspect(double time_ms);
   std::vector<CostPoint> device_points(std::size_t d, const Config& c, bool& same_setting,
                                        std::vector<CostPoint>* every_setting = nullptr) const;
-  Verdict device_verdict(std::size_t d, const Config& c, double bound, double& confirm) const;
+  DeviceVerdict device_verdict(std::size_t d, const Config& c, double bound) const;
+  // Whether p's time of device d is d's own, not a wait for a slower device (train_probe.cpp).
+  bool own_time(const TrainingPoint& p, std::size_t d) const;
+  // Device d's least time at its share of `c` by its own times at every level (train_probe.cpp).
+  DeviceFloor device_floor(std::size_t d, const Config& c) const;
   std::optional<Config> confirming_plan(std::size_t d, const Config& c, double share) const;
 
   const std::vector<DeviceInfo>& devices_;

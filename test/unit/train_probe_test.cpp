@@ -2,6 +2,7 @@
 // synthetic devices (time = a * share * N + b, or a cost that is not linear in the share).
 #include "schedule/train.hpp"
 #include "schedule/train_ledger.hpp"
+#include "schedule/train_search.hpp"
 #include "unit/synthetic_devices.hpp"
 
 #include <gtest/gtest.h>
@@ -309,4 +310,182 @@ TEST(TrainingBudget, AMeasurementStartsOnlyWhereItsRunsFit) {
     EXPECT_EQ(ledger.end(), taken ? TrainingEnd::completed : TrainingEnd::time);
     if (!taken) EXPECT_NE(ledger.stop_line().find("but for less than the next runs take"), std::string::npos);
   }
+}
+
+namespace {
+
+// A CPU with fission none and L1 (sixteen sub-devices of one compute unit), and a GPU.
+std::vector<DeviceInfo> cpu_with_l1_and_gpu() {
+  auto devs = cpu_gpu();
+  devs[0].fission_configs = {{"none", {}, "", {}}, {"L1", std::vector<unsigned>(16, 1), "affinity_domain", {}}};
+  return devs;
+}
+
+// Synthetic times, in ms, of a CPU and a GPU; run() sleeps for a plan's time so that the time
+// budget sees it. Each device's time is fixed_ms at the plan's fission or overlap plus a rate per
+// whole input; `meets`: the partitions meet every iteration (a loop tree), so in a split every
+// device takes the slowest one's time (the GPU's last queue a percent after the CPU's).
+struct FixedAndRate {
+  std::map<std::string, double> cpu_fixed_ms, cpu_rate_ms;  // by fission
+  double gpu_fixed_ms = 0.2, gpu_rate_ms = 5.5;
+  bool meets = false;
+  std::vector<Config> ran;  // every run, untimed ones included
+  Measurement operator()(const Config& c) {
+    ran.push_back(c);
+    Measurement m;
+    m.device_ms = {c.shares[0] > 0 ? cpu_fixed_ms.at(c.fission) + cpu_rate_ms.at(c.fission) * c.shares[0] : 0.0,
+                   c.shares[1] > 0 ? gpu_fixed_ms + gpu_rate_ms * c.shares[1] : 0.0};
+    m.time_ms = std::max(m.device_ms[0], m.device_ms[1]);
+    if (meets)
+      for (std::size_t d = 0; d < m.device_ms.size(); ++d)
+        m.device_ms[d] = m.device_ms[d] > 0 ? m.time_ms * (1 + 0.01 * static_cast<double>(d)) : 0.0;
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m.time_ms));
+    return m;
+  }
+  // The runs that gave the CPU work at `fission`.
+  std::size_t cpu_runs_at(const std::string& fission) const {
+    return static_cast<std::size_t>(std::count_if(
+        ran.begin(), ran.end(), [&](const Config& c) { return c.shares[0] > 0 && c.fission == fission; }));
+  }
+};
+
+}  // namespace
+
+// A loop tree whose CPU partition costs a large fixed time at every meeting (more with more
+// sub-devices): its probe on a 64th of the data takes 13 times the GPU alone. No plan gives the
+// CPU work at fission L1 (its sixteen partitions meet at least as often as fission none's one):
+// not even a probe there, a line says so, and the training ends within its time budget plus at
+// most one run (docs/decisions/173).
+TEST(TrainProbe, ADeviceThirteenTimesBehindOnItsProbeIsNotProbedAtItsOtherFissions) {
+  const auto devs = cpu_with_l1_and_gpu();
+  for (Strategy s : kSearches) {
+    FixedAndRate m;
+    m.cpu_fixed_ms = {{"none", 70}, {"L1", 280}};
+    m.cpu_rate_ms = {{"none", 230}, {"L1", 230}};
+    m.meets = true;
+    TrainingOptions o;
+    o.strategy = s;
+    o.time_budget_s = 0.29;  // 50 x the GPU alone's 5.7 ms
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    EXPECT_EQ(r.best.shares[0], 0.0) << where;
+    EXPECT_EQ(m.cpu_runs_at("L1"), 0u) << where;
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) {
+      return l.find("not measured") != l.npos && l.find("fission=L1") != l.npos && l.find("cpu:0") != l.npos &&
+             l.find(" ms or more") != l.npos;
+    })) << where;
+    // Within the budget, but for one run (the probe's 74 ms at most) and the sleeps' slack.
+    EXPECT_LE(r.seconds - r.build_seconds, r.budget_seconds + 0.074 + 0.05) << where;
+  }
+}
+
+// A CPU whose probe is close to the best plan (1.4 times the GPU alone; alone 2.5 times it) keeps
+// its other fission screened: what its points bound its time there by is no reason to leave it out.
+TEST(TrainProbe, ADeviceCloseToTheBestOnItsProbeIsScreenedAtItsOtherFissions) {
+  const auto devs = cpu_with_l1_and_gpu();
+  for (Strategy s : kSearches) {
+    FixedAndRate m;
+    m.cpu_fixed_ms = {{"none", 8}, {"L1", 9}};
+    m.cpu_rate_ms = {{"none", 6}, {"L1", 3}};
+    TrainingOptions o;
+    o.strategy = s;
+    o.time_budget_s = 0;  // executions only: what is screened does not hang on the sleeps
+    std::vector<std::string> lines;
+    const TrainingResult r = train(devs, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    EXPECT_GT(m.cpu_runs_at("L1"), 0u) << where;
+    EXPECT_EQ(r.best.shares[0], 0.0) << where;
+  }
+}
+
+namespace {
+
+// A search over cpu_gpu() whose ledger holds `points` (each taken as one execution), with a time
+// budget of `budget_s` that does not grow with the fastest plan.
+struct SearchWithPoints {
+  std::vector<DeviceInfo> devices = cpu_gpu();
+  std::size_t runs = 0;
+  Measure measure = [this](const Config& c) {
+    ++runs;
+    Measurement m;
+    m.device_ms.assign(c.shares.size(), 1.0);
+    m.time_ms = 1.0;
+    return m;
+  };
+  TrainingOptions options;
+  Progress progress;
+  std::optional<Config> start;
+  std::vector<std::size_t> levels;
+  TrainingRequest request{devices, measure, measure, options, progress, start, levels};
+  std::optional<PlanSearch> search;
+
+  SearchWithPoints(const std::vector<TrainingPoint>& points, double budget_s) {
+    options.time_budget_s = budget_s;
+    options.tuning.budget_best_plan_times = 0;
+    search.emplace(request, 40, MeasuringRule{});
+    for (const auto& p : points) {
+      search->ledger().take(1);
+      search->ledger().add(p);
+    }
+  }
+};
+
+Config plan(std::vector<double> shares, const std::string& fission, unsigned overlap) {
+  Config c;
+  c.shares = std::move(shares);
+  c.fission = fission;
+  c.overlap = overlap;
+  return without_idle_levels(c, cpu_gpu());
+}
+
+}  // namespace
+
+// What a run is expected to take, for the time budget: at least what each working device's own
+// measured times bound it by, at the plan's level or another, not only the fastest plan's time.
+TEST(TrainProbe, ARunIsExpectedAtLeastAtWhatItsDevicesMeasuredTimesBoundItBy) {
+  // The GPU alone 50 ms; a split where the CPU took 140 ms on half the work and the GPU 25 ms.
+  SearchWithPoints s({{plan({0, 1}, "none", 2), 50, {0, 50}}, {plan({0.5, 0.5}, "none", 2), 140, {140, 25}}}, 0);
+  const PlanSearch& search = *s.search;
+  // The CPU alone at its measured fission: no less than its time on half the work.
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({1, 0}, "none", 1)), 140);
+  // At fission L2 (two sub-devices, each with the fixed costs of fission none's one), only the rate
+  // part may fall, level_speedup_limit times at most: 140 x min(1, 1 / (3 x 0.5)).
+  EXPECT_NEAR(search.expected_ms(plan({1, 0}, "L2", 1)), 140 / 1.5, 1e-9);
+  // On a quarter of the work at fission none: in proportion, 70 ms.
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({0.25, 0.75}, "none", 2)), 70);
+  // The GPU alone at another overlap level: its 50 ms / 3 is less than the fastest plan's 50.
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({0, 1}, "none", 3)), 50);
+  // A measured plan: its time.
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({0.5, 0.5}, "none", 2)), 140);
+}
+
+// A tree whose partitions meet every iteration gives every device of a split the slowest one's
+// time: that time bounds the slowest device (the one the others are known to beat), not the fast
+// one.
+TEST(TrainProbe, AWaitInASplitDoesNotBoundTheFasterDevice) {
+  // The probe of a loop tree: both devices 73.6 ms (the GPU's last queue a percent later); the
+  // GPU alone 5.7 ms.
+  const TrainingPoint probe{plan({1.0 / 64, 63.0 / 64}, "none", 2), 74.3, {73.6, 74.3}};
+  SearchWithPoints s({probe, {plan({0, 1}, "none", 2), 5.7, {0, 5.7}}}, 0);
+  const PlanSearch& search = *s.search;
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({0, 1}, "none", 3)), 5.7);
+  // The CPU: its 73.6 ms, at fission none and (at least the fixed costs) at L2.
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({1, 0}, "none", 1)), 73.6);
+  EXPECT_DOUBLE_EQ(search.expected_ms(plan({1, 0}, "L2", 1)), 73.6);
+  // Without the GPU alone nothing says which device the split waited for: no bound.
+  SearchWithPoints probe_only({probe}, 0);
+  EXPECT_DOUBLE_EQ(probe_only.search->expected_ms(plan({1, 0}, "L2", 1)), 74.3);  // the fastest plan's
+  EXPECT_DOUBLE_EQ(probe_only.search->expected_ms(plan({0, 1}, "none", 3)), 74.3);
+}
+
+// No measurement starts whose runs, at what the devices' times bound them by, do not fit the time
+// budget left: the CPU alone (140 ms a run, two runs with its untimed first) 0.8 s into a budget
+// of 1 s is not run, though two runs of the fastest plan's 50 ms would fit (docs/decisions/110, 173).
+TEST(TrainProbe, AMeasurementStartsOnlyWhereItsRunsFitAtTheirBound) {
+  SearchWithPoints s({{plan({0, 1}, "none", 2), 50, {0, 50}}, {plan({0.5, 0.5}, "none", 2), 140, {140, 25}}}, 1.0);
+  std::this_thread::sleep_for(std::chrono::duration<double>(0.8 - s.search->ledger().seconds()));
+  EXPECT_EQ(s.search->measure(plan({1, 0}, "none", 1), 1), nullptr);
+  EXPECT_EQ(s.runs, 0u);
+  EXPECT_EQ(s.search->ledger().end(), TrainingEnd::time);
 }

@@ -311,6 +311,7 @@ TEST(TrainingTuning, Defaults) {
   EXPECT_EQ(t.probe_share, 1.0 / 64);            // docs/decisions/111
   EXPECT_EQ(t.slow_plan_factor, 3.0);            // docs/decisions/112
   EXPECT_EQ(t.extrapolation_limit, 4.0);         // docs/decisions/113
+  EXPECT_EQ(t.level_speedup_limit, 3.0);         // docs/decisions/173
   EXPECT_EQ(TrainingOptions{}.time_budget_s, 2.0);  // TrainingSettings::time_budget_s
   // TrainingOptions carries them, and the model strategy's budget is the tuning's.
   TrainingOptions o;
