@@ -150,6 +150,12 @@ class PlanSearch {
   TrainingResult result(std::string_view trainer, const std::pair<Config, double>& best) const;
 
  private:
+  // train_choice.cpp: for a tree with moved-pointer leaves (TrainingOptions::moved_pointer_leaves),
+  // `chosen` at another of its overlap levels where that level was measured within the precision
+  // of the fastest plan (`ranked`'s first) and runs the user's own kernel on more of the work
+  // (moved_pointer_share); else `chosen`.
+  std::pair<Config, double> plain_kernel_level(const std::pair<Config, double>& chosen,
+                                               const std::vector<std::pair<Config, double>>& ranked) const;
   enum class Verdict { fine, too_slow, unsure };
   double balanced_time(const TrainingPoint& p) const;
   std::string point_line(const TrainingPoint& p) const;
@@ -217,5 +223,13 @@ Config even_split_search(PlanSearch& search, Config c);
 
 // The dynamic schedule's plan beside the static ones a training found (train_dynamic.cpp).
 void measure_dynamic_plan(PlanSearch& search);
+
+// The share of the work that a leaf written for the whole range runs with its pointers moved
+// (the launched kernel, docs/decisions/167) under static plan `c` (train_choice.cpp): each
+// device's share but a zero-copy device's, less, where a device that is not zero-copy holds the
+// range's first unit, its partition there: one of a discrete device's `overlap` queues' parts
+// (devices take the range in their order), where the share is one partition per overlap queue
+// (TrainingOptions::moved_pointer_leaves).
+double moved_pointer_share(const Config& c, const std::vector<DeviceInfo>& devices);
 
 }  // namespace sinew::detail
