@@ -319,6 +319,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   for (const SchedulePolicy* policy : schedule_policies())
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   o.moved_pointer_leaves = moved_pointer_leaves(p);
+  o.one_queue = p.streaming.one_queue;
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
   const Trainer& trainer = trainer_for(o, tree_trainer);

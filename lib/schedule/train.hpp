@@ -132,6 +132,11 @@ struct TrainingOptions {
   // keeps the one that runs the user's kernel on the most work (PlanSearch::choose_fastest,
   // docs/decisions/170).
   bool moved_pointer_leaves = false;
+  // The tree keeps a discrete device's share on one queue whatever the overlap level (it exchanges
+  // halos or refreshes replicas: decompose.hpp, Streaming::one_queue), so its static plans at two
+  // levels run the same partitions. Of the chosen plan's levels measured within the precision of
+  // the fastest plan, the choice keeps the lowest (PlanSearch::choose_fastest, docs/decisions/171).
+  bool one_queue = false;
   // screen_device: the device (a runtime index).
   std::size_t device = 0;
 

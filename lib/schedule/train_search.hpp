@@ -150,12 +150,13 @@ class PlanSearch {
   TrainingResult result(std::string_view trainer, const std::pair<Config, double>& best) const;
 
  private:
-  // train_choice.cpp: for a tree with moved-pointer leaves (TrainingOptions::moved_pointer_leaves),
-  // `chosen` at another of its overlap levels where that level was measured within the precision
-  // of the fastest plan (`ranked`'s first) and runs the user's own kernel on more of the work
-  // (moved_pointer_share); else `chosen`.
-  std::pair<Config, double> plain_kernel_level(const std::pair<Config, double>& chosen,
-                                               const std::vector<std::pair<Config, double>>& ranked) const;
+  // train_choice.cpp: `chosen` at another of its overlap levels measured within the precision of
+  // the fastest plan (`ranked`'s first) where that level is worth more: for a tree that keeps a
+  // device's share on one queue (TrainingOptions::one_queue) a lower level, for one with
+  // moved-pointer leaves (TrainingOptions::moved_pointer_leaves) one that runs the user's own
+  // kernel on more of the work (moved_pointer_share); else `chosen`.
+  std::pair<Config, double> kept_level(const std::pair<Config, double>& chosen,
+                                       const std::vector<std::pair<Config, double>>& ranked) const;
   enum class Verdict { fine, too_slow, unsure };
   double balanced_time(const TrainingPoint& p) const;
   std::string point_line(const TrainingPoint& p) const;

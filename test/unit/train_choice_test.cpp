@@ -1,8 +1,10 @@
-// The choice of a training's plan for a tree with global-index leaves (docs/decisions/170): on a
-// discrete device only the partition at the range's first unit runs the user's own kernel, so of
-// the chosen plan's overlap levels measured within the precision of the fastest plan, the one
-// that runs the kernel as written on the most work is kept; a level measurably faster stays, and
-// so does every choice of a tree without such leaves. Against the synthetic device models of
+// The choice among a plan's overlap levels (PlanSearch::kept_level): for a tree with global-index
+// leaves (docs/decisions/170) only the partition at the range's first unit of a discrete device
+// runs the user's own kernel, so of the chosen plan's overlap levels measured within the
+// precision of the fastest plan, the one that runs the kernel as written on the most work is
+// kept; for a tree that keeps each device's share on one queue (docs/decisions/171) every level
+// runs the same partitions, and the lowest is kept. A level measurably faster stays, and so does
+// every choice of a tree that is neither. Against the synthetic device models of
 // test/unit/synthetic_devices.hpp without noise: every time is the model's.
 #include "schedule/prepared.hpp"
 #include "schedule/train.hpp"
@@ -39,25 +41,26 @@ Config gpu_alone(unsigned overlap) {
 }
 
 TrainingResult trained(Model m, Strategy s, bool moved_pointer_leaves,
-                       TrainingPurpose purpose = TrainingPurpose::train) {
+                       TrainingPurpose purpose = TrainingPurpose::train, bool one_queue = false) {
   TrainingOptions o;
   o.strategy = s;
   o.purpose = purpose;
   o.device = 1;  // (a screening's device)
   o.moved_pointer_leaves = moved_pointer_leaves;
+  o.one_queue = one_queue;
   return train(cpu_gpu(), std::ref(m), o);
 }
 
-// The lowest overlap level of the GPU alone that `r` measured within the precision of the fastest
-// GPU-alone point: where the GPU alone is the plan, the one whose partitions run the kernel as
-// written on the most work.
+// The lowest overlap level of r's plan (its shares and fission) that r measured within the
+// precision of its fastest point: where the GPU alone is the plan, the one whose partitions run the
+// kernel as written on the most work.
 unsigned lowest_level_within_precision(const TrainingResult& r) {
   double fastest = 1e300;
-  for (const auto& p : r.points)
-    if (p.config.shares == gpu_alone(1).shares) fastest = std::min(fastest, p.time_ms);
+  for (const auto& p : r.points) fastest = std::min(fastest, p.time_ms);
   unsigned lowest = 99;
   for (const auto& p : r.points)
-    if (p.config.shares == gpu_alone(1).shares && p.time_ms <= fastest * (1 + TrainingOptions{}.precision))
+    if (p.config.shares == r.best.shares && p.config.fission == r.best.fission &&
+        p.time_ms <= fastest * (1 + TrainingOptions{}.precision))
       lowest = std::min(lowest, p.config.overlap);
   return lowest;
 }
@@ -122,6 +125,29 @@ TEST(TrainChoice, AMeasurablyFasterLevelStays) {
   }
 }
 
+// A tree that keeps each device's share on one queue (it exchanges halos) runs the same partitions
+// at every overlap level: of the chosen plan's levels within the precision, the lowest is kept,
+// the GPU alone's and a split's alike; a level measurably faster stays.
+TEST(TrainChoice, ATreeOnOneQueueKeepsItsLowestLevelWithinThePrecision) {
+  Model hybrid{{1.0, 0.3}, {0.5, 2.0}};
+  hybrid.noise = 0;
+  hybrid.overlap_a = {1.0, 0.99, 0.98, 0.97};
+  hybrid.overlap_b = {1, 1, 1, 1};
+  for (Strategy s : kStrategies) {
+    const TrainingResult alone = trained(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), s, false, TrainingPurpose::train, true);
+    EXPECT_EQ(alone.best, gpu_alone(s == Strategy::model ? 2 : 1)) << to_string(s) << ": " << alone.best.str();
+    EXPECT_EQ(alone.best.overlap, lowest_level_within_precision(alone)) << to_string(s);
+    const TrainingResult split = trained(hybrid, s, false, TrainingPurpose::train, true);
+    ASSERT_GT(split.best.shares[0], 0.0) << to_string(s) << ": " << split.best.str();
+    EXPECT_EQ(split.best.overlap, lowest_level_within_precision(split)) << to_string(s) << ": " << split.best.str();
+    const TrainingResult far = trained(gpu_alone_machine({1.0, 0.8, 0.7, 0.6}), s, false, TrainingPurpose::train, true);
+    EXPECT_EQ(far.best, gpu_alone(4)) << to_string(s) << ": " << far.best.str();
+  }
+  const TrainingResult pinned =
+      trained(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), Strategy::even_split, false, TrainingPurpose::screen_device, true);
+  EXPECT_EQ(pinned.best, gpu_alone(1)) << pinned.best.str();
+}
+
 // A split whose GPU does not hold the range's start runs the launched kernel on every GPU
 // partition at every level: nothing to gain, the choice is the fastest's.
 TEST(TrainChoice, ASplitOffTheStartKeepsItsFastestLevel) {
@@ -172,4 +198,7 @@ __kernel void none(uint n) { }
   EXPECT_FALSE(moved(loop(scale().global_indices()).times(3), false));  // streamed
   EXPECT_FALSE(moved(stepped));                 // halos exchanged: one queue
   EXPECT_FALSE(moved(global));                  // streamed
+  std::vector<Binding> both{Binding(t, host_t), Binding(next, host_next)};
+  EXPECT_TRUE(prepare_tree(stepped, both, cpu_gpu(), std::nullopt, 0)->streaming.one_queue);
+  EXPECT_FALSE(prepare_tree(global, both, cpu_gpu(), std::nullopt, 0)->streaming.one_queue);
 }
