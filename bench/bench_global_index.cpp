@@ -10,9 +10,11 @@
 //   leaf      the hotspot step through Sinew written for slices (halo pointer and offset(v)) against
 //             the same step written for the whole range (global_indices), in interleaved rounds,
 //             on each device alone and split over all of them (--split).
-//   hotspot   the hotspot sample (global_indices) with the knowledge base's plan against each device
-//             alone (Sinew) and against a hand-written OpenCL loop with the same kernel on each
-//             device (buffers made once, the grids' pointers swapped each step).
+//   hotspot   the hotspot sample (global_indices) with the knowledge base's plan against the same
+//             plan given as RunOptions::config, each device alone (Sinew, a pinned run: at its
+//             best known level, named in the row) and a hand-written OpenCL loop with the same
+//             kernel on each device (buffers made once, the grids' pointers swapped each step), in
+//             --rounds x --repeat interleaved rounds.
 #define CL_HPP_ENABLE_EXCEPTIONS
 #define CL_HPP_TARGET_OPENCL_VERSION 120
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120
@@ -254,7 +256,7 @@ int main(int argc, char** argv) {
       "part layouts: the OpenCL device (all platforms' devices in order)")(
       "split", po::value<double>()->default_value(0.5, "0.5")->value_name("X"),
       "part leaf: the first device's share of the split (the rest evenly over the others)")(
-      "rounds", po::value<unsigned>()->default_value(7)->value_name("N"), "interleaved rounds (--quick 2)");
+      "rounds", po::value<unsigned>()->default_value(7)->value_name("N"), "interleaved rounds (--quick 2; part hotspot: this times --repeat)");
   Bench b({"bench_global_index", "kernels as they are written: global indices",
            "The layouts of a global-index leaf on a discrete device, a global-index leaf against the same kernel\n"
            "written for slices, and the hotspot sample against each device alone and a hand-written loop.",
@@ -321,38 +323,55 @@ int main(int argc, char** argv) {
       sinew::samples::Hotspot s;
       s.params.iterations = steps;
       s.prepare(n);
-      Table t({"run", "ms (median)", "Sinew's plan speed / this"});
       const Planned planned = time_planned(*rt, s, true, b.timing());
-      b.progress("hotspot: trained plan " + planned.last.config.str() + ": " + fmt("%.3f", planned.m.median_ms) +
-                 " ms " + planned.m.check);
+      b.progress("hotspot: trained plan " + planned.last.config.str() + " " + planned.m.check);
       failed = failed || !planned.m.ok();
-      // A row that failed shows why in place of its time.
-      auto time_text = [](const Stats& m) { return m.ok() ? fmt("%.3f", m.median_ms) : m.check; };
-      t.add({"Sinew, trained plan (" + planned.last.config.str() + ")", time_text(planned.m), "1"});
-      b.csv().append({{"part", "hotspot"}, {"what", "planned"}, {"config", planned.last.config.str()},
-                      {"median_ms", num(planned.m.median_ms)}, {"ratio", "1"}, {"check", planned.m.check}});
-      auto add = [&](const std::string& what, const Stats& m) {
-        const double ratio = m.median_ms / planned.m.median_ms;
-        b.progress("hotspot: " + what + ": " + fmt("%.3f", m.median_ms) + " ms " + m.check);
-        t.add({what, time_text(m), fmt("%.3f", ratio)});
-        b.csv().append({{"part", "hotspot"}, {"what", what}, {"median_ms", num(m.median_ms)}, {"ratio", num(ratio)},
-                        {"check", m.check}});
-        failed = failed || !m.ok();
-      };
-      for (std::size_t d = 0; d < rt->devices().size(); ++d)
-        add("Sinew, " + rt->devices()[d].id() + " alone", measure(sinew_job(*rt, s, on_device(d)), b.timing()));
+      // Every row in interleaved rounds (one run of each per round), so that what the machine does
+      // meanwhile hits them alike: the trained plan as the knowledge base gives it, the same plan
+      // given as RunOptions::config (a gap between the two is the planned path's, not the plan's),
+      // each device alone as a pinned run (at its best known level, docs/decisions/060: the row
+      // names it) and the hand-written loop on each OpenCL device.
+      std::vector<std::string> names;
+      std::vector<Job> jobs;
+      sinew::RunOptions again;
+      again.balance = false;
+      names.push_back("Sinew, trained plan");
+      jobs.push_back(sinew_job(*rt, s, again));
+      names.push_back("Sinew, the trained plan given as RunOptions::config");
+      jobs.push_back(sinew_job(*rt, s, with_config(planned.last.config)));
+      std::vector<sinew::Report> alone(rt->devices().size());
+      for (std::size_t d = 0; d < rt->devices().size(); ++d) {
+        names.push_back("Sinew, " + rt->devices()[d].id() + " alone");
+        jobs.push_back(sinew_job(*rt, s, on_device(d), &alone[d]));
+      }
       std::vector<cl::Platform> platforms;
       cl::Platform::get(&platforms);
-      unsigned index = 0;
       for (auto& p : platforms) {
         std::vector<cl::Device> devices;
         p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
-        for (auto& d : devices)
-          add("hand-written, OpenCL device " + std::to_string(index++) + " (" + d.getInfo<CL_DEVICE_NAME>() + ")",
-              measure(handwritten_hotspot(d, s), b.timing()));
+        for (auto& d : devices) {
+          names.push_back("hand-written, OpenCL device " + std::to_string(jobs.size() - 2 - alone.size()) + " (" +
+                          d.getInfo<CL_DEVICE_NAME>() + ")");
+          jobs.push_back(handwritten_hotspot(d, s));
+        }
+      }
+      const unsigned hot_rounds = std::max(1u, rounds * b.timing().repeat);
+      const Interleaved x = interleave(jobs, hot_rounds);
+      failed = failed || x.check != "OK";
+      for (std::size_t d = 0; d < alone.size(); ++d) names[2 + d] += " (" + alone[d].config.str() + ")";
+      names[0] += " (" + planned.last.config.str() + ")";
+      Table t({"run", "ms (median of rounds)", "Sinew's plan speed / this (median of rounds)"});
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const double ms = x.check == "OK" ? median(x.ms[j]) : kNaN;
+        const Stats ratio = ratios(x.ms[j], x.ms[0]);
+        b.progress("hotspot: " + names[j] + ": " + fmt("%.3f", ms) + " ms " + x.check);
+        t.add({names[j], x.check == "OK" ? fmt("%.3f", ms) : x.check, fmt("%.3f", ratio.median_ms)});
+        b.csv().append({{"part", "hotspot"}, {"what", names[j]}, {"config", j == 0 ? planned.last.config.str() : ""},
+                        {"median_ms", num(ms)}, {"ratio", num(ratio.median_ms)}, {"check", x.check}});
       }
       md += "\n### The hotspot sample (" + std::to_string(n) + " x " + std::to_string(n) + ", " + std::to_string(steps) +
-            " steps; goal: the plan's speed / the best single device and / hand-written >= 0.98)\n\n" + t.str();
+            " steps, " + std::to_string(hot_rounds) + " interleaved rounds; goal: the plan's speed / the best single "
+            "device and / hand-written >= 0.98)\n\n" + t.str();
     }
   } catch (const std::exception& e) {
     // What was measured before the error is still printed.

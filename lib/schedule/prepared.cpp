@@ -9,6 +9,7 @@
 #include "schedule/resident_scratch.hpp"
 #include "schedule/train_whole.hpp"
 #include "schedule/trainer.hpp"
+#include "tree/nodes/kernel.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -257,6 +258,10 @@ WholeLeafNeeds whole_leaf_needs(const PreparedTree& p) {
 
 }  // namespace
 
+bool moved_pointer_leaves(const PreparedTree& p) {
+  return !p.streaming.one_queue && !p.streaming.streamable && moves_pointers_off_the_start(p.root());
+}
+
 TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const std::vector<Binding>& bindings,
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record) {
@@ -313,6 +318,8 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
   o.dynamic = false;
   for (const SchedulePolicy* policy : schedule_policies())
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
+  o.moved_pointer_leaves = moved_pointer_leaves(p);
+  o.one_queue = p.streaming.one_queue;
   const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
                                 .progress = progress, .start = start, .levels = levels};
   const Trainer& trainer = trainer_for(o, tree_trainer);

@@ -110,6 +110,11 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
                                const TrainingOptions& options, const Progress& progress,
                                const std::optional<Config>& start, const std::function<void(KbRun&)>& record);
 
+// TrainingOptions::moved_pointer_leaves for the prepared tree: a leaf written for the whole range
+// moves pointers in its launched source, and the overlap level cuts a discrete device's share into
+// one partition per queue (the tree neither streams nor keeps the share on one queue).
+bool moved_pointer_leaves(const PreparedTree& p);
+
 // A run's per-partition busy times for the knowledge base: only a profiled run measured them.
 std::vector<double> partition_times(const Report& r);
 // A run's per-device busy times for the knowledge base (KbRun::device_ms): one per share of the

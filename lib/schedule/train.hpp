@@ -130,6 +130,19 @@ struct TrainingOptions {
   // training measures it beside the static plans it found (the best split's platform
   // configuration, its shares as the chunk weights) and keeps whichever is faster.
   bool dynamic = false;
+  // The tree has a leaf written for the whole range whose launched source moves pointers
+  // (moves_pointers_off_the_start), and a discrete device's share is one partition per overlap
+  // queue (the tree neither streams nor keeps a device's share on one queue): each partition off
+  // the range's first unit runs slower than the user's own kernel (docs/decisions/167). Of the
+  // chosen plan's overlap levels measured within the precision of the fastest plan, the choice
+  // keeps the one that runs the user's kernel on the most work (PlanSearch::choose_fastest,
+  // docs/decisions/170).
+  bool moved_pointer_leaves = false;
+  // The tree keeps a discrete device's share on one queue whatever the overlap level (it exchanges
+  // halos or refreshes replicas: decompose.hpp, Streaming::one_queue), so its static plans at two
+  // levels run the same partitions. Of the chosen plan's levels measured within the precision of
+  // the fastest plan, the choice keeps the lowest (PlanSearch::choose_fastest, docs/decisions/171).
+  bool one_queue = false;
   // screen_device: the device (a runtime index).
   std::size_t device = 0;
 

@@ -154,6 +154,13 @@ class PlanSearch {
   TrainingResult result(std::string_view trainer, const std::pair<Config, double>& best) const;
 
  private:
+  // train_choice.cpp: `chosen` at another of its overlap levels measured within the precision of
+  // the fastest plan (`ranked`'s first) where that level is worth more: for a tree that keeps a
+  // device's share on one queue (TrainingOptions::one_queue) a lower level, for one with
+  // moved-pointer leaves (TrainingOptions::moved_pointer_leaves) one that runs the user's own
+  // kernel on more of the work (moved_pointer_share); else `chosen`.
+  std::pair<Config, double> kept_level(const std::pair<Config, double>& chosen,
+                                       const std::vector<std::pair<Config, double>>& ranked) const;
   enum class Verdict { fine, too_slow, unsure };
   // What a device's points say of it at its share of a plan, against the bound of a slow plan.
   struct DeviceVerdict {
@@ -237,5 +244,13 @@ Config even_split_search(PlanSearch& search, Config c);
 
 // The dynamic schedule's plan beside the static ones a training found (train_dynamic.cpp).
 void measure_dynamic_plan(PlanSearch& search);
+
+// The share of the work that a leaf written for the whole range runs with its pointers moved
+// (the launched kernel, docs/decisions/167) under static plan `c` (train_choice.cpp): each
+// device's share but a zero-copy device's, less, where a device that is not zero-copy holds the
+// range's first unit, its partition there: one of a discrete device's `overlap` queues' parts
+// (devices take the range in their order), where the share is one partition per overlap queue
+// (TrainingOptions::moved_pointer_leaves).
+double moved_pointer_share(const Config& c, const std::vector<DeviceInfo>& devices);
 
 }  // namespace sinew::detail

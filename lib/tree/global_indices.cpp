@@ -78,4 +78,13 @@ void check_global_indices(const KernelNode& n, const std::string& path) {
   }
 }
 
+bool moves_pointers_off_the_start(const NodeImpl& root) {
+  bool moves = false;
+  visit(root, [&](const NodeImpl& n) {
+    const auto* k = dynamic_cast<const KernelNode*>(&n);
+    moves = moves || (k && k->global_indices && !k->origin_parameters.empty());
+  });
+  return moves;
+}
+
 }  // namespace sinew::detail

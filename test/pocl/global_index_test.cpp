@@ -31,6 +31,25 @@ __kernel void line(__global const int* a, __global int* b, uint n) {
   size_t i = get_global_id(0);
   b[i] = (i == 0 || i == n - 1) ? a[i] : a[i - 1] - 2 * a[i] + 3 * a[i + 1];
 }
+// The sweep written for slices: `t` from r rows before the slice, `next` the slice, the global row
+// from offset(next).
+__kernel void sweep_slices(__global const int* t, __global int* next, uint rows, uint cols, uint r, uint first) {
+  uint x = get_global_id(0), row = get_global_id(1);
+  uint y = first / cols + row, i = row * cols + x, h = (row + r) * cols + x;
+  if (y < r || y >= rows - r || x < r || x >= cols - r) { next[i] = t[h]; return; }
+  int s = 3 * t[h];
+  for (uint k = 1; k <= r; ++k) s += t[h - k * cols] + 2 * t[h + k * cols] + t[h - k] + t[h + k];
+  next[i] = s % 1009;
+}
+// A pointwise update with a boundary test on the global index, in both styles.
+__kernel void bump(__global int* x, uint n) {
+  uint i = get_global_id(0);
+  if (i != 0 && i != n - 1) x[i] = (3 * x[i] + (int)i) % 1009;
+}
+__kernel void bump_slices(__global int* x, uint n, uint first) {
+  uint i = get_global_id(0);
+  if (first + i != 0 && first + i != n - 1) x[i] = (3 * x[i] + (int)(first + i)) % 1009;
+}
 #define MAKE(name) __kernel void name(__global int* v) { v[get_global_id(0)] = 1; }
 MAKE(made)
 __kernel void untyped(__global void* v, uint n) { }
@@ -114,6 +133,29 @@ std::string run_sweep(Runtime& rt, const Config& c, std::size_t rows, std::size_
   return compare_int(grid, want);
 }
 
+// The sweep in either style through `rt`, trained there (RunOptions::train): the grid after
+// `steps` steps, and the plan training chose.
+std::pair<std::vector<int>, Config> trained_sweep(Runtime& rt, bool global, std::size_t rows, std::size_t cols,
+                                                  std::size_t r, std::size_t steps) {
+  auto grid = start_grid(rows * cols);
+  auto t = sinew::vector<cl_int>().unit(cols).name("t");
+  auto next = sinew::vector<cl_int>().unit(cols).name("next");
+  const auto halo_width = static_cast<std::ptrdiff_t>(r);
+  auto step = global ? kernel_source(kGlobalKernels, "sweep", "global.cl")
+                           .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)),
+                                 scalar(cl_uint(cols)), scalar(cl_uint(r)))
+                           .dims(2)
+                           .global_indices()
+                     : kernel_source(kGlobalKernels, "sweep_slices", "global.cl")
+                           .args(halo(t, halo_width, halo_width), out(next), scalar(cl_uint(rows)),
+                                 scalar(cl_uint(cols)), scalar(cl_uint(r)), offset(next))
+                           .dims(2);
+  const Report rep =
+      rt.run(loop(pipeline(step, copy(next, t))).times(steps), {{t, grid}}, RunOptions{.train = true}).get();
+  EXPECT_GT(rep.training_executions, 0u) << rep.str();
+  return {grid, rep.config};
+}
+
 }  // namespace
 
 class GlobalIndices : public ::testing::TestWithParam<bool> {};
@@ -145,6 +187,48 @@ TEST(GlobalIndicesPlainLaunch, PartitionAtTheStartRunsTheUsersKernel) {
     for (const Config& c : {alone, alone3, even}) {
       EXPECT_EQ(run_sweep(rt, c, rows, cols, r, steps), "") << "halo " << r << ", plan " << c.str();
     }
+}
+
+// Training a global-index tree weighs its overlap levels by the partitions that run the kernel as
+// written (docs/decisions/170): whatever plan it keeps, with the poison check on, the result is
+// the one-device result and that of the same tree written for slices, trained the same way: a
+// stencil that exchanges halos (a discrete device's share on one queue) and a pointwise update
+// in a loop with a predicate (one partition per overlap queue).
+TEST_P(GlobalIndices, TrainedPlansGiveTheResultOfTheSlicesStyle) {
+  Runtime rt(RuntimeOptions{.discrete = GetParam() ? std::to_string(device_count() - 1) : std::string(),
+                            .poison_check = true,
+                            .kb_path = ":memory:",
+                            .training = TrainingSettings{.max_executions = 16},
+                            .quiet = true});
+  const std::size_t rows = 48, cols = 64, steps = 3;
+  for (std::size_t r : {1u, 2u}) {
+    const auto want = sweep_reference(start_grid(rows * cols), rows, cols, r, steps);
+    const auto [global, global_plan] = trained_sweep(rt, true, rows, cols, r, steps);
+    const auto [slices, slices_plan] = trained_sweep(rt, false, rows, cols, r, steps);
+    EXPECT_EQ(compare_int(global, want), "") << "halo " << r << ", global indices, trained " << global_plan.str();
+    EXPECT_EQ(compare_int(slices, want), "") << "halo " << r << ", slices, trained " << slices_plan.str();
+    EXPECT_EQ(global, slices) << "halo " << r;
+  }
+  // A loop with a predicate over a pointwise update: a discrete device's share is one partition
+  // per overlap queue, the ones off the range's start running the launched kernel.
+  const std::size_t n = 4099, iterations = 4;
+  auto bumped = [&](bool global) {
+    auto values = start_grid(n);
+    auto x = sinew::vector<cl_int>().name("x");
+    auto leaf = global ? kernel_source(kGlobalKernels, "bump", "global.cl").args(inout(x), size(x)).global_indices()
+                       : kernel_source(kGlobalKernels, "bump_slices", "global.cl").args(inout(x), size(x), offset(x));
+    auto tree = loop(leaf).until([&](const LoopState& s) { return s.iteration >= iterations; });
+    const Report rep = rt.run(tree, {{x, values}}, RunOptions{.train = true}).get();
+    EXPECT_GT(rep.training_executions, 0u) << rep.str();
+    return std::pair{values, rep.config};
+  };
+  auto want = start_grid(n);
+  for (std::size_t k = 0; k < iterations; ++k)
+    for (std::size_t i = 1; i + 1 < n; ++i) want[i] = (3 * want[i] + static_cast<int>(i)) % 1009;
+  const auto [global, global_plan] = bumped(true);
+  const auto [slices, slices_plan] = bumped(false);
+  EXPECT_EQ(compare_int(global, want), "") << "bump, global indices, trained " << global_plan.str();
+  EXPECT_EQ(compare_int(slices, want), "") << "bump, slices, trained " << slices_plan.str();
 }
 
 // A stencil over a vector the tree only reads (it streams): the static split, streamed chunks on a

@@ -88,6 +88,10 @@ class KernelNode final : public NodeImpl {
 // Kernel::global_indices' source and checks (tree/global_indices.cpp).
 void make_global_index_source(KernelNode& n);
 void check_global_indices(const KernelNode& n, const std::string& path);
+// Whether a leaf of the tree under `root` is written for the whole range and its launched source
+// moves a pointer: on a discrete device each of its partitions but the one at the range's first
+// unit runs that kernel, which costs device time the user's own does not (docs/decisions/167).
+bool moves_pointers_off_the_start(const NodeImpl& root);
 
 // Loads a .cl file: a path first, else a file embedded from kernels/. Throws errc::io.
 std::shared_ptr<const KernelSource> load_kernel_source(const std::string& file);
