@@ -4,8 +4,8 @@
 // itself, far slower than DMA from pinned memory (docs/decisions/033). A Staging ring is a few pinned
 // chunks owned by one queue: the partition's thread copies chunk k into the ring while the device
 // still reads chunk k-1, so host copies and DMA overlap, and the several queues of an overlapped
-// GPU copy in parallel on their own threads; where no CPU device computes, each chunk's copy is
-// itself split over helper threads (exec/host_copy.hpp). Data already in pinned memory (Runtime::pinned) goes
+// GPU copy in parallel on their own threads; each chunk's copy is itself split over helper
+// threads (exec/host_copy.hpp). Data already in pinned memory (Runtime::pinned) goes
 // straight to the DMA engine instead.
 #pragma once
 
