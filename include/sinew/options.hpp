@@ -379,8 +379,8 @@ struct RuntimeOptions {
   std::optional<TransferMode> transfer;
   /// Threads that copy each staged chunk between pageable host memory and the pinned ring, the
   /// queue's own thread included: 0 (the default) splits each copy over the host's hardware
-  /// threads shared among the run's staging queues (at most 8 each), also where a CPU device
-  /// computes beside them (docs/decisions/172); N uses N always (1: one per queue). It does not
+  /// threads shared among the run's staging queues (at most 8 each; at most 4 where a CPU device
+  /// computes beside them, docs/decisions/172); N uses N always (1: one per queue). It does not
   /// know of other requests or processes running at the same time.
   /// $SINEW_COPY_THREADS; 0..16 (a staged chunk is 4 MB, its pieces at least 256 KB).
   std::optional<unsigned> copy_threads;

@@ -37,11 +37,11 @@ void HostCopy::operator()(void* dst, const void* src, std::size_t bytes) const {
   for (auto& h : helpers) h.get();  // memcpy does not throw: get() only waits
 }
 
-unsigned copy_ways(unsigned setting, std::size_t staging_queues, unsigned hardware_threads) {
+unsigned copy_ways(unsigned setting, bool cpu_work, std::size_t staging_queues, unsigned hardware_threads) {
   if (setting) return setting;
   if (staging_queues == 0) return 1;
   const std::size_t share = std::max<std::size_t>(1, hardware_threads) / staging_queues;
-  return static_cast<unsigned>(std::clamp<std::size_t>(share, 1, kMaxWays));
+  return static_cast<unsigned>(std::clamp<std::size_t>(share, 1, cpu_work ? kMaxWaysBesideCpuWork : kMaxWays));
 }
 
 }  // namespace sinew::detail

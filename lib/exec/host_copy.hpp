@@ -33,10 +33,12 @@ class HostCopy {
 
 // The ways each staging queue's copies take in a run: `setting` (RuntimeOptions::copy_threads)
 // when it is not 0; else the host's hardware threads shared among the run's `staging_queues`, at
-// most kMaxWays each, whether or not a CPU device computes beside them: a discrete device's
-// copies are on its critical path, and a CPU device's kernels lose only the copies' time to them
+// most kMaxWays each, and at most kMaxWaysBesideCpuWork where a CPU device computes in the run
+// (`cpu_work`): a discrete device's copies are on its critical path, so they keep helpers beside
+// a CPU device's kernels, but fewer, since both then draw on the host's cores and memory
 // (docs/decisions/172).
 inline constexpr unsigned kMaxWays = 8;
-unsigned copy_ways(unsigned setting, std::size_t staging_queues, unsigned hardware_threads);
+inline constexpr unsigned kMaxWaysBesideCpuWork = 4;
+unsigned copy_ways(unsigned setting, bool cpu_work, std::size_t staging_queues, unsigned hardware_threads);
 
 }  // namespace sinew::detail

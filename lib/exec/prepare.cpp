@@ -170,7 +170,7 @@ void share_copy_threads(RunState& run) {
   const auto staging_queues =
       static_cast<std::size_t>(std::count_if(list.begin(), list.end(), [](const Worker& w) { return !w.zero_copy; }));
   const HostCopy copy(run.env.threads,
-                      copy_ways(run.env.copy_threads, staging_queues, run.env.hardware_threads));
+                      copy_ways(run.env.copy_threads, run.workers.cpu_work, staging_queues, run.env.hardware_threads));
   for (auto& w : run.workers.list) w.slot->staging.copy = w.slot->results.copy = copy;
   run.record.copy_threads = staging_queues && !all_direct(run) ? copy.ways() : 1;
 }

@@ -109,7 +109,7 @@ const std::vector<Variable>& variables() {  // check-code: table
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.transfer = parse::choice<TransferMode>(t, n); }},
       {{"SINEW_COPY_THREADS", "copy_threads", "a whole number from 0 to 16", "0",
         "threads per staged copy between pageable memory and a GPU (0: the host's hardware threads shared among "
-        "the queues, at most 8 each, also beside a CPU device's kernels)"},
+        "the queues, at most 8 each; at most 4 beside a CPU device's kernels)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) {
          o.copy_threads = static_cast<unsigned>(rule::copy_threads.read(t, n));
        }},

@@ -122,7 +122,7 @@ TEST(ExecutorTransfers, StagedAndDirectMoveEveryByte) {
     const std::size_t bytes = n * sizeof(cl_int);
     EXPECT_EQ(staged(run, host.data(), bytes), mode == TransferMode::staged);
     EXPECT_FALSE(run.workers.cpu_work);  // a discrete device alone: the host's threads are the copies'
-    const unsigned ways = threads ? threads : copy_ways(0, 1, m.env.hardware_threads);
+    const unsigned ways = threads ? threads : copy_ways(0, false, 1, m.env.hardware_threads);
     EXPECT_EQ(ps.worker->slot->staging.copy.ways(), ways);
     EXPECT_EQ(ps.worker->slot->results.copy.ways(), ways);
     to_device(run, ps, slice, 0, host.data(), bytes, nullptr);

@@ -96,12 +96,18 @@ TEST(HostCopy, HelpersComeFromThePoolOnlyForLargeCopies) {
   EXPECT_EQ(HostCopy(nullptr, 8).ways(), 1u);  // no pool: one thread
 }
 
-TEST(HostCopy, WaysFollowTheSettingThenTheQueues) {
+TEST(HostCopy, WaysFollowTheSettingThenTheQueuesAndTheRunsCpuWork) {
   using sinew::detail::copy_ways;
   using sinew::detail::kMaxWays;
-  EXPECT_EQ(copy_ways(3, 4, 16), 3u);       // a setting wins
-  EXPECT_EQ(copy_ways(0, 4, 16), 4u);       // the host's threads shared among the queues
-  EXPECT_EQ(copy_ways(0, 1, 64), kMaxWays);
-  EXPECT_EQ(copy_ways(0, 3, 2), 1u);        // fewer threads than queues
-  EXPECT_EQ(copy_ways(0, 0, 16), 1u);       // nothing staged
+  using sinew::detail::kMaxWaysBesideCpuWork;
+  EXPECT_EQ(kMaxWays, 8u);               // docs/decisions/033
+  EXPECT_EQ(kMaxWaysBesideCpuWork, 4u);  // docs/decisions/172
+  EXPECT_EQ(copy_ways(3, true, 4, 16), 3u);                       // a setting wins
+  EXPECT_EQ(copy_ways(0, false, 4, 16), 4u);                      // the host's threads shared among the queues
+  EXPECT_EQ(copy_ways(0, false, 1, 64), kMaxWays);
+  EXPECT_EQ(copy_ways(0, true, 1, 64), kMaxWaysBesideCpuWork);    // a CPU device computes: fewer helpers
+  EXPECT_EQ(copy_ways(0, true, 1, 16), kMaxWaysBesideCpuWork);
+  EXPECT_EQ(copy_ways(0, true, 2, 4), 2u);                        // but still the queues' share
+  EXPECT_EQ(copy_ways(0, false, 3, 2), 1u);                       // fewer threads than queues
+  EXPECT_EQ(copy_ways(0, false, 0, 16), 1u);                      // nothing staged
 }
