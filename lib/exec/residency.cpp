@@ -6,6 +6,7 @@
 #include "platform/error.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace sinew::detail {
 
@@ -183,6 +184,14 @@ void Residency::commit() {
     if (a.written) a.array->invalidate(a.first, a.end, a.piece);
   }
   for (ArrayState* array : arrays) array->drop_redundant(used);
+}
+
+void Residency::forget() {
+  if (!committed_) throw std::logic_error("sinew: a run's residency forgotten before it committed");
+  accesses_.clear();
+  by_slice_.clear();
+  committed_ = false;
+  started_ = false;
 }
 
 void Residency::rollback() {
