@@ -64,14 +64,10 @@ Report KeptRun::execute(Environment& env, const NodeImpl& root, const Analysis& 
     if (prepare_again(*state->run, settings.schedule_memory)) {
       Report report = run_prepared(*state->run);  // a failure takes the state with it
       report.prepared_again = true;
-      {
-        std::lock_guard lock(mutex_);
-        ++reused_;
-      }
       keep(std::move(state));
       return report;
     }
-  }
+  }  // (a state whose schedule now runs otherwise is gone here: the run is prepared afresh)
   if (!an.paths) throw std::logic_error("sinew: an analysis without node paths");
   if (!dec->policy) throw std::logic_error("sinew: a decomposition without its schedule policy");
   auto state = std::make_unique<State>();
@@ -115,17 +111,6 @@ void KeptRun::keep(std::unique_ptr<State> state) {
   std::lock_guard lock(mutex_);
   replaced = std::move(kept_);
   kept_ = std::move(state);
-}
-
-std::size_t KeptRun::reused() const {
-  std::lock_guard lock(mutex_);
-  return reused_;
-}
-
-void KeptRun::clear() {
-  std::unique_ptr<State> state;
-  std::lock_guard lock(mutex_);
-  state = std::move(kept_);
 }
 
 }  // namespace sinew::detail

@@ -56,23 +56,18 @@ class KeptRun {
   KeptRun(const KeptRun&) = delete;
   KeptRun& operator=(const KeptRun&) = delete;
 
-  // execute() over `dec`, on the kept state where the run is identical to the last one kept.
+  // execute() over `dec`, on the kept state where the run is identical to the last one kept
+  // (Report::prepared_again).
   Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const std::vector<Binding>& bindings,
                  const std::shared_ptr<const Decomposition>& dec, const RunSettings& settings);
-  // How many runs went on a kept state (for the tests).
-  std::size_t reused() const;
-  // Drops the kept state (its queues back to the pool).
-  void clear();
-
  private:
   struct State;
   std::unique_ptr<State> take(const Environment& env, const std::vector<Binding>& bindings,
                               const Decomposition& dec, ScheduleMemory* memory);
   void keep(std::unique_ptr<State> state);
 
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::unique_ptr<State> kept_;
-  std::size_t reused_ = 0;
 };
 
 }  // namespace sinew::detail
