@@ -55,7 +55,8 @@ void Residency::place() {
 }
 
 void Residency::place_use(const VectorUse& u, ArrayState& array) {
-  if (!array.lost().empty()) array.require_intact("vector '" + u.vector->name + "'");  // its name made on failure only
+  // (lost() only after a failure; the vector's name made only for an error)
+  if (array.may_have_lost() && !array.lost().empty()) array.require_intact("vector '" + u.vector->name + "'");
   if (!keeps_slices(u)) {
     Access a{.array = &array, .vector = u.vector.get(), .first = 0, .end = array.bytes(), .read = true,
              .written = u.written};
