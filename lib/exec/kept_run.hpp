@@ -12,7 +12,8 @@
 // trainer's step bring another), the same schedule memory, the same environment, and bindings
 // equal field by field (the same vectors and results, the same host addresses, lengths and types,
 // the same resident arrays, each still alive). Anything else runs prepared afresh, and its state
-// replaces the kept one.
+// replaces the kept one; a run that is never kept (below: profiled, poison-checked, a Cluster
+// rank's part) leaves the kept state as it is.
 //
 // Kept only after a run that succeeded and whose state serves another run unchanged:
 //   - not profiled (a trace profiles every run), no poison check, not a process's part of a
@@ -27,12 +28,13 @@
 // What may change between identical runs is all re-read on every run: the residency is placed
 // anew (a host write through the array's access, another tree's run or a failed run that moved or
 // dropped pieces: the moves a freshly prepared run would make, the same errors), kernels' arguments
-// are set at every launch from the slices the residency gives, host vectors are uploaded by every
-// run. A run that fails on the kept state takes it with it (its rollback as a prepared run's);
+// are set at every launch from the slices the residency gives, host vectors are read in place
+// (zero-copy) at the same addresses. A run that fails on the kept state takes it with it (its rollback as a prepared run's);
 // the next runs prepared afresh.
 //
 // The kept state holds the queues it took from the pool until it is replaced or its owner (the
-// prepared tree) goes, and no resident array (their pieces belong to the arrays).
+// prepared tree, which the runtime gives up before its queue pool) goes, and no resident array
+// (their pieces belong to the arrays).
 //
 // Thread safety: execute() may be called from several threads; a run takes the kept state for
 // itself, so one running at the same time prepares afresh (and the last to finish is kept).
