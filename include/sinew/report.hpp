@@ -149,6 +149,11 @@ struct Report {
   std::size_t iterations = 0;         ///< loop iterations run (outermost loops summed)
   std::vector<PartitionReport> partitions;  ///< every partition, in decomposition order
   bool profiled = false;              ///< the queues were profiled: partitions' times and `kernels`
+  /// The run went on the prepared state (queues, kernel objects, the memory check) that the run of
+  /// the same tree before it left: the same plan, the same bindings, unprofiled, a tree of kernels,
+  /// pipelines and maps (docs/decisions/168 has the rules). Its results and copies are those of a
+  /// freshly prepared run; the resident arrays are placed anew for every run.
+  bool prepared_again = false;
   /// Per runtime device: host time from the start of the execution until the device's last queue
   /// finished its work (uploads, kernels, downloads), in ms; 0 for a device that had no share.
   /// What the trainer and the balancer compare.

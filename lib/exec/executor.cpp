@@ -15,6 +15,10 @@ Report execute(Environment& env, const NodeImpl& root, const Analysis& an, const
   if (!dec.policy) throw std::logic_error("sinew: a decomposition without its schedule policy");
   RunState run(env, root, an, bindings, dec, settings.profile, settings.poison, settings.exchanger);
   prepare(run, settings.schedule_memory);
+  return run_prepared(run);
+}
+
+Report run_prepared(RunState& run) {
   run.record.prepared_ms = run.now_ms();
   drive(run);
   if (run.error()) std::rethrow_exception(run.error());

@@ -145,10 +145,9 @@ void place_partitions(RunState& run) {
   }
 }
 
-// The run's schedule: the policy's run of the plan (its queues, the chunks it cuts before the
-// run), each worker's queue there, and the chunks cut before the run on their workers, in the
-// order the policy cut them, so that they are prepared, checked and allocated like any partition.
-void start_schedule(RunState& run) {
+// Each worker's queue in the schedule's run (RunSchedule::takers); the worker of each queue (null
+// for a queue no worker has).
+std::vector<Worker*> assign_takers(RunState& run) {
   RunSchedule& schedule = run.schedule;
   const auto& queues = schedule.run->queues();
   schedule.takers.assign(run.workers.list.size(), {});
@@ -160,7 +159,15 @@ void start_schedule(RunState& run) {
         schedule.takers[w.index].queue = q;
         worker_of[q] = &w;
       }
-  for (const auto& [q, chunk] : schedule.run->chunks_before_run()) add_chunk(run, *worker_of.at(q), chunk);
+  return worker_of;
+}
+
+// The run's schedule: the policy's run of the plan (its queues, the chunks it cuts before the
+// run), each worker's queue there, and the chunks cut before the run on their workers, in the
+// order the policy cut them, so that they are prepared, checked and allocated like any partition.
+void start_schedule(RunState& run) {
+  const std::vector<Worker*> worker_of = assign_takers(run);
+  for (const auto& [q, chunk] : run.schedule.run->chunks_before_run()) add_chunk(run, *worker_of.at(q), chunk);
 }
 
 // Staged copies: split over helper threads (docs/decisions/172).
@@ -199,6 +206,35 @@ void prepare_runners(RunState& run, Worker& w) {
     cl_call([&] { return ErrorContext{.node = run.path(n), .device = w.info().name}; },
             [&] { runner_of(n).prepare(ctx, w, n); });
   });
+}
+
+bool prepare_again(RunState& run, ScheduleMemory* memory) {
+  std::unique_ptr<ScheduleRun> schedule = run.dec.policy->start_run(run.dec, memory);
+  if (schedule->takes_chunks() || schedule->queues().size() != run.workers.list.size() ||
+      !schedule->chunks_before_run().empty())
+    return false;
+  run.schedule.run = std::move(schedule);
+  const std::vector<Worker*> worker_of = assign_takers(run);
+  if (std::find(worker_of.begin(), worker_of.end(), nullptr) != worker_of.end()) return false;
+  run.start = std::chrono::steady_clock::now();
+  run.record.reset();
+  run.workers.defer_unmaps = false;
+  for (auto& w : run.workers.list) {
+    w.dirty.clear();
+    w.halo_dirty.clear();
+    w.pending.clear();
+    w.values_met.clear();
+    w.loop_depth = 0;
+    w.leaves_run = {};
+    w.host_start_ms = w.host_enqueued_ms = w.host_end_ms = 0;
+    w.drained = false;
+  }
+  for (auto& ps : run.workers.parts) {
+    ps.events.clear();
+    ps.maps.clear();
+  }
+  cl_call({.api_call = "resident array"}, [&] { run.residency.place(); });
+  return true;
 }
 
 void prepare(RunState& run, ScheduleMemory* memory) {

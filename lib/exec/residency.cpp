@@ -6,6 +6,7 @@
 #include "platform/error.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace sinew::detail {
 
@@ -54,7 +55,8 @@ void Residency::place() {
 }
 
 void Residency::place_use(const VectorUse& u, ArrayState& array) {
-  if (!array.lost().empty()) array.require_intact("vector '" + u.vector->name + "'");  // its name made on failure only
+  // (lost() only after a failure; the vector's name made only for an error)
+  if (array.may_have_lost() && !array.lost().empty()) array.require_intact("vector '" + u.vector->name + "'");
   if (!keeps_slices(u)) {
     Access a{.array = &array, .vector = u.vector.get(), .first = 0, .end = array.bytes(), .read = true,
              .written = u.written};
@@ -183,6 +185,14 @@ void Residency::commit() {
     if (a.written) a.array->invalidate(a.first, a.end, a.piece);
   }
   for (ArrayState* array : arrays) array->drop_redundant(used);
+}
+
+void Residency::forget() {
+  if (!committed_) throw std::logic_error("sinew: a run's residency forgotten before it committed");
+  accesses_.clear();
+  by_slice_.clear();
+  committed_ = false;
+  started_ = false;
 }
 
 void Residency::rollback() {

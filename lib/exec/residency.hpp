@@ -48,6 +48,9 @@ class Residency {
   void fill(PartState& ps);
   // After a run without error: what it wrote is up to date where it was written.
   void commit();
+  // After commit(): forgets the run's accesses (they point into the arrays as that run found
+  // them), so that a kept run state (exec/kept_run.hpp) places its next run anew.
+  void forget();
 
  private:
   struct Move {

@@ -130,6 +130,7 @@ void ArrayState::note_completed() {
 }
 
 void ArrayState::note_failure(std::string what) {
+  failed_ = true;
   std::lock_guard lock(status_mutex_);
   last_failure_ = std::move(what);
 }

@@ -18,6 +18,7 @@
 #include <sinew/array.hpp>
 #include <sinew/binding.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <list>
@@ -70,6 +71,11 @@ class ArrayState {
   void invalidate(std::size_t first, std::size_t end, const ArrayPiece* except);
   // Bytes up to date nowhere.
   ByteRanges lost() const;
+  // Whether some bytes may be up to date nowhere: false until a failure is noted (note_failure),
+  // since only a failed run's rollback or a failed detach() leaves bytes nowhere (a run's commit,
+  // invalidate() and drop_redundant() keep every byte up to date somewhere). A run's check of its
+  // arrays (Residency::place) needs no lost() before then.
+  bool may_have_lost() const { return failed_; }
   // A sinew::Error naming `use` where some bytes are lost.
   void require_intact(const std::string& use) const;
   // The pieces no place needs: up to date nowhere, or only where another place is too, and not
@@ -97,6 +103,7 @@ class ArrayState {
   mutable std::mutex status_mutex_;
   std::uint64_t runs_completed_ = 0;
   std::string last_failure_;
+  std::atomic<bool> failed_{false};  // a failure was noted (may_have_lost)
 };
 
 // The turns of one request's arrays: tickets taken at admission (the arrays checked: made by this

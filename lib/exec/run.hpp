@@ -86,7 +86,8 @@ class RunState {
   const std::vector<Binding>& bindings;
   const Decomposition& dec;
   const bool profile;
-  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // When the run began (a kept run state's next run begins anew: exec/kept_run.hpp).
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   // Its parts.
   Workers workers;
@@ -157,6 +158,14 @@ class RunState {
 // sizes, allocation sizes, memory), then allocates the buffers — all before any data moves.
 // `memory`: what the plan's earlier runs left its schedule (SchedulePolicy::new_memory), or null.
 void prepare(RunState& run, ScheduleMemory* memory);
+// A run state kept after a run without error (exec/kept_run.hpp) made ready for one more run of
+// the same tree, bindings and decomposition: the schedule's run started anew, what the last run
+// noted (its record, the workers' walk, their times, its partitions' events) forgotten, and the
+// resident arrays placed anew (exec/residency.hpp: what changed since, a host write, another
+// tree's run, moves as it would in a run prepared afresh). False, before the residency is
+// touched, where the schedule's new run has other queues or cuts chunks: the state is then of no
+// use.
+bool prepare_again(RunState& run, ScheduleMemory* memory);
 // Every node's runner prepares `w` for its partitions (programs, kernel objects, per-partition
 // state): prepare() for the partitions placed before the run, a worker for each chunk it takes.
 void prepare_runners(RunState& run, Worker& w);
@@ -166,6 +175,9 @@ void allocate_slices(RunState& run, PartState& ps);
 // Runs every worker's partitions (a thread per queue, or one thread feeding every device) and
 // waits for their queues; the first error is kept in the run.
 void drive(RunState& run);
+// A prepared run (prepare() or prepare_again()) driven to its end: its resident arrays committed,
+// its reductions combined, its report; the run's first error thrown.
+Report run_prepared(RunState& run);
 // The report of a finished run, and its Chrome trace when one is asked for.
 Report report(RunState& run, double joined_ms);
 

@@ -50,6 +50,16 @@ void RunRecord::note_level(const LevelReport& part) {
   it->bytes += part.bytes;
 }
 
+void RunRecord::reset() {
+  std::lock_guard lock(mutex_);
+  copies_ = {};
+  loop_copies_ = {};
+  levels_.clear();
+  exchanges.clear();
+  iterations = 0;
+  prepared_ms = 0;
+}
+
 Copies RunRecord::copies() const {
   std::lock_guard lock(mutex_);
   return copies_;

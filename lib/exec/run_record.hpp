@@ -40,6 +40,10 @@ class RunRecord {
   Copies loop_copies() const;
   std::vector<LevelReport> levels() const;
 
+  // Forgets what a run noted, for the next run of a kept run state (exec/kept_run.hpp); the copy
+  // threads, chosen while preparing, stay.
+  void reset();
+
   std::vector<HaloExchange> exchanges;  // in the order they ran
   std::size_t iterations = 0;           // the outermost loops' iterations
   double prepared_ms = 0;               // when preparation ended, in the run

@@ -56,6 +56,8 @@ class WholeLeaves {
   // Whether `n` runs through run() rather than on the partitions (a leaf marked whole, and the
   // run is not already one partition of every unit on the leaf's device).
   bool gathers(const NodeImpl& n) const { return leaves_.count(&n) > 0; }
+  // Whether the run gathers any leaf.
+  bool any() const { return !leaves_.empty(); }
   // Gathers, runs and scatters leaf `n` (see above) for loop step `iteration`.
   void run(NodeContext& ctx, const NodeImpl& n, std::size_t iteration);
   // What each gathered leaf did, for Report::whole_leaves.

@@ -118,8 +118,11 @@ Report measure(Environment& env, const PreparedTree& p, const std::vector<Bindin
   // (A process's part of a larger run keeps nothing between runs: its decomposition is its own.)
   ScheduleMemory* memory = exchanger ? nullptr : plan.schedule_memory.get();
   const auto t0 = std::chrono::steady_clock::now();
-  Report rep = execute(env, p.root(), p.analysis, bindings, *dec,
-                       {.profile = profile, .poison = poison, .exchanger = exchanger, .schedule_memory = memory});
+  const RunSettings settings{.profile = profile, .poison = poison, .exchanger = exchanger, .schedule_memory = memory};
+  // A run of one process goes through the tree's kept run state: an identical run reuses the one
+  // before it (exec/kept_run.hpp).
+  Report rep = exchanger ? execute(env, p.root(), p.analysis, bindings, *dec, settings)
+                         : p.kept_run.execute(env, p.root(), p.analysis, bindings, dec, settings);
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rep.tree = p.label;
   return rep;

@@ -8,14 +8,15 @@
 // with the tree. train_on_copies() is the training search over scratch copies of what the tree
 // writes, through measure().
 //
-// Thread safety: a PreparedTree is immutable but for its decomposition cache (locked); several
-// requests may use one at once.
+// Thread safety: a PreparedTree is immutable but for its decomposition cache and its kept run
+// state (each locked); several requests may use one at once.
 #pragma once
 
 #include "decompose/decompose.hpp"
 #include "decompose/schedule_policy.hpp"
 #include "exec/environment.hpp"
 #include "exec/exchanger.hpp"
+#include "exec/kept_run.hpp"
 #include "schedule/train.hpp"
 #include "tree/analysis.hpp"
 
@@ -65,6 +66,9 @@ struct PreparedTree {
     std::shared_ptr<ScheduleMemory> schedule_memory;
   };
   Planned planned(const Config& config, const std::vector<DeviceInfo>& devices) const;
+  // The prepared state of the tree's last run, for the next identical one (exec/kept_run.hpp:
+  // the same plan's decomposition, the same bindings); measure() runs through it.
+  mutable KeptRun kept_run;
 
  private:
   // shares, fission, overlap, schedule, plan items

@@ -138,6 +138,9 @@ const cl::Buffer& plain_halo(NodeContext& ctx, PartState& ps, KernelState& s, co
 
 class KernelRunner final : public LeafRunner {
  public:
+  // A partition's KernelState depends on its units and queue alone; the arguments are set at
+  // every launch from the slices the run gives the partition.
+  bool serves_identical_runs() const override { return true; }
   void prepare(NodeContext& ctx, Worker& w, const NodeImpl& node) const override {
     const auto& n = static_cast<const KernelNode&>(node);
     const std::string& path = ctx.path(n);

@@ -33,6 +33,10 @@ class NodeRunner {
     (void)w;
     (void)n;
   }
+  // Whether what prepare() made (PartState::nodes, the worker's kernel objects) serves a later
+  // run of the same partitions as it is, so that a kept run state (exec/kept_run.hpp) may run
+  // again without preparing: nothing in it changes while a run goes. False unless a kind says so.
+  virtual bool serves_identical_runs() const { return false; }
   // Enqueues the node's work for `group` on the worker's queue (from the worker's thread).
   virtual void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& n, Step step) const = 0;
   // Waits until what combine() reads of the worker's partitions is on the host (for a loop's

@@ -7,6 +7,7 @@ namespace {
 
 class SequenceRunner final : public NodeRunner {
  public:
+  bool serves_identical_runs() const override { return true; }  // it keeps no state
   void run(NodeContext& ctx, Worker& w, const Group& group, const NodeImpl& n, Step step) const override {
     for (const auto& c : n.children) interpret(ctx, w, group, *c, step);
   }
