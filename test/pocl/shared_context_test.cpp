@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,21 @@ TEST(SharedContext, RunsInARowAndTheSharedTreesStayRight) {
       k.report = rt.run(k.tree, k.bindings, RunOptions{.config = c}).get();
       EXPECT_EQ(k.check(), "") << name << " " << c.str();
     }
+  }
+}
+
+// $SINEW_SHARED_CONTEXT=0 keeps a context per device: the halo rows between the two discrete
+// devices go through the host, as they did before the devices shared one; unset, they share it.
+TEST(SharedContext, TheEnvironmentTurnsItOffForAContextPerDevice) {
+  if (!three_devices()) GTEST_SKIP() << "needs three PoCL devices";
+  for (const char* value : {"0", ""}) {
+    ::setenv("SINEW_SHARED_CONTEXT", value, 1);
+    Runtime rt(RuntimeOptions{.discrete = "cpu:1,cpu:2"});
+    ::unsetenv("SINEW_SHARED_CONTEXT");
+    const HeatRun split = heat(rt, shares({0, 0.5, 0.5}), 32, 32, 3);
+    ASSERT_EQ(split.report.exchanges.size(), 2u) << split.report.str();
+    for (const auto& e : split.report.exchanges)
+      EXPECT_EQ(e.host_bytes, std::string(value) == "0" ? e.bytes : 0u) << value << "\n" << split.report.str();
   }
 }
 
