@@ -389,6 +389,12 @@ struct RuntimeOptions {
   /// Map and unmap a CPU device's zero-copy results even where discovery's probe found that its
   /// buffers are the host memory itself. $SINEW_MAP_ZERO_COPY; default false.
   std::optional<bool> map_zero_copy;
+  /// The discrete devices of one OpenCL platform (GPUs, and devices RuntimeOptions::discrete
+  /// drives like them) share one OpenCL context, so halo units, replicas and a whole leaf's
+  /// gather move between them with device-side copies rather than through the host. False keeps
+  /// a context per device. CPU devices driven zero-copy (and their fission sub-devices) keep
+  /// contexts of their own either way (docs/decisions/174). $SINEW_SHARED_CONTEXT; default true.
+  std::optional<bool> shared_context;
   /// Profile every run's queues (device times per partition and kernel in the Report), unless a
   /// run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.
   std::optional<bool> profile;

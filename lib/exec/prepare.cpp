@@ -247,7 +247,7 @@ void prepare(RunState& run, ScheduleMemory* memory) {
   run.buffers.round_partition_sizes(takes_chunks);
   start_schedule(run);
   for (auto& w : run.workers.list)
-    run.workers.contexts.try_emplace(w.context(), ContextState{w.context, {}}).first->second.workers.push_back(&w);
+    run.workers.contexts.try_emplace(replica_place(w), ContextState{w.context, {}}).first->second.workers.push_back(&w);
   // A streamed tree's workers (partitions placed before the run) reuse their buffers from
   // partition to partition.
   if (run.an.streamable && !takes_chunks)

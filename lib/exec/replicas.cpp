@@ -5,6 +5,8 @@
 #include "exec/transfer.hpp"
 #include "platform/error.hpp"
 
+#include <iterator>
+
 namespace sinew::detail {
 namespace {
 
@@ -46,15 +48,22 @@ bool replica_is_slice(const RunState& run, const VectorUse& u) {
 // meanwhile) and no other zero-copy context (its slices are the user's memory too, written while
 // this one reads). Its partitions then copy instead of swapping (PartState::swaps): a sweep
 // writing its slice into the user's memory would overwrite what it reads.
-cl_context user_replica_context(const RunState& run) {
-  if (run.workers.contexts.size() < 2 || run.schedule.takes_chunks()) return nullptr;
-  cl_context found = nullptr;
-  for (const auto& [handle, cs] : run.workers.contexts) {
+ReplicaPlace user_replica_place(const RunState& run) {
+  const ReplicaPlace none{nullptr, nullptr};
+  if (run.workers.contexts.size() < 2 || run.schedule.takes_chunks()) return none;
+  ReplicaPlace found = none;
+  for (const auto& [place, cs] : run.workers.contexts) {
     if (!cs.workers.front()->zero_copy) continue;
-    if (found || cs.workers.size() != 1) return nullptr;
-    found = handle;
+    if (found.first || cs.workers.size() != 1) return none;
+    found = place;
   }
   return found;
+}
+
+// Whether the run's places span several OpenCL contexts (then some slices move through the host).
+bool spans_contexts(const RunState& run) {
+  const auto& places = run.workers.contexts;
+  return !places.empty() && places.begin()->first.first != std::prev(places.end())->first.first;
 }
 
 // A slice of `v` into a context's replica `whole` on the context's own queue.
@@ -66,6 +75,17 @@ void copy_into_replica(RunState& run, PartState& ps, const VectorUse& u, const c
   run.track(ps, ev, &sync_path, false);
 }
 
+// A slice of `v` from another device of the replica's context into `to`'s replica `whole`, on
+// `to`'s queue: a device-side copy (the slice's writes have ended: replicas are synchronised
+// at a barrier every queue reaches idle).
+void copy_across_devices(RunState& run, PartState& from, PartState& to, const VectorUse& u, const cl::Buffer& whole) {
+  cl::Event ev;
+  run.record.count_copy(*to.worker, CopyKind::on_device, RunState::slice_bytes(from, u));
+  to.worker->queue().enqueueCopyBuffer(from.slices.at(u.vector.get()), whole, 0, RunState::slice_offset(from, u),
+                                       RunState::slice_bytes(from, u), nullptr, run.event_of(ev));
+  run.track(to, ev, &sync_path, false);
+}
+
 void finish_all(RunState& run) {
   for (auto& w : run.workers.list) w.queue().finish();
 }
@@ -73,7 +93,10 @@ void finish_all(RunState& run) {
 }  // namespace
 
 void Replicas::plan() {
-  if (may_share_memory()) host_context_ = user_replica_context(run_);
+  if (may_share_memory()) {
+    host_place_ = user_replica_place(run_);
+    host_context_ = host_place_.first;
+  }
   for (const auto& u : run_.an.vectors) {
     if (may_share_memory() && replica_is_slice(run_, u)) in_slice_.insert(u.vector.get());
     if (host_context_ && u.read_whole && u.written && u.bound() && u.partitioned && !u.read_halo && !u.aligned &&
@@ -83,14 +106,14 @@ void Replicas::plan() {
 }
 
 void Replicas::allocate() {
-  for (auto& [handle, cs] : run_.workers.contexts) {
-    auto& whole = whole_[handle];
+  for (auto& [place, cs] : run_.workers.contexts) {
+    auto& whole = whole_[place];
     for (const auto& u : run_.an.vectors) {
       if (!u.read_whole) continue;
       any_ = true;
       const VectorState* v = u.vector.get();
       if (in_slice_.count(v)) continue;
-      if (in_user_memory(handle, v)) {
+      if (in_user_memory(place.first, v)) {
         whole[v] = cl::Buffer(cs.context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, u.bytes(), run_.host_of(u));
         continue;
       }
@@ -104,14 +127,14 @@ void Replicas::allocate() {
 
 const cl::Buffer& Replicas::of(const PartState& ps, const VectorState* v) const {
   if (in_slice_.count(v)) return ps.slices.at(v);
-  return whole_.at(ps.worker->context()).at(v);
+  return whole_.at(replica_place(*ps.worker)).at(v);
 }
 
 void Replicas::upload(Worker& w) {
   static const std::string upload_path = "upload";
   // The first worker of the context that has partitions: only those run any (under a schedule
   // that cuts chunks as the run goes, a worker that took none before the run takes none later).
-  const ContextState& cs = run_.workers.contexts.at(w.context());
+  const ContextState& cs = run_.workers.contexts.at(replica_place(w));
   Worker* first = cs.workers.front();
   for (Worker* o : cs.workers)
     if (!o->parts.empty()) {
@@ -125,16 +148,17 @@ void Replicas::upload(Worker& w) {
       const VectorState* v = u.vector.get();
       if (!u.read_whole || !u.bound() || run_.whole_in_user(w, u) || in_slice_.count(v)) continue;
       if (in_user_memory(w.context(), v)) continue;  // the user's memory
-      to_device(run_, *w.parts.front(), whole_.at(w.context()).at(v), 0, run_.host_of(u), u.bytes(), &upload_path);
+      to_device(run_, *w.parts.front(), whole_.at(replica_place(w)).at(v), 0, run_.host_of(u), u.bytes(), &upload_path);
       wrote = true;
     }
-    if (wrote) w.queue().finish();  // other queues of the context read the replicas
+    if (wrote) w.queue().finish();  // other queues of the place read the replicas
   });
 }
 
 // The user's memory is the host context's replica and holds that context's slices: the others'
 // slices are read into it, while each other context takes the host context's slices from it and
-// copies its own into its replica; then the slices of third contexts.
+// copies its own into its replica and takes those of other devices of its context on the device;
+// then the slices of third contexts.
 void Replicas::sync_through_user(const VectorUse& u) {
   const VectorState* v = u.vector.get();
   RunState& run = run_;
@@ -143,26 +167,30 @@ void Replicas::sync_through_user(const VectorUse& u) {
       to_host(run, ps, ps.slices.at(v), 0, run.host_of(u) + RunState::slice_offset(ps, u), RunState::slice_bytes(ps, u),
               &sync_path);
   bool third = false;
-  for (auto& [handle, cs] : run.workers.contexts) {
-    if (handle == host_context_) continue;
+  for (auto& [place, cs] : run.workers.contexts) {
+    if (place == host_place_) continue;
+    const cl::Buffer& whole = whole_.at(place).at(v);
+    PartState& first = *cs.workers.front()->parts.front();
     for (auto& ps : run.workers.parts) {
       if (!ps.part->units) continue;
-      if (ps.worker->context() == handle)
-        copy_into_replica(run, ps, u, whole_.at(handle).at(v));
+      if (replica_place(*ps.worker) == place)
+        copy_into_replica(run, ps, u, whole);
+      else if (ps.worker->context() == place.first)
+        copy_across_devices(run, ps, first, u, whole);
       else if (ps.worker->context() == host_context_)
-        to_device(run, *cs.workers.front()->parts.front(), whole_.at(handle).at(v), RunState::slice_offset(ps, u),
-                  run.host_of(u) + RunState::slice_offset(ps, u), RunState::slice_bytes(ps, u), &sync_path);
+        to_device(run, first, whole, RunState::slice_offset(ps, u), run.host_of(u) + RunState::slice_offset(ps, u),
+                  RunState::slice_bytes(ps, u), &sync_path);
       else
         third = true;
     }
   }
   finish_all(run);
   if (!third) return;
-  for (auto& [handle, cs] : run.workers.contexts) {
-    if (handle == host_context_) continue;
+  for (auto& [place, cs] : run.workers.contexts) {
+    if (place == host_place_) continue;
     for (auto& ps : run.workers.parts)
-      if (ps.part->units && ps.worker->context() != handle && ps.worker->context() != host_context_)
-        to_device(run, *cs.workers.front()->parts.front(), whole_.at(handle).at(v), RunState::slice_offset(ps, u),
+      if (ps.part->units && ps.worker->context() != place.first && ps.worker->context() != host_context_)
+        to_device(run, *cs.workers.front()->parts.front(), whole_.at(place).at(v), RunState::slice_offset(ps, u),
                   run.host_of(u) + RunState::slice_offset(ps, u), RunState::slice_bytes(ps, u), &sync_path);
   }
   finish_all(run);
@@ -173,7 +201,7 @@ void Replicas::sync(const VectorState* v) {
   const VectorUse& u = run.an.use(v);
   cl_call({.api_call = "replica sync", .argument = "vector '" + v->name + "'"}, [&] {
     if (in_user_.count(v)) return sync_through_user(u);
-    if (run.workers.contexts.size() > 1) {
+    if (spans_contexts(run)) {
       auto& host = staging_[v];
       host.resize(u.elements * v->type.size);
       for (auto& ps : run.workers.parts)
@@ -182,14 +210,18 @@ void Replicas::sync(const VectorState* v) {
                   &sync_path);
       finish_all(run);
     }
-    for (auto& [handle, cs] : run.workers.contexts) {
+    for (auto& [place, cs] : run.workers.contexts) {
+      const cl::Buffer& whole = whole_.at(place).at(v);
+      PartState& first = *cs.workers.front()->parts.front();
       for (auto& ps : run.workers.parts) {
         if (!ps.part->units) continue;
-        if (ps.worker->context() == handle)
-          copy_into_replica(run, ps, u, whole_.at(handle).at(v));
+        if (replica_place(*ps.worker) == place)
+          copy_into_replica(run, ps, u, whole);
+        else if (ps.worker->context() == place.first)
+          copy_across_devices(run, ps, first, u, whole);
         else
-          to_device(run, *cs.workers.front()->parts.front(), whole_.at(handle).at(v), RunState::slice_offset(ps, u),
-                    staging_[v].data() + RunState::slice_offset(ps, u), RunState::slice_bytes(ps, u), &sync_path);
+          to_device(run, first, whole, RunState::slice_offset(ps, u), staging_[v].data() + RunState::slice_offset(ps, u),
+                    RunState::slice_bytes(ps, u), &sync_path);
       }
     }
     finish_all(run);

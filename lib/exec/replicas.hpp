@@ -1,5 +1,6 @@
-// exec/replicas.hpp — the vectors a tree reads whole: one replica per OpenCL context, filled from
-// the host before the first leaf, and re-synchronised when leaves wrote slices of the vector since
+// exec/replicas.hpp — the vectors a tree reads whole: one replica per place (ReplicaPlace: an
+// OpenCL context, or a device of a context several discrete devices share), filled from the host
+// before the first leaf, and re-synchronised when leaves wrote slices of the vector since
 // (gathered into every replica: device-side copies within a context, through the host between
 // contexts).
 //
@@ -17,11 +18,22 @@
 
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace sinew::detail {
 
 class RunState;
+
+// Where a run keeps one replica of each vector read whole: an OpenCL context, and within a
+// context that several discrete devices share, each of those devices (each has memory of its own,
+// and a buffer written by two devices at once has no defined contents: docs/decisions/174).
+// Zero-copy devices' queues and a fission set's sub-devices share their context's host memory
+// (device null).
+using ReplicaPlace = std::pair<cl_context, cl_device_id>;
+inline ReplicaPlace replica_place(const Worker& w) {
+  return {w.context(), w.info().discrete ? w.cl_device() : nullptr};
+}
 
 class Replicas {
  public:
@@ -33,16 +45,16 @@ class Replicas {
   // Before any buffer: which replicas are a slice or the user's memory (once the run's
   // partitions and contexts are known).
   void plan();
-  // One replica per context of every vector read whole (after the partitions' slices).
+  // One replica per place of every vector read whole (after the partitions' slices).
   void allocate();
   // Some vector is read whole: the workers meet after the replicas' upload.
   bool any() const { return any_; }
-  // The first worker of each context that has partitions fills the context's replicas.
+  // The first worker of each place that has partitions fills the place's replicas.
   void upload(Worker& w);
   // Gathers the slices of `v` written since its last synchronisation into every replica. Runs on
   // the last worker thread to arrive at a barrier, while the others wait with idle queues.
   virtual void sync(const VectorState* v);
-  // The replica of `v` a kernel of `ps` reads whole: its context's, or the slice that holds it all.
+  // The replica of `v` a kernel of `ps` reads whole: its place's, or the slice that holds it all.
   const cl::Buffer& of(const PartState& ps, const VectorState* v) const;
   // Writing a slice of `v` dirties its replicas (none where the replica is the slice itself).
   bool tracks_writes(const VectorState* v) const { return !in_slice_.count(v); }
@@ -59,7 +71,7 @@ class Replicas {
   // others' slices come in through the exchanger, into a replica of its own).
   virtual bool may_share_memory() const { return true; }
   RunState& run_;
-  std::map<cl_context, std::map<const VectorState*, cl::Buffer>> whole_;  // per context
+  std::map<ReplicaPlace, std::map<const VectorState*, cl::Buffer>> whole_;  // per place
   std::map<const VectorState*, std::vector<unsigned char>> staging_;      // through the host
 
  private:
@@ -71,7 +83,8 @@ class Replicas {
   // worker there) is the user's memory itself: the other contexts' slices are read straight into
   // it and written to their replicas from it.
   std::set<const VectorState*> in_user_;
-  cl_context host_context_ = nullptr;  // that context
+  ReplicaPlace host_place_{nullptr, nullptr};  // that context's place
+  cl_context host_context_ = nullptr;          // that context
   bool any_ = false;
 };
 

@@ -51,7 +51,8 @@ namespace sinew::detail {
 
 class Exchanger;
 
-// The workers of one OpenCL context.
+// The workers of one replica place (exec/replicas.hpp): an OpenCL context, or one device of a
+// context several discrete devices share.
 struct ContextState {
   cl::Context context;
   std::vector<Worker*> workers;
@@ -62,7 +63,7 @@ struct Workers {
   std::vector<Worker> list;
   // A deque: a worker appends the chunks it takes while others run theirs (references stay).
   std::deque<PartState> parts;
-  std::map<cl_context, ContextState> contexts;
+  std::map<ReplicaPlace, ContextState> contexts;
   std::optional<Barrier> barrier;  // one party per host thread (per worker where it is met)
   bool cpu_work = false;      // some partition runs on a host-unified (CPU) device
   bool defer_unmaps = false;  // zero-copy results are unmapped after the wait (one feeding thread)

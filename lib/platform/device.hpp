@@ -28,7 +28,12 @@ class Device {
 
   const DeviceInfo& info() const { return info_; }
   const cl::Device& device() const { return device_; }
+  // The device's context: its own from discovery (where its probes ran), or the one it shares
+  // with the other discrete devices of its platform (share_context).
   const cl::Context& context() const { return context_; }
+  // From now on the device's buffers, queues and programs live in `context`, which holds it and
+  // other devices of its platform. Called before any of them is made.
+  void share_context(cl::Context context) { context_ = std::move(context); }
   const cl::Platform& platform() const { return platform_; }
   bool is_cpu() const { return info_.kind == DeviceKind::cpu; }
 

@@ -130,6 +130,12 @@ void QueueBuild::give_back() {
   options_.clear();
 }
 
+std::vector<cl::Device> program_devices(const cl::Context& context, const cl::Device& device) {
+  auto devices = context.getInfo<CL_CONTEXT_DEVICES>();
+  if (devices.size() < 2 || device.getInfo<CL_DEVICE_PARENT_DEVICE>()() != nullptr) return devices;
+  return {device};
+}
+
 ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {
   if (!dir_.empty()) {
     std::error_code ec;
@@ -319,7 +325,9 @@ void ProgramCache::store_binaries(const cl::Program& program, const std::vector<
 
 cl::Program ProgramCache::get(const cl::Context& context, const std::vector<cl::Device>& devices,
                               const ProgramSource& source, const std::string& options, ErrorContext where) {
-  const Key key = std::make_tuple(context(), source_key(source.text, options), options);
+  std::vector<cl_device_id> built_for;
+  for (const auto& d : devices) built_for.push_back(d());
+  const Key key = std::make_tuple(context(), std::move(built_for), source_key(source.text, options), options);
   if (auto program = kept(key)) return *program;
   const auto started = std::chrono::steady_clock::now();
   // One thread builds a given program; others wait for it rather than build it again.

@@ -48,7 +48,9 @@ class ProgramCache {
   std::string file_for(const cl::Device& device, const std::string& source, const std::string& options) const;
 
  private:
-  using Key = std::tuple<cl_context, std::string, std::string>;  // context, source key, options
+  // Context, the devices built for, source key, options: in a context of several devices a
+  // program built for one of them is never handed to a queue of another.
+  using Key = std::tuple<cl_context, std::vector<cl_device_id>, std::string, std::string>;
 
   // The program kept in memory for `key` (counted as a memory hit); none before it is built.
   std::optional<cl::Program> kept(const Key& key);
@@ -77,6 +79,12 @@ class ProgramCache {
   std::map<Key, std::shared_ptr<std::mutex>> building_;
   Stats stats_;
 };
+
+// The devices a queue of `device` in `context` builds its programs for: every device of the
+// context where they are one CPU's sub-devices (a fission set: one build serves them all), the
+// queue's device alone in a context of several devices (docs/decisions/174: each device builds
+// only what it runs, and no program is used on a device it was not built for).
+std::vector<cl::Device> program_devices(const cl::Context& context, const cl::Device& device);
 
 // Identity of a device's compiler for cache keys: name, vendor, driver and platform versions.
 std::string device_identity(const cl::Device& device);

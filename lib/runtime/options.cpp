@@ -120,6 +120,10 @@ const std::vector<Variable>& variables() {  // check-code: table
       {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", kFlag, "0",
         "map and unmap a CPU device's zero-copy results even where its buffers are the host memory itself"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.map_zero_copy = parse::flag(t, n); }},
+      {{"SINEW_SHARED_CONTEXT", "shared_context", kFlag, "1",
+        "the discrete devices of one OpenCL platform share a context, so data moves between them on the devices (0: "
+        "a context per device, through the host)"},
+       [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.shared_context = parse::flag(t, n); }},
       {{"SINEW_POISON_CHECK", "poison_check", kFlag, "0",
         "run each run twice with poison around every slice and halo on discrete devices; results that differ "
         "(a kernel read outside its slice and halo) are an error"},
@@ -266,6 +270,7 @@ RuntimeOptions RuntimeOptions::or_else(const RuntimeOptions& f) const {
   fill(o.copy_threads, f.copy_threads);
   fill(o.wait, f.wait);
   fill(o.map_zero_copy, f.map_zero_copy);
+  fill(o.shared_context, f.shared_context);
   fill(o.profile, f.profile);
   fill(o.poison_check, f.poison_check);
   fill(o.trace, f.trace);
@@ -310,6 +315,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   rule::copy_threads.check(*o.copy_threads, "RuntimeOptions::copy_threads");
   if (!o.wait) o.wait = WaitMode::automatic;
   if (!o.map_zero_copy) o.map_zero_copy = false;
+  if (!o.shared_context) o.shared_context = true;
   if (!o.profile) o.profile = false;
   if (!o.poison_check) o.poison_check = false;
   if (!o.trace) o.trace = "";

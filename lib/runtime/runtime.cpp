@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 namespace sinew {
@@ -41,6 +42,7 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
     : options_(options.effective()), programs_(*options_.disk_cache ? *options_.cache_dir : std::string()) {
   all_ = discover_devices(programs_, *options_.map_zero_copy);
   select_devices();
+  share_contexts();
   configure_environment();
   require_balancer(*options_.balancer.policy);  // an unknown name fails here, before any run
   prepared_ = std::make_unique<PreparedTrees>(env_, chunk_bytes(options_));
@@ -85,6 +87,28 @@ void RuntimeImpl::select_devices() {
     DeviceInfo info = all_[i]->info();
     info.index = env_.infos.size();
     env_.infos.push_back(info);
+  }
+}
+
+// The selected discrete devices of each OpenCL platform in one context (RuntimeOptions::
+// shared_context), made before any buffer, queue or program of theirs: copies between them are
+// device-side copies within a context (exec/halo.hpp, exec/replicas.hpp, exec/whole_leaves.hpp).
+// Zero-copy CPU devices and their fission sets keep their own contexts (docs/decisions/174).
+void RuntimeImpl::share_contexts() {
+  if (!*options_.shared_context) return;
+  std::map<cl_platform_id, std::vector<Device*>> by_platform;
+  for (Device* d : env_.devices) {
+    auto& members = by_platform[d->platform()()];
+    if (d->info().discrete && std::find(members.begin(), members.end(), d) == members.end()) members.push_back(d);
+  }
+  for (const auto& [platform, members] : by_platform) {
+    if (members.size() < 2) continue;
+    std::vector<cl::Device> devices;
+    for (const Device* d : members) devices.push_back(d->device());
+    cl::Context shared;
+    cl_call({.api_call = "clCreateContext", .device = members.front()->info().platform},
+            [&] { shared = cl::Context(devices); });
+    for (Device* d : members) d->share_context(shared);
   }
 }
 

@@ -56,6 +56,7 @@ class RuntimeImpl {
 
  private:
   void select_devices();
+  void share_contexts();
   void configure_environment();
   bool is_pinned(const void* p, std::size_t bytes);
   void register_pinned(const std::shared_ptr<PinnedBlock>& block);

@@ -58,6 +58,8 @@ TEST(Options, EveryVariableReadsAGoodValue) {
   EXPECT_EQ(*read("SINEW_COPY_THREADS", "4").copy_threads, 4u);
   EXPECT_EQ(*read("SINEW_WAIT", "poll").wait, WaitMode::poll);
   EXPECT_EQ(*read("SINEW_MAP_ZERO_COPY", "on").map_zero_copy, true);
+  EXPECT_EQ(*read("SINEW_SHARED_CONTEXT", "0").shared_context, false);
+  EXPECT_EQ(*RuntimeOptions{}.with_defaults().shared_context, true);
   EXPECT_EQ(*read("SINEW_PROFILE", "true").profile, true);
   EXPECT_EQ(*read("SINEW_TRACE", "/tmp/t.json").trace, "/tmp/t.json");
   EXPECT_EQ(*read("SINEW_QUIET", "off").quiet, false);
@@ -82,6 +84,7 @@ TEST(Options, EveryVariableRefusesABadValueNamingItAndWhatItAccepts) {
       {"SINEW_COPY_THREADS", {"-1", "17", "2.5", "many"}},
       {"SINEW_WAIT", {"spin", "auto"}},
       {"SINEW_MAP_ZERO_COPY", {"2"}},
+      {"SINEW_SHARED_CONTEXT", {"both"}},
       {"SINEW_PROFILE", {"yes please"}},
       {"SINEW_QUIET", {"-1"}},
   };

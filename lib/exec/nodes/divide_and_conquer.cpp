@@ -52,7 +52,7 @@ DcKernels dc_kernels(NodeContext& ctx, const cl::Context& context, QueueSlot& sl
   DcKernels k;
   auto build = [&](const KernelNode& kn) -> cl::Kernel& {
     ErrorContext where{.node = path, .device = info.name, .kernel_file = kn.source->origin};
-    auto program = ctx.env().programs->get(context, context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(context, program_devices(context, device),
                                          {kn.source->text, kn.source->origin},
                                          kn.build_options + " -DSINEW_T=" + t.name + slot.build_options(), where);
     try {

@@ -263,7 +263,7 @@ class KernelRunner final : public LeafRunner {
     QueueSlot::LeafKey key{source.get(), n.entry, n.build_options};
     if (auto it = w.slot->leaves.find(key); it != w.slot->leaves.end()) return it->second;
     ErrorContext where{.node = path, .device = w.info().name, .kernel_file = source->origin};
-    auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(w.context, program_devices(w.context, w.cl_device),
                                          {source->text, source->origin}, n.build_options + w.slot->build_options(),
                                          where);
     QueueSlot::Leaf leaf;

@@ -87,7 +87,7 @@ class MapReduceRunner final : public NodeRunner {
                        .kernel_file = r.op == Reducer::Op::custom ? r.origin : "reduce.cl"};
     cl::Program program;
     try {
-      program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+      program = ctx.env().programs->get(w.context, program_devices(w.context, w.cl_device),
                                       {reduce_source(r, t), where.kernel_file}, w.slot->build_options(), where);
     } catch (const Error& e) {
       if (e.build_log().find(kSizeCheck) == std::string::npos) throw;

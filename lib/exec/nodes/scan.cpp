@@ -70,7 +70,7 @@ class ScanRunner final : public NodeRunner {
     const std::string& path = ctx.path(n);
     ErrorContext where{.node = path, .device = w.info().name,
                        .kernel_file = n.op.op == Reducer::Op::custom ? n.op.origin : "scan.cl"};
-    auto program = ctx.env().programs->get(w.context, w.context.getInfo<CL_CONTEXT_DEVICES>(),
+    auto program = ctx.env().programs->get(w.context, program_devices(w.context, w.cl_device),
                                          {scan_source(n.op, t), where.kernel_file}, w.slot->build_options(), where);
     ScanKernels k;
     k.blocks = &w.slot->kernel(program, "sinew_scan_blocks");
