@@ -120,7 +120,7 @@ const std::vector<Variable>& variables() {  // check-code: table
       {{"SINEW_MAP_ZERO_COPY", "map_zero_copy", kFlag, "0",
         "map and unmap a CPU device's zero-copy results even where its buffers are the host memory itself"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.map_zero_copy = parse::flag(t, n); }},
-      {{"SINEW_SHARED_CONTEXT", "shared_context", kFlag, "1",
+      {{"SINEW_SHARED_CONTEXT", "shared_context", kFlag, "0",
         "the discrete devices of one OpenCL platform share a context, so data moves between them on the devices (0: "
         "a context per device, through the host)"},
        [](RuntimeOptions& o, std::string_view t, const std::string& n) { o.shared_context = parse::flag(t, n); }},
@@ -315,7 +315,7 @@ RuntimeOptions RuntimeOptions::with_defaults() const {
   rule::copy_threads.check(*o.copy_threads, "RuntimeOptions::copy_threads");
   if (!o.wait) o.wait = WaitMode::automatic;
   if (!o.map_zero_copy) o.map_zero_copy = false;
-  if (!o.shared_context) o.shared_context = true;
+  if (!o.shared_context) o.shared_context = false;  // docs/decisions/174
   if (!o.profile) o.profile = false;
   if (!o.poison_check) o.poison_check = false;
   if (!o.trace) o.trace = "";

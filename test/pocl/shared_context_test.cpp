@@ -193,18 +193,19 @@ TEST(SharedContext, RunsInARowAndTheSharedTreesStayRight) {
   }
 }
 
-// $SINEW_SHARED_CONTEXT=0 keeps a context per device: the halo rows between the two discrete
-// devices go through the host, as they did before the devices shared one; unset, they share it.
-TEST(SharedContext, TheEnvironmentTurnsItOffForAContextPerDevice) {
+// $SINEW_SHARED_CONTEXT=1 puts the two discrete devices in one context: the halo rows between
+// them move on the devices; 0, or unset (the default, docs/decisions/174), keeps a context per
+// device and they go through the host.
+TEST(SharedContext, TheEnvironmentTurnsItOnAndTheDefaultKeepsAContextPerDevice) {
   if (!three_devices()) GTEST_SKIP() << "needs three PoCL devices";
-  for (const char* value : {"0", ""}) {
+  for (const char* value : {"0", "", "1"}) {
     ::setenv("SINEW_SHARED_CONTEXT", value, 1);
     Runtime rt(RuntimeOptions{.discrete = "cpu:1,cpu:2"});
     ::unsetenv("SINEW_SHARED_CONTEXT");
     const HeatRun split = heat(rt, shares({0, 0.5, 0.5}), 32, 32, 3);
     ASSERT_EQ(split.report.exchanges.size(), 2u) << split.report.str();
     for (const auto& e : split.report.exchanges)
-      EXPECT_EQ(e.host_bytes, std::string(value) == "0" ? e.bytes : 0u) << value << "\n" << split.report.str();
+      EXPECT_EQ(e.host_bytes, std::string(value) == "1" ? 0u : e.bytes) << value << "\n" << split.report.str();
   }
 }
 

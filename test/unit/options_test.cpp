@@ -59,7 +59,7 @@ TEST(Options, EveryVariableReadsAGoodValue) {
   EXPECT_EQ(*read("SINEW_WAIT", "poll").wait, WaitMode::poll);
   EXPECT_EQ(*read("SINEW_MAP_ZERO_COPY", "on").map_zero_copy, true);
   EXPECT_EQ(*read("SINEW_SHARED_CONTEXT", "0").shared_context, false);
-  EXPECT_EQ(*RuntimeOptions{}.with_defaults().shared_context, true);
+  EXPECT_EQ(*RuntimeOptions{}.with_defaults().shared_context, false);  // docs/decisions/174
   EXPECT_EQ(*read("SINEW_PROFILE", "true").profile, true);
   EXPECT_EQ(*read("SINEW_TRACE", "/tmp/t.json").trace, "/tmp/t.json");
   EXPECT_EQ(*read("SINEW_QUIET", "off").quiet, false);
