@@ -161,9 +161,29 @@ struct Halos::Exchange {
   HaloExchange record;
   const std::string* path = nullptr;
   std::vector<std::vector<unsigned char>> through_host;  // kept until the copies have run
+  std::vector<cl::Buffer> between_devices;               // likewise
   std::optional<RemoteUnits> remote;
   bool enqueued = false;
 };
+
+// Two devices of one shared context: the source's device copies the units into a buffer of their
+// size, and the reader's device copies that into its halo once the first copy has ended. A copy
+// on the reader's queue straight from the source's slice would make a driver that keeps each
+// buffer on one device at a time (NVIDIA's) move the whole slice there and back every exchange
+// (docs/decisions/174); the small buffer is all that moves.
+void Halos::copy_between_devices(PartState& ps, const cl::Buffer& halo, PartState& source, const cl::Buffer& from,
+                                 std::size_t from_offset, std::size_t to_offset, std::size_t bytes, cl::Event& ev,
+                                 Exchange& x) {
+  RunState& run = run_;
+  cl::Buffer& middle = x.between_devices.emplace_back(ps.worker->context, CL_MEM_READ_WRITE, bytes);
+  cl::Event copied;
+  run.record.count_copy(*source.worker, CopyKind::on_device, bytes);
+  run.record.count_copy(*ps.worker, CopyKind::on_device, bytes);
+  source.worker->queue().enqueueCopyBuffer(from, middle, from_offset, 0, bytes, nullptr, &copied);
+  source.worker->queue().flush();
+  const std::vector<cl::Event> after{copied};
+  ps.worker->queue().enqueueCopyBuffer(middle, halo, 0, to_offset, bytes, &after, run.event_of(ev));
+}
 
 // The vector's units [src, src + units) into `ps`'s halo buffer from unit `dst` on: from the
 // partitions that hold them (on the device within a context, through the host between contexts),
@@ -190,7 +210,9 @@ void Halos::copy_units(PartState& ps, const VectorUse& u, std::size_t src, std::
       n = std::min(until, q.part->first + q.part->units) - at_unit;
       const cl::Buffer& from = q.slices.at(v);
       const std::size_t offset = (at_unit - q.part->first) * ub;
-      if (q.worker->context() == w.context()) {
+      if (q.worker->context() == w.context() && q.worker->runtime_index != w.runtime_index) {
+        copy_between_devices(ps, halo, q, from, offset, to * ub, n * ub, ev, x);
+      } else if (q.worker->context() == w.context()) {
         run.record.count_copy(w, CopyKind::on_device, n * ub);
         w.queue().enqueueCopyBuffer(from, halo, offset, to * ub, n * ub, nullptr, run.event_of(ev));
       } else {

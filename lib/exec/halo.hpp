@@ -76,6 +76,9 @@ class Halos {
   struct Exchange;
   // One partition's halo units of `u` brought up to date (exchange()).
   void refresh(PartState& ps, const VectorUse& u, Exchange& x);
+  void copy_between_devices(PartState& ps, const cl::Buffer& halo, PartState& source, const cl::Buffer& from,
+                            std::size_t from_offset, std::size_t to_offset, std::size_t bytes, cl::Event& ev,
+                            Exchange& x);
   void copy_units(PartState& ps, const VectorUse& u, std::size_t src, std::size_t dst, std::size_t units,
                   std::uint64_t& counted, Exchange& x);
   const std::string& label(const std::string& text);
