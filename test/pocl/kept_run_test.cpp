@@ -7,6 +7,8 @@
 // discrete, and under the poison check (which keeps nothing).
 #include <sinew/sinew.hpp>
 
+#include "pocl/resident_setups.hpp"
+
 #include <gtest/gtest.h>
 
 #include <future>
@@ -29,18 +31,9 @@ __kernel void twice(__global float* y) {
 
 constexpr std::size_t kN = 1 << 12;
 
-struct Setup {
-  std::string name;
-  RuntimeOptions options;
-};
-std::vector<Setup> setups() {
-  const std::size_t count = Runtime().devices().size();
-  return {{"zero_copy", {}},
-          {"discrete", RuntimeOptions{.discrete = std::to_string(count - 1)}},
-          {"discrete poison check", RuntimeOptions{.discrete = std::to_string(count - 1), .poison_check = true}}};
-}
-
-bool checked(const Runtime& rt) { return *rt.options().poison_check; }
+using Setup = sinew::testing::ResidentSetup;
+using sinew::testing::checked;
+std::vector<Setup> setups() { return sinew::testing::resident_setups(); }
 
 // Each device alone, and on two devices an uneven split.
 std::vector<std::vector<double>> share_sets(std::size_t devices) {

@@ -6,6 +6,8 @@
 // zero-copy and with the last device discrete. Values are small integers: float sums are exact.
 #include <sinew/sinew.hpp>
 
+#include "pocl/resident_setups.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -33,20 +35,9 @@ __kernel void fill(__global float* y, float v) {
 
 constexpr std::size_t kN = 1 << 12;
 
-struct Setup {
-  std::string name;
-  RuntimeOptions options;
-};
-std::vector<Setup> setups() {
-  const std::size_t count = Runtime().devices().size();
-  return {{"zero_copy", {}},
-          {"discrete", RuntimeOptions{.discrete = std::to_string(count - 1)}},
-          {"discrete poison check", RuntimeOptions{.discrete = std::to_string(count - 1), .poison_check = true}}};
-}
-
-// The poison check runs each request first on host copies of what it writes (brought home from
-// the devices): bytes moved and a failing run's effect on the array are counted without it.
-bool checked(const Runtime& rt) { return *rt.options().poison_check; }
+using Setup = sinew::testing::ResidentSetup;
+using sinew::testing::checked;
+std::vector<Setup> setups() { return sinew::testing::resident_setups(); }
 
 // Shares over `devices`: each alone, an even split, an uneven one.
 std::vector<std::vector<double>> share_sets(std::size_t devices) {
