@@ -393,9 +393,9 @@ struct RuntimeOptions {
   /// drives like them) share one OpenCL context, so halo units, replicas and a whole leaf's
   /// gather move between them with device-side copies rather than through the host. False keeps
   /// a context per device. CPU devices driven zero-copy (and their fission sub-devices) keep
-  /// contexts of their own either way. Off by default: on two GPUs of NVIDIA's driver a loop that
-  /// exchanges halos between them in one context did not finish in 40 s where a context each
-  /// takes 75 ms (docs/decisions/174). $SINEW_SHARED_CONTEXT; default false.
+  /// contexts of their own either way. Off by default: on GPUs whose driver keeps each buffer on
+  /// one device at a time, a loop exchanging halos between them ran slower in one context than
+  /// with a context each (docs/decisions/174). $SINEW_SHARED_CONTEXT; default false.
   std::optional<bool> shared_context;
   /// Profile every run's queues (device times per partition and kernel in the Report), unless a
   /// run says otherwise (RunOptions::profile). $SINEW_PROFILE; default false.

@@ -169,7 +169,7 @@ struct Halos::Exchange {
 // Two devices of one shared context: the source's device copies the units into a buffer of their
 // size, and the reader's device copies that into its halo once the first copy has ended. A copy
 // on the reader's queue straight from the source's slice would make a driver that keeps each
-// buffer on one device at a time (NVIDIA's) move the whole slice there and back every exchange
+// buffer on one device at a time move the whole slice there and back every exchange
 // (docs/decisions/174); the small buffer is all that moves.
 void Halos::copy_between_devices(PartState& ps, const cl::Buffer& halo, PartState& source, const cl::Buffer& from,
                                  std::size_t from_offset, std::size_t to_offset, std::size_t bytes, cl::Event& ev,
