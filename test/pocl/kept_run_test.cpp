@@ -51,25 +51,15 @@ std::vector<std::vector<double>> share_sets(std::size_t devices) {
   return out;
 }
 
+using sinew::testing::discrete_only;
+
 RunOptions plan(const std::vector<double>& shares, bool profile = false) {
-  Config c;
-  c.shares = shares;
-  RunOptions o{.config = c};
+  RunOptions o = sinew::testing::shares_plan(shares);
   if (profile) o.profile = true;
   return o;
 }
 
-bool discrete_only(const Runtime& rt, const std::vector<double>& shares) {
-  for (std::size_t d = 0; d < shares.size(); ++d)
-    if (shares[d] > 0 && !rt.devices()[d].discrete) return false;
-  return true;
-}
-
-std::vector<float> start_values(std::size_t seed) {
-  std::vector<float> v(kN);
-  for (std::size_t i = 0; i < kN; ++i) v[i] = static_cast<float>((i * 7 + seed * 3) % 11);
-  return v;
-}
+std::vector<float> start_values(std::size_t seed) { return sinew::testing::start_values(kN, seed); }
 
 void saxpy_reference(std::vector<float>& y, const std::vector<float>& x) {
   for (std::size_t i = 0; i < kN; ++i) y[i] += 2.0f * x[i];

@@ -58,28 +58,16 @@ std::vector<std::vector<double>> share_sets(std::size_t devices) {
   return out;
 }
 
-RunOptions plan(const std::vector<double>& shares) {
-  Config c;
-  c.shares = shares;
-  return RunOptions{.config = c};
-}
+RunOptions plan(const std::vector<double>& shares) { return sinew::testing::shares_plan(shares); }
 
-std::vector<float> start_values(std::size_t seed) {
-  std::vector<float> v(kN);
-  for (std::size_t i = 0; i < kN; ++i) v[i] = static_cast<float>((i * 7 + seed * 3) % 11);
-  return v;
-}
+std::vector<float> start_values(std::size_t seed) { return sinew::testing::start_values(kN, seed); }
 
 struct Saxpy {
   Vector<cl_float> x = sinew::vector<cl_float>().name("x"), y = sinew::vector<cl_float>().name("y");
   Node tree = sinew::kernel_source(kKernels, "axpy").args(in(x), inout(y), scalar(2.0f));
 };
 
-bool discrete_only(const Runtime& rt, const std::vector<double>& shares) {
-  for (std::size_t d = 0; d < shares.size(); ++d)
-    if (shares[d] > 0 && !rt.devices()[d].discrete) return false;
-  return true;
-}
+using sinew::testing::discrete_only;
 
 // `f` throws a sinew::Error of `code` whose message holds `text` and that proposes a fix.
 template <class F>
