@@ -20,20 +20,11 @@ namespace {
 // rows of `width` ints, run `iterations` times with `config`; returns the report and checks the
 // result against the reference.
 Report run_heat_like(Runtime& rt, std::size_t rows, std::size_t width, std::size_t iterations, const Config& config) {
-  std::vector<int> img(rows * width), result(rows * width, 0);
-  for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>((i * 31) % 17) - 8;
-  const auto start = img;
-  auto I = sinew::vector<cl_int>().unit(width).name("img");
-  auto O = sinew::vector<cl_int>().unit(width).name("out");
-  auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
-                   .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
-                         scalar(cl_uint(1)))
-                   .dims(2);
-  auto tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
-  Report r = rt.run(tree, {{I, img}, {O, result}}, RunOptions{.config = config}).get();
-  auto want = start;
+  HeatLike h(rows, width, iterations);
+  auto want = h.img;
+  Report r = h.run(rt, config);
   for (std::size_t it = 0; it < iterations; ++it) want = stencil_reference(want, width, 1, 1, Boundary::constant, 5);
-  EXPECT_EQ(compare_int(img, want), "") << config.str() << " width " << width;
+  EXPECT_EQ(compare_int(h.img, want), "") << config.str() << " width " << width;
   return r;
 }
 

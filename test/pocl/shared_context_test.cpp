@@ -52,18 +52,10 @@ struct HeatRun {
 };
 HeatRun heat(Runtime& rt, const Config& config, std::size_t rows = 64, std::size_t width = 32,
              std::size_t iterations = 6) {
+  HeatLike loop_run(rows, width, iterations);
   HeatRun h;
-  h.img.resize(rows * width);
-  for (std::size_t i = 0; i < h.img.size(); ++i) h.img[i] = static_cast<int>((i * 31) % 17) - 8;
-  std::vector<int> result(h.img.size(), 0);
-  auto I = sinew::vector<cl_int>().unit(width).name("img");
-  auto O = sinew::vector<cl_int>().unit(width).name("out");
-  auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
-                   .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
-                         scalar(cl_uint(1)))
-                   .dims(2);
-  auto tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
-  h.report = rt.run(tree, {{I, h.img}, {O, result}}, RunOptions{.config = config}).get();
+  h.report = loop_run.run(rt, config);
+  h.img = std::move(loop_run.img);
   return h;
 }
 

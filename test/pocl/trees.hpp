@@ -84,6 +84,28 @@ inline std::vector<int> stencil_reference(const std::vector<int>& in, std::size_
   return out;
 }
 
+// loop(pipeline(stencil_rows(halo(img, 1, 1, constant 5) -> out), copy(out -> img))) over
+// `rows` rows of `width` ints, `iterations` times: a heat-like loop whose partitions exchange a
+// halo row each way every step. `img` holds the start grid, then the grid after a run.
+struct HeatLike {
+  std::vector<int> img, result;
+  Vector<cl_int> I, O;
+  Node tree;
+  HeatLike(std::size_t rows, std::size_t width, std::size_t iterations)
+      : img(rows * width), result(rows * width, 0), I(sinew::vector<cl_int>().unit(width).name("img")),
+        O(sinew::vector<cl_int>().unit(width).name("out")) {
+    for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<int>((i * 31) % 17) - 8;
+    auto sweep = kernel_source(kTestKernels, "stencil_rows", "t.cl")
+                     .args(halo(I, 1, 1, cl_int(5)), out(O), scalar(cl_uint(width)), scalar(cl_uint(1)),
+                           scalar(cl_uint(1)))
+                     .dims(2);
+    tree = loop(pipeline(sweep, copy(O, I))).times(iterations);
+  }
+  Report run(Runtime& rt, const Config& config) {
+    return rt.run(tree, {{I, img}, {O, result}}, RunOptions{.config = config}).get();
+  }
+};
+
 struct Case {
   std::string name;
   Node tree;
