@@ -49,6 +49,25 @@ bool serves_again(const RunState& run) {
   return all;
 }
 
+// A kept state's queues hold no build number between its runs (QueueBuild): the numbers stay
+// few however many trees keep a state, so the programs each number is built with serve the
+// trees run after them. The run has waited for its queues, so their launches have ended.
+void give_builds_back(RunState& run) {
+  for (auto& w : run.workers.list)
+    if (w.slot && w.slot->build) w.slot->build->give_back();
+}
+
+// Its queues' numbers back, each the one its kept kernels were built with; false (none held)
+// where another queue holds one now: the run is prepared afresh.
+bool take_builds_again(RunState& run) {
+  for (auto& w : run.workers.list) {
+    if (!w.slot || !w.slot->build || w.slot->build->take_again()) continue;
+    give_builds_back(run);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 KeptRun::KeptRun() = default;
@@ -92,13 +111,14 @@ std::unique_ptr<KeptRun::State> KeptRun::take(const Environment& env, const std:
     state = std::move(kept_);
   }
   if (state && state->env == &env && state->dec.get() == &dec && state->memory == memory &&
-      state->same_bindings(bindings))
+      state->same_bindings(bindings) && take_builds_again(*state->run))
     return state;
   return nullptr;  // (a state of another run goes here, its queues back to the pool)
 }
 
 void KeptRun::keep(std::unique_ptr<State> state) {
   state->run->residency.forget();
+  give_builds_back(*state->run);
   state->arrays.resize(state->bindings.size());
   state->alive.resize(state->bindings.size());
   for (std::size_t i = 0; i < state->bindings.size(); ++i) {

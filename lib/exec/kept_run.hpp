@@ -34,7 +34,10 @@
 //
 // The kept state holds the queues it took from the pool until it is replaced or its owner (the
 // prepared tree, which the runtime gives up before its queue pool) goes, and no resident array
-// (their pieces belong to the arrays).
+// (their pieces belong to the arrays). Between its runs its queues hold no build number
+// (QueueBuild): each run takes back the numbers its kernels were built with, and where another
+// queue holds one then, the run is prepared afresh. So trees that each keep a state build their
+// programs with the same few numbers as trees that keep none (docs/decisions/133).
 //
 // Thread safety: execute() may be called from several threads; a run takes the kept state for
 // itself, so one running at the same time prepares afresh (and the last to finish is kept).

@@ -101,6 +101,10 @@ struct QueueBuildNumbers {
     held.insert(n);
     return n;
   }
+  bool take(unsigned n) {
+    std::lock_guard lock(mutex);
+    return held.insert(n).second;
+  }
   void give_back(unsigned n) {
     std::lock_guard lock(mutex);
     held.erase(n);
@@ -119,13 +123,25 @@ QueueBuild::~QueueBuild() { give_back(); }
 
 void QueueBuild::take() {
   if (!numbered_ || number_) return;
-  number_ = queue_build_numbers().take();
-  options_ = " -DSINEW_QUEUE_BUILD=" + std::to_string(*number_);
+  hold(queue_build_numbers().take());
+}
+
+bool QueueBuild::take_again() {
+  if (!numbered_ || number_) return true;
+  if (!last_ || !queue_build_numbers().take(*last_)) return false;
+  hold(*last_);
+  return true;
+}
+
+void QueueBuild::hold(unsigned number) {
+  number_ = number;
+  options_ = " -DSINEW_QUEUE_BUILD=" + std::to_string(number);
 }
 
 void QueueBuild::give_back() {
   if (!number_) return;
   queue_build_numbers().give_back(*number_);
+  last_ = number_;
   number_.reset();
   options_.clear();
 }

@@ -120,10 +120,16 @@ class QueueBuild {
   void give_back();
   // The lowest free number (where the device needs one).
   void take();
+  // The number given back last, where it is free (or none is needed): a queue that kept kernels
+  // built with it runs them again; false where another queue holds it now (nothing taken).
+  bool take_again();
 
  private:
+  void hold(unsigned number);
+
   bool numbered_ = false;
   std::optional<unsigned> number_;
+  std::optional<unsigned> last_;  // the number given back last
   std::string options_;
 };
 

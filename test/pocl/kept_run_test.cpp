@@ -7,10 +7,12 @@
 // discrete, and under the poison check (which keeps nothing).
 #include <sinew/sinew.hpp>
 
+#include "kb/kb_test_util.hpp"
 #include "pocl/resident_setups.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -239,6 +241,43 @@ TEST(KeptRun, TwoTreesAlternating) {
       }
       expect_equal(y, ref, what);
     }
+  }
+}
+
+// Trees that each keep their last run's state build their programs no more often than one tree:
+// a kept state holds no queue build between its runs (exec/kept_run.cpp), so the trees run after
+// it take the same build numbers and find their programs built. Counted as the program files of
+// the runtime's own disk cache; the first tree then runs again on its kept state.
+TEST(KeptRun, ManyKeptTreesBuildTheirProgramsOnce) {
+  for (const auto& setup : setups()) {
+    kbtest::TempDir cache;
+    RuntimeOptions options = setup.options;
+    options.cache_dir = cache.path().string();
+    options.disk_cache = true;
+    Runtime rt(options);
+    const auto programs = [&] {
+      std::size_t n = 0;
+      for (const auto& e : std::filesystem::directory_iterator(cache.path())) n += e.path().extension() == ".bin";
+      return n;
+    };
+    const auto shares = share_sets(rt.devices().size()).back();
+    auto x = rt.array<cl_float>(start_values(1));
+    auto y = rt.array<cl_float>(start_values(2));
+    std::vector<float> ref = start_values(2);
+    std::vector<Trees> trees(6);
+    rt.execute(trees[0].saxpy, {{trees[0].x, x}, {trees[0].y, y}}, plan(shares));
+    saxpy_reference(ref, start_values(1));
+    const std::size_t one_tree = programs();
+    EXPECT_GT(one_tree, 0u) << setup.name;
+    for (auto& t : trees) {
+      rt.execute(t.saxpy, {{t.x, x}, {t.y, y}}, plan(shares));
+      saxpy_reference(ref, start_values(1));
+    }
+    EXPECT_EQ(programs(), one_tree) << setup.name;
+    const Report again = rt.execute(trees[0].saxpy, {{trees[0].x, x}, {trees[0].y, y}}, plan(shares));
+    saxpy_reference(ref, start_values(1));
+    expect_reused(rt, again, setup.name);
+    expect_equal(y, ref, setup.name);
   }
 }
 
