@@ -29,12 +29,13 @@ bool read_as_snapshot(const RunState& run, const VectorUse& u) {
   return snapshot;
 }
 
-// A written vector read whole whose one partition holds every unit needs no replica: kernels read
-// the slice, which the tree's leaves write in place (and a loop's closing copy swaps), so no
-// iteration re-replicates it, as none would by hand. Unless a leaf reads it whole while writing
-// its slice (a snapshot).
+// A vector read whole whose one partition holds every unit needs no replica: kernels read the
+// slice, which the tree's leaves write in place (and a loop's closing copy swaps), so no iteration
+// re-replicates it, as none would by hand; read-only, the device holds it once and the kernels
+// reading it partitioned and whole share its cache lines, as one buffer by hand does. Unless a
+// leaf reads it whole while writing its slice (a snapshot).
 bool replica_is_slice(const RunState& run, const VectorUse& u) {
-  if (!u.read_whole || !u.written || !u.partitioned || run.schedule.takes_chunks() || run.workers.parts.size() != 1)
+  if (!u.read_whole || !u.partitioned || run.schedule.takes_chunks() || run.workers.parts.size() != 1)
     return false;
   if (run.workers.parts.front().part->units * u.vector->unit != u.elements) return false;
   return !read_as_snapshot(run, u);

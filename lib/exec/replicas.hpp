@@ -4,8 +4,8 @@
 // (gathered into every replica: device-side copies within a context, through the host between
 // contexts).
 //
-// A replica need not be a buffer of its own: a written vector whose run has one partition holding
-// every unit reads its slice (nothing to re-replicate), and in the one context of zero-copy
+// A replica need not be a buffer of its own: a vector whose run has one partition holding every
+// unit reads its slice (nothing to re-replicate, nothing held twice), and in the one context of zero-copy
 // devices a written bound vector's replica may be the user's memory itself, which holds that
 // context's slices already. A run split over processes (exec/spanning.hpp) re-synchronises
 // through the host with every process's slices, and takes neither shortcut.
@@ -76,8 +76,8 @@ class Replicas {
 
  private:
   void sync_through_user(const VectorUse& u);
-  // Written vectors read whole whose replica is the slice of the run's one partition (it holds
-  // every unit): kernels read the slice itself, so nothing re-replicates them.
+  // Vectors read whole whose replica is the slice of the run's one partition (it holds every
+  // unit): kernels read the slice itself, so nothing re-replicates them.
   std::set<const VectorState*> in_slice_;
   // Written bound vectors read whole whose replica in the one context of zero-copy devices (one
   // worker there) is the user's memory itself: the other contexts' slices are read straight into

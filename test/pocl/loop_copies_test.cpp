@@ -247,5 +247,49 @@ TEST_P(LoopCopies, SplitMovesOnlyTheWrittenSlices) {
   EXPECT_EQ(expect_split(b.report, rt, sizeof(cl_float4), 3), "") << describe(b.report.loop_copies);
 }
 
+// A read-only vector that one kernel reads partitioned and a later one reads whole is held once
+// by a device running all of it in one partition (its slice is what the kernels read whole): a
+// discrete device takes its bytes in one upload. Split, each device takes its slice and a replica.
+TEST_P(LoopCopies, OnePartitionHoldsAVectorReadPartitionedAndWholeOnce) {
+  Runtime& rt = runtime(GetParam());
+  const char* source = R"CL(
+__kernel void twice(__global const float* w, __global float* a) {
+  size_t i = get_global_id(0); a[i] = 2.0f * w[i];
+}
+__kernel void mirror(__global const float* w, __global float* b, uint first, uint n) {
+  size_t i = get_global_id(0); b[i] = w[n - 1 - (first + i)];
+}
+)CL";
+  const std::size_t n = 4096;
+  auto w = sinew::vector<cl_float>().name("w");
+  auto a = sinew::vector<cl_float>().name("a");
+  auto b = sinew::vector<cl_float>().name("b");
+  auto tree = pipeline(kernel_source(source, "twice").args(in(w), out(a)),
+                       kernel_source(source, "mirror").args(whole(w), out(b), offset(b), size(w)));
+  std::vector<cl_float> wv(n), av, bv;
+  for (std::size_t i = 0; i < n; ++i) wv[i] = static_cast<cl_float>(i % 97);
+  const auto check = [&](const std::string& what) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(av[i], 2.0f * wv[i]) << what << " a at " << i;
+      ASSERT_EQ(bv[i], wv[n - 1 - i]) << what << " b at " << i;
+    }
+  };
+  for (std::size_t d = 0; d < rt.devices().size(); ++d) {
+    const std::string what = "device " + std::to_string(d);
+    av.assign(n, -1.0f), bv.assign(n, -1.0f);
+    const Report r =
+        rt.run(tree, {{w, wv}, {a, av}, {b, bv}}, RunOptions{.config = Config::single(d, rt.devices().size())}).get();
+    check(what);
+    if (rt.devices()[d].discrete) {
+      EXPECT_EQ(r.copies.to_device.count, 1u) << what << " " << describe(r.copies);
+      EXPECT_EQ(r.copies.to_device.bytes, n * sizeof(cl_float)) << what << " " << describe(r.copies);
+    }
+  }
+  if (rt.devices().size() < 2) return;
+  av.assign(n, -1.0f), bv.assign(n, -1.0f);
+  rt.run(tree, {{w, wv}, {a, av}, {b, bv}}, RunOptions{.config = even(rt)}).get();
+  check("split");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, LoopCopies, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "discrete" : "zero_copy"; });
