@@ -334,8 +334,24 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
   load.stop();
   const sinew::Config oracle = platform(make_plan(c.r, loaded_share));
 
-  Csv csv(c.b.file("_load.csv"),
-          {"execution", "load", "plan", "ms", "cpu_chunks", "gpu_chunks", "check", "cpu_units", "gpu_units"});
+  Csv csv(c.b.file("_load.csv"), {"execution", "load", "plan", "ms", "cpu_chunks", "gpu_chunks", "check", "cpu_units",
+                                   "gpu_units", "pieces", "steals"});
+  // The pieces in the order they were taken ("c" or "g", then the units) and each steal (thief
+  // and victim device, units): how a run's work moved.
+  auto device_letter = [&](std::size_t d) { return d == c.p.cpu ? "c" : d == c.p.gpu ? "g" : "o"; };
+  auto pieces_of = [&](const sinew::Report& r) {
+    std::string out;
+    for (const auto& p : r.partitions)
+      if (p.units) out += std::string(out.empty() ? "" : " ") + device_letter(p.device) + std::to_string(p.units);
+    return out;
+  };
+  auto steals_of = [&](const sinew::Report& r) {
+    std::string out;
+    for (const auto& st : r.steals)
+      out += std::string(out.empty() ? "" : " ") + device_letter(st.thief) + "<" + device_letter(st.victim) +
+             std::to_string(st.units);
+    return out;
+  };
   std::vector<double> dyn_before, dyn_loaded, oracle_loaded;
   std::size_t n = 0;
   sinew::Report rep;
@@ -348,7 +364,7 @@ std::string load_step(Context& c, std::size_t elements, unsigned before, unsigne
     into.push_back(ms);
     Csv::Row row = c.dealt(rep);
     row.insert({{"execution", std::to_string(n++)}, {"load", on ? "1" : "0"}, {"plan", plan}, {"ms", num(ms)},
-                {"check", check}});
+                {"check", check}, {"pieces", pieces_of(rep)}, {"steals", steals_of(rep)}});
     csv.append(row);
   };
   for (unsigned i = 0; i < before && !c.b.stop(); ++i) once(dynamic, false, c.load_schedule.c_str(), dyn_before);
