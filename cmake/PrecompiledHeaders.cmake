@@ -1,8 +1,11 @@
 # sinew_precompile_std_headers(TARGET [GTEST]): the standard headers most of TARGET's sources
 # include, parsed once per target instead of once per source (GTEST: GoogleTest's too).
+# sinew_reuse_precompiled_headers(TARGET DONOR): TARGET's sources take DONOR's precompiled header
+# (built with the same flags), so a program of one source gains without building one of its own.
 #
-# Only targets of many sources take it: a precompiled header costs about one source's compile,
-# and parsing these headers is a fifth to a third of a source's (docs/decisions/131). Only
+# A precompiled header costs about one source's compile, and parsing these headers is a fifth to
+# a third of a source's (docs/decisions/131): the library builds its own, the test programs reuse
+# one built for all of them. Only
 # standard and GoogleTest headers: a source that forgets to include one of its own module's
 # headers still fails to compile, and the include check (scripts/check-includes) reads the
 # sources as written. SINEW_PRECOMPILE_HEADERS=OFF builds without.
@@ -20,4 +23,10 @@ function(sinew_precompile_std_headers target)
     list(APPEND headers <gtest/gtest.h>)
   endif()
   target_precompile_headers(${target} PRIVATE ${headers})
+endfunction()
+
+function(sinew_reuse_precompiled_headers target donor)
+  if(SINEW_PRECOMPILE_HEADERS)
+    target_precompile_headers(${target} REUSE_FROM ${donor})
+  endif()
 endfunction()

@@ -6,7 +6,6 @@ sinew_test(sinew_kb_tests unit PREFIX "unit.kb."
           unit/kb_interpolate_test.cpp unit/kb_json_test.cpp unit/kb_migrate_test.cpp
   LIBS SQLite::SQLite3 sinew_test_kb_util)
 target_compile_definitions(sinew_kb_tests PRIVATE SINEW_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-sinew_precompile_std_headers(sinew_kb_tests GTEST)
 
 if(TARGET sinew_cli)
   sinew_test(sinew_kb_cli_tests unit PREFIX "unit.kb."
