@@ -367,29 +367,6 @@ TEST(StealSchedule, TheNextRunStartsWhereTheLastRunsWorkEnded) {
   EXPECT_LE(second.end_ms, first.end_ms);
 }
 
-// A device whose pieces ran slower than its share assumed (a load came: the GPU, given most of
-// the units, runs ten times slower than the CPU) ran more than it should have, as pieces taken
-// cannot be given up: the next run starts from the part at which both would have ended together,
-// less than the GPU ran, and ends sooner.
-TEST(StealSchedule, TheNextRunStartsFromThePartsAtWhichTheDevicesEndTogether) {
-  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
-  const Decomposition dec = decompose(100000, 1, Config::parse("cpu=0.2,schedule=steal", devices), devices);
-  StealMemory memory;
-  auto slow_gpu = [](std::size_t q, Chunk c, double) { return 0.01 + static_cast<double>(c.units) / (q == 1 ? 0.1 : 1.0); };
-  const Simulated first = simulate(dec, &memory, slow_gpu, sinew::testing::InFlight::as_executed);
-  ASSERT_EQ(first.problem, "");
-  ASSERT_EQ(wrong_visits(first), 0u);
-  std::size_t gpu_ran = 0;
-  for (const Chunk& c : first.pieces[1]) gpu_ran += c.units;
-  ASSERT_EQ(memory.shares.size(), 2u);
-  EXPECT_LT(memory.shares[1], 0.5 * static_cast<double>(gpu_ran) / 100000.0) << gpu_ran;
-  EXPECT_NEAR(memory.shares[0] + memory.shares[1], 1.0, 1e-9);
-  const Simulated second = simulate(dec, &memory, slow_gpu, sinew::testing::InFlight::as_executed);
-  ASSERT_EQ(second.problem, "");
-  ASSERT_EQ(wrong_visits(second), 0u);
-  EXPECT_LT(second.end_ms, 0.5 * first.end_ms) << first.end_ms << " then " << second.end_ms;
-}
-
 // Stealing balances an irregular cost that a static split of the same shares does not: the run
 // ends near the ideal (all work over the summed rates), with fewer ranges than a guided schedule's
 // chunks would take.

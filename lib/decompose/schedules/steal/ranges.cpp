@@ -241,29 +241,6 @@ std::vector<std::size_t> StealRanges::done_per_device() const {
   return out;
 }
 
-std::vector<double> StealRanges::balanced_shares() const {
-  const std::vector<std::size_t> done = done_per_device();
-  std::vector<double> busy(done.size(), 0), out(done.size(), 0);
-  for (std::size_t q = 0; q < queues_.size(); ++q) {
-    const std::size_t d = plan_.queues.at(q).device;
-    busy[d] = std::max(busy[d], queues_[q].busy_ms);
-  }
-  double sum = 0;
-  bool timed = true;
-  for (std::size_t d = 0; d < done.size(); ++d) {
-    if (done[d] && !(busy[d] > 0)) timed = false;
-    out[d] = done[d] ? static_cast<double>(done[d]) / busy[d] : 0;
-    sum += out[d];
-  }
-  if (!timed || !(sum > 0)) {
-    for (std::size_t d = 0; d < done.size(); ++d)
-      out[d] = total_ ? static_cast<double>(done[d]) / static_cast<double>(total_) : 0;
-    return out;
-  }
-  for (double& x : out) x /= sum;
-  return out;
-}
-
 const StealPlan& steal_plan(const Decomposition& dec) {
   const auto* plan = dynamic_cast<const StealPlan*>(dec.plan.get());
   if (!plan) throw std::logic_error("sinew: a decomposition without the steal schedule's ranges");

@@ -36,10 +36,9 @@
 
 namespace sinew::detail {
 
-// What runs of one steal plan learn from each other: the part of the units at which each device
-// would have ended with the others in the plan's last run (its units at its measured rate: the
-// part it ran, where stealing left the work balanced); the next run starts its ranges there, so
-// that it steals only what changed since. Locked: the runs of one plan may overlap.
+// What runs of one steal plan learn from each other: the part of the units each device ran in
+// the plan's last run, where stealing left the work balanced; the next run starts its ranges
+// there, so that it steals only what changed since. Locked: the runs of one plan may overlap.
 struct StealMemory final : ScheduleMemory {
   std::mutex mutex;
   std::vector<double> shares;  // per runtime device (empty: no run finished yet)
@@ -105,12 +104,6 @@ class StealRanges {
   const std::vector<Handover>& handovers() const { return handovers_; }
   // The units each runtime device's queues finished, indexed by runtime device.
   std::vector<std::size_t> done_per_device() const;
-  // Each runtime device's part of the units at which all would have ended together: its units
-  // over its queues' longest busy time, as a fraction of every device's (where a device that
-  // ran units has no time, its part of the units done). A run that ended balanced gives the
-  // parts it ran; one whose pieces a device could not give up in time (enqueued when a load
-  // slowed it) gives that device less than it ran.
-  std::vector<double> balanced_shares() const;
 
  private:
   // The units of queue `queue`'s next piece of its own range (0: the range is empty): its

@@ -37,7 +37,8 @@ void StealRun::finished() {
   std::vector<double> shares;
   {
     std::lock_guard lock(mutex_);
-    shares = ranges_.balanced_shares();
+    for (std::size_t units : ranges_.done_per_device())
+      shares.push_back(static_cast<double>(units) / static_cast<double>(total_));
   }
   std::lock_guard lock(memory_->mutex);
   memory_->shares = std::move(shares);

@@ -28,8 +28,7 @@ class StealRun final : public ScheduleRun {
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
-  // Keeps, for the plan's next run, the part of the units at which each device would have ended
-  // with the others (StealRanges::balanced_shares).
+  // Keeps the part of the units each device ran for the plan's next run.
   void finished() override;
   // Who stole what from whom: per thief and victim device, the ranges and their units.
   std::string taken_notes(const std::vector<DeviceInfo>& devices) const override;
