@@ -38,7 +38,9 @@ namespace sinew::detail {
 
 // What runs of one steal plan learn from each other: the part of the units each device ran in
 // the plan's last run, where stealing left the work balanced; the next run starts its ranges
-// there, so that it steals only what changed since. Locked: the runs of one plan may overlap.
+// there, so that it steals only what changed since. Not the parts the devices' rates would give:
+// an irregular workload's rate per unit depends on where the units lie (docs/decisions/176).
+// Locked: the runs of one plan may overlap.
 struct StealMemory final : ScheduleMemory {
   std::mutex mutex;
   std::vector<double> shares;  // per runtime device (empty: no run finished yet)
