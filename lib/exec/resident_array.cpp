@@ -40,15 +40,18 @@ std::uint64_t ArrayState::take_ticket() {
 
 void ArrayState::wait_turn(std::uint64_t ticket) {
   std::unique_lock lock(turn_mutex_);
-  turn_changed_.wait(lock, [&] { return serving_ == ticket; });
+  if (serving_ == ticket) return;
+  std::condition_variable mine;
+  waiting_.emplace(ticket, &mine);
+  mine.wait(lock, [&] { return serving_ == ticket; });
+  waiting_.erase(ticket);
 }
 
 void ArrayState::end_turn() {
-  {
-    std::lock_guard lock(turn_mutex_);
-    ++serving_;
-  }
-  turn_changed_.notify_all();
+  // Notified under the lock: the waiter cannot leave (and take its condition with it) before.
+  std::lock_guard lock(turn_mutex_);
+  ++serving_;
+  if (auto next = waiting_.find(serving_); next != waiting_.end()) next->second->notify_one();
 }
 
 std::uint64_t ArrayState::bring_home(std::size_t first, std::size_t end) {

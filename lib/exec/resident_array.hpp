@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,7 +98,10 @@ class ArrayState {
   bool detached_ = false;
 
   std::mutex turn_mutex_;
-  std::condition_variable turn_changed_;
+  // Each waiting use's own condition, by its ticket: an ended turn wakes the next ticket's
+  // holder alone (submitted runs each wait on a thread of their own; waking them all at every
+  // turn cost each run their wake-ups).
+  std::map<std::uint64_t, std::condition_variable*> waiting_;
   std::uint64_t next_ticket_ = 0, serving_ = 0;
 
   mutable std::mutex status_mutex_;
