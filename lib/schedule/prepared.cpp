@@ -323,13 +323,18 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   o.moved_pointer_leaves = moved_pointer_leaves(p);
   o.one_queue = p.streaming.one_queue;
-  const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = o,
-                                .progress = progress, .start = start, .levels = levels};
   const Trainer& trainer = trainer_for(o, tree_trainer);
+  // A whole leaf's device is chosen after the trainer's plan, with executions kept from its budget.
+  std::vector<std::size_t> whole_candidates;
+  if (!p.analysis.whole_range.empty()) whole_candidates = devices_holding(env.infos, whole_leaf_needs(p));
+  const std::size_t limit = trainer.executions(o);
+  TrainingOptions own = o;
+  if (const std::size_t kept = whole_device_runs(whole_candidates, o); kept && limit > kept)
+    own.max_executions = limit - kept;
+  const TrainingRequest request{.devices = env.infos, .measure = measured, .untimed = untimed, .options = own,
+                                .progress = progress, .start = start, .levels = levels};
   TrainingResult result = trainer.train(request);
-  if (!p.analysis.whole_range.empty())
-    choose_whole_device(result, env.infos, devices_holding(env.infos, whole_leaf_needs(p)), measured, o,
-                        trainer.executions(o), progress);
+  if (!whole_candidates.empty()) choose_whole_device(result, env.infos, whole_candidates, measured, o, limit, progress);
   result.timed_copies = timed_copies;
   return result;
 }

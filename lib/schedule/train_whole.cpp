@@ -55,6 +55,11 @@ std::vector<std::size_t> devices_holding(const std::vector<DeviceInfo>& devices,
   return holding;
 }
 
+std::size_t whole_device_runs(const std::vector<std::size_t>& candidates, const TrainingOptions& options) {
+  if (options.purpose != TrainingPurpose::train || candidates.size() < 2) return 0;
+  return std::max(1u, options.quality) * (candidates.size() - 1);
+}
+
 void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& devices,
                          const std::vector<std::size_t>& candidates, const Measure& measure,
                          const TrainingOptions& options, std::size_t executions, const Progress& progress) {

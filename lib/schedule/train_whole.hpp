@@ -7,7 +7,8 @@
 // the whole device itself, the plan with whole=<d> is measured for every other device d that can
 // hold the leaf's vectors, within what the trainer left of the training's budget (the executions its trainer announces,
 // Trainer::executions, and its time budget, TimeBudget, on the trainer's clock: its ledger goes
-// on, builds aside). The fastest
+// on, builds aside). The trainer is given that many executions fewer (whole_device_runs), so
+// that its own last runs cannot leave the choice without the runs it needs. The fastest
 // measured plan is the training's, with its `whole` item set, so that the knowledge base stores
 // the choice with the plan and the run that uses it runs the leaf where it was measured.
 //
@@ -32,6 +33,10 @@ struct WholeLeafNeeds {
 // The runtime indices of the devices whose memory (DeviceInfo::memory(), max_alloc) holds a
 // whole leaf's vectors.
 std::vector<std::size_t> devices_holding(const std::vector<DeviceInfo>& devices, const WholeLeafNeeds& needs);
+
+// The executions choose_whole_device may take for `candidates` with `options`: one device is
+// the trainer's, each other one is measured options.quality times; 0 for fewer than two.
+std::size_t whole_device_runs(const std::vector<std::size_t>& candidates, const TrainingOptions& options);
 
 // Measures the whole leaf's other devices (`candidates`, devices_holding) with `result.best` (see
 // above) for a TrainingPurpose::train request, each `options.quality` times (their median

@@ -634,7 +634,9 @@ TEST_P(WholeRange, TrainingMeasuresTheWholeLeafsDevice) {
     EXPECT_LE(measured_on(d), 1) << "device " << d << " of " << r.config.str();
     measured += measured_on(d);
   }
-  EXPECT_EQ(measured, static_cast<std::ptrdiff_t>(device_count()) - 1) << r.config.str();
+  std::string log;
+  for (const auto& l : lines) log += l + "\n";
+  EXPECT_EQ(measured, static_cast<std::ptrdiff_t>(device_count()) - 1) << r.config.str() << "\n" << log;
   ASSERT_EQ(r.whole_leaves.size(), 1u) << r.str();
   EXPECT_EQ(r.whole_leaves.front().device, std::stoul(*whole)) << r.config.str();
   EXPECT_EQ(r.whole_leaves.front().launches, steps) << r.config.str();

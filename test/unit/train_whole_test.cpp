@@ -169,3 +169,18 @@ TEST(TrainWhole, TheChoiceSpendsTheTrainersBudgetOnItsClock) {
   EXPECT_TRUE(times.ran.empty());
   EXPECT_EQ(late.end, TrainingEnd::time);
 }
+
+// The executions kept from the trainer for the choice: each device but the trainer's, quality
+// times; none where there is nothing to choose or the training only checks or rebalances.
+TEST(TrainWhole, TheChoicesRunsAreKeptFromTheTrainersBudget) {
+  TrainingOptions o;
+  o.purpose = TrainingPurpose::train;
+  o.quality = 3;
+  EXPECT_EQ(whole_device_runs({0, 1, 2}, o), 6u);
+  EXPECT_EQ(whole_device_runs({1}, o), 0u);
+  EXPECT_EQ(whole_device_runs({}, o), 0u);
+  o.quality = 0;  // counted as one run each
+  EXPECT_EQ(whole_device_runs({0, 2}, o), 1u);
+  o.purpose = TrainingPurpose::rebalance;
+  EXPECT_EQ(whole_device_runs({0, 1, 2}, o), 0u);
+}
