@@ -63,7 +63,7 @@ std::size_t whole_device_runs(const std::vector<std::size_t>& candidates, const 
 void choose_whole_device(TrainingResult& result, const std::vector<DeviceInfo>& devices,
                          const std::vector<std::size_t>& candidates, const Measure& measure,
                          const TrainingOptions& options, std::size_t executions, const Progress& progress) {
-  if (options.purpose != TrainingPurpose::train || candidates.size() < 2 || !chooses_whole_device(result.best)) return;
+  if (whole_device_runs(candidates, options) == 0 || !chooses_whole_device(result.best)) return;
   const std::size_t chosen = whole_leaf_device(result.best);
   const unsigned quality = std::max(1u, options.quality);
   // The trainer's budgets and clock go on: builds aside, as the trainer's runs were counted.
