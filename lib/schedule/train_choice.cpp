@@ -1,6 +1,6 @@
 // schedule/train_choice.cpp — the choice of a training's plan: the leaders measured again, then
-// the configuration with the lowest median of its points, with three tie rules (a derived plan's
-// check prefers a group alone; a trainer's own plan stands for splits within its margin; of the
+// the configuration with the lowest median of its points, with three tie rules (a group alone
+// over a split within the precision; a trainer's own plan stands for splits within its margin; of the
 // chosen plan's overlap levels, a tree that keeps each device's share on one queue keeps the
 // lowest, one with global-index leaves the one that runs the user's own kernel on the most work).
 #include "schedule/train_search.hpp"
@@ -85,11 +85,11 @@ std::pair<Config, double> PlanSearch::choose_fastest(std::size_t finalists, bool
         if (!measure(c, 1) && stopped()) return;
   });
   const auto r = ledger_.ranked();
-  // A derived plan's check measures most points once: a split over groups it measured within the
-  // precision of a group alone is a tie, and the group alone has no partner to wait for
-  // (docs/decisions/046).
-  const bool checking = options_.purpose == TrainingPurpose::check_derived;
-  if (checking && groups_.size() > 1 && is_split(r.front().first) && !group_of(r.front().first))
+  // A split over groups measured within the precision of a group alone is a tie the group alone
+  // takes: the split's lead is below what training tells apart, and it would hold a second device
+  // whose co-run costs (the placement of its buffers, another program beside it) no run of the
+  // training saw; the group alone has no partner to wait for (docs/decisions/046, 177).
+  if (groups_.size() > 1 && is_split(r.front().first) && !group_of(r.front().first))
     for (const auto& [c, ms] : r)
       if (group_of(c) && ms <= r.front().second * (1 + options_.precision)) return kept_level({c, ms}, r);
   // A trainer's own plan (the model strategy's fit over every split at its platform
