@@ -226,9 +226,12 @@ void Planner::check_derived(const PreparedTree& p, const std::vector<Binding>& b
 namespace {
 
 // The fastest configuration among `runs` with `device` alone (the static schedule), by the median
-// of each configuration's times.
+// of each configuration's times; with `lowest_within` > 0, of those within that fraction of the
+// fastest, the lowest overlap level (a tree whose levels cost more than their time shows:
+// PlanSearch::kept_level, docs/decisions/171, 178).
 std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>& runs, std::size_t device,
-                                                       const std::vector<DeviceInfo>& devices) {
+                                                       const std::vector<DeviceInfo>& devices,
+                                                       double lowest_within = 0) {
   std::vector<std::pair<Config, std::vector<double>>> times;
   for (const auto& r : runs) {
     // (A CPU's runs "at" each overlap level are one plan's.)
@@ -242,7 +245,18 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
   std::optional<std::pair<Config, double>> best;
   for (auto& [c, t] : times)
     if (const double m = median(t); !best || m < best->second) best = {c, m};
-  return best;
+  if (!best || lowest_within <= 0) return best;
+  std::pair<Config, double> kept = *best;
+  for (auto& [c, t] : times)
+    if (const double m = median(t); c.overlap < kept.first.overlap && m <= best->second * (1 + lowest_within))
+      kept = {c, m};
+  return kept;
+}
+
+// Where a tree's levels cost more than their time shows, the precision within which the lowest
+// is kept; else 0.
+double lowest_level_within(const PreparedTree& p, const TrainingOptions& training) {
+  return p.streaming.one_queue || p.all_resident ? training.precision : 0;
 }
 
 }  // namespace
@@ -294,7 +308,9 @@ void Planner::screen_alone(const PreparedTree& p, const std::vector<Binding>& bi
   // The stored runs decide, by the same median a later process's lookup takes (the search's own
   // pick can differ where two levels' times overlap); the search's pick when nothing was stored.
   std::optional<std::pair<Config, double>> stored;
-  safely([&] { stored = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
+  safely([&] {
+    stored = fastest_alone(kb_.runs(key, p.features), device, env_.infos, lowest_level_within(p, settings_.training));
+  });
   plan.config = stored ? stored->first : r.best;
   plan.training = TrainingCost::of(r);
   info("screened " + dev.id() + " alone for '" + p.label + "' in " + training_cost(r) + ": " + plan.config.str());
@@ -318,7 +334,9 @@ Plan Planner::single_device(const PreparedTree& p, const std::vector<Binding>& b
   std::lock_guard lock(training_mutex_);  // a screening below runs the tree; one at a time
   const std::uint64_t generation = plans_.generation();
   std::optional<std::pair<Config, double>> known;
-  safely([&] { known = fastest_alone(kb_.runs(key, p.features), device, env_.infos); });
+  safely([&] {
+    known = fastest_alone(kb_.runs(key, p.features), device, env_.infos, lowest_level_within(p, settings_.training));
+  });
   Plan screened = plan;
   if (known) plan.config = known->first;
   else if (auto nearest = nearest_alone_level(p, key, device)) plan.config = *nearest;

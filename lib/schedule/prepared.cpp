@@ -71,6 +71,22 @@ Config PreparedTree::fitted(const Config& config, const std::vector<DeviceInfo>&
   return fit_memory(config, analysis.units, plan_granule(config), devices, streaming);
 }
 
+namespace {
+
+// The bytes per unit a discrete device's chunks stream: a resident array's slices stay on the
+// device between runs, so they are not cut into chunks for it. Chunks overlap a run's transfers
+// with its kernels; a run whose partitioned data is all resident moves nothing after its first,
+// and every chunk would cost each later run a launch and a smaller, less efficient kernel
+// (docs/decisions/178).
+std::size_t streamed_bytes_per_unit(const Analysis& an, const std::set<const VectorState*>& resident) {
+  std::size_t bytes = 0;
+  for (const VectorUse& u : an.vectors)
+    if (u.partitioned && !resident.count(u.vector.get())) bytes += u.vector->unit * u.vector->type.size;
+  return bytes;
+}
+
+}  // namespace
+
 std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::vector<Binding>& bindings,
                                                  const std::vector<DeviceInfo>& devices,
                                                  std::optional<double> pinned_fraction, std::size_t chunk_bytes,
@@ -96,6 +112,8 @@ std::shared_ptr<const PreparedTree> prepare_tree(const Node& tree, const std::ve
   if (std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.discrete; }))
     for (const Binding& b : bindings)
       if (b.array && b.vector) resident.insert(b.vector.get());
+  p->streaming.bytes_per_unit = streamed_bytes_per_unit(p->analysis, resident);
+  p->all_resident = !resident.empty() && p->streaming.bytes_per_unit == 0;
   p->features = input_features(p->root(), p->analysis, pinned_fraction, resident);
   return p;
 }
@@ -323,6 +341,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   o.moved_pointer_leaves = moved_pointer_leaves(p);
   o.one_queue = p.streaming.one_queue;
+  o.all_resident = p.all_resident;
   const Trainer& trainer = trainer_for(o, tree_trainer);
   // A whole leaf's device is chosen after the trainer's plan, with executions kept from its budget.
   std::vector<std::size_t> whole_candidates;

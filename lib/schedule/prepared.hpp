@@ -46,6 +46,10 @@ struct PreparedTree {
   std::string signature;  // Node::signature()
   std::string label;      // Node::label(): the name, else "map(saxpy)"
   KbFeatures features;    // input_features(): sizes, marked scalars, host.pinned, residency
+  // Every partitioned vector is bound to a resident array a discrete device keeps: after its first
+  // run nothing moves, and an overlap level only cuts a device's share over more queues
+  // (docs/decisions/178).
+  bool all_resident = false;
 
   const NodeImpl& root() const { return *tree.impl(); }
   // Units per granule under `config`: the granule with what the plan's own items ask of the

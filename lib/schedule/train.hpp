@@ -143,6 +143,11 @@ struct TrainingOptions {
   // levels run the same partitions. Of the chosen plan's levels measured within the precision of
   // the fastest plan, the choice keeps the lowest (PlanSearch::choose_fastest, docs/decisions/171).
   bool one_queue = false;
+  // Every partitioned vector is resident on the devices (PreparedTree::all_resident): a level only
+  // cuts a discrete device's share over more queues, each fed and waited for every run, and moves
+  // nothing it could overlap. Of the chosen plan's levels within the precision, the choice keeps
+  // the lowest, as for one_queue (docs/decisions/178).
+  bool all_resident = false;
   // screen_device: the device (a runtime index).
   std::size_t device = 0;
 

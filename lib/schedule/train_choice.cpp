@@ -1,8 +1,9 @@
 // schedule/train_choice.cpp — the choice of a training's plan: the leaders measured again, then
 // the configuration with the lowest median of its points, with three tie rules (a group alone
-// over a split within the precision; a trainer's own plan stands for splits within its margin; of the
-// chosen plan's overlap levels, a tree that keeps each device's share on one queue keeps the
-// lowest, one with global-index leaves the one that runs the user's own kernel on the most work).
+// over a split within the precision; a trainer's own plan stands for splits within its margin;
+// of the chosen plan's overlap levels, a tree that keeps each device's share on one queue or
+// whose data is all resident keeps the lowest, one with global-index leaves the one that runs the
+// user's own kernel on the most work).
 #include "schedule/train_search.hpp"
 
 #include "decompose/decompose.hpp"
@@ -41,11 +42,13 @@ double moved_pointer_share(const Config& c, const std::vector<DeviceInfo>& devic
 std::pair<Config, double> PlanSearch::kept_level(const std::pair<Config, double>& chosen,
                                                  const std::vector<std::pair<Config, double>>& ranked) const {
   const bool alike = options_.one_queue;  // every level runs the same partitions
-  if ((!alike && !options_.moved_pointer_leaves) || !places_shares(chosen.first) || ranked.empty()) return chosen;
+  const bool lowest = alike || options_.all_resident;
+  if ((!lowest && !options_.moved_pointer_leaves) || !places_shares(chosen.first) || ranked.empty()) return chosen;
   // What a level costs beyond its measured time: where every level runs the same partitions, its
-  // level (one plan under several names: the lowest names it, docs/decisions/171); else the work
-  // its global-index leaves run with moved pointers (docs/decisions/170).
-  auto cost = [&](const Config& c) { return alike ? double(c.overlap) : moved_pointer_share(c, devices_); };
+  // level (one plan under several names: the lowest names it, docs/decisions/171), and where
+  // nothing moves, its level too (more queues to feed and wait for, docs/decisions/178); else the
+  // work its global-index leaves run with moved pointers (docs/decisions/170).
+  auto cost = [&](const Config& c) { return lowest ? double(c.overlap) : moved_pointer_share(c, devices_); };
   const double within = ranked.front().second * (1 + options_.precision);
   std::pair<Config, double> kept = chosen;
   double kept_cost = cost(chosen.first);
@@ -56,10 +59,12 @@ std::pair<Config, double> PlanSearch::kept_level(const std::pair<Config, double>
   if (!(kept.first == chosen.first))
     note("overlap=" + std::to_string(kept.first.overlap) + " kept over overlap=" + std::to_string(chosen.first.overlap) +
          ", within the precision of the fastest plan: " +
-         (alike ? std::string("the tree keeps each device's share on one queue, so both levels run the same partitions "
-                              "(docs/decisions/171)")
-                : std::string("its global-index leaves run the kernel as written on more of the work "
-                              "(docs/decisions/170)")));
+         (alike    ? std::string("the tree keeps each device's share on one queue, so both levels run the same "
+                                  "partitions (docs/decisions/171)")
+          : lowest ? std::string("its data is resident, so a level only adds queues to feed and wait for "
+                                 "(docs/decisions/178)")
+                   : std::string("its global-index leaves run the kernel as written on more of the work "
+                                 "(docs/decisions/170)")));
   return kept;
 }
 

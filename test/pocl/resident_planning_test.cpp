@@ -132,6 +132,35 @@ TEST(ResidentPlanning, ResidentAndHostBoundPlansAreKeptApart) {
   EXPECT_EQ(hy2, one_run());
 }
 
+// docs/decisions/178: a discrete device's share of host data is streamed in chunks (their transfers
+// overlap the kernels), but a resident array's slices stay on the device between runs, so its
+// share is one partition per queue: every later run would pay each chunk's launch.
+TEST(ResidentPlanning, ResidentDataIsNotCutIntoStreamingChunks) {
+  RuntimeOptions o = discrete_last();
+  o.chunk_mb = 0.004;  // host data: a chunk of about 1000 floats, some 16 chunks a vector
+  Runtime rt(o);
+  const std::size_t gpu = rt.devices().size() - 1;
+  Config c = Config::single(gpu, rt.devices().size());
+  c.overlap = 2;
+  Saxpy s;
+  std::vector<float> hx = start_values(1), hy = start_values(2);
+  const Report host = rt.execute(s.tree, {{s.x, hx}, {s.y, hy}}, {.config = c});
+  EXPECT_GT(host.partitions.size(), 2u) << host.decomposition;
+  EXPECT_EQ(hy, one_run());
+
+  auto x = rt.array<cl_float>(start_values(1));
+  auto y = rt.array<cl_float>(start_values(2));
+  for (int run = 0; run < 2; ++run) {
+    const Report resident = rt.execute(s.tree, {{s.x, x}, {s.y, y}}, {.config = c});
+    EXPECT_EQ(resident.partitions.size(), 2u) << "one partition per queue\n" << resident.decomposition;
+    if (run == 1) EXPECT_EQ(resident.copies.host_bytes(), 0u) << resident.str();
+  }
+  std::vector<float> expected = one_run();
+  for (std::size_t i = 0; i < kN; ++i) expected[i] += 2.0f * start_values(1)[i];
+  const auto got = y.host();
+  EXPECT_EQ(std::vector<float>(got.begin(), got.end()), expected);
+}
+
 namespace {
 // Units a report's partitions ran on `device`.
 std::size_t units_on(const Report& r, std::size_t device) {

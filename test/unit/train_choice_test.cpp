@@ -9,6 +9,7 @@
 #include "schedule/prepared.hpp"
 #include "schedule/train.hpp"
 #include "schedule/train_search.hpp"
+#include "exec/resident_array.hpp"
 #include "tree/nodes/kernel.hpp"
 #include "unit/synthetic_devices.hpp"
 
@@ -146,6 +147,68 @@ TEST(TrainChoice, ATreeOnOneQueueKeepsItsLowestLevelWithinThePrecision) {
   const TrainingResult pinned =
       trained(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), Strategy::even_split, false, TrainingPurpose::screen_device, true);
   EXPECT_EQ(pinned.best, gpu_alone(1)) << pinned.best.str();
+}
+
+// docs/decisions/178: a tree whose partitioned vectors are all resident moves nothing after its
+// first run, so a level only adds queues to feed and wait for: of the chosen plan's levels within
+// the precision the lowest is kept, in a training and in the screening of a pinned GPU; a level
+// measurably faster stays.
+TEST(TrainChoice, AResidentTreeKeepsItsLowestLevelWithinThePrecision) {
+  auto run = [](Model m, Strategy s, TrainingPurpose purpose) {
+    TrainingOptions o;
+    o.strategy = s;
+    o.purpose = purpose;
+    o.device = 1;
+    o.all_resident = true;
+    return train(cpu_gpu(), std::ref(m), o);
+  };
+  for (Strategy s : kStrategies) {
+    const TrainingResult r = run(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), s, TrainingPurpose::train);
+    EXPECT_EQ(r.best, gpu_alone(s == Strategy::model ? 2 : 1)) << to_string(s) << ": " << r.best.str();
+    EXPECT_EQ(r.best.overlap, lowest_level_within_precision(r)) << to_string(s);
+    const TrainingResult far = run(gpu_alone_machine({1.0, 0.8, 0.7, 0.6}), s, TrainingPurpose::train);
+    EXPECT_EQ(far.best, gpu_alone(4)) << to_string(s) << ": " << far.best.str();
+  }
+  const TrainingResult pinned =
+      run(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), Strategy::even_split, TrainingPurpose::screen_device);
+  EXPECT_EQ(pinned.best, gpu_alone(1)) << pinned.best.str();
+  // Without it, the fastest level.
+  EXPECT_EQ(trained(gpu_alone_machine({1.0, 0.99, 0.98, 0.97}), Strategy::even_split, false,
+                    TrainingPurpose::screen_device)
+                .best,
+            gpu_alone(4));
+}
+
+// The runtime marks a tree all resident where every partitioned vector is bound to a resident
+// array and a device keeps copies (a discrete one); one host vector, or no discrete device, and
+// it is not.
+TEST(TrainChoice, AllResidentTreesAreFoundFromTheirBindings) {
+  const char* source = R"CL(
+__kernel void axpy(__global const float* x, __global float* y) { size_t i = get_global_id(0); y[i] += x[i]; }
+)CL";
+  auto x = sinew::vector<cl_float>().name("x");
+  auto y = sinew::vector<cl_float>().name("y");
+  const Node tree = kernel_source(source, "axpy", "a.cl").args(in(x), inout(y));
+  std::vector<float> host_x(4096, 1.0f), host_y(4096, 0.0f);
+  Binding bx(x, host_x), by(y, host_y);
+  auto resident = [&](std::vector<float>& host) {  // an array's state over `host` (its host copy)
+    auto block = std::make_shared<detail::PinnedBlock>();
+    block->data = host.data();
+    block->bytes = host.size() * sizeof(float);
+    return std::make_shared<ArrayState>(block, bx.type, nullptr, ArrayOptions{});
+  };
+  Binding rx = bx, ry = by;
+  rx.array = resident(host_x);
+  ry.array = resident(host_y);
+  auto all_resident = [&](std::vector<Binding> b, const std::vector<DeviceInfo>& devices) {
+    return prepare_tree(tree, b, devices, std::nullopt, 0)->all_resident;
+  };
+  EXPECT_TRUE(all_resident({rx, ry}, cpu_gpu()));
+  EXPECT_FALSE(all_resident({rx, by}, cpu_gpu()));
+  EXPECT_FALSE(all_resident({bx, by}, cpu_gpu()));
+  auto no_discrete = cpu_gpu();
+  for (auto& d : no_discrete) d.discrete = false;
+  EXPECT_FALSE(all_resident({rx, ry}, no_discrete));
 }
 
 // A split whose GPU does not hold the range's start runs the launched kernel on every GPU
