@@ -47,11 +47,27 @@ void ArrayState::wait_turn(std::uint64_t ticket) {
   waiting_.erase(ticket);
 }
 
-void ArrayState::end_turn() {
-  // Notified under the lock: the waiter cannot leave (and take its condition with it) before.
+bool ArrayState::park(std::uint64_t ticket, std::function<void()> resume) {
   std::lock_guard lock(turn_mutex_);
-  ++serving_;
-  if (auto next = waiting_.find(serving_); next != waiting_.end()) next->second->notify_one();
+  if (serving_ == ticket) return false;
+  parked_.emplace(ticket, std::move(resume));
+  return true;
+}
+
+void ArrayState::end_turn() {
+  std::function<void()> resume;
+  {
+    // Notified under the lock: the waiter cannot leave (and take its condition with it) before.
+    std::lock_guard lock(turn_mutex_);
+    ++serving_;
+    if (auto next = waiting_.find(serving_); next != waiting_.end()) {
+      next->second->notify_one();
+    } else if (auto parked = parked_.find(serving_); parked != parked_.end()) {
+      resume = std::move(parked->second);
+      parked_.erase(parked);
+    }
+  }
+  if (resume) resume();
 }
 
 std::uint64_t ArrayState::bring_home(std::size_t first, std::size_t end) {
@@ -177,6 +193,7 @@ ArrayClaims& ArrayClaims::operator=(ArrayClaims&& other) noexcept {
     end();
   }
   claims_ = std::exchange(other.claims_, {});
+  ready_ = std::exchange(other.ready_, 0);
   begun_ = std::exchange(other.begun_, false);
   ended_ = std::exchange(other.ended_, false);
   return *this;
@@ -194,6 +211,14 @@ void ArrayClaims::begin() {
   // Every request took its tickets of all its arrays at once, in one order: a request waits only
   // for requests admitted before it.
   for (Claim& c : claims_) c.array->wait_turn(c.ticket);
+}
+
+void ArrayClaims::when_ready(std::function<void()> go, std::shared_ptr<const void> keep) {
+  while (ready_ < claims_.size()) {
+    Claim& c = claims_[ready_++];  // its turn has come once park() says so or resumes this
+    if (c.array->park(c.ticket, [this, go, keep] { when_ready(go, keep); })) return;
+  }
+  go();
 }
 
 void ArrayClaims::end() {

@@ -6,7 +6,8 @@
 // one byte up to date at once; a write anywhere makes the writer's the only one.
 //
 // Thread safety: the uses of an array take turns (take_ticket on the admitting thread, in the
-// order of admission across every array; wait_turn / end_turn around the use); the pieces and
+// order of admission across every array; wait_turn, or park for a use that waits without a
+// thread, and end_turn around the use: docs/decisions/179); the pieces and
 // the host copy are touched only by the use whose turn it is. The counters read without a turn
 // (runs_completed, last_failure) are guarded by their own lock.
 #pragma once
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -59,6 +61,9 @@ class ArrayState {
   static std::mutex& ticket_order();
   std::uint64_t take_ticket();
   void wait_turn(std::uint64_t ticket);
+  // Instead of a thread waiting for `ticket`'s turn: `resume` is called, on the thread that ends
+  // the turn before it, once that turn has ended. False (nothing kept) where it is `ticket`'s turn.
+  bool park(std::uint64_t ticket, std::function<void()> resume);
   void end_turn();
 
   // Within a turn. Where the host copy is up to date, and the devices' pieces.
@@ -102,6 +107,7 @@ class ArrayState {
   // holder alone (submitted runs each wait on a thread of their own; waking them all at every
   // turn cost each run their wake-ups).
   std::map<std::uint64_t, std::condition_variable*> waiting_;
+  std::map<std::uint64_t, std::function<void()>> parked_;  // park()
   std::uint64_t next_ticket_ = 0, serving_ = 0;
 
   mutable std::mutex status_mutex_;
@@ -120,12 +126,17 @@ class ArrayClaims {
   ArrayClaims(const std::vector<Binding>& bindings, const Environment& env);
   // A moved-from claims holds no ticket.
   ArrayClaims(ArrayClaims&& other) noexcept { *this = std::move(other); }
+  bool empty() const { return claims_.empty(); }
   ArrayClaims& operator=(ArrayClaims&& other) noexcept;
   // A ticket never waited for is waited for and passed on.
   ~ArrayClaims();
 
   // Waits for every array's turn, in one order every request uses (no two wait on each other).
   void begin();
+  // Calls `go` once every array's turn has come, in the same order, without a thread waiting:
+  // now, on this thread, or on the thread that ends the last turn it waited for (ArrayState::park).
+  // `keep` holds the claims (their owner) alive meanwhile. begin() then waits for nothing.
+  void when_ready(std::function<void()> go, std::shared_ptr<const void> keep);
   // Ends the turns begun.
   void end();
   // The request completed: each array counts it (Array::runs_completed).
@@ -137,6 +148,7 @@ class ArrayClaims {
     std::uint64_t ticket = 0;
   };
   std::vector<Claim> claims_;
+  std::size_t ready_ = 0;  // when_ready: the claims whose turn has come
   bool begun_ = false, ended_ = false;
 };
 

@@ -3,6 +3,12 @@
 
 namespace sinew::detail {
 
+namespace {
+// The pool whose loop this thread runs, and the jobs run_next kept for it.
+thread_local const ThreadPool* this_threads_pool = nullptr;
+thread_local std::deque<std::function<void()>> next_on_this_thread;
+}  // namespace
+
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
@@ -33,7 +39,16 @@ void ThreadPool::post(Job job) {
   }
 }
 
+void ThreadPool::run_next(std::function<void()> f) {
+  if (this_threads_pool == this) {
+    next_on_this_thread.push_back(std::move(f));
+    return;
+  }
+  post(Job{std::move(f), [] {}});
+}
+
 void ThreadPool::loop() {
+  this_threads_pool = this;
   std::unique_lock lock(mutex_);
   for (;;) {
     if (!jobs_.empty()) {
@@ -48,6 +63,14 @@ void ThreadPool::loop() {
       job = Job{};
       lock.lock();
       --returning_;
+      // Busy again (counted neither idle nor returning): jobs posted meanwhile go to other threads.
+      while (!next_on_this_thread.empty()) {
+        auto next = std::move(next_on_this_thread.front());
+        next_on_this_thread.pop_front();
+        lock.unlock();
+        next();  // keeps its own outcome
+        lock.lock();
+      }
       continue;
     }
     if (stopping_) return;

@@ -70,6 +70,13 @@ class ThreadPool {
     return future;
   }
 
+  // Runs `f` on this pool thread once the job it is running has ended and published its result,
+  // before the thread looks for other work: no other thread is woken, so a chain of jobs each
+  // started by the one before (the requests over one resident array, exec/resident_array.hpp)
+  // runs on one thread. From a thread not of this pool, `f` runs as any job would (post). `f`
+  // keeps its own outcome; the caller must not wait for it on this thread.
+  void run_next(std::function<void()> f);
+
   std::size_t threads() const;  // started so far
 
  private:

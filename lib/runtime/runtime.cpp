@@ -140,15 +140,38 @@ std::size_t RuntimeImpl::default_device() const {
 }
 
 std::future<Report> RuntimeImpl::run(const Node& tree, std::vector<Binding> bindings, RunOptions options) {
-  return threads_.submit(request(tree, std::move(bindings), std::move(options), nullptr));
+  std::shared_ptr<Request> r = request(tree, std::move(bindings), std::move(options), nullptr);
+  if (r->arrays.empty()) return threads_.submit([this, r] { return run_request(*r); });
+  // A request over resident arrays waits for its turns without a thread of its own: it starts
+  // when the request before it ends its turns, on that request's thread once its result is out
+  // (ThreadPool::run_next), so runs submitted one after another over one array follow each other
+  // on one thread, with no thread woken between them.
+  auto promise = std::make_shared<std::promise<Report>>();
+  std::future<Report> future = promise->get_future();
+  auto job = [this, r, promise] {
+    try {
+      promise->set_value(run_request(*r));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  };
+  r->arrays.when_ready([this, job] { threads_.run_next(job); }, r);
+  return future;
 }
 
 Report RuntimeImpl::execute(const Node& tree, std::vector<Binding> bindings, RunOptions options, Exchanger* exchanger) {
-  return request(tree, std::move(bindings), std::move(options), exchanger)();
+  return run_request(*request(tree, std::move(bindings), std::move(options), exchanger));
 }
 
-std::function<Report()> RuntimeImpl::request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
-                                             Exchanger* exchanger) {
+Report RuntimeImpl::run_request(Request& r) {
+  ArrayTurn turn(r.arrays);
+  Report report = pipeline_->run(r);
+  r.arrays.completed();
+  return report;
+}
+
+std::shared_ptr<Request> RuntimeImpl::request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
+                                              Exchanger* exchanger) {
   if (tree.empty())
     throw_error(errc::invalid_tree, "run() was given an empty tree",
                 {.node = "tree", .fix = "build a tree with sinew::kernel, pipeline, loop, map or map_reduce"});
@@ -168,12 +191,7 @@ std::function<Report()> RuntimeImpl::request(const Node& tree, std::vector<Bindi
                     {.argument = "vector '" + b.vector->name + "'",
                      .fix = "bind host memory (array.host() copied into a std::vector) to a Cluster's run"});
   r->arrays = ArrayClaims(r->bindings, env_);  // last: nothing may throw once the turns are taken
-  return [this, r] {
-    ArrayTurn turn(r->arrays);
-    Report report = pipeline_->run(*r);
-    r->arrays.completed();
-    return report;
-  };
+  return r;
 }
 
 KnowledgeBase& RuntimeImpl::knowledge_base() {

@@ -60,9 +60,11 @@ class RuntimeImpl {
   void configure_environment();
   bool is_pinned(const void* p, std::size_t bytes);
   void register_pinned(const std::shared_ptr<PinnedBlock>& block);
-  // Validates the request now (errors before any device work) and returns what runs it.
-  std::function<Report()> request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
-                                  Exchanger* exchanger);
+  // Validates the request now (errors before any device work), its arrays' turns taken.
+  std::shared_ptr<Request> request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
+                                   Exchanger* exchanger);
+  // Runs an admitted request in its arrays' turns.
+  Report run_request(Request& r);
 
   RuntimeOptions options_;
   bool progress_ = true;  // training and balancing lines (not RuntimeOptions::quiet)

@@ -388,6 +388,37 @@ TEST(Resident, ConcurrentRunsAreOrdered) {
   for (auto& r : runs) r.get();
 }
 
+// Runs submitted over resident arrays wait for their turns without a thread each and start as the
+// use before them ends (ThreadPool::run_next): every use, submitted, executed from another thread,
+// a host write, a failed run, follows every use admitted before it, and every future is answered.
+TEST(Resident, SubmittedRunsFollowEveryUseAdmittedBefore) {
+  Saxpy s;
+  Runtime rt;
+  Node failing = sinew::loop(s.tree).until([](const LoopState&) -> bool { throw std::runtime_error("stop"); });
+  auto x = rt.array<cl_float>(start_values(1));
+  auto y = rt.array<cl_float>(start_values(2));
+  auto other = rt.array<cl_float>(kN);  // runs of another thread over x and another array
+  std::vector<std::future<Report>> runs;
+  for (int i = 0; i < 40; ++i) runs.push_back(rt.run(s.tree, {{s.x, x}, {s.y, y}}, {.device = 0}));
+  auto beside = std::async(std::launch::async, [&] {
+    for (int i = 0; i < 20; ++i) rt.execute(s.tree, {{s.x, x}, {s.y, other}}, {.device = 0});
+  });
+  {
+    auto all = x.write();  // after the 40 runs: they read the old x
+    for (std::size_t i = 0; i < kN; ++i) all[i] = 1.0f;
+  }
+  std::future<Report> failed = rt.run(failing, {{s.x, x}, {s.y, y}}, {.device = 0});
+  for (int i = 0; i < 40; ++i) runs.push_back(rt.run(s.tree, {{s.x, x}, {s.y, y}}, {.device = 0}));
+  const auto got = y.host();
+  const auto xs = start_values(1), ys = start_values(2);
+  // 40 runs with the first x, the failed one's write undone (keep_last_good), 40 with x = 1.
+  for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], ys[i] + 80.0f * xs[i] + 80.0f) << i;
+  for (auto& r : runs) EXPECT_NO_THROW(r.get());
+  EXPECT_THROW(failed.get(), std::exception);
+  beside.get();
+  EXPECT_EQ(y.runs_completed(), 80u);
+}
+
 // Two threads run trees that bind the same two arrays in opposite orders, and a third reads them:
 // the turns are taken in one order for all, so none waits on another for ever.
 TEST(Resident, OppositeBindingOrdersNeverDeadlock) {

@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
+#include <thread>
 #include <stdexcept>
 #include <vector>
 
@@ -59,6 +62,31 @@ TEST(ThreadPool, DestructionRunsWhatIsQueued) {
       });
   }
   EXPECT_EQ(ran.load(), 20);
+}
+
+// run_next from a pool thread's job: the job runs on that thread, after the job that asked for it
+// has published its result, and a chain of such jobs starts no other thread. From another thread
+// it runs as a posted job.
+TEST(ThreadPool, RunNextRunsOnTheSameThreadAfterTheJobsResult) {
+  ThreadPool pool;
+  constexpr int kChain = 50;
+  std::vector<std::thread::id> ran(kChain);
+  std::atomic<int> ended{0};  // links ended
+  std::atomic<int> order_errors{0};
+  std::promise<void> finished;
+  std::function<void(int)> link = [&](int i) {
+    ran[i] = std::this_thread::get_id();
+    if (ended.load() != i) ++order_errors;  // the link before has ended before this one runs
+    if (i + 1 < kChain) pool.run_next([&, i] { link(i + 1); });
+    ended = i + 1;
+    if (i + 1 == kChain) finished.set_value();  // last: the test's state goes once it is seen
+  };
+  pool.run_next([&] { link(0); });  // not from a pool thread: posted
+  auto all = finished.get_future();
+  ASSERT_EQ(all.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  for (int i = 1; i < kChain; ++i) EXPECT_EQ(ran[i], ran[0]) << i;
+  EXPECT_EQ(order_errors.load(), 0);
+  EXPECT_EQ(pool.threads(), 1u);
 }
 
 // A staged chunk's copy split over helpers (exec/host_copy.hpp): every byte lands where it
