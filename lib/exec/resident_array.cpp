@@ -7,6 +7,7 @@
 #include "platform/error.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 namespace sinew::detail {
@@ -14,12 +15,13 @@ namespace sinew::detail {
 namespace {
 
 std::string range_text(const ByteRanges& r, std::size_t element) {
-  std::string out;
+  std::ostringstream out;
+  const char* separator = "";
   for (const auto& [first, end] : r.ranges()) {
-    if (!out.empty()) out += ", ";
-    out += "[" + std::to_string(first / element) + ", " + std::to_string(end / element) + ")";
+    out << separator << '[' << first / element << ", " << end / element << ')';
+    separator = ", ";
   }
-  return out;
+  return out.str();
 }
 
 }  // namespace

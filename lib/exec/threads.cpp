@@ -4,8 +4,10 @@
 namespace sinew::detail {
 
 namespace {
-// The pool whose loop this thread runs, and the jobs run_next kept for it.
+// The pool whose loop this thread runs, whether its job has reached its tail, and the jobs
+// run_next kept for it.
 thread_local const ThreadPool* this_threads_pool = nullptr;
+thread_local bool at_tail = false;
 thread_local std::deque<std::function<void()>> next_on_this_thread;
 }  // namespace
 
@@ -39,8 +41,10 @@ void ThreadPool::post(Job job) {
   }
 }
 
+void ThreadPool::tail() { at_tail = this_threads_pool != nullptr; }
+
 void ThreadPool::run_next(std::function<void()> f) {
-  if (this_threads_pool == this) {
+  if (this_threads_pool == this && at_tail) {
     next_on_this_thread.push_back(std::move(f));
     return;
   }
@@ -56,6 +60,7 @@ void ThreadPool::loop() {
       jobs_.pop_front();
       lock.unlock();
       job.run();  // exceptions are kept for the future
+      at_tail = false;
       lock.lock();
       ++returning_;  // free before the future is ready: a waiter's next task finds this thread
       lock.unlock();
@@ -69,6 +74,7 @@ void ThreadPool::loop() {
         next_on_this_thread.pop_front();
         lock.unlock();
         next();  // keeps its own outcome
+        at_tail = false;
         lock.lock();
       }
       continue;

@@ -71,11 +71,15 @@ class ThreadPool {
   }
 
   // Runs `f` on this pool thread once the job it is running has ended and published its result,
-  // before the thread looks for other work: no other thread is woken, so a chain of jobs each
-  // started by the one before (the requests over one resident array, exec/resident_array.hpp)
-  // runs on one thread. From a thread not of this pool, `f` runs as any job would (post). `f`
-  // keeps its own outcome; the caller must not wait for it on this thread.
+  // before the thread looks for other work, where the job has reached its tail (tail()): no
+  // other thread is woken, so a chain of jobs each started by the end of the one before (the
+  // requests over one resident array, exec/resident_array.hpp) runs on one thread. Elsewhere (a
+  // thread not of this pool, a job before its tail, which may still wait for `f`), `f` runs as
+  // any job would (post). `f` keeps its own outcome.
   void run_next(std::function<void()> f);
+  // The running job waits for nothing more: what run_next is given from here on waits for the
+  // job's end on this thread. No effect on a thread not of a pool; reset at every job's end.
+  static void tail();
 
   std::size_t threads() const;  // started so far
 

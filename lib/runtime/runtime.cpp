@@ -150,7 +150,7 @@ std::future<Report> RuntimeImpl::run(const Node& tree, std::vector<Binding> bind
   std::future<Report> future = promise->get_future();
   auto job = [this, r, promise] {
     try {
-      promise->set_value(run_request(*r));
+      promise->set_value(run_request(*r, /*tail=*/true));
     } catch (...) {
       promise->set_exception(std::current_exception());
     }
@@ -163,10 +163,13 @@ Report RuntimeImpl::execute(const Node& tree, std::vector<Binding> bindings, Run
   return run_request(*request(tree, std::move(bindings), std::move(options), exchanger));
 }
 
-Report RuntimeImpl::run_request(Request& r) {
+Report RuntimeImpl::run_request(Request& r, bool tail) {
   ArrayTurn turn(r.arrays);
   Report report = pipeline_->run(r);
   r.arrays.completed();
+  // The turns end next (ArrayTurn); a submitted request waits for nothing after them, so the
+  // request they let start may wait for this one's end on this thread (ThreadPool::run_next).
+  if (tail) ThreadPool::tail();
   return report;
 }
 

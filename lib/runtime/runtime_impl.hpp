@@ -63,8 +63,8 @@ class RuntimeImpl {
   // Validates the request now (errors before any device work), its arrays' turns taken.
   std::shared_ptr<Request> request(const Node& tree, std::vector<Binding> bindings, RunOptions options,
                                    Exchanger* exchanger);
-  // Runs an admitted request in its arrays' turns.
-  Report run_request(Request& r);
+  // Runs an admitted request in its arrays' turns; `tail`: a pool job that ends with it.
+  Report run_request(Request& r, bool tail = false);
 
   RuntimeOptions options_;
   bool progress_ = true;  // training and balancing lines (not RuntimeOptions::quiet)

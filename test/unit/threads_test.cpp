@@ -77,6 +77,7 @@ TEST(ThreadPool, RunNextRunsOnTheSameThreadAfterTheJobsResult) {
   std::function<void(int)> link = [&](int i) {
     ran[i] = std::this_thread::get_id();
     if (ended.load() != i) ++order_errors;  // the link before has ended before this one runs
+    ThreadPool::tail();
     if (i + 1 < kChain) pool.run_next([&, i] { link(i + 1); });
     ended = i + 1;
     if (i + 1 == kChain) finished.set_value();  // last: the test's state goes once it is seen
@@ -87,6 +88,20 @@ TEST(ThreadPool, RunNextRunsOnTheSameThreadAfterTheJobsResult) {
   for (int i = 1; i < kChain; ++i) EXPECT_EQ(ran[i], ran[0]) << i;
   EXPECT_EQ(order_errors.load(), 0);
   EXPECT_EQ(pool.threads(), 1u);
+}
+
+// Before its tail a job may still wait for what it gives run_next (a loop predicate running a
+// tree and waiting for it): that runs on another thread at once, never after the job.
+TEST(ThreadPool, RunNextBeforeTheTailRunsAsAnyJob) {
+  ThreadPool pool;
+  auto waiter = pool.submit([&] {
+    std::promise<std::thread::id> ran;
+    auto seen = ran.get_future();
+    pool.run_next([&] { ran.set_value(std::this_thread::get_id()); });
+    return seen.wait_for(std::chrono::seconds(20)) == std::future_status::ready &&
+           seen.get() != std::this_thread::get_id();
+  });
+  EXPECT_TRUE(waiter.get());
 }
 
 // A staged chunk's copy split over helpers (exec/host_copy.hpp): every byte lands where it
