@@ -33,17 +33,22 @@ int main(int argc, char** argv) {
     std::vector<cl_float> x;
     const auto s = cg.solve(rt, a, b, x, options);
     std::size_t reference_iterations = 0;
-    sinew::samples::reference_cg(a, b, tolerance, max_iterations, reference_iterations);
+    const auto reference = sinew::samples::reference_cg(a, b, tolerance, max_iterations, reference_iterations);
     const double residual = sinew::samples::relative_residual(a, b, x);
+    const double reference_residual = sinew::samples::relative_residual(a, b, reference);
     std::cout << "grid " << side << "x" << side << ": " << s.iterations << " iterations (reference in double: "
-              << reference_iterations << "), |b - Ax| / |b| = " << residual << ", "
+              << reference_iterations << "), |b - Ax| / |b| = " << residual << " (reference: " << reference_residual
+              << "), "
               << s.report.wall_ms / static_cast<double>(std::max<std::size_t>(1, s.iterations)) << " ms per iteration\n";
     // In float the recursive residual the loop tests drifts from the true one, b - Ax: the true
-    // residual is judged against the larger of the tolerance and float's floor for this matrix.
-    // The loop stops where the reference does, give or take what float rounding moves.
+    // residual is judged against the larger of the tolerance and float's floor for this matrix;
+    // a solve stopped by --max-iterations before it converged, against the reference's own
+    // residual after as many iterations (5% and that floor apart). The loop stops where the
+    // reference does, give or take what float rounding moves.
     const std::size_t apart = s.iterations > reference_iterations ? s.iterations - reference_iterations
                                                                   : reference_iterations - s.iterations;
-    const bool ok = residual <= sinew::samples::cg_accepted_residual(tolerance, side) &&
+    const double accepted = sinew::samples::cg_accepted_residual(tolerance, side);
+    const bool ok = (residual <= accepted || residual <= 1.05 * reference_residual + accepted) &&
                     apart <= std::max<std::size_t>(2, reference_iterations / 50);
     std::cout << "result: " << (ok ? "OK" : "WRONG") << "\n";
     return ok ? 0 : 1;

@@ -127,7 +127,11 @@ double dot(const std::vector<double>& u, const std::vector<double>& v) {
 }  // namespace
 
 double relative_residual(const CsrMatrix& a, const std::vector<cl_float>& b, const std::vector<cl_float>& x) {
-  const auto ax = product(a, std::vector<double>(x.begin(), x.end()));
+  return relative_residual(a, b, std::vector<double>(x.begin(), x.end()));
+}
+
+double relative_residual(const CsrMatrix& a, const std::vector<cl_float>& b, const std::vector<double>& x) {
+  const auto ax = product(a, x);
   double rr = 0, bb = 0;
   for (std::size_t i = 0; i < a.rows; ++i) {
     rr += (b[i] - ax[i]) * (b[i] - ax[i]);

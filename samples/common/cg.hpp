@@ -74,6 +74,7 @@ std::vector<cl_float> cg_right_hand_side(std::size_t rows);
 double cg_accepted_residual(double tolerance, std::size_t side);
 // |b - A x| / |b|, in double.
 double relative_residual(const CsrMatrix& a, const std::vector<cl_float>& b, const std::vector<cl_float>& x);
+double relative_residual(const CsrMatrix& a, const std::vector<cl_float>& b, const std::vector<double>& x);
 // The reference: the same iteration in double, until |r| <= tolerance * |b|; `iterations` the count.
 std::vector<double> reference_cg(const CsrMatrix& a, const std::vector<cl_float>& b, double tolerance,
                                  std::size_t max_iterations, std::size_t& iterations);
