@@ -46,6 +46,33 @@ Unusable classify(const SqliteError& e) {
   }
 }
 
+// Runs `attempt` until it returns, retrying what another process's work in progress explains,
+// until `options.busy_timeout` has passed: "busy" (SQLite answers it at once where waiting could
+// deadlock: two processes switching a new file to WAL together, a reader upgrading to a writer),
+// and, for at most a second, a file that reads as corrupt. A file is identified through a read
+// that takes no lock (open_read_only), so it can meet another process writing the file's pages
+// (creating its schema, or checkpointing its WAL at close: a few megabytes at most) and see them
+// half written; a corrupt file stays corrupt however often it is read. Then the last error is
+// thrown.
+template <class F>
+auto retrying(const KbOptions& options, F attempt) -> decltype(attempt()) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto busy_end = start + options.busy_timeout;
+  const auto torn_end = start + std::min<std::chrono::milliseconds>(options.busy_timeout, std::chrono::seconds(1));
+  for (unsigned n = 0;; ++n) {
+    try {
+      return attempt();
+    } catch (const SqliteError& e) {
+      const Unusable::Kind kind = classify(e).kind;
+      const auto end = kind == Unusable::corrupt ? torn_end : busy_end;
+      if (kind == Unusable::unopenable || std::chrono::steady_clock::now() >= end) throw;
+    } catch (const Unusable& u) {
+      if (u.kind != Unusable::corrupt || std::chrono::steady_clock::now() >= torn_end) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + (n * 7 + ::getpid()) % 20));
+  }
+}
+
 // Renames `from` to `to` unless `to` exists (atomically where the file system can).
 bool rename_no_replace(const std::string& from, const std::string& to, std::string& error) {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
@@ -187,6 +214,8 @@ Connection open_checked(const std::string& path, const KbOptions& options) {
   return db;
 }
 
+std::unique_ptr<KnowledgeBase::Impl> read_file(const std::string& path, const KbOptions& options);
+
 // A knowledge base for reading only (KbOptions::read_only): identified like any, then read where
 // it is — or, written by an older Sinew or empty (being created), copied into memory and migrated
 // there, the file unchanged. Nothing is created, moved or written. Throws
@@ -202,34 +231,40 @@ std::unique_ptr<KnowledgeBase::Impl> open_for_reading(const std::string& path, c
     return (u.kind == Unusable::corrupt ? "it is corrupt (" + u.detail + ")" : u.detail) + "; the file is left as it is";
   };
   try {
-    Connection file = open_read_only(path, options);
-    const int version = identify(file);
-    auto impl = std::make_unique<KnowledgeBase::Impl>();
-    impl->path = path;
-    impl->persistent = true;
-    if (version == kSchemaVersion) {
-      configure(file);
-      impl->db = std::move(file);
-    } else {
-      impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
-      sqlite3_backup* copy = sqlite3_backup_init(impl->db.get(), "main", file.get(), "main");
-      if (!copy || sqlite3_backup_step(copy, -1) != SQLITE_DONE) {
-        sqlite3_backup_finish(copy);
-        return refuse(sqlite3_errmsg(impl->db.get()));
-      }
-      sqlite3_backup_finish(copy);
-      configure(impl->db);
-      // Version 0 is an empty database (a 0-byte file, or one whose creator has not written the
-      // schema yet): the copy gets today's empty schema and reads as an empty knowledge base.
-      migrate(impl->db);
-    }
-    impl->db.exec("PRAGMA query_only = ON");  // every write fails, as on the file itself
-    return impl;
+    return retrying(options, [&] { return read_file(path, options); });
   } catch (const SqliteError& e) {
     return refuse(reason(classify(e)));
   } catch (const Unusable& u) {
     return refuse(reason(u));
   }
+}
+
+// One attempt at open_for_reading's work. Throws SqliteError or Unusable.
+std::unique_ptr<KnowledgeBase::Impl> read_file(const std::string& path, const KbOptions& options) {
+  Connection file = open_read_only(path, options);
+  const int version = identify(file);
+  auto impl = std::make_unique<KnowledgeBase::Impl>();
+  impl->path = path;
+  impl->persistent = true;
+  if (version == kSchemaVersion) {
+    configure(file);
+    impl->db = std::move(file);
+  } else {
+    impl->db = Connection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    sqlite3_backup* copy = sqlite3_backup_init(impl->db.get(), "main", file.get(), "main");
+    const int step = copy ? sqlite3_backup_step(copy, -1) : SQLITE_ERROR;
+    sqlite3_backup_finish(copy);
+    if (step != SQLITE_DONE) {
+      const bool torn = (step & 0xff) == SQLITE_CORRUPT || (step & 0xff) == SQLITE_NOTADB;
+      throw Unusable{torn ? Unusable::corrupt : Unusable::unopenable, sqlite3_errstr(step)};
+    }
+    configure(impl->db);
+    // Version 0 is an empty database (a 0-byte file, or one whose creator has not written the
+    // schema yet): the copy gets today's empty schema and reads as an empty knowledge base.
+    migrate(impl->db);
+  }
+  impl->db.exec("PRAGMA query_only = ON");  // every write fails, as on the file itself
+  return impl;
 }
 
 }  // namespace
@@ -247,20 +282,7 @@ std::unique_ptr<KnowledgeBase> KnowledgeBase::open(const std::string& path, KbOp
       fs::create_directories(parent, ec);
       if (ec) throw Unusable{Unusable::unopenable, "cannot create directory " + parent.string() + ": " + ec.message()};
     }
-    // SQLite answers "busy" at once, without waiting, where waiting could deadlock (two processes
-    // switching a new file to WAL together, a reader upgrading to a writer): those attempts are
-    // retried until the busy timeout has passed.
-    const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
-    for (unsigned attempt = 0;; ++attempt) {
-      try {
-        db = open_checked(path, options);
-        break;
-      } catch (const SqliteError& e) {
-        bool busy = e.primary() == SQLITE_BUSY || e.primary() == SQLITE_LOCKED;
-        if (!busy || std::chrono::steady_clock::now() >= deadline) throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + ::getpid()) % 20));
-      }
-    }
+    db = retrying(options, [&] { return open_checked(path, options); });
   } catch (const SqliteError& e) {
     problem = classify(e);
   } catch (const Unusable& u) {

@@ -92,6 +92,40 @@ TEST(KbProcesses, ConcurrentWritersLoseNothing) {
   EXPECT_EQ(kb->entries(k).size(), std::size_t(kProcesses) + 1);
 }
 
+// Processes that open the knowledge base, record a run and close it, again and again, all at once:
+// each open identifies the file through a read that takes no lock while another process may be
+// checkpointing its WAL into it at close. A half-written page read then is not corruption: no
+// process loses its knowledge base to an in-memory one, no file is moved aside, no run is lost.
+TEST(KbProcesses, OpeningWhileOthersCheckpointNeverMovesTheFileAside) {
+  TempDir dir;
+  const std::string path = dir.file("kb.sqlite");
+  constexpr int kProcesses = 6, kOpens = 25;
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p)
+    children.push_back(spawn([&, p] {
+      ::close(go[1]);
+      char c;
+      if (::read(go[0], &c, 1) != 0) return 3;
+      for (int i = 0; i < kOpens; ++i) {
+        auto kb = KnowledgeBase::open(path, {});
+        if (!kb->persistent()) return 2;
+        kb->record_run(run(key(), {{"process", double(p)}}, config({0.5, 0.5}), i));
+      }
+      return 0;
+    }));
+  ::close(go[0]);
+  ::close(go[1]);  // everyone starts now
+  for (pid_t c : children) EXPECT_EQ(wait_for(c), 0) << "a process got an in-memory knowledge base";
+  for (const auto& f : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(f.path().filename().string().find(".corrupt-"), std::string::npos) << f.path();
+  auto kb = KnowledgeBase::open(path, {.log = {}});
+  ASSERT_TRUE(kb->persistent()) << kb->warning();
+  for (int p = 0; p < kProcesses; ++p)
+    EXPECT_EQ(kb->runs(key(), {{"process", double(p)}}).size(), std::size_t(kOpens)) << "process " << p;
+}
+
 // Processes creating a new knowledge base together while another reads it (what `sinew kb list`
 // does while runs start): the reader sees no file, an empty knowledge base or the entries written
 // so far, and never fails (it used to fail with "no such table: trees" on a file whose schema was
