@@ -65,8 +65,23 @@ std::size_t sub_devices(const DeviceInfo& d, const std::string& fission) {
 
 }  // namespace
 
+namespace {
+
+// Devices of one model (kind, name, compute units, driven alike): expected as fast as each other.
+bool same_model(const DeviceInfo& a, const DeviceInfo& b) {
+  return a.kind == b.kind && a.name == b.name && a.compute_units == b.compute_units && a.discrete == b.discrete;
+}
+
+}  // namespace
+
+// Not where every device is of one model (several identical GPUs): none is expected slow, and a
+// probe share measures mostly a device's fixed costs (a tree exchanging halos pays them on every
+// iteration), which would rebalance its identical partner's share away; the search starts from
+// the even split (docs/decisions/180).
 bool PlanSearch::probes_first(const TrainingRequest& request) const {
-  return options_.purpose == TrainingPurpose::train && !options_.exhaustive && groups_.size() > 1 &&
+  const bool one_model = std::all_of(devices_.begin(), devices_.end(),
+                                     [&](const DeviceInfo& d) { return same_model(d, devices_.front()); });
+  return options_.purpose == TrainingPurpose::train && !options_.exhaustive && groups_.size() > 1 && !one_model &&
          tuning().probe_share > 0 && !(request.start && request.start->shares.size() == devices_.size());
 }
 

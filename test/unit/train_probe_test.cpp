@@ -489,3 +489,34 @@ TEST(TrainProbe, AMeasurementStartsOnlyWhereItsRunsFitAtTheirBound) {
   EXPECT_EQ(s.runs, 0u);
   EXPECT_EQ(s.search->ledger().end(), TrainingEnd::time);
 }
+
+// docs/decisions/180: two devices of one model (two identical GPUs) are not probed: neither is
+// expected slow, and a probe share would measure mostly the fixed costs of the device given it.
+// Training starts from the even split and keeps it where the two share the work best, however
+// large each one's fixed cost; two devices of different models are probed as before.
+TEST(TrainProbe, DevicesOfOneModelStartFromTheEvenSplit) {
+  auto gpus = cpu_gpu();
+  gpus[0] = gpus[1];
+  gpus[0].index = 0;
+  for (Strategy s : kSearches) {
+    Model m{{0.3, 0.3}, {40.0, 40.0}};  // a fixed cost per run as large as an eighth of the work
+    m.noise = 0;
+    m.overlap_b = {1, 1, 1, 1};
+    TrainingOptions o;
+    o.strategy = s;
+    std::vector<std::string> lines;
+    const TrainingResult r = train(gpus, std::ref(m), o, [&](const std::string& l) { lines.push_back(l); });
+    const std::string where = std::string(to_string(s)) + ": " + r.best.str() + "\n" + log_of(lines);
+    ASSERT_FALSE(r.points.empty());
+    EXPECT_FALSE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("probing") != l.npos; }))
+        << where;
+    EXPECT_NEAR(r.best.shares[0], 0.5, 0.05) << where;
+    EXPECT_LE(m.clean_time(r.best), m.clean_time(Config::single(0, 2)) * 0.65) << where;
+  }
+  // A CPU and a GPU: probed.
+  Model m{{1.0, 0.3}, {0.5, 2.0}};
+  std::vector<std::string> lines;
+  train(cpu_gpu(), std::ref(m), TrainingOptions{}, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.find("probing") != l.npos; }))
+      << log_of(lines);
+}
