@@ -154,6 +154,29 @@ TEST(DivideAndConquer, ReportListsEveryLevel) {
   }
 }
 
+// A discrete crossover device takes its own part by a device copy and gives it back the same way:
+// only the other devices' parts cross the host, there (level 2) and back (the top level).
+TEST(DivideAndConquer, ADiscreteCrossoverDeviceMovesOnlyTheOtherDevicesParts) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a device beside the crossover device";
+  const std::size_t n = 4096 * 3, leaf = 256;
+  auto data = keys_of<cl_uint>(n);
+  auto expected = data;
+  std::sort(expected.begin(), expected.end());
+  auto v = sinew::vector<cl_uint>().name("keys");
+  const std::size_t upper = device_count() - 1;  // the discrete one
+  const std::string split = device_count() == 2 ? "0=0.3,1=0.7" : "0=0.2,1=0.3,2=0.5";
+  const std::string plan = split + ",crossover=2,upper=" + std::to_string(upper);
+  Report r = runtime(true).run(mergesort(v, 2, leaf), {{v, data}}, {.plan = plan}).get();
+  EXPECT_EQ(data, expected);
+  std::uint64_t others = 0;  // keys of parts on devices other than the crossover device
+  for (const auto& p : r.partitions)
+    if (p.units && p.device != upper) others += p.units * sizeof(cl_uint);
+  ASSERT_GT(others, 0u) << r.str();
+  ASSERT_EQ(r.levels.size(), levels(n, 2, leaf)) << r.str();
+  EXPECT_EQ(r.levels[2].bytes, 2 * others) << r.str();
+  EXPECT_EQ(r.levels.back().bytes, 2 * others) << r.str();
+}
+
 // A second divide-and-conquer computation: each subproblem's maximum at its first element. The
 // leaf folds its elements serially; a combine keeps the first element of each group of `fanout`
 // runs as the max of theirs (the other elements copied as they are).

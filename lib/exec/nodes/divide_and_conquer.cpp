@@ -103,6 +103,7 @@ struct DcUpper {
   std::size_t device = 0;
   QueuePool* pool = nullptr;
   cl::Device cl_device;
+  cl::Context context;
   std::unique_ptr<QueueSlot> slot;
   DcKernels k;
   // The gathered vector: the user's memory itself when the crossover device works in host memory
@@ -111,6 +112,7 @@ struct DcUpper {
   std::unique_ptr<unsigned char[]> staging;
   bool in_user_memory = false;
   cl::Buffer a, b;
+  cl::Buffer result;       // `a` or `b`: where the top level left the result
   bool a_is_host = false;  // `a` is `host` itself (a CPU device that aliases host memory)
   ~DcUpper() {
     if (slot) pool->release(cl_device, std::move(slot));
@@ -257,6 +259,7 @@ class DivideAndConquerRunner final : public NodeRunner {
       upper->device = plan.upper;
       upper->pool = ctx.env().queues;
       upper->cl_device = d.device();
+      upper->context = d.context();
       const std::size_t bytes = whole_elements(ctx, n) * tsize;
       const VectorUse& use = ctx.analysis().use(&n.vector());
       if (runs_upper(ctx)) {
@@ -347,31 +350,10 @@ class DivideAndConquerRunner final : public NodeRunner {
     DcUpper& u = *order.front()->state<DcState>(n).upper;
     const std::size_t tsize = n.vector().type.size;
     const std::size_t elements = whole_elements(ctx, n);
-    const std::size_t bytes = elements * tsize;
     double start = ctx.now_ms();
-    // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
-    // the upper levels run there too.
-    const VectorUse& use = ctx.analysis().use(&n.vector());
-    auto in_place = [&](const PartState* ps, bool in_scratch) {
-      return u.in_user_memory && !in_scratch && ctx.host_slice(*ps, use) &&
-             ps->worker->info().host_pointer_aliased;
-    };
-    std::uint64_t moved = 0;
-    // Gather: each part from wherever its last level left it.
-    for (PartState* ps : order) {
-      DcState& s = ps->state<DcState>(n);
-      if (in_place(ps, s.in_scratch)) continue;
-      const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
-      ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
-      moved += s.elements * tsize;
-    }
-    ctx.reductions().gather_to_root(use, u.host);
+    std::uint64_t moved = gather(ctx, n, u, order);
     if (runs_upper(ctx)) {
       cl::CommandQueue& queue = u.slot->queue;
-      if (!u.a_is_host) {
-        queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
-        moved += bytes;
-      }
       bool in_b = false;
       for (std::size_t level = plan.split; level < plan.levels; ++level) {
         enqueue_level(ctx, *order.front(), queue, u.k, n, level, elements, u.a, u.b, in_b);
@@ -381,24 +363,101 @@ class DivideAndConquerRunner final : public NodeRunner {
         moved = 0;
         start = ctx.now_ms();
       }
-      if (u.a_is_host) {
-        if (in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, bytes);
-        queue.finish();
+      if (u.a_is_host && in_b) queue.enqueueCopyBuffer(u.b, u.a, 0, 0, elements * tsize);
+      u.result = in_b ? u.b : u.a;
+      queue.finish();
+    }
+    moved += scatter(ctx, n, u, order);
+    if (runs_upper(ctx)) record(ctx, n, plan.levels - 1, u.device, ctx.now_ms() - start, moved);
+  }
+
+  // Whether partition `ps`'s part lies on the discrete crossover device of this process: it moves
+  // there and back by device copies, not through the host.
+  static bool on_upper(NodeContext& ctx, const DcUpper& u, const PartState& ps) {
+    return runs_upper(ctx) && !ctx.reductions().process_span() && !u.a_is_host &&
+           ps.worker->runtime_index == u.device && ps.worker->context() == u.context();
+  }
+
+  // Each part from wherever its last level left it into the crossover device's `a` (through
+  // `u.host`, where every process's parts meet on the root); returns the bytes that crossed
+  // between the host and a device.
+  static std::uint64_t gather(NodeContext& ctx, const DivideAndConquerNode& n, DcUpper& u,
+                              const std::vector<PartState*>& order) {
+    const std::size_t tsize = n.vector().type.size;
+    // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
+    // the upper levels run there too.
+    const VectorUse& use = ctx.analysis().use(&n.vector());
+    auto in_place = [&](const PartState* ps, bool in_scratch) {
+      return u.in_user_memory && !in_scratch && ctx.host_slice(*ps, use) && ps->worker->info().host_pointer_aliased;
+    };
+    std::uint64_t moved = 0;
+    for (PartState* ps : order) {
+      DcState& s = ps->state<DcState>(n);
+      if (in_place(ps, s.in_scratch) || on_upper(ctx, u, *ps)) continue;
+      const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
+      ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
+      moved += s.elements * tsize;
+    }
+    ctx.reductions().gather_to_root(use, u.host);
+    if (!runs_upper(ctx) || u.a_is_host) return moved;
+    cl::CommandQueue& queue = u.slot->queue;
+    if (ctx.reductions().process_span()) {  // the root: every process's parts are in `host`
+      const std::size_t bytes = whole_elements(ctx, n) * tsize;
+      queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
+      return moved + bytes;
+    }
+    for (PartState* ps : order) {
+      DcState& s = ps->state<DcState>(n);
+      const std::size_t at = ps->part->first * tsize, bytes = s.elements * tsize;
+      if (on_upper(ctx, u, *ps)) {
+        queue.enqueueCopyBuffer(s.in_scratch ? s.scratch : ps->slices.at(&n.vector()), u.a, 0, at, bytes);
       } else {
-        queue.enqueueReadBuffer(in_b ? u.b : u.a, CL_TRUE, 0, bytes, u.host);
+        queue.enqueueWriteBuffer(u.a, CL_FALSE, at, bytes, u.host + at);
         moved += bytes;
       }
     }
-    ctx.reductions().scatter_from_root(use, u.host);
-    // Scatter: the result into every partition's slice.
-    for (PartState* ps : order) {
-      DcState& s = ps->state<DcState>(n);
-      if (in_place(ps, false)) continue;
-      ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, s.elements * tsize,
-                                             u.host + ps->part->first * tsize);
-      moved += s.elements * tsize;
+    queue.finish();
+    return moved;
+  }
+
+  // The result (`u.result` on the crossover device, or the root's) into every partition's slice;
+  // returns the bytes that crossed between the host and a device.
+  static std::uint64_t scatter(NodeContext& ctx, const DivideAndConquerNode& n, DcUpper& u,
+                               const std::vector<PartState*>& order) {
+    const std::size_t tsize = n.vector().type.size;
+    const VectorUse& use = ctx.analysis().use(&n.vector());
+    const bool one_process = !ctx.reductions().process_span();
+    std::uint64_t moved = 0;
+    if (runs_upper(ctx) && !u.a_is_host) {
+      cl::CommandQueue& queue = u.slot->queue;
+      if (!one_process) {  // the root sends every process its units from `host`
+        const std::size_t bytes = whole_elements(ctx, n) * tsize;
+        queue.enqueueReadBuffer(u.result, CL_TRUE, 0, bytes, u.host);
+        moved += bytes;
+      } else {
+        for (PartState* ps : order) {
+          const std::size_t at = ps->part->first * tsize, bytes = ps->state<DcState>(n).elements * tsize;
+          if (on_upper(ctx, u, *ps)) {
+            queue.enqueueCopyBuffer(u.result, ps->slices.at(&n.vector()), at, 0, bytes);
+          } else {
+            queue.enqueueReadBuffer(u.result, CL_FALSE, at, bytes, u.host + at);
+            moved += bytes;
+          }
+        }
+        queue.finish();
+      }
     }
-    if (runs_upper(ctx)) record(ctx, n, plan.levels - 1, u.device, ctx.now_ms() - start, moved);
+    ctx.reductions().scatter_from_root(use, u.host);
+    auto in_place = [&](const PartState* ps) {
+      return u.in_user_memory && ctx.host_slice(*ps, use) && ps->worker->info().host_pointer_aliased;
+    };
+    for (PartState* ps : order) {
+      if (in_place(ps) || on_upper(ctx, u, *ps)) continue;
+      const std::size_t at = ps->part->first * tsize, bytes = ps->state<DcState>(n).elements * tsize;
+      ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, bytes, u.host + at);
+      moved += bytes;
+    }
+    return moved;
   }
 };
 
