@@ -391,33 +391,74 @@ class DivideAndConquerRunner final : public NodeRunner {
       return u.in_user_memory && !in_scratch && ctx.host_slice(*ps, use) && ps->worker->info().host_pointer_aliased;
     };
     std::uint64_t moved = 0;
+    if (direct(ctx, u)) {  // each part straight into `a`: no whole-vector staging on the host
+      cl::CommandQueue& queue = u.slot->queue;
+      for (PartState* ps : order) {
+        DcState& s = ps->state<DcState>(n);
+        const std::size_t at = ps->part->first * tsize, bytes = s.elements * tsize;
+        const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
+        if (on_upper(ctx, u, *ps)) {
+          queue.enqueueCopyBuffer(from, u.a, 0, at, bytes);
+          continue;
+        }
+        if (user_memory_part(ctx, *ps, use, s.in_scratch)) {
+          queue.enqueueWriteBuffer(u.a, CL_FALSE, at, bytes, ctx.host_of(use) + at);
+          moved += bytes;
+        } else {
+          copy_across(ctx, ps->worker->queue(), from, 0, queue, u.a, at, bytes);
+          moved += 2 * bytes;  // to the host and on to the crossover device
+        }
+      }
+      queue.finish();
+      return moved;
+    }
     for (PartState* ps : order) {
       DcState& s = ps->state<DcState>(n);
-      if (in_place(ps, s.in_scratch) || on_upper(ctx, u, *ps)) continue;
+      if (in_place(ps, s.in_scratch)) continue;
       const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
       ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
       moved += s.elements * tsize;
     }
     ctx.reductions().gather_to_root(use, u.host);
-    if (!runs_upper(ctx) || u.a_is_host) return moved;
-    cl::CommandQueue& queue = u.slot->queue;
-    if (ctx.reductions().process_span()) {  // the root: every process's parts are in `host`
+    if (runs_upper(ctx) && !u.a_is_host) {  // the root, every process's parts in `host`
       const std::size_t bytes = whole_elements(ctx, n) * tsize;
-      queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
-      return moved + bytes;
+      u.slot->queue.enqueueWriteBuffer(u.a, CL_TRUE, 0, bytes, u.host);
+      moved += bytes;
     }
-    for (PartState* ps : order) {
-      DcState& s = ps->state<DcState>(n);
-      const std::size_t at = ps->part->first * tsize, bytes = s.elements * tsize;
-      if (on_upper(ctx, u, *ps)) {
-        queue.enqueueCopyBuffer(s.in_scratch ? s.scratch : ps->slices.at(&n.vector()), u.a, 0, at, bytes);
-      } else {
-        queue.enqueueWriteBuffer(u.a, CL_FALSE, at, bytes, u.host + at);
-        moved += bytes;
-      }
-    }
-    queue.finish();
     return moved;
+  }
+
+  // A discrete crossover device of a run in one process: the parts move to and from it one by
+  // one, each by the shortest way (a device copy on it, the user's memory of a zero-copy part,
+  // pinned chunks between devices), not through a host copy of the whole vector.
+  static bool direct(NodeContext& ctx, const DcUpper& u) {
+    return runs_upper(ctx) && !u.a_is_host && !ctx.reductions().process_span();
+  }
+
+  // Whether a partition's part is in the user's memory itself (a zero-copy device's slice of a
+  // bound vector, not left in its scratch buffer).
+  static bool user_memory_part(NodeContext& ctx, const PartState& ps, const VectorUse& use, bool in_scratch) {
+    return !in_scratch && ctx.host_slice(ps, use) && ps.worker->info().host_pointer_aliased;
+  }
+
+  // `bytes` from `from` (on `from_q`'s device) into `to` (on `to_q`'s) through pinned host memory
+  // in chunks, a chunk's read overlapping the previous chunk's write.
+  static void copy_across(NodeContext& ctx, cl::CommandQueue& from_q, const cl::Buffer& from, std::size_t from_at,
+                          cl::CommandQueue& to_q, const cl::Buffer& to, std::size_t to_at, std::size_t bytes) {
+    constexpr std::size_t kChunk = std::size_t(32) << 20;
+    const std::size_t chunk = std::min(bytes, kChunk);
+    const std::shared_ptr<PinnedBlock> block = ctx.env().allocate_pinned(2 * chunk);
+    cl::Event written[2];
+    for (std::size_t done = 0, k = 0; done < bytes; ++k) {
+      const std::size_t n = std::min(chunk, bytes - done);
+      char* half = static_cast<char*>(block->data) + (k % 2) * chunk;
+      if (written[k % 2]()) written[k % 2].wait();  // the write that last used this half has read it
+      from_q.enqueueReadBuffer(from, CL_TRUE, from_at + done, n, half);
+      to_q.enqueueWriteBuffer(to, CL_FALSE, to_at + done, n, half, nullptr, &written[k % 2]);
+      to_q.flush();
+      done += n;
+    }
+    to_q.finish();  // the block goes with this function
   }
 
   // The result (`u.result` on the crossover device, or the root's) into every partition's slice;
@@ -426,33 +467,35 @@ class DivideAndConquerRunner final : public NodeRunner {
                                const std::vector<PartState*>& order) {
     const std::size_t tsize = n.vector().type.size;
     const VectorUse& use = ctx.analysis().use(&n.vector());
-    const bool one_process = !ctx.reductions().process_span();
     std::uint64_t moved = 0;
-    if (runs_upper(ctx) && !u.a_is_host) {
+    if (direct(ctx, u)) {
       cl::CommandQueue& queue = u.slot->queue;
-      if (!one_process) {  // the root sends every process its units from `host`
-        const std::size_t bytes = whole_elements(ctx, n) * tsize;
-        queue.enqueueReadBuffer(u.result, CL_TRUE, 0, bytes, u.host);
-        moved += bytes;
-      } else {
-        for (PartState* ps : order) {
-          const std::size_t at = ps->part->first * tsize, bytes = ps->state<DcState>(n).elements * tsize;
-          if (on_upper(ctx, u, *ps)) {
-            queue.enqueueCopyBuffer(u.result, ps->slices.at(&n.vector()), at, 0, bytes);
-          } else {
-            queue.enqueueReadBuffer(u.result, CL_FALSE, at, bytes, u.host + at);
-            moved += bytes;
-          }
+      for (PartState* ps : order) {
+        const std::size_t at = ps->part->first * tsize, bytes = ps->state<DcState>(n).elements * tsize;
+        const cl::Buffer& slice = ps->slices.at(&n.vector());
+        if (on_upper(ctx, u, *ps)) {
+          queue.enqueueCopyBuffer(u.result, slice, at, 0, bytes);
+          continue;
         }
-        queue.finish();
+        if (user_memory_part(ctx, *ps, use, false)) {
+          queue.enqueueReadBuffer(u.result, CL_TRUE, at, bytes, ctx.host_of(use) + at);
+          moved += bytes;
+        } else {
+          copy_across(ctx, queue, u.result, at, ps->worker->queue(), slice, 0, bytes);
+          moved += 2 * bytes;
+        }
       }
+      queue.finish();
+      return moved;
+    }
+    if (runs_upper(ctx) && !u.a_is_host) {  // the root sends every process its units from `host`
+      const std::size_t bytes = whole_elements(ctx, n) * tsize;
+      u.slot->queue.enqueueReadBuffer(u.result, CL_TRUE, 0, bytes, u.host);
+      moved += bytes;
     }
     ctx.reductions().scatter_from_root(use, u.host);
-    auto in_place = [&](const PartState* ps) {
-      return u.in_user_memory && ctx.host_slice(*ps, use) && ps->worker->info().host_pointer_aliased;
-    };
     for (PartState* ps : order) {
-      if (in_place(ps) || on_upper(ctx, u, *ps)) continue;
+      if (u.in_user_memory && user_memory_part(ctx, *ps, use, false)) continue;  // in place
       const std::size_t at = ps->part->first * tsize, bytes = ps->state<DcState>(n).elements * tsize;
       ps->worker->queue().enqueueWriteBuffer(ps->slices.at(&n.vector()), CL_TRUE, 0, bytes, u.host + at);
       moved += bytes;
