@@ -63,10 +63,6 @@ std::size_t sub_devices(const DeviceInfo& d, const std::string& fission) {
   return 1;
 }
 
-}  // namespace
-
-namespace {
-
 // Devices of one model (kind, name, compute units, driven alike): expected as fast as each other.
 bool same_model(const DeviceInfo& a, const DeviceInfo& b) {
   return a.kind == b.kind && a.name == b.name && a.compute_units == b.compute_units && a.discrete == b.discrete;

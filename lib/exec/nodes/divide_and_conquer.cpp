@@ -113,6 +113,7 @@ struct DcUpper {
   bool in_user_memory = false;
   cl::Buffer a, b;
   cl::Buffer result;       // `a` or `b`: where the top level left the result
+  std::shared_ptr<PinnedBlock> ferry;  // copy_across's two pinned chunks, made at its first use
   bool a_is_host = false;  // `a` is `host` itself (a CPU device that aliases host memory)
   ~DcUpper() {
     if (slot) pool->release(cl_device, std::move(slot));
@@ -374,8 +375,7 @@ class DivideAndConquerRunner final : public NodeRunner {
   // Whether partition `ps`'s part lies on the discrete crossover device of this process: it moves
   // there and back by device copies, not through the host.
   static bool on_upper(NodeContext& ctx, const DcUpper& u, const PartState& ps) {
-    return runs_upper(ctx) && !ctx.reductions().process_span() && !u.a_is_host &&
-           ps.worker->runtime_index == u.device && ps.worker->context() == u.context();
+    return direct(ctx, u) && ps.worker->runtime_index == u.device && ps.worker->context() == u.context();
   }
 
   // Each part from wherever its last level left it into the crossover device's `a` (through
@@ -384,12 +384,7 @@ class DivideAndConquerRunner final : public NodeRunner {
   static std::uint64_t gather(NodeContext& ctx, const DivideAndConquerNode& n, DcUpper& u,
                               const std::vector<PartState*>& order) {
     const std::size_t tsize = n.vector().type.size;
-    // A part that is the user's memory itself (a zero-copy CPU partition's slice) is in place when
-    // the upper levels run there too.
     const VectorUse& use = ctx.analysis().use(&n.vector());
-    auto in_place = [&](const PartState* ps, bool in_scratch) {
-      return u.in_user_memory && !in_scratch && ctx.host_slice(*ps, use) && ps->worker->info().host_pointer_aliased;
-    };
     std::uint64_t moved = 0;
     if (direct(ctx, u)) {  // each part straight into `a`: no whole-vector staging on the host
       cl::CommandQueue& queue = u.slot->queue;
@@ -405,7 +400,7 @@ class DivideAndConquerRunner final : public NodeRunner {
           queue.enqueueWriteBuffer(u.a, CL_FALSE, at, bytes, ctx.host_of(use) + at);
           moved += bytes;
         } else {
-          copy_across(ctx, ps->worker->queue(), from, 0, queue, u.a, at, bytes);
+          copy_across(ctx, n, u, ps->worker->queue(), from, 0, queue, u.a, at, bytes);
           moved += 2 * bytes;  // to the host and on to the crossover device
         }
       }
@@ -414,7 +409,8 @@ class DivideAndConquerRunner final : public NodeRunner {
     }
     for (PartState* ps : order) {
       DcState& s = ps->state<DcState>(n);
-      if (in_place(ps, s.in_scratch)) continue;
+      // A part that is the user's memory itself is in place when the upper levels run there too.
+      if (u.in_user_memory && user_memory_part(ctx, *ps, use, s.in_scratch)) continue;
       const cl::Buffer& from = s.in_scratch ? s.scratch : ps->slices.at(&n.vector());
       ps->worker->queue().enqueueReadBuffer(from, CL_TRUE, 0, s.elements * tsize, u.host + ps->part->first * tsize);
       moved += s.elements * tsize;
@@ -442,23 +438,25 @@ class DivideAndConquerRunner final : public NodeRunner {
   }
 
   // `bytes` from `from` (on `from_q`'s device) into `to` (on `to_q`'s) through pinned host memory
-  // in chunks, a chunk's read overlapping the previous chunk's write.
-  static void copy_across(NodeContext& ctx, cl::CommandQueue& from_q, const cl::Buffer& from, std::size_t from_at,
-                          cl::CommandQueue& to_q, const cl::Buffer& to, std::size_t to_at, std::size_t bytes) {
+  // in chunks (two, `u.ferry`, made once for the run's gather and scatter), a chunk's read
+  // overlapping the previous chunk's write.
+  static void copy_across(NodeContext& ctx, const DivideAndConquerNode& node, DcUpper& u, cl::CommandQueue& from_q,
+                          const cl::Buffer& from, std::size_t from_at, cl::CommandQueue& to_q, const cl::Buffer& to,
+                          std::size_t to_at, std::size_t bytes) {
     constexpr std::size_t kChunk = std::size_t(32) << 20;
-    const std::size_t chunk = std::min(bytes, kChunk);
-    const std::shared_ptr<PinnedBlock> block = ctx.env().allocate_pinned(2 * chunk);
+    const std::size_t chunk = std::min(whole_elements(ctx, node) * node.vector().type.size, kChunk);
+    if (!u.ferry) u.ferry = ctx.env().allocate_pinned(2 * chunk);
     cl::Event written[2];
     for (std::size_t done = 0, k = 0; done < bytes; ++k) {
       const std::size_t n = std::min(chunk, bytes - done);
-      char* half = static_cast<char*>(block->data) + (k % 2) * chunk;
+      char* half = static_cast<char*>(u.ferry->data) + (k % 2) * chunk;
       if (written[k % 2]()) written[k % 2].wait();  // the write that last used this half has read it
       from_q.enqueueReadBuffer(from, CL_TRUE, from_at + done, n, half);
       to_q.enqueueWriteBuffer(to, CL_FALSE, to_at + done, n, half, nullptr, &written[k % 2]);
       to_q.flush();
       done += n;
     }
-    to_q.finish();  // the block goes with this function
+    to_q.finish();  // the chunks are free for the next part
   }
 
   // The result (`u.result` on the crossover device, or the root's) into every partition's slice;
@@ -481,7 +479,7 @@ class DivideAndConquerRunner final : public NodeRunner {
           queue.enqueueReadBuffer(u.result, CL_TRUE, at, bytes, ctx.host_of(use) + at);
           moved += bytes;
         } else {
-          copy_across(ctx, queue, u.result, at, ps->worker->queue(), slice, 0, bytes);
+          copy_across(ctx, n, u, queue, u.result, at, ps->worker->queue(), slice, 0, bytes);
           moved += 2 * bytes;
         }
       }
