@@ -146,16 +146,9 @@ std::future<Report> RuntimeImpl::run(const Node& tree, std::vector<Binding> bind
   // when the request before it ends its turns, on that request's thread once its result is out
   // (ThreadPool::run_next), so runs submitted one after another over one array follow each other
   // on one thread, with no thread woken between them.
-  auto promise = std::make_shared<std::promise<Report>>();
-  std::future<Report> future = promise->get_future();
-  auto job = [this, r, promise] {
-    try {
-      promise->set_value(run_request(*r, /*tail=*/true));
-    } catch (...) {
-      promise->set_exception(std::current_exception());
-    }
-  };
-  r->arrays.when_ready([this, job] { threads_.run_next(job); }, r);
+  auto task = std::make_shared<std::packaged_task<Report()>>([this, r] { return run_request(*r, /*tail=*/true); });
+  std::future<Report> future = task->get_future();
+  r->arrays.when_ready([this, task] { threads_.run_next([task] { (*task)(); }); }, r);
   return future;
 }
 
