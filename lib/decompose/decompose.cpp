@@ -75,6 +75,12 @@ const ScheduleTuning& checked_tuning(const ScheduleTuning& tuning) {
           "a fraction in (0, 1]");
   require(w.first_piece_fraction > 0 && w.first_piece_fraction <= 1, "steal.first_piece_fraction",
           w.first_piece_fraction, "a fraction in (0, 1]");
+  require(w.leave_out_part >= 0 && w.leave_out_part < 1, "steal.leave_out_part", w.leave_out_part,
+          "a fraction in [0, 1)");
+  require(w.leave_out_runs >= 1, "steal.leave_out_runs", static_cast<double>(w.leave_out_runs),
+          "a whole number of at least 1");
+  require(w.leave_out_interval >= w.leave_out_runs, "steal.leave_out_interval",
+          static_cast<double>(w.leave_out_interval), "a whole number of at least steal.leave_out_runs");
   require(s.min_chunk_bytes >= 1, "streaming.min_chunk_bytes", static_cast<double>(s.min_chunk_bytes),
           "a whole number of at least 1");
   require(s.max_chunk_bytes >= s.min_chunk_bytes, "streaming.max_chunk_bytes", static_cast<double>(s.max_chunk_bytes),

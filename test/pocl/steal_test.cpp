@@ -82,6 +82,51 @@ TEST_P(StealRuns, IdleDevicesStealAndTheReportSaysWhoStoleWhatFromWhom) {
   if (device_count() > 1) EXPECT_GT(steals, 0u);  // the others ran out of cheap units and stole
 }
 
+// The runs of one plan try leaving out the device that ran the least part (docs/decisions/182):
+// the fourth run of a tree leaves it out (its queues take no unit and steal nothing), every unit
+// still runs once, and the decomposition's "taken:" line says so. The part setting at 0.9 makes
+// every plan's least device the one tried, whatever stealing left it; the last device driven as
+// discrete or not.
+TEST_P(StealRuns, AFourthRunLeavesOutTheDeviceThatRanTheLeast) {
+  if (device_count() < 2) GTEST_SKIP() << "one device: nothing to leave out";
+  const bool discrete = GetParam();
+  RuntimeOptions o;
+  if (discrete) o.discrete = std::to_string(device_count() - 1);
+  ScheduleTuning tuning;
+  tuning.steal.leave_out_part = 0.9;
+  o.schedule_tuning = tuning;
+  Runtime rt(o);
+  Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+  Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+  const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(cl_uint(0)));
+  const std::size_t n = 200003;
+  std::vector<double> ran(device_count(), 0);  // the third run's units per device
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu);
+    const Report r = rt.run(tree, {{V, visits}, {T, tag}}, {.plan = skewed_plan()}).get();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    ASSERT_EQ(wrong, 0u);
+    std::vector<double> units(device_count(), 0);
+    for (const auto& p : r.partitions) units.at(p.device) += static_cast<double>(p.units);
+    if (run == 2) ran = units;
+    if (run < 3) {
+      EXPECT_EQ(r.decomposition.find("left out"), std::string::npos) << r.decomposition;
+      continue;
+    }
+    std::size_t least = 0;  // the device that ran the least part of the run before, among those that ran
+    for (std::size_t d = 0; d < ran.size(); ++d)
+      if (ran[d] > 0 && (ran[least] == 0 || ran[d] < ran[least])) least = d;
+    EXPECT_EQ(units[least], 0.0) << r.str();
+    EXPECT_NE(r.decomposition.find(rt.devices().at(least).id() + " left out, to measure the runs without it"),
+              std::string::npos)
+        << r.decomposition;
+    for (const sinew::Steal& s : r.steals) EXPECT_NE(s.thief, least);
+  }
+}
+
 // A discrete device's staged copies are split over the host's threads also while a CPU device
 // computes beside it (docs/decisions/172): the Report's copy threads are the host's hardware
 // threads shared among the staging queues, at most kMaxWaysBesideCpuWork (4).

@@ -26,33 +26,33 @@ std::size_t StealPlan::most_range(std::size_t queue, std::size_t granule) const 
   return most ? std::max(granule, round_down(most, granule)) : 0;
 }
 
-std::vector<double> StealPlan::weights_for_run(StealMemory* memory, std::size_t total,
-                                               std::size_t granule) const {
-  std::vector<double> remembered;
-  if (memory) {
-    std::lock_guard lock(memory->mutex);
-    remembered = memory->shares;
-  }
-  if (remembered.empty()) return weights;
+std::vector<double> StealPlan::weights_for_run(std::vector<double> remembered, std::optional<std::size_t> left_out,
+                                               std::size_t total, std::size_t granule) const {
+  if (remembered.empty() && !left_out) return weights;
   std::vector<double> device_weight;
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const std::size_t d = queues[q].device;
     if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
     device_weight[d] += weights[q];
   }
+  if (remembered.empty()) remembered = device_weight;
   remembered.resize(std::max(remembered.size(), device_weight.size()), 0);
   const double floor = total ? static_cast<double>(least_units + granule) / static_cast<double>(total) : 0;
   std::vector<double> out(queues.size());
   double sum = 0;
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const std::size_t d = queues[q].device;
-    const double share = std::max(remembered[d], floor);
+    const double share = d == left_out ? 0 : std::max(remembered[d], floor);
     out[q] = device_weight[d] > 0 ? share * weights[q] / device_weight[d] : 0;
     sum += out[q];
   }
   if (!(sum > 0)) return weights;
   for (double& w : out) w /= sum;
   return out;
+}
+
+LeaveOut::Settings StealPlan::leave_out_settings() const {
+  return {.part = tuning.leave_out_part, .runs = tuning.leave_out_runs, .interval = tuning.leave_out_interval};
 }
 
 StealRanges::StealRanges(const StealPlan& plan, std::size_t total, std::size_t granule,
@@ -148,6 +148,7 @@ std::vector<double> StealRanges::rates() const {
 }
 
 bool StealRanges::steal(std::size_t thief) {
+  if (!(weights_.at(thief) > 0)) return false;  // a queue of the device the run leaves out
   std::size_t victim = queues_.size(), largest = 0;
   for (std::size_t q = 0; q < queues_.size(); ++q)
     if (q != thief && queues_[q].end - queues_[q].next > largest) {

@@ -26,6 +26,7 @@
 
 #include "decompose/decompose.hpp"
 #include "decompose/schedule_policy.hpp"
+#include "decompose/schedules/steal/leave_out.hpp"
 
 #include <sinew/options.hpp>
 
@@ -40,10 +41,12 @@ namespace sinew::detail {
 // the plan's last run, where stealing left the work balanced; the next run starts its ranges
 // there, so that it steals only what changed since. Not the parts the devices' rates would give:
 // an irregular workload's rate per unit depends on where the units lie (docs/decisions/176).
+// And which device the runs leave out, where their work slows the others' (leave_out.hpp).
 // Locked: the runs of one plan may overlap.
 struct StealMemory final : ScheduleMemory {
   std::mutex mutex;
   std::vector<double> shares;  // per runtime device (empty: no run finished yet)
+  LeaveOut leave_out;
 };
 
 struct StealPlan final : PolicyPlan {
@@ -65,10 +68,14 @@ struct StealPlan final : PolicyPlan {
   std::size_t least_range(std::size_t queue, std::size_t granule) const;
   // The most units queue `queue` takes at once, in whole granules (at least one); 0: no bound.
   std::size_t most_range(std::size_t queue, std::size_t granule) const;
-  // The weights a run starts from: the shares its plan's last run left in `memory` (null, or
-  // nothing remembered: the plan's), each device's split over its queues as the plan's are. A
-  // device the plan gives a share keeps at least one least range of `total` units.
-  std::vector<double> weights_for_run(StealMemory* memory, std::size_t total, std::size_t granule) const;
+  // The weights a run starts from: the shares its plan's last runs left (`remembered`, per
+  // runtime device; empty: the plan's), each device's split over its queues as the plan's are. A
+  // device the plan gives a share keeps at least one least range of `total` units, but the device
+  // the run leaves out (`left_out`), whose queues get none and steal nothing.
+  std::vector<double> weights_for_run(std::vector<double> remembered, std::optional<std::size_t> left_out,
+                                      std::size_t total, std::size_t granule) const;
+  // The schedule's settings for leaving a device out (ScheduleTuning::Steal::leave_out_*).
+  LeaveOut::Settings leave_out_settings() const;
 };
 
 // One run's ranges and what its queues did; the run's lock (StealRun) guards it.

@@ -1,6 +1,8 @@
 // decompose/schedules/steal/run.cpp — one run of a steal plan (see run.hpp).
 #include "decompose/schedules/steal/run.hpp"
 
+#include <algorithm>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -11,7 +13,21 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
     : plan_(steal_plan(dec)),
       memory_(memory),
       total_(dec.total_units),
-      ranges_(plan_, dec.total_units, dec.granule, plan_.weights_for_run(memory, dec.total_units, dec.granule)) {}
+      start_(start_of(memory)),
+      ranges_(plan_, dec.total_units, dec.granule,
+              plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)) {}
+
+StealRun::Start StealRun::start_of(StealMemory* memory) {
+  if (!memory) return {};
+  std::lock_guard lock(memory->mutex);
+  const LeaveOut& l = memory->leave_out;
+  return {.shares = memory->shares,
+          .left_out = l.for_next_run(),
+          .trial = l.for_next_run() != l.kept(),
+          .kept = l.kept(),
+          .kept_ms = l.kept_best_ms(),
+          .other_ms = l.other_best_ms()};
+}
 
 std::vector<std::pair<std::size_t, Chunk>> StealRun::chunks_before_run() {
   std::lock_guard lock(mutex_);
@@ -34,14 +50,25 @@ void StealRun::chunk_done(std::size_t queue, std::size_t units, double busy_ms, 
 
 void StealRun::finished() {
   if (!memory_ || total_ == 0) return;
-  std::vector<double> shares;
+  std::vector<double> parts;
+  double ms = 0;
   {
     std::lock_guard lock(mutex_);
     for (std::size_t units : ranges_.done_per_device())
-      shares.push_back(static_cast<double>(units) / static_cast<double>(total_));
+      parts.push_back(static_cast<double>(units) / static_cast<double>(total_));
+    for (const auto& q : ranges_.queues()) ms = std::max(ms, q.busy_ms);
   }
   std::lock_guard lock(memory_->mutex);
+  // The device left out keeps the part it ran before; the others share the rest as they ran.
+  std::vector<double> shares = parts;
+  if (const auto d = start_.left_out; d && *d < memory_->shares.size()) {
+    shares.resize(std::max(shares.size(), *d + 1), 0);
+    const double kept = memory_->shares[*d];
+    for (double& s : shares) s *= 1 - kept;
+    shares[*d] = kept;
+  }
   memory_->shares = std::move(shares);
+  memory_->leave_out.ran(plan_.leave_out_settings(), start_.left_out, parts, ms);
 }
 
 std::vector<Handover> StealRun::handovers() const {
@@ -67,6 +94,13 @@ std::string StealRun::taken_notes(const std::vector<DeviceInfo>& devices) const 
     s.which += range.str();
   }
   std::ostringstream notes;
+  if (start_.left_out && start_.trial)
+    notes << " " << devices.at(*start_.left_out).id() << " left out, to measure the runs without it;";
+  else if (start_.left_out)
+    notes << " " << devices.at(*start_.left_out).id() << " left out: the runs without it took " << std::fixed
+          << std::setprecision(3) << start_.kept_ms << " ms at best, with it " << start_.other_ms << ";";
+  else if (start_.trial && start_.kept)
+    notes << " every device, to measure the runs with " << devices.at(*start_.kept).id() << " again;";
   if (by_pair.empty()) notes << " nothing stolen;";
   for (const auto& [pair, s] : by_pair)
     notes << " " << devices.at(pair.first).id() << " stole " << s.ranges << " range(s), " << s.units << " units, from "

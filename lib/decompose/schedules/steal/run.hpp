@@ -1,6 +1,8 @@
 // decompose/schedules/steal/run.hpp — one run of a steal plan: the queues' ranges under one lock
 // (StealRanges), the first piece of each cut before the run, pieces and steals as it goes, and
-// what the run leaves the plan's next (StealMemory).
+// what the run leaves the plan's next (StealMemory): the parts its devices ran, and its time for
+// the way it ran, with every device or one left out (LeaveOut). A run's time is its queues' longest
+// busy time, from the first piece's start to the last piece's end.
 #pragma once
 
 #include "decompose/schedules/steal/ranges.hpp"
@@ -28,16 +30,29 @@ class StealRun final : public ScheduleRun {
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
-  // Keeps the part of the units each device ran for the plan's next run.
+  // Keeps the part of the units each device ran for the plan's next run (a device the run left
+  // out keeps its part of the run before), and the run's time for the way it ran.
   void finished() override;
-  // Who stole what from whom: per thief and victim device, the ranges and their units.
+  // Who stole what from whom: per thief and victim device, the ranges and their units; the device
+  // the run left out, and why.
   std::string taken_notes(const std::vector<DeviceInfo>& devices) const override;
   std::vector<Handover> handovers() const override;
 
  private:
+  // What the plan's runs so far left this one, read once as it starts.
+  struct Start {
+    std::vector<double> shares;
+    std::optional<std::size_t> left_out;
+    bool trial = false;  // the way the kept one is measured against
+    std::optional<std::size_t> kept;
+    double kept_ms = 0, other_ms = 0;
+  };
+  static Start start_of(StealMemory* memory);
+
   const StealPlan& plan_;
   StealMemory* memory_;
   std::size_t total_;
+  Start start_;
   mutable std::mutex mutex_;
   StealRanges ranges_;  // under mutex_
 };
