@@ -332,11 +332,12 @@ struct ScheduleTuning {
     /// the piece's fraction or above (1: always), no cut. Queues of zero-copy devices, which move no data, are
     /// not cut; a queue's rate leaves out a first piece that was cut (docs/decisions/132).
     double first_piece_fraction = 0.25;
-    /// The runs of one plan try leaving out the device that ran under this part of the units, and
-    /// keep whichever way ran faster (a device whose work slows the others: docs/decisions/182).
-    /// A third: without such a device the others, slowed by nothing, take at most 1.5 times as
-    /// long, the time at which a trial run is ended. In [0, 1); 0: every device always works.
-    double leave_out_part = 1.0 / 3;
+    /// The runs of one plan try leaving out the device that ran the least part of the units where
+    /// that part is under this, and keep whichever way ran faster (a device whose work slows the
+    /// others: docs/decisions/182). A half: the least of two or more devices, whatever its part
+    /// (a device slowing the others runs a larger part for it). In [0, 1); 0: every device
+    /// always works.
+    double leave_out_part = 0.5;
     /// Runs each way compared (the least time of each); at least 1 (docs/decisions/182).
     std::size_t leave_out_runs = 3;
     /// The most runs the way kept runs between two trials of the other (the interval starts at

@@ -5,12 +5,14 @@
 // host memory; a GPU's host thread and copies take cores from a loaded CPU device), where every
 // split of the units is slower than the others alone. The runs of a plan measure it instead
 // (docs/decisions/182): once `runs` runs with every device have ended, the next `runs` leave out
-// the device that ran the least part of the units, where that part is under `part`; whichever way
+// the device that ran the least part of the units, where that part is under `part` (by default
+// a half: the least of two or more devices, whatever its part); whichever way
 // ran faster (the least time of its `runs` runs: a stalled run does not decide) is kept, and the
 // other is tried again after an interval that starts at `runs` runs and doubles, up to
 // `interval`, each time the kept way stays faster, so that a change of the machine's state (a
-// load that ends) is found again. A trial run slower than kAbandon times the kept way's least
-// time ends its trial at once. One device is left out at a time; a plan whose runs overlap feeds
+// load that ends) is found again; the run that takes a left-out device back starts it at its
+// least range (StealRun), so that a trial costs little where its work still slows the others. A
+// trial run slower than kAbandon times the kept way's least time ends its trial at once. One device is left out at a time; a plan whose runs overlap feeds
 // each run's time to the way it ran. Pure arithmetic (test/unit/steal_leave_out_test.cpp).
 #pragma once
 
@@ -23,7 +25,7 @@ namespace sinew::detail {
 class LeaveOut {
  public:
   struct Settings {
-    double part = 1.0 / 3;        // a device that ran under this part of the units is tried left out (0: never)
+    double part = 0.5;            // a device that ran under this part of the units is tried left out (0: never)
     std::size_t runs = 3;         // runs each way compared, at least 1
     std::size_t interval = 64;    // the most runs the kept way runs between two trials, at least `runs`
   };

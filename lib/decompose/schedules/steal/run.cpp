@@ -21,7 +21,15 @@ StealRun::Start StealRun::start_of(StealMemory* memory) {
   if (!memory) return {};
   std::lock_guard lock(memory->mutex);
   const LeaveOut& l = memory->leave_out;
-  return {.shares = memory->shares,
+  std::vector<double> shares = memory->shares;
+  // A trial that takes a left-out device back starts it at its least range: stealing gives it
+  // more where it is fast, and where its work still slows the others the trial run costs little.
+  if (const auto back = l.kept(); back && !l.for_next_run() && *back < shares.size() && shares[*back] < 1) {
+    const double rest = 1 - shares[*back];
+    shares[*back] = 0;
+    for (double& x : shares) x /= rest;
+  }
+  return {.shares = std::move(shares),
           .left_out = l.for_next_run(),
           .trial = l.for_next_run() != l.kept(),
           .kept = l.kept(),
