@@ -19,7 +19,8 @@ using detail::Handover;
 using detail::StealMemory;
 using detail::StealRun;
 
-// What a run did: each unit's visits, each queue's pieces in order, the handovers, its end.
+// What a run did: each unit's visits, each queue's pieces in order, the handovers, its end. Queues
+// are the plan's (StealPlan::queues): a queue the run leaves out took no piece.
 struct Simulated {
   std::vector<int> visits;
   std::vector<std::vector<Chunk>> pieces;
@@ -40,7 +41,7 @@ inline bool untouched(const std::vector<int>& visits, const Chunk& c) {
 // queue whose device moves data (StealRun::pipelined_from_first_chunk).
 enum class InFlight { one, as_executed };
 
-// A run of `dec` on a simulated clock: a piece of queue q begun at `now` ends `ms(q, piece, now)`
+// A run of `dec` on a simulated clock: a piece of queue q (the plan's) begun at `now` ends `ms(q, piece, now)`
 // later; a queue runs its pieces one after another and takes the next as soon as it holds fewer
 // than `in_flight` says. After each take, a new handover must hold units no piece has taken yet
 // (the victim had not started them) and at least the thief's least range.
@@ -49,10 +50,12 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
   StealRun run(dec, memory);
   const detail::StealPlan& plan = detail::steal_plan(dec);
   const std::size_t queues = run.queues().size();
+  // The plan's queue that is the run's queue q.
+  auto planned = [&](std::size_t q) { return run.queues().at(q).index; };
   Simulated out;
   out.visits.assign(dec.total_units, 0);
-  out.pieces.resize(queues);
-  out.queue_end_ms.assign(queues, 0);
+  out.pieces.resize(plan.queues.size());
+  out.queue_end_ms.assign(plan.queues.size(), 0);
   struct Taken {
     Chunk chunk;
     double end_ms = 0;
@@ -61,14 +64,14 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
   std::vector<double> start(queues, -1);           // -1: not begun
   std::vector<bool> stopped(queues, false), ended_one(queues, false);
   auto most_taken = [&](std::size_t q) -> std::size_t {
-    return in_flight == InFlight::as_executed && (ended_one[q] || plan.moves_data.at(q)) ? 2 : 1;
+    return in_flight == InFlight::as_executed && (ended_one[q] || plan.moves_data.at(planned(q))) ? 2 : 1;
   };
   auto begin = [&](std::size_t q, const Chunk& c, double now) {
     for (std::size_t u = c.first; u < c.first + c.units; ++u) ++out.visits[u];
-    out.pieces[q].push_back(c);
+    out.pieces[planned(q)].push_back(c);
     if (start[q] < 0) start[q] = now;
     const double from = taken[q].empty() ? now : std::max(now, taken[q].back().end_ms);
-    taken[q].push_back({c, from + ms(q, c, from)});
+    taken[q].push_back({c, from + ms(planned(q), c, from)});
   };
   for (const auto& [q, c] : run.chunks_before_run()) begin(q, c, 0);
   auto take = [&](std::size_t q, double now) {
@@ -78,7 +81,7 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
       const auto handovers = run.handovers();
       for (std::size_t h = before; h < handovers.size() && out.problem.empty(); ++h) {
         if (!untouched(out.visits, handovers[h].range)) out.problem = "a handover holds started units";
-        if (handovers[h].range.units < plan.least_range(handovers[h].thief, dec.granule))
+        if (handovers[h].range.units < plan.least_range(planned(handovers[h].thief), dec.granule))
           out.problem = "a stolen range under the thief's least range";
         if (handovers[h].thief != q) out.problem = "a handover to a queue that did not ask";
       }
@@ -96,7 +99,7 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
     taken[q].erase(taken[q].begin());
     const double now = ended.end_ms;
     out.end_ms = std::max(out.end_ms, now);
-    out.queue_end_ms[q] = now;
+    out.queue_end_ms[planned(q)] = now;
     ended_one[q] = true;
     run.chunk_done(q, ended.chunk.units, now - start[q], 0);
     take(q, now);

@@ -15,7 +15,17 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
       total_(dec.total_units),
       start_(start_of(memory)),
       ranges_(plan_, dec.total_units, dec.granule,
-              plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)) {}
+              plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)) {
+  for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
+    if (start_.left_out && plan_.queues[q].device == *start_.left_out) continue;
+    queues_.push_back(plan_.queues[q]);
+    taking_.push_back(q);
+  }
+}
+
+std::size_t StealRun::position(std::size_t plan_queue) const {
+  return static_cast<std::size_t>(std::find(taking_.begin(), taking_.end(), plan_queue) - taking_.begin());
+}
 
 StealRun::Start StealRun::start_of(StealMemory* memory) {
   if (!memory) return {};
@@ -40,20 +50,20 @@ StealRun::Start StealRun::start_of(StealMemory* memory) {
 std::vector<std::pair<std::size_t, Chunk>> StealRun::chunks_before_run() {
   std::lock_guard lock(mutex_);
   std::vector<std::pair<std::size_t, Chunk>> out;
-  for (std::size_t q = 0; q < plan_.queues.size(); ++q)
-    if (const auto c = ranges_.first_piece(q)) out.emplace_back(q, *c);
+  for (std::size_t at = 0; at < taking_.size(); ++at)
+    if (const auto c = ranges_.first_piece(taking_[at])) out.emplace_back(at, *c);
   return out;
 }
 
 std::optional<Chunk> StealRun::take(std::size_t queue) {
   std::lock_guard lock(mutex_);
-  return ranges_.take(queue);
+  return ranges_.take(taking_.at(queue));
 }
 
 void StealRun::chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) {
   (void)host_ms;
   std::lock_guard lock(mutex_);
-  ranges_.done(queue, units, busy_ms);
+  ranges_.done(taking_.at(queue), units, busy_ms);
 }
 
 void StealRun::finished() {
@@ -81,7 +91,12 @@ void StealRun::finished() {
 
 std::vector<Handover> StealRun::handovers() const {
   std::lock_guard lock(mutex_);
-  return ranges_.handovers();
+  std::vector<Handover> out = ranges_.handovers();
+  for (Handover& h : out) {  // (a left-out queue holds no range: it is neither thief nor victim)
+    h.thief = position(h.thief);
+    h.victim = position(h.victim);
+  }
+  return out;
 }
 
 std::string StealRun::taken_notes(const std::vector<DeviceInfo>& devices) const {
@@ -93,7 +108,7 @@ std::string StealRun::taken_notes(const std::vector<DeviceInfo>& devices) const 
   };
   std::map<std::pair<std::size_t, std::size_t>, Stolen> by_pair;
   for (const Handover& h : handovers()) {
-    Stolen& s = by_pair[{plan_.queues.at(h.thief).device, plan_.queues.at(h.victim).device}];
+    Stolen& s = by_pair[{queues_.at(h.thief).device, queues_.at(h.victim).device}];
     ++s.ranges;
     s.units += h.range.units;
     std::ostringstream range;

@@ -19,7 +19,9 @@ class StealRun final : public ScheduleRun {
   // `memory`: the plan's; null: the run starts from the plan's shares and leaves nothing.
   StealRun(const Decomposition& dec, StealMemory* memory);
 
-  const std::vector<Partition>& queues() const override { return plan_.queues; }
+  // The plan's queues but those of the device the run leaves out: it has no worker. Each one's
+  // Partition::index is its index among the plan's queues.
+  const std::vector<Partition>& queues() const override { return queues_; }
   bool takes_chunks() const override { return true; }
   // A queue's pieces come from its own range and a thief takes only what no queue has enqueued:
   // two pieces in flight from the first, so that a discrete queue's transfers overlap kernels
@@ -48,11 +50,16 @@ class StealRun final : public ScheduleRun {
     double kept_ms = 0, other_ms = 0;
   };
   static Start start_of(StealMemory* memory);
+  // The run's queue that is the plan's queue `plan_queue` (the run's queues() are the plan's
+  // that take part, in order; StealRanges counts the plan's).
+  std::size_t position(std::size_t plan_queue) const;
 
   const StealPlan& plan_;
   StealMemory* memory_;
   std::size_t total_;
   Start start_;
+  std::vector<Partition> queues_;    // the queues taking part
+  std::vector<std::size_t> taking_;  // each one's index among the plan's queues
   mutable std::mutex mutex_;
   StealRanges ranges_;  // under mutex_
 };
