@@ -18,9 +18,8 @@ void LeaveOut::ran(const Settings& s, std::optional<std::size_t> left_out, const
   const std::size_t runs = std::max<std::size_t>(1, s.runs);
   if (trying_ && left_out == trial_) {
     trial_ms_.push_back(ms);
-    const double best = kept_best_ms();
-    if (best > 0 && ms > kAbandon * best) end_trial(s, false);
-    else if (trial_ms_.size() >= runs) end_trial(s, least(trial_ms_) < best);
+    if (ms > *std::max_element(kept_ms_.begin(), kept_ms_.end())) end_trial(s, false);
+    else if (trial_ms_.size() >= runs) end_trial(s, least(trial_ms_) < kept_best_ms());
     return;
   }
   if (left_out != kept_) return;  // a run of a way neither kept nor tried now (runs of the plan overlapped)

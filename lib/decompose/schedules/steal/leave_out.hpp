@@ -12,7 +12,9 @@
 // `interval`, each time the kept way stays faster, so that a change of the machine's state (a
 // load that ends) is found again; the run that takes a left-out device back starts it at its
 // least range (StealRun), so that a trial costs little where its work still slows the others. A
-// trial run slower than kAbandon times the kept way's least time ends its trial at once. One device is left out at a time; a plan whose runs overlap feeds
+// trial run slower than every one of the kept way's last `runs` runs ends its trial at once: it
+// could still win on its least time, but the trials that would are rare, and each trial run
+// that loses costs a run. One device is left out at a time; a plan whose runs overlap feeds
 // each run's time to the way it ran. Pure arithmetic (test/unit/steal_leave_out_test.cpp).
 #pragma once
 
@@ -29,7 +31,6 @@ class LeaveOut {
     std::size_t runs = 3;         // runs each way compared, at least 1
     std::size_t interval = 64;    // the most runs the kept way runs between two trials, at least `runs`
   };
-  static constexpr double kAbandon = 1.5;
 
   // The runtime device a run starting now leaves out; nothing: every device of the plan works.
   std::optional<std::size_t> for_next_run() const { return trying_ ? trial_ : kept_; }
