@@ -58,26 +58,6 @@ std::vector<std::size_t> per_device(const RangeThreshold& t, std::size_t devices
   return out;
 }
 
-// Per runtime device, the units of a streamed chunk of its share: a discrete device's, where the
-// tree streams bytes (an eighth of its share's bytes within the tuned bounds, as a static split
-// cuts it, docs/decisions/026); 0 for any other.
-std::vector<std::size_t> chunk_units(const Config& config, std::size_t total, const std::vector<DeviceInfo>& devices,
-                                     const Streaming& streaming) {
-  std::vector<std::size_t> out(devices.size(), 0);
-  if (!streaming.streamable || !streaming.bytes_per_unit) return out;
-  const ScheduleTuning::Streaming& tuned = streaming.tuning.streaming;
-  double sum = 0;
-  for (double s : config.shares) sum += s;
-  for (std::size_t d = 0; d < devices.size() && sum > 0; ++d) {
-    if (!devices[d].discrete || !(config.shares[d] > 0)) continue;
-    const auto bytes = static_cast<std::size_t>(config.shares[d] / sum * static_cast<double>(total)) * streaming.bytes_per_unit;
-    const std::size_t chunk = streaming.chunk_bytes ? streaming.chunk_bytes
-                                                    : std::clamp<std::size_t>(bytes / 8, tuned.min_chunk_bytes, tuned.max_chunk_bytes);
-    out[d] = std::max<std::size_t>(1, chunk / streaming.bytes_per_unit);
-  }
-  return out;
-}
-
 Config as_static(Config c) {
   c.schedule = "static";
   c.items.erase("least_range");
@@ -112,7 +92,6 @@ class StealSchedule final : public SchedulePolicy {
       require_every_piece_fits(config, devices[d], total, streaming, "steal", "ranges");
       add_queues(*plan, d, devices[d], config, config.shares[d] / sum);
     }
-    plan->chunk_of_device = chunk_units(config, total, devices, streaming);
     const RangeThreshold least = range_threshold(config, "least_range");
     plan->least_of_device = per_device(least, devices.size());
     plan->most_of_device = per_device(range_threshold(config, "most_range"), devices.size());

@@ -84,8 +84,6 @@ std::size_t StealRanges::piece(std::size_t queue) const {
   const double fraction = piece_fraction(queue);
   std::size_t units =
       fraction >= 1 ? left : round_down(static_cast<std::size_t>(static_cast<double>(left) * fraction), granule_);
-  if (const std::size_t device = plan_.queues.at(queue).device; device < plan_.chunk_of_device.size())
-    if (const std::size_t chunk = plan_.chunk_of_device[device]) units = std::min(units, round_up(chunk, granule_));
   units = std::max(units, least);
   if (most) units = std::min(units, most);
   // No sliver behind it: a rest under the least range goes with this piece (within its bound).

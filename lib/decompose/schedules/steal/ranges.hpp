@@ -61,10 +61,6 @@ struct StealPlan final : PolicyPlan {
   // none): its queues take no range smaller than the first (but the last of the units), nor
   // larger than the second.
   std::vector<std::size_t> least_of_device, most_of_device;
-  // Per runtime device, the most units a piece of its own range holds (0: no bound): a discrete
-  // device's streamed chunk of its share (as a static split cuts it), so that its downloads
-  // overlap its kernels though no other device could steal from it.
-  std::vector<std::size_t> chunk_of_device;
   ScheduleTuning::Steal tuning;
 
   // The least units queue `queue` takes, in whole granules: the plan's least range, its
