@@ -61,7 +61,7 @@ TypeNames::TypeNames(const std::string& source, const std::string& build_options
     else if (words[i].rfind("-D", 0) == 0) d = words[i].substr(2);
     else continue;
     const std::size_t eq = d.find('=');
-    if (eq == std::string::npos) macros_[d] = "1";
+    if (eq == std::string::npos) macros_[d] = std::string(1, '1');  // (not = "1": a GCC 12 -Wstringop-overflow false positive)
     else macros_[d.substr(0, eq)] = d.substr(eq + 1);
     given_.insert(eq == std::string::npos ? d : d.substr(0, eq));
   }

@@ -18,7 +18,7 @@ void LeaveOut::ran(const Settings& s, std::optional<std::size_t> left_out, const
   const std::size_t runs = std::max<std::size_t>(1, s.runs);
   if (trying_ && left_out == trial_) {
     trial_ms_.push_back(ms);
-    if (ms > *std::max_element(kept_ms_.begin(), kept_ms_.end())) end_trial(s, false);
+    if (!kept_ms_.empty() && ms > *std::max_element(kept_ms_.begin(), kept_ms_.end())) end_trial(s, false);
     else if (trial_ms_.size() >= runs) end_trial(s, least(trial_ms_) < kept_best_ms());
     return;
   }

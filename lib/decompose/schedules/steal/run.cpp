@@ -14,10 +14,11 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
       memory_(memory),
       total_(dec.total_units),
       start_(start_of(memory)),
-      ranges_(plan_, dec.total_units, dec.granule,
-              plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)) {
+      weights_(plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)),
+      ranges_(plan_, dec.total_units, dec.granule, weights_) {
+  // (A queue of the device left out has no weight, unless no other device had any.)
   for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
-    if (start_.left_out && plan_.queues[q].device == *start_.left_out) continue;
+    if (start_.left_out && plan_.queues[q].device == *start_.left_out && !(weights_[q] > 0)) continue;
     queues_.push_back(plan_.queues[q]);
     taking_.push_back(q);
   }

@@ -58,6 +58,7 @@ class StealRun final : public ScheduleRun {
   StealMemory* memory_;
   std::size_t total_;
   Start start_;
+  std::vector<double> weights_;      // per plan queue, the run's
   std::vector<Partition> queues_;    // the queues taking part
   std::vector<std::size_t> taking_;  // each one's index among the plan's queues
   mutable std::mutex mutex_;
