@@ -5,6 +5,7 @@
 #include "decompose/decompose.hpp"
 #include "decompose/schedules/steal/leave_out.hpp"
 #include "decompose/schedules/steal/ranges.hpp"
+#include "unit/device_infos.hpp"
 #include "unit/expect_error.hpp"
 #include "unit/steal_simulation.hpp"
 
@@ -24,24 +25,8 @@ using sinew::testing::simulate;
 
 namespace {
 
-DeviceInfo cpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::cpu;
-  d.name = "cpu";
-  d.compute_units = 8;
-  d.fission_configs.push_back({"none", {}, "", {}});
-  return d;
-}
-DeviceInfo gpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::gpu;
-  d.discrete = true;
-  d.name = "gpu";
-  d.overlap_levels = {1, 2, 3, 4};
-  return d;
-}
+DeviceInfo cpu(std::size_t index) { return sinew::testing::synthetic_cpu(index); }
+DeviceInfo gpu(std::size_t index) { return sinew::testing::synthetic_gpu(index); }
 
 constexpr std::size_t kUnits = 100000;
 

@@ -10,6 +10,7 @@
 #include "decompose/schedule_policy.hpp"
 #include "platform/plan_items.hpp"
 #include "schedule/train.hpp"
+#include "unit/device_infos.hpp"
 #include "unit/expect_error.hpp"
 #include "unit/steal_simulation.hpp"
 
@@ -34,25 +35,8 @@ using sinew::testing::simulate;
 
 namespace {
 
-DeviceInfo cpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::cpu;
-  d.name = "cpu";
-  d.compute_units = 8;
-  d.fission_configs.push_back({"none", {}, "", {}});
-  d.fission_configs.push_back({"L2", {6, 2}, "by_counts", {}});
-  return d;
-}
-DeviceInfo gpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::gpu;
-  d.discrete = true;
-  d.name = "gpu";
-  d.overlap_levels = {1, 2, 3, 4};
-  return d;
-}
+DeviceInfo cpu(std::size_t index) { return sinew::testing::synthetic_cpu(index, {6, 2}); }
+DeviceInfo gpu(std::size_t index) { return sinew::testing::synthetic_gpu(index); }
 
 std::size_t wrong_visits(const Simulated& s) {
   return static_cast<std::size_t>(std::count_if(s.visits.begin(), s.visits.end(), [](int v) { return v != 1; }));
