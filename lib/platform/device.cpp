@@ -44,9 +44,9 @@ std::vector<std::string> partition_types(const cl::Device& d) {
     return out;
   }
   for (auto p : props) {
-    if (p == CL_DEVICE_PARTITION_EQUALLY) out.push_back("equally");
-    if (p == CL_DEVICE_PARTITION_BY_COUNTS) out.push_back("by_counts");
-    if (p == CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN) out.push_back("by_affinity_domain");
+    if (p == CL_DEVICE_PARTITION_EQUALLY) out.emplace_back("equally");
+    if (p == CL_DEVICE_PARTITION_BY_COUNTS) out.emplace_back("by_counts");
+    if (p == CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN) out.emplace_back("by_affinity_domain");
   }
   return out;
 }

@@ -231,7 +231,8 @@ Cluster::Cluster(ClusterOptions options) : impl_(std::make_unique<Impl>()) {
   const auto sets = c.allgather(device_set_signature(c.runtime->devices()));
   for (std::size_t r = 0; r < sets.size(); ++r) {
     std::string set = sets[r];
-    for (std::size_t at; (at = set.find("; ")) != std::string::npos;) set.replace(at, 2, ", ");
+    for (std::size_t at = 0; at + 1 < set.size(); ++at)  // (in place: "; " and ", " are of one length)
+      if (set[at] == ';' && set[at + 1] == ' ') set[at] = ',';
     c.device_set += (r ? "; rank " : "rank ") + std::to_string(r) + " [" + set + "]";
   }
 }

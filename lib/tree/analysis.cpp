@@ -352,7 +352,7 @@ std::vector<std::pair<std::string, double>> input_features(const NodeImpl& root,
       // By position, not by the process-wide counter in the default name: the same tree made by
       // another process, after other vectors, has the same features.
       const auto at = std::find(order.begin(), order.end(), u.vector.get()) - order.begin();
-      name = "v" + std::to_string(at);
+      name = 'v' + std::to_string(at);
     }
     features.emplace_back(name + ".size", static_cast<double>(u.elements));
     if (resident.contains(u.vector.get())) features.emplace_back(name + ".resident", 1.0);
