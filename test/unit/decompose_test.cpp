@@ -3,6 +3,7 @@
 #include "decompose/schedules/dynamic/chunks.hpp"
 #include "platform/plan_items.hpp"
 #include "tree/nodes/divide_and_conquer.hpp"
+#include "unit/device_infos.hpp"
 #include "unit/expect_error.hpp"
 
 #include <sinew/error.hpp>
@@ -25,15 +26,7 @@ DeviceInfo cpu(std::size_t index, std::vector<unsigned> groups = {}) {
   if (!groups.empty()) d.fission_configs.push_back({"L2", groups, "by_counts", {}});
   return d;
 }
-DeviceInfo gpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::gpu;
-  d.discrete = true;
-  d.name = "gpu";
-  d.overlap_levels = {1, 2, 3, 4};
-  return d;
-}
+DeviceInfo gpu(std::size_t index) { return sinew::testing::synthetic_gpu(index); }
 
 // Every unit is covered exactly once, in order.
 void expect_cover(const Decomposition& dec, std::size_t total) {

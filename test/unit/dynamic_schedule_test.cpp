@@ -6,6 +6,7 @@
 #include "platform/plan_items.hpp"
 #include "schedule/balancer_two_level.hpp"
 #include "schedule/train.hpp"
+#include "unit/device_infos.hpp"
 #include "unit/expect_error.hpp"
 #include "unit/steal_simulation.hpp"
 
@@ -36,15 +37,7 @@ DeviceInfo cpu(std::size_t index) {
   d.fission_configs.push_back({"L2", {6, 2}, "by_counts", {}});
   return d;
 }
-DeviceInfo gpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::gpu;
-  d.discrete = true;
-  d.name = "gpu";
-  d.overlap_levels = {1, 2, 3, 4};
-  return d;
-}
+DeviceInfo gpu(std::size_t index) { return sinew::testing::synthetic_gpu(index); }
 
 TEST(DynamicSchedule, ParsesPrintsAndChecksItsItems) {
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};

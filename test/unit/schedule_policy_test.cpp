@@ -8,6 +8,7 @@
 #include "platform/plan_items.hpp"
 #include "schedule/prepared.hpp"
 #include "tree/analysis.hpp"
+#include "unit/device_infos.hpp"
 #include "unit/expect_error.hpp"
 
 #include <sinew/sinew.hpp>
@@ -31,15 +32,7 @@ DeviceInfo cpu(std::size_t index) {
   d.fission_configs.push_back({"none", {}, "", {}});
   return d;
 }
-DeviceInfo gpu(std::size_t index) {
-  DeviceInfo d;
-  d.index = index;
-  d.kind = DeviceKind::gpu;
-  d.discrete = true;
-  d.name = "gpu";
-  d.overlap_levels = {1, 2, 3, 4};
-  return d;
-}
+DeviceInfo gpu(std::size_t index) { return sinew::testing::synthetic_gpu(index); }
 
 // A policy that only has a name: enough for the registry's checks.
 class Named final : public SchedulePolicy {
