@@ -326,9 +326,11 @@ struct ScheduleTuning {
     /// could steal: docs/decisions/155); at least its least range; in (0, 1]. (Tascell's halving; no measurement.)
     double piece_fraction = 0.5;
     /// A queue of a discrete device cuts the first piece of a range it begins (its first range,
-    /// a stolen one) in two: this fraction of the range, then the rest of the piece, so that
-    /// the second upload overlaps the first kernel rather than all of the first piece waiting
-    /// behind its upload; the pieces after those two are as without the cut. In (0, 1]; at
+    /// a stolen one) while no other queue of its device holds a piece in two: this fraction of
+    /// the range, then the rest of the piece, so that the second upload overlaps the first
+    /// kernel rather than all of the first piece waiting behind its upload (where another
+    /// queue's piece runs, its kernel overlaps the upload: no cut, docs/decisions/184); the
+    /// pieces after those two are as without the cut. In (0, 1]; at
     /// the piece's fraction or above (1: always), no cut. Queues of zero-copy devices, which move no data, are
     /// not cut; a queue's rate leaves out a first piece that was cut (docs/decisions/132).
     double first_piece_fraction = 0.25;

@@ -80,7 +80,9 @@ class ScheduleRun {
   // speed is a guess until then, and a slow device given a second chunk would hold the run).
   virtual bool pipelined_from_first_chunk() const { return false; }
   // Queue `queue`'s next chunk; nothing once it takes no more (every unit taken, or the others
-  // finish the rest sooner). From the queue's worker thread, concurrently with the others.
+  // finish the rest sooner), or nothing for now: a worker with chunks in flight asks again once
+  // one has ended, and stops when it gets nothing holding none. From the queue's worker thread,
+  // concurrently with the others.
   virtual std::optional<Chunk> take(std::size_t queue) {
     (void)queue;
     return std::nullopt;

@@ -71,6 +71,13 @@ void drive_chunks(RunState& run, Worker& w) {
   try {
     for (std::size_t i = 0;; ++i) {
       PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);
+      // Nothing while chunks are in flight: ask again once one has ended (a policy may size what
+      // it gives by what the queue holds); nothing with none in flight ends the worker.
+      while (!p && !flight.empty()) {
+        complete();
+        two_in_flight = true;
+        p = take_chunk(run, w);
+      }
       if (!p) break;
       InFlight& f = flight.emplace_back();
       f.part = p;

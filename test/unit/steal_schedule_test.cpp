@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -133,10 +134,39 @@ TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
       << run.taken_notes(devices);
 }
 
+// A queue that asks ahead while it holds pieces may find nothing worth stealing yet (its part is
+// sized by what it holds): it gets nothing for now, is not stopped, and steals once its pieces
+// have ended. The executor asks again then (exec/drive.cpp); a queue that asks holding nothing
+// and gets nothing stops.
+TEST(StealSchedule, AQueueThatFindsNothingWhileItHoldsPiecesStealsOnceTheyEnd) {
+  std::vector<DeviceInfo> devices = {gpu(0), gpu(1)};
+  devices[1].kind_index = 1;
+  Streaming halving;
+  halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
+  const Decomposition dec =
+      decompose(1024, 8, Config::parse("overlap=1,schedule=steal,least_range=16", devices), devices, halving);
+  StealRun run(dec, nullptr);
+  ASSERT_EQ(run.chunks_before_run().size(), 2u);  // [0, 256) and [512, 768)
+  std::size_t held = 256;
+  while (const auto c = run.take(1)) held += c->units;  // queue 1 takes the rest of its range, and asks once more
+  EXPECT_EQ(held, 512u);
+  EXPECT_TRUE(run.handovers().empty()) << "queue 1 holds as much as queue 0 has left: nothing to gain yet";
+  run.chunk_done(1, 512, 10, 0);
+  const auto stolen = run.take(1);
+  ASSERT_TRUE(stolen) << "queue 1 stopped at its ask ahead";
+  ASSERT_EQ(run.handovers().size(), 1u);
+  EXPECT_EQ(run.handovers()[0].victim, 0u);
+  EXPECT_EQ(run.handovers()[0].range.first + run.handovers()[0].range.units, 512u);
+  run.chunk_done(1, stolen->units, 12, 0);
+  while (const auto c = run.take(1)) run.chunk_done(1, c->units, 14, 0);
+  EXPECT_FALSE(run.take(1)) << "a queue that got nothing holding nothing takes no more";
+}
+
 // A discrete device's queue cuts the first piece of every range it begins, its own and a stolen
-// one, in two: first_piece_fraction of the range, then the rest of the half (so that its second
-// upload overlaps the first kernel); the pieces after those are the uncut ones. A zero-copy CPU's
-// queue is not cut. The pieces cover every unit once, and the cut costs the balance nothing:
+// one, in two where no other queue of its device holds a piece: first_piece_fraction of the
+// range, then the rest of the half (so that its second upload overlaps the first kernel); the
+// pieces after those are the uncut ones. Where another queue of the device holds a piece, its
+// kernel overlaps the upload: no cut. A zero-copy CPU's queue is not cut. The pieces cover every unit once, and the cut costs the balance nothing:
 // simulated runs with and without it, the same costs and a fixed cost per piece, end as early
 // within a few percent and hand over at most one range a run more (the pieces sized by the
 // rates move with the rate measured, which the cut piece leaves out: over 64 seeds the cut hands
@@ -150,7 +180,7 @@ TEST(StealSchedule, ADiscreteQueueCutsTheFirstPieceOfEachRangeAndStealsNoMoreFor
   ASSERT_EQ(first.size(), 3u);  // the CPU's queue, the GPU's two
   EXPECT_EQ(first[0].second.units, 1024u);  // half of the CPU's [0, 2048): no cut
   EXPECT_EQ(first[1].second.units, 256u);   // a quarter of the GPU queue's [2048, 3072)
-  EXPECT_EQ(first[2].second.units, 256u);   // a quarter of [3072, 4096)
+  EXPECT_EQ(first[2].second.units, 512u);   // half of [3072, 4096): queue 1's kernel overlaps its upload
   EXPECT_EQ(run.take(1)->units, 256u);      // the rest of the half: [2304, 2560)
   EXPECT_EQ(run.take(1)->units, 256u);      // then halves of what is left, as uncut: [2560, 2816)
   for (std::optional<Chunk> c; (c = run.take(2)) && c->first + c->units < 4096;) {}  // queue 2 runs its range out
@@ -427,8 +457,8 @@ std::vector<std::size_t> pieces_per_queue(const Simulated& s) {
 
 // Where nothing is stolen, a queue runs its range in as few pieces as its static plan would
 // (docs/decisions/155). A discrete device no other device could steal from takes each overlap
-// queue's range whole: one piece a queue, the plan's overlap level in all, or two a queue where
-// the first is cut so that an upload overlaps a kernel. Beside a CPU its plan gives 1%, the GPU's
+// queue's range whole: one piece a queue, the plan's overlap level in all, and two for its first
+// queue where its first piece is cut so that an upload overlaps a kernel. Beside a CPU its plan gives 1%, the GPU's
 // queues take theirs in at most three pieces each (the cut piece, its rest, and a tail the CPU
 // could still take); the CPU's range stays cut finely, its first piece its least range.
 TEST(StealSchedule, AQueueRunsItsRangeInAsFewPiecesAsItsStaticPlanWhereNothingIsStolen) {
@@ -446,8 +476,8 @@ TEST(StealSchedule, AQueueRunsItsRangeInAsFewPiecesAsItsStaticPlanWhereNothingIs
     ASSERT_EQ(wrong_visits(s), 0u);
     EXPECT_EQ(s.problem, "");
     EXPECT_TRUE(s.handovers.empty());
-    const std::size_t each = first_piece < 1 ? 2 : 1;
-    EXPECT_EQ(pieces_per_queue(s), (std::vector<std::size_t>{each, each, each}));
+    const std::size_t first = first_piece < 1 ? 2 : 1;  // the device's first queue cuts; the others' overlap it
+    EXPECT_EQ(pieces_per_queue(s), (std::vector<std::size_t>{first, 1, 1}));
   }
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   const Decomposition dec = decompose(total, 8, Config::parse("cpu=0.01,overlap=3,schedule=steal", devices), devices);
@@ -508,7 +538,8 @@ TEST(StealSchedule, AFastDeviceStealsFromASlowOneUnderInjectedDelays) {
   const double ideal = 1.25 * static_cast<double>(total) * 1e-4 / (cpu_rate + 2 * gpu_queue_rate);
   // A static split of the plan's shares ends with the CPU's range: its whole range at its rate.
   const double cpu_range_ms = 1.25 * 0.3 * static_cast<double>(total) * 1e-4 / cpu_rate;
-  for (unsigned seed = 0; seed < 8; ++seed) {
+  std::vector<double> ends;
+  for (unsigned seed = 0; seed < 32; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
     const Simulated s = simulate(
@@ -524,9 +555,14 @@ TEST(StealSchedule, AFastDeviceStealsFromASlowOneUnderInjectedDelays) {
       return plan.queues[h.victim].device == 0 && plan.queues[h.thief].device == 1;
     });
     EXPECT_GT(from_cpu, 0) << "the GPU stole nothing from the slow CPU";
-    EXPECT_LT(s.end_ms, 0.5 * cpu_range_ms) << s.end_ms << " ms against the CPU's range alone, " << cpu_range_ms;
-    EXPECT_LT(s.end_ms, 1.5 * ideal) << s.end_ms << " ms against " << ideal;
+    EXPECT_LT(s.end_ms, 0.7 * cpu_range_ms) << s.end_ms << " ms against the CPU's range alone, " << cpu_range_ms;
+    ends.push_back(s.end_ms);
   }
+  // A run's end moves with its draws: a piece a queue holds, drawn at twice its mean, is not
+  // stolen. Over the seeds the runs end near the ideal.
+  std::sort(ends.begin(), ends.end());
+  EXPECT_LT(ends[ends.size() / 2], 1.3 * ideal) << "the median run against " << ideal;
+  EXPECT_LT(std::accumulate(ends.begin(), ends.end(), 0.0) / static_cast<double>(ends.size()), 1.3 * ideal);
 }
 
 // Tascell's th1 from a device's fixed cost (docs/decisions/141): a device takes no range whose

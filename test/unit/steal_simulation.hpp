@@ -85,8 +85,11 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
           out.problem = "a stolen range under the thief's least range";
         if (handovers[h].thief != q) out.problem = "a handover to a queue that did not ask";
       }
-      if (c) begin(q, *c, now);
-      else stopped[q] = true;
+      if (!c) {  // nothing for now: a queue holding pieces asks again once one ends (exec/drive.cpp)
+        stopped[q] = taken[q].empty();
+        break;
+      }
+      begin(q, *c, now);
     }
   };
   for (std::size_t q = 0; q < queues; ++q) take(q, 0);

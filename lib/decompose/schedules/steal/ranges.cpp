@@ -190,10 +190,11 @@ std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
   if (units == 0) return std::nullopt;
   Queue& me = queues_[queue];
   me.rest = me.rest > units ? me.rest - units : 0;
-  if (!me.begun && plan_.moves_data.at(queue)) {
-    // A discrete device's queue begins a range with first_piece_fraction of it and takes the rest
-    // of that piece next: its next upload overlaps the first piece's kernel, and the pieces
-    // after those two are the same as without the cut.
+  if (!me.begun && plan_.moves_data.at(queue) && !device_busy(queue)) {
+    // A discrete device's queue begins a range on an idle device with first_piece_fraction of it
+    // and takes the rest of that piece next: its next upload overlaps the first piece's kernel,
+    // and the pieces after those two are the same as without the cut. Where another queue of
+    // its device holds a piece, that piece's kernel overlaps this upload: no cut.
     const std::size_t least = plan_.least_range(queue, granule_);
     const std::size_t range = me.end - me.next;
     const std::size_t small = std::max(
@@ -211,11 +212,20 @@ std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
   return c;
 }
 
+bool StealRanges::device_busy(std::size_t queue) const {
+  const std::size_t device = plan_.queues.at(queue).device;
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    if (q != queue && plan_.queues[q].device == device && queues_[q].held > 0) return true;
+  return false;
+}
+
 std::optional<Chunk> StealRanges::take(std::size_t queue) {
   Queue& me = queues_.at(queue);
   if (me.stopped) return std::nullopt;
   if (me.next == me.end && !steal(queue)) {
-    me.stopped = true;
+    // A queue that holds pieces asks again once one ends: what a thief steals is sized by what
+    // it holds, so an ask ahead may find nothing worth taking that is worth taking later.
+    me.stopped = me.held == 0;
     return std::nullopt;
   }
   return first_piece(queue);

@@ -17,9 +17,11 @@
 // wait) cuts no finer than piece_fraction; a zero-copy queue's, which costs little, no coarser
 // (a hedge against rates a load changes) (docs/decisions/155).
 //
-// A discrete device's queue cuts the first piece of each range it begins in two, the first
-// ScheduleTuning::Steal::first_piece_fraction of the range, so that uploads overlap kernels from
-// the range's start. A stolen range is the thief's own range from then on, run and stolen from in
+// A discrete device's queue cuts the first piece of each range it begins while no other queue of
+// its device holds a piece in two, the first ScheduleTuning::Steal::first_piece_fraction of the
+// range, so that uploads overlap kernels from the range's start (where another queue's piece is
+// running, its kernel overlaps the upload: one cut per device at the run's start, not one per
+// overlap queue; docs/decisions/184). A stolen range is the thief's own range from then on, run and stolen from in
 // the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
 // piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
 #pragma once
@@ -91,7 +93,7 @@ class StealRanges {
     bool cut_first = false;
     std::size_t first_units = 0;
     double first_ms = 0;
-    bool stopped = false;            // took nothing when it last asked: it takes no more
+    bool stopped = false;            // took nothing when it asked holding no piece: it takes no more
     bool begun = false;              // a piece of its present range was taken (false again after a steal)
     std::size_t rest = 0;            // units its next piece takes: the rest of a first piece cut in two
   };
@@ -121,6 +123,8 @@ class StealRanges {
   // The fraction of what is left of its range queue `queue`'s next piece takes (see the file's
   // comment); 1 where no other compute group could steal from it.
   double piece_fraction(std::size_t queue) const;
+  // Whether another queue of queue `queue`'s device holds a piece (its kernel may be running).
+  bool device_busy(std::size_t queue) const;
   // Moves the upper part of the largest range not started of another queue to `thief`; false
   // where that part would be under the thief's least range.
   bool steal(std::size_t thief);
