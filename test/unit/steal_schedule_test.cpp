@@ -455,6 +455,37 @@ std::vector<std::size_t> pieces_per_queue(const Simulated& s) {
   return out;
 }
 
+// A device whose least range, at the rate its plan's weight gives it, would end after the others
+// had run every unit (the steal schedule's "too slow to help"; a CPU beside a GPU a thousand times
+// faster) takes no range and gets no worker, in every run of the plan, trials of leaving a
+// device out included; its range would be the run's end. A device just fast enough keeps one.
+TEST(StealSchedule, ADeviceTooSlowToHelpTakesNoRange) {
+  const std::size_t total = 65536;  // least range: 65536 / (64 * 3 queues), 344 units in granules of 8
+  const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
+  auto ms = [](std::size_t, Chunk c, double) { return 0.05 + static_cast<double>(c.units) * 1e-4; };
+  const Decomposition slow = decompose(total, 8, Config::parse("cpu=0.004,overlap=2,schedule=steal", devices), devices);
+  const StealPlan& plan = steal_plan(slow);
+  EXPECT_EQ(plan.too_slow_to_help(total, 8), (std::vector<bool>{true, false}));
+  StealMemory memory;
+  for (int run = 0; run < 12; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const Simulated s = simulate(slow, &memory, ms, sinew::testing::InFlight::as_executed);
+    ASSERT_EQ(wrong_visits(s), 0u);
+    EXPECT_EQ(s.problem, "");
+    EXPECT_TRUE(s.pieces[0].empty()) << "the CPU ran a piece";
+  }
+  StealRun run(slow, &memory);
+  ASSERT_EQ(run.queues().size(), 2u);  // the GPU's two queues: the CPU has no worker
+  for (const Partition& q : run.queues()) EXPECT_EQ(q.device, 1u);
+  EXPECT_NE(run.taken_notes(devices).find("cpu:0 kept out (too slow to help"), std::string::npos) << run.taken_notes(devices);
+  // 0.006 / 0.994 * 65536 = 396 units, over the least range: the CPU keeps its range.
+  const Decomposition enough = decompose(total, 8, Config::parse("cpu=0.006,overlap=2,schedule=steal", devices), devices);
+  EXPECT_EQ(steal_plan(enough).too_slow_to_help(total, 8), (std::vector<bool>{false, false}));
+  const Simulated s = simulate(enough, nullptr, ms, sinew::testing::InFlight::as_executed);
+  EXPECT_EQ(wrong_visits(s), 0u);
+  EXPECT_FALSE(s.pieces[0].empty());
+}
+
 // Where nothing is stolen, a queue runs its range in as few pieces as its static plan would
 // (docs/decisions/155). A discrete device no other device could steal from takes each overlap
 // queue's range whole: one piece a queue, the plan's overlap level in all, and two for its first

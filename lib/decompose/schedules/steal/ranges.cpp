@@ -26,15 +26,37 @@ std::size_t StealPlan::most_range(std::size_t queue, std::size_t granule) const 
   return most ? std::max(granule, round_down(most, granule)) : 0;
 }
 
-std::vector<double> StealPlan::weights_for_run(std::vector<double> remembered, std::optional<std::size_t> left_out,
-                                               std::size_t total, std::size_t granule) const {
-  if (remembered.empty() && !left_out) return weights;
-  std::vector<double> device_weight;
+std::vector<double> StealPlan::device_weights() const {
+  std::vector<double> out;
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const std::size_t d = queues[q].device;
-    if (device_weight.size() <= d) device_weight.resize(d + 1, 0);
-    device_weight[d] += weights[q];
+    if (out.size() <= d) out.resize(d + 1, 0);
+    out[d] += weights[q];
   }
+  return out;
+}
+
+std::vector<bool> StealPlan::too_slow_to_help(std::size_t total, std::size_t granule) const {
+  const std::vector<double> w = device_weights();
+  std::vector<bool> out(w.size(), false);
+  const auto fastest = static_cast<std::size_t>(std::max_element(w.begin(), w.end()) - w.begin());
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    const std::size_t d = queues[q].device;
+    // Its least range at its planned rate (w of the devices' rates) against the units the
+    // others run meanwhile at theirs: w / (1 - w) * total.
+    if (d != fastest && w[d] < 1 &&
+        w[d] / (1 - w[d]) * static_cast<double>(total) < static_cast<double>(least_range(q, granule)))
+      out[d] = true;
+  }
+  return out;
+}
+
+std::vector<double> StealPlan::weights_for_run(std::vector<double> remembered, std::optional<std::size_t> left_out,
+                                               std::size_t total, std::size_t granule) const {
+  const std::vector<bool> too_slow = too_slow_to_help(total, granule);
+  const bool any_too_slow = std::find(too_slow.begin(), too_slow.end(), true) != too_slow.end();
+  if (remembered.empty() && !left_out && !any_too_slow) return weights;
+  const std::vector<double> device_weight = device_weights();
   if (remembered.empty()) remembered = device_weight;
   remembered.resize(std::max(remembered.size(), device_weight.size()), 0);
   const double floor = total ? static_cast<double>(least_units + granule) / static_cast<double>(total) : 0;
@@ -42,7 +64,7 @@ std::vector<double> StealPlan::weights_for_run(std::vector<double> remembered, s
   double sum = 0;
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const std::size_t d = queues[q].device;
-    const double share = d == left_out ? 0 : std::max(remembered[d], floor);
+    const double share = d == left_out || too_slow[d] ? 0 : std::max(remembered[d], floor);
     out[q] = device_weight[d] > 0 ? share * weights[q] / device_weight[d] : 0;
     sum += out[q];
   }

@@ -70,10 +70,18 @@ struct StealPlan final : PolicyPlan {
   std::size_t least_range(std::size_t queue, std::size_t granule) const;
   // The most units queue `queue` takes at once, in whole granules (at least one); 0: no bound.
   std::size_t most_range(std::size_t queue, std::size_t granule) const;
+  // The plan's weight of each runtime device (its queues' summed).
+  std::vector<double> device_weights() const;
+  // Per runtime device: too slow to help, by the plan's weights: its least range at its planned
+  // rate ends after the others have run all `total` units at theirs. Such a device takes no range
+  // and steals none (its stolen part would be under its least range); its range would be the
+  // run's end. Never the device of the largest weight.
+  std::vector<bool> too_slow_to_help(std::size_t total, std::size_t granule) const;
   // The weights a run starts from: the shares its plan's last runs left (`remembered`, per
   // runtime device; empty: the plan's), each device's split over its queues as the plan's are. A
   // device the plan gives a share keeps at least one least range of `total` units, but the device
-  // the run leaves out (`left_out`), whose queues get none and steal nothing.
+  // the run leaves out (`left_out`) and those too slow to help, whose queues get none and steal
+  // nothing.
   std::vector<double> weights_for_run(std::vector<double> remembered, std::optional<std::size_t> left_out,
                                       std::size_t total, std::size_t granule) const;
   // The schedule's settings for leaving a device out (ScheduleTuning::Steal::leave_out_*).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -16,9 +17,10 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
       start_(start_of(memory)),
       weights_(plan_.weights_for_run(start_.shares, start_.left_out, dec.total_units, dec.granule)),
       ranges_(plan_, dec.total_units, dec.granule, weights_) {
-  // (A queue of the device left out has no weight, unless no other device had any.)
+  // A queue without a weight (its device left out, or too slow to help) takes no range and
+  // steals none: it gets no worker. (Where no device had any, the plan's weights are kept.)
   for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
-    if (start_.left_out && plan_.queues[q].device == *start_.left_out && !(weights_[q] > 0)) continue;
+    if (!(weights_[q] > 0)) continue;
     queues_.push_back(plan_.queues[q]);
     taking_.push_back(q);
   }
@@ -118,6 +120,12 @@ std::string StealRun::taken_notes(const std::vector<DeviceInfo>& devices) const 
     s.which += range.str();
   }
   std::ostringstream notes;
+  std::set<std::size_t> kept_out;  // devices with no worker, but the one left out
+  for (const Partition& p : plan_.queues) kept_out.insert(p.device);
+  for (const Partition& p : queues_) kept_out.erase(p.device);
+  if (start_.left_out) kept_out.erase(*start_.left_out);
+  for (std::size_t d : kept_out)
+    notes << " " << devices.at(d).id() << " kept out (too slow to help: its least range would end after the others ran every unit);";
   if (start_.left_out && start_.trial)
     notes << " " << devices.at(*start_.left_out).id() << " left out, to measure the runs without it;";
   else if (start_.left_out)
