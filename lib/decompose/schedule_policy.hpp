@@ -95,8 +95,9 @@ class ScheduleRun {
   // After the run: the ranges queues took from each other's, in the order they were taken
   // (Report::steals); none where the policy hands nothing over.
   virtual std::vector<Handover> handovers() const { return {}; }
-  // The run succeeded: what the plan's next run starts from is kept (its ScheduleMemory).
-  virtual void finished() {}
+  // The run succeeded, `run_ms` after it began (to its last worker's end): what the plan's next
+  // run starts from is kept (its ScheduleMemory).
+  virtual void finished(double run_ms) { (void)run_ms; }
   // After the run, for the decomposition's "taken:" line: what the schedule did beyond the chunks
   // each device took (devices kept out, probed, queues stopped early), each item ending in ';'.
   virtual std::string taken_notes(const std::vector<DeviceInfo>& devices) const {

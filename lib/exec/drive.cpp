@@ -283,7 +283,7 @@ void drive(RunState& run) {
   }
   if (others.size() + 1 == run.workers.list.size()) work(run, run.workers.list[0]);
   for (auto& f : others) f.get();  // work() keeps its exceptions in the run
-  if (!run.error()) run.schedule.run->finished();
+  if (!run.error()) run.schedule.run->finished(run.now_ms());
 }
 
 }  // namespace sinew::detail

@@ -107,7 +107,7 @@ inline Simulated simulate(const Decomposition& dec, StealMemory* memory,
     run.chunk_done(q, ended.chunk.units, now - start[q], 0);
     take(q, now);
   }
-  run.finished();
+  run.finished(out.end_ms);
   out.handovers = run.handovers();
   return out;
 }

@@ -72,7 +72,8 @@ void DynamicRun::chunk_done(std::size_t queue, std::size_t units, double busy_ms
   mine.host_ms = host_ms;
 }
 
-void DynamicRun::finished() {
+void DynamicRun::finished(double run_ms) {
+  (void)run_ms;  // the rates it keeps are each slot's own
   std::lock_guard lock(mutex_);
   chunks_.remember(memory_, progress_);
 }

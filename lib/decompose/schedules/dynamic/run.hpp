@@ -29,7 +29,7 @@ class DynamicRun final : public ScheduleRun {
   bool all_cut_before_run() const override { return alone_.has_value(); }
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
-  void finished() override;
+  void finished(double run_ms) override;
   // Devices kept out from the start (too slow to help by the rates the run starts from, or their
   // host thread costs the CPU what they add), devices probed, and slots the stop rule stopped
   // while the run went (their least chunk would have ended after the others had finished).

@@ -69,15 +69,13 @@ void StealRun::chunk_done(std::size_t queue, std::size_t units, double busy_ms, 
   ranges_.done(taking_.at(queue), units, busy_ms);
 }
 
-void StealRun::finished() {
+void StealRun::finished(double run_ms) {
   if (!memory_ || total_ == 0) return;
   std::vector<double> parts;
-  double ms = 0;
   {
     std::lock_guard lock(mutex_);
     for (std::size_t units : ranges_.done_per_device())
       parts.push_back(static_cast<double>(units) / static_cast<double>(total_));
-    for (const auto& q : ranges_.queues()) ms = std::max(ms, q.busy_ms);
   }
   std::lock_guard lock(memory_->mutex);
   // The device left out keeps the part it ran before; the others share the rest as they ran.
@@ -89,7 +87,7 @@ void StealRun::finished() {
     shares[*d] = kept;
   }
   memory_->shares = std::move(shares);
-  memory_->leave_out.ran(plan_.leave_out_settings(), start_.left_out, parts, ms);
+  memory_->leave_out.ran(plan_.leave_out_settings(), start_.left_out, parts, run_ms);
 }
 
 std::vector<Handover> StealRun::handovers() const {

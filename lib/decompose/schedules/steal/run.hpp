@@ -33,8 +33,10 @@ class StealRun final : public ScheduleRun {
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
   // Keeps the part of the units each device ran for the plan's next run (a device the run left
-  // out keeps its part of the run before), and the run's time for the way it ran.
-  void finished() override;
+  // out keeps its part of the run before), and the run's time for the way it ran: `run_ms`, what
+  // the program waited, a device's cost outside its pieces (its worker's start, its buffers)
+  // included.
+  void finished(double run_ms) override;
   // Who stole what from whom: per thief and victim device, the ranges and their units; the device
   // the run left out, and why.
   std::string taken_notes(const std::vector<DeviceInfo>& devices) const override;
