@@ -89,17 +89,28 @@ TEST(StealSchedule, EachQueueStartsWithAContiguousRangeByTheShares) {
     }
 }
 
+// Two devices of one rate (two GPUs of different kinds), a queue each.
+std::vector<DeviceInfo> alike_pair() {
+  std::vector<DeviceInfo> devices = {gpu(0), gpu(1)};
+  devices[1].kind_index = 1;
+  return devices;
+}
+
+// 1024 units in granules of 8 over `devices`, least range 16, each range's first piece cut at
+// piece_fraction (halving from the first piece).
+Decomposition halving_over(const std::vector<DeviceInfo>& devices) {
+  Streaming halving;
+  halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
+  return decompose(1024, 8, Config::parse("overlap=1,schedule=steal,least_range=16", devices), devices, halving);
+}
+
 // Tascell's split: a queue that runs out takes the upper half of what the other has not started
 // (equal rates, nothing in flight), and the victim keeps the lower half. Two devices of one rate,
 // a queue each: each halves what it has left. (Halving from each range's first piece: the
 // discrete devices' smaller first pieces set to piece_fraction here; the next test has them.)
 TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
-  std::vector<DeviceInfo> devices = {gpu(0), gpu(1)};
-  devices[1].kind_index = 1;
-  Streaming halving;
-  halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
-  const Decomposition dec =
-      decompose(1024, 8, Config::parse("overlap=1,schedule=steal,least_range=16", devices), devices, halving);
+  const std::vector<DeviceInfo> devices = alike_pair();
+  const Decomposition dec = halving_over(devices);
   StealRun run(dec, nullptr);
   const auto first = run.chunks_before_run();
   ASSERT_EQ(first.size(), 2u);
@@ -139,12 +150,8 @@ TEST(StealSchedule, AnIdleQueueStealsTheUpperHalfOfWhatTheOtherHasNotStarted) {
 // have ended. The executor asks again then (exec/drive.cpp); a queue that asks holding nothing
 // and gets nothing stops.
 TEST(StealSchedule, AQueueThatFindsNothingWhileItHoldsPiecesStealsOnceTheyEnd) {
-  std::vector<DeviceInfo> devices = {gpu(0), gpu(1)};
-  devices[1].kind_index = 1;
-  Streaming halving;
-  halving.tuning.steal.first_piece_fraction = halving.tuning.steal.piece_fraction;
-  const Decomposition dec =
-      decompose(1024, 8, Config::parse("overlap=1,schedule=steal,least_range=16", devices), devices, halving);
+  const std::vector<DeviceInfo> devices = alike_pair();
+  const Decomposition dec = halving_over(devices);
   StealRun run(dec, nullptr);
   ASSERT_EQ(run.chunks_before_run().size(), 2u);  // [0, 256) and [512, 768)
   std::size_t held = 256;

@@ -246,7 +246,7 @@ std::optional<Chunk> StealRanges::take(std::size_t queue) {
   if (me.stopped) return std::nullopt;
   if (me.next == me.end && !steal(queue)) {
     // A queue that holds pieces asks again once one ends: what a thief steals is sized by what
-    // it holds, so an ask ahead may find nothing worth taking that is worth taking later.
+    // it holds, so an ask ahead may find nothing that a later ask would find worth taking.
     me.stopped = me.held == 0;
     return std::nullopt;
   }

@@ -21,8 +21,8 @@
 // its device holds a piece in two, the first ScheduleTuning::Steal::first_piece_fraction of the
 // range, so that uploads overlap kernels from the range's start (where another queue's piece is
 // running, its kernel overlaps the upload: one cut per device at the run's start, not one per
-// overlap queue; docs/decisions/184). A stolen range is the thief's own range from then on, run and stolen from in
-// the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
+// overlap queue; docs/decisions/184). A stolen range is the thief's own range from then on, run
+// and stolen from in the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
 // piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
 #pragma once
 
@@ -74,8 +74,8 @@ struct StealPlan final : PolicyPlan {
   std::vector<double> device_weights() const;
   // Per runtime device: too slow to help, by the plan's weights: its least range at its planned
   // rate ends after the others have run all `total` units at theirs. Such a device takes no range
-  // and steals none (its stolen part would be under its least range); its range would be the
-  // run's end. Never the device of the largest weight.
+  // and has no worker in any run (its range, however small, would be the run's end). Never the
+  // device of the largest weight.
   std::vector<bool> too_slow_to_help(std::size_t total, std::size_t granule) const;
   // The weights a run starts from: the shares its plan's last runs left (`remembered`, per
   // runtime device; empty: the plan's), each device's split over its queues as the plan's are. A
