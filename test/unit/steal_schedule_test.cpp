@@ -484,10 +484,21 @@ TEST(StealSchedule, ADeviceTooSlowToHelpTakesNoRange) {
   StealRun run(slow, &memory);
   ASSERT_EQ(run.queues().size(), 2u);  // the GPU's two queues: the CPU has no worker
   for (const Partition& q : run.queues()) EXPECT_EQ(q.device, 1u);
+  // One compute group left: every piece cut before the run, each unit once, in three pieces (the
+  // first queue's cut piece and its rest, the second queue's range whole).
+  EXPECT_TRUE(run.all_cut_before_run());
+  std::vector<int> visits(total, 0);
+  const auto pieces = run.chunks_before_run();
+  EXPECT_EQ(pieces.size(), 3u);
+  for (const auto& [q, c] : pieces)
+    for (std::size_t u = c.first; u < c.first + c.units; ++u) ++visits[u];
+  EXPECT_TRUE(std::all_of(visits.begin(), visits.end(), [](int v) { return v == 1; }));
+  EXPECT_FALSE(run.take(0)) << "nothing is left to take";
   EXPECT_NE(run.taken_notes(devices).find("cpu:0 kept out (too slow to help"), std::string::npos) << run.taken_notes(devices);
   // 0.006 / 0.994 * 65536 = 396 units, over the least range: the CPU keeps its range.
   const Decomposition enough = decompose(total, 8, Config::parse("cpu=0.006,overlap=2,schedule=steal", devices), devices);
   EXPECT_EQ(steal_plan(enough).too_slow_to_help(total, 8), (std::vector<bool>{false, false}));
+  EXPECT_FALSE(StealRun(enough, nullptr).all_cut_before_run()) << "two compute groups take pieces as they go";
   const Simulated s = simulate(enough, nullptr, ms, sinew::testing::InFlight::as_executed);
   EXPECT_EQ(wrong_visits(s), 0u);
   EXPECT_FALSE(s.pieces[0].empty());

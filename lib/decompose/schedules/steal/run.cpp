@@ -24,6 +24,10 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
     queues_.push_back(plan_.queues[q]);
     taking_.push_back(q);
   }
+  one_group_ = taking_.size() == 1 ||
+               std::all_of(taking_.begin(), taking_.end(), [&](std::size_t q) {
+                 return plan_.moves_data[q] && plan_.queues[q].device == plan_.queues[taking_.front()].device;
+               });
 }
 
 std::size_t StealRun::position(std::size_t plan_queue) const {
@@ -54,7 +58,10 @@ std::vector<std::pair<std::size_t, Chunk>> StealRun::chunks_before_run() {
   std::lock_guard lock(mutex_);
   std::vector<std::pair<std::size_t, Chunk>> out;
   for (std::size_t at = 0; at < taking_.size(); ++at)
-    if (const auto c = ranges_.first_piece(taking_[at])) out.emplace_back(at, *c);
+    while (const auto c = ranges_.first_piece(taking_[at])) {
+      out.emplace_back(at, *c);
+      if (!one_group_) break;
+    }
   return out;
 }
 

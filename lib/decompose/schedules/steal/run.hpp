@@ -1,8 +1,8 @@
 // decompose/schedules/steal/run.hpp — one run of a steal plan: the queues' ranges under one lock
 // (StealRanges), the first piece of each cut before the run, pieces and steals as it goes, and
 // what the run leaves the plan's next (StealMemory): the parts its devices ran, and its time for
-// the way it ran, with every device or one left out (LeaveOut). A run's time is its queues' longest
-// busy time, from the first piece's start to the last piece's end.
+// the way it ran, with every device or one left out (LeaveOut). A run's time is its wall time, from
+// its start to its last worker's end.
 #pragma once
 
 #include "decompose/schedules/steal/ranges.hpp"
@@ -28,8 +28,14 @@ class StealRun final : public ScheduleRun {
   // from its range's start (docs/decisions/140).
   bool pipelined_from_first_chunk() const override { return true; }
   // Each queue's first piece of its own range, in queue order (a queue with an empty range
-  // steals when it first asks).
+  // steals when it first asks); every piece of every queue where the queues taking part are one
+  // compute group (one_group()).
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
+  // The queues taking part are one compute group (one discrete device's overlap queues, or one
+  // queue): none could take a range another would not run as soon, so every piece is cut before
+  // the run and each queue streams its pieces as a static split's worker does (the plan's other
+  // devices left out, or too slow to help).
+  bool all_cut_before_run() const override { return one_group_; }
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
   // Keeps the part of the units each device ran for the plan's next run (a device the run left
@@ -63,6 +69,7 @@ class StealRun final : public ScheduleRun {
   std::vector<double> weights_;      // per plan queue, the run's
   std::vector<Partition> queues_;    // the queues taking part
   std::vector<std::size_t> taking_;  // each one's index among the plan's queues
+  bool one_group_ = false;           // all_cut_before_run()
   mutable std::mutex mutex_;
   StealRanges ranges_;  // under mutex_
 };
