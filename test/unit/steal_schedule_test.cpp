@@ -462,15 +462,16 @@ std::vector<std::size_t> pieces_per_queue(const Simulated& s) {
   return out;
 }
 
-// A device whose least range, at the rate its plan's weight gives it, would end after the others
-// had run every unit (the steal schedule's "too slow to help"; a CPU beside a GPU a thousand times
-// faster) takes no range and gets no worker, in every run of the plan, trials of leaving a
-// device out included; its range would be the run's end. A device just fast enough keeps one.
+// A device two of whose least ranges, at the rate its plan's weight gives it, would end after the
+// others had run every unit (the steal schedule's "too slow to help"; a CPU beside a GPU a
+// thousand times faster) takes no range and gets no worker, in every run of the plan, trials of
+// leaving a device out included; its range would be the run's end. A device just fast enough
+// keeps one.
 TEST(StealSchedule, ADeviceTooSlowToHelpTakesNoRange) {
   const std::size_t total = 65536;  // least range: 65536 / (64 * 3 queues), 344 units in granules of 8
   const std::vector<DeviceInfo> devices = {cpu(0), gpu(1)};
   auto ms = [](std::size_t, Chunk c, double) { return 0.05 + static_cast<double>(c.units) * 1e-4; };
-  const Decomposition slow = decompose(total, 8, Config::parse("cpu=0.004,overlap=2,schedule=steal", devices), devices);
+  const Decomposition slow = decompose(total, 8, Config::parse("cpu=0.008,overlap=2,schedule=steal", devices), devices);
   const StealPlan& plan = steal_plan(slow);
   EXPECT_EQ(plan.too_slow_to_help(total, 8), (std::vector<bool>{true, false}));
   StealMemory memory;
@@ -495,8 +496,9 @@ TEST(StealSchedule, ADeviceTooSlowToHelpTakesNoRange) {
   EXPECT_TRUE(std::all_of(visits.begin(), visits.end(), [](int v) { return v == 1; }));
   EXPECT_FALSE(run.take(0)) << "nothing is left to take";
   EXPECT_NE(run.taken_notes(devices).find("cpu:0 kept out (too slow to help"), std::string::npos) << run.taken_notes(devices);
-  // 0.006 / 0.994 * 65536 = 396 units, over the least range: the CPU keeps its range.
-  const Decomposition enough = decompose(total, 8, Config::parse("cpu=0.006,overlap=2,schedule=steal", devices), devices);
+  // 0.008 / 0.992 * 65536 = 529 units, under two least ranges (688): too slow. 0.012 / 0.988 *
+  // 65536 = 796, over them: the CPU keeps its range.
+  const Decomposition enough = decompose(total, 8, Config::parse("cpu=0.012,overlap=2,schedule=steal", devices), devices);
   EXPECT_EQ(steal_plan(enough).too_slow_to_help(total, 8), (std::vector<bool>{false, false}));
   EXPECT_FALSE(StealRun(enough, nullptr).all_cut_before_run()) << "two compute groups take pieces as they go";
   const Simulated s = simulate(enough, nullptr, ms, sinew::testing::InFlight::as_executed);

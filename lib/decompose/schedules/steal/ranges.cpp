@@ -43,9 +43,10 @@ std::vector<bool> StealPlan::too_slow_to_help(std::size_t total, std::size_t gra
   for (std::size_t q = 0; q < queues.size(); ++q) {
     const std::size_t d = queues[q].device;
     // Its least range at its planned rate (w of the devices' rates) against the units the
-    // others run meanwhile at theirs: w / (1 - w) * total.
+    // others run meanwhile at theirs, w / (1 - w) * total: under two least ranges, the run's end
+    // hangs on its one range ending on time, for a gain under w (docs/decisions/184).
     if (d != fastest && w[d] < 1 &&
-        w[d] / (1 - w[d]) * static_cast<double>(total) < static_cast<double>(least_range(q, granule)))
+        w[d] / (1 - w[d]) * static_cast<double>(total) < 2.0 * static_cast<double>(least_range(q, granule)))
       out[d] = true;
   }
   return out;

@@ -72,8 +72,9 @@ struct StealPlan final : PolicyPlan {
   std::size_t most_range(std::size_t queue, std::size_t granule) const;
   // The plan's weight of each runtime device (its queues' summed).
   std::vector<double> device_weights() const;
-  // Per runtime device: too slow to help, by the plan's weights: its least range at its planned
-  // rate ends after the others have run all `total` units at theirs. Such a device takes no range
+  // Per runtime device: too slow to help, by the plan's weights: two of its least ranges at its
+  // planned rate end after the others have run all `total` units at theirs (with one, the run's
+  // end would hang on that range ending on time). Such a device takes no range
   // and has no worker in any run (its range, however small, would be the run's end). Never the
   // device of the largest weight.
   std::vector<bool> too_slow_to_help(std::size_t total, std::size_t granule) const;
