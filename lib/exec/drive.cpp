@@ -49,6 +49,8 @@ void drive_chunks(RunState& run, Worker& w) {
     std::vector<Staging::Pending> results;  // staged downloads begun, not finished
   };
   std::deque<InFlight> flight;
+  // Two chunks in flight: once a chunk of this worker has ended, or from the start.
+  bool two_in_flight = run.schedule.run->pipelined_from_first_chunk();
   auto complete = [&] {
     InFlight& f = flight.front();
     finish_downloads(run, *f.part, f.results);
@@ -56,9 +58,8 @@ void drive_chunks(RunState& run, Worker& w) {
             [&] { f.end.wait(); });
     chunk_done(run, w, *f.part);
     flight.pop_front();
+    two_in_flight = true;
   };
-  // Two chunks in flight: once a chunk of this worker has ended, or from the start.
-  bool two_in_flight = run.schedule.run->pipelined_from_first_chunk();
   start_taking(run, w);
   if (run.schedule.run->all_cut_before_run()) {
     // Every chunk was cut before the run: streamed one after another, as a static split's are.
@@ -75,7 +76,6 @@ void drive_chunks(RunState& run, Worker& w) {
       // it gives by what the queue holds); nothing with none in flight ends the worker.
       while (!p && !flight.empty()) {
         complete();
-        two_in_flight = true;
         p = take_chunk(run, w);
       }
       if (!p) break;
@@ -92,10 +92,7 @@ void drive_chunks(RunState& run, Worker& w) {
         w.queue().enqueueMarkerWithWaitList(nullptr, &f.end);
         w.queue().flush();
       });
-      if (flight.size() == 2 || !two_in_flight) {
-        complete();
-        two_in_flight = true;
-      }
+      if (flight.size() == 2 || !two_in_flight) complete();
     }
     while (!flight.empty()) complete();
   } catch (...) {

@@ -26,6 +26,10 @@ std::size_t StealPlan::most_range(std::size_t queue, std::size_t granule) const 
   return most ? std::max(granule, round_down(most, granule)) : 0;
 }
 
+std::size_t StealPlan::compute_group(std::size_t queue) const {
+  return moves_data.at(queue) ? queues.at(queue).device : queues.size() + queue;
+}
+
 std::vector<double> StealPlan::device_weights() const {
   std::vector<double> out;
   for (std::size_t q = 0; q < queues.size(); ++q) {
@@ -117,20 +121,16 @@ std::size_t StealRanges::piece(std::size_t queue) const {
 double StealRanges::piece_fraction(std::size_t queue) const {
   const double tuned = plan_.tuning.piece_fraction;
   if (tuned >= 1) return 1;
-  // Each compute group's rate: a discrete device's queues share its compute units (one group,
-  // their rates summed); every other queue (a CPU's sub-device, a zero-copy device) is its own.
+  // Each compute group's rate (StealPlan::compute_group: their queues' rates summed).
   const std::vector<double> r = rates();
-  auto group_of = [&](std::size_t q) {
-    return plan_.moves_data.at(q) ? plan_.queues.at(q).device : queues_.size() + q;
-  };
   std::vector<std::pair<std::size_t, double>> groups;  // (group, rate)
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    const std::size_t g = group_of(q);
+    const std::size_t g = plan_.compute_group(q);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == g; });
     if (it == groups.end()) groups.push_back({g, r[q]});
     else it->second += r[q];
   }
-  const std::size_t mine = group_of(queue);
+  const std::size_t mine = plan_.compute_group(queue);
   double own = 0, fastest_thief = 0;
   for (const auto& [g, rate] : groups) {
     if (g == mine) own = rate;
@@ -213,7 +213,7 @@ std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
   if (units == 0) return std::nullopt;
   Queue& me = queues_[queue];
   me.rest = me.rest > units ? me.rest - units : 0;
-  if (!me.begun && plan_.moves_data.at(queue) && !device_busy(queue)) {
+  if (!me.begun && plan_.moves_data.at(queue) && !group_busy(queue)) {
     // A discrete device's queue begins a range on an idle device with first_piece_fraction of it
     // and takes the rest of that piece next: its next upload overlaps the first piece's kernel,
     // and the pieces after those two are the same as without the cut. Where another queue of
@@ -235,10 +235,10 @@ std::optional<Chunk> StealRanges::first_piece(std::size_t queue) {
   return c;
 }
 
-bool StealRanges::device_busy(std::size_t queue) const {
-  const std::size_t device = plan_.queues.at(queue).device;
+bool StealRanges::group_busy(std::size_t queue) const {
+  const std::size_t group = plan_.compute_group(queue);
   for (std::size_t q = 0; q < queues_.size(); ++q)
-    if (q != queue && plan_.queues[q].device == device && queues_[q].held > 0) return true;
+    if (q != queue && plan_.compute_group(q) == group && queues_[q].held > 0) return true;
   return false;
 }
 

@@ -22,8 +22,8 @@
 // range, so that uploads overlap kernels from the range's start (where another queue's piece is
 // running, its kernel overlaps the upload: one cut per device at the run's start, not one per
 // overlap queue; docs/decisions/184). A stolen range is the thief's own range from then on, run
-// and stolen from in the same way. Every boundary but the last unit's lies on a granule; every unit is in exactly one
-// piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
+// and stolen from in the same way. Every boundary but the last unit's lies on a granule; every
+// unit is in exactly one piece. Pure arithmetic: tested against synthetic queues (test/unit/steal_schedule_test.cpp).
 #pragma once
 
 #include "decompose/decompose.hpp"
@@ -70,13 +70,17 @@ struct StealPlan final : PolicyPlan {
   std::size_t least_range(std::size_t queue, std::size_t granule) const;
   // The most units queue `queue` takes at once, in whole granules (at least one); 0: no bound.
   std::size_t most_range(std::size_t queue, std::size_t granule) const;
+  // The compute group of queue `queue`: a discrete device's queues share its compute units (one
+  // group: one of them stealing from another balances nothing); every other queue (a CPU's
+  // sub-device, a zero-copy device) is its own. Equal numbers, one group.
+  std::size_t compute_group(std::size_t queue) const;
   // The plan's weight of each runtime device (its queues' summed).
   std::vector<double> device_weights() const;
   // Per runtime device: too slow to help, by the plan's weights: two of its least ranges at its
   // planned rate end after the others have run all `total` units at theirs (with one, the run's
-  // end would hang on that range ending on time). Such a device takes no range
-  // and has no worker in any run (its range, however small, would be the run's end). Never the
-  // device of the largest weight.
+  // end would hang on that range ending on time). Such a device takes no range and has no worker
+  // in any run (its range, however small, would be the run's end). Never the device of the
+  // largest weight.
   std::vector<bool> too_slow_to_help(std::size_t total, std::size_t granule) const;
   // The weights a run starts from: the shares its plan's last runs left (`remembered`, per
   // runtime device; empty: the plan's), each device's split over its queues as the plan's are. A
@@ -132,8 +136,9 @@ class StealRanges {
   // The fraction of what is left of its range queue `queue`'s next piece takes (see the file's
   // comment); 1 where no other compute group could steal from it.
   double piece_fraction(std::size_t queue) const;
-  // Whether another queue of queue `queue`'s device holds a piece (its kernel may be running).
-  bool device_busy(std::size_t queue) const;
+  // Whether another queue of queue `queue`'s compute group holds a piece (its kernel may be
+  // running).
+  bool group_busy(std::size_t queue) const;
   // Moves the upper part of the largest range not started of another queue to `thief`; false
   // where that part would be under the thief's least range.
   bool steal(std::size_t thief);

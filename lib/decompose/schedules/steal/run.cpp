@@ -24,10 +24,9 @@ StealRun::StealRun(const Decomposition& dec, StealMemory* memory)
     queues_.push_back(plan_.queues[q]);
     taking_.push_back(q);
   }
-  one_group_ = taking_.size() == 1 ||
-               std::all_of(taking_.begin(), taking_.end(), [&](std::size_t q) {
-                 return plan_.moves_data[q] && plan_.queues[q].device == plan_.queues[taking_.front()].device;
-               });
+  one_group_ = std::all_of(taking_.begin(), taking_.end(), [&](std::size_t q) {
+    return plan_.compute_group(q) == plan_.compute_group(taking_.front());
+  });
 }
 
 std::size_t StealRun::position(std::size_t plan_queue) const {

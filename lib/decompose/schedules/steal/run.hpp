@@ -29,7 +29,7 @@ class StealRun final : public ScheduleRun {
   bool pipelined_from_first_chunk() const override { return true; }
   // Each queue's first piece of its own range, in queue order (a queue with an empty range
   // steals when it first asks); every piece of every queue where the queues taking part are one
-  // compute group (one_group()).
+  // compute group (all_cut_before_run()).
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
   // The queues taking part are one compute group (one discrete device's overlap queues, or one
   // queue): none could take a range another would not run as soon, so every piece is cut before
