@@ -63,8 +63,9 @@ sinew_ensure_packages() {
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# sinew_configure_build DIR [extra cmake args...]: configures (Release, Ninja) when DIR has no
-# build yet or extra args are given, then builds everything with all cores (only the targets
+# sinew_configure_build DIR [extra cmake args...]: configures (Release, Ninja, the library and
+# the samples in unity batches: SINEW_UNITY_BUILD, docs/decisions/186; $SINEW_UNITY_BUILD=OFF
+# builds one file at a time) and builds everything with all cores (only the targets
 # $SINEW_BUILD_TARGET, separated by spaces, when that is set).
 sinew_configure_build() {
   local dir="$1"
@@ -75,7 +76,8 @@ sinew_configure_build() {
     generator=(-G Ninja)
   fi
   sinew_log "configuring $dir"
-  cmake -S "$SINEW_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake -S "$SINEW_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DSINEW_UNITY_BUILD="${SINEW_UNITY_BUILD:-ON}" "$@" >/dev/null
   sinew_log "building $dir with $JOBS jobs"
   local targets=()
   [[ -n "${SINEW_BUILD_TARGET:-}" ]] && read -r -a targets <<<"$SINEW_BUILD_TARGET"

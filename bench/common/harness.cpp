@@ -12,6 +12,8 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -248,13 +250,17 @@ Interleaved interleave(const std::vector<Job>& jobs, unsigned rounds,
   r.ms.resize(jobs.size());
   // Round 0 (i == 0) warms every job up, checked and untimed.
   for (unsigned i = 0; i <= rounds; ++i) {
-    std::vector<double> round;
-    for (const Job& j : jobs) {
+    std::vector<double> round(jobs.size());
+    std::vector<std::size_t> order(jobs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    if (i > 0) std::shuffle(order.begin(), order.end(), std::mt19937(i));
+    for (const std::size_t at : order) {
+      const Job& j = jobs[at];
       try {
         if (j.reset) j.reset();
         const auto t0 = std::chrono::steady_clock::now();
         j.run();
-        round.push_back(ms_since(t0));
+        round[at] = ms_since(t0);
         if (const std::string c = j.check ? j.check() : "OK"; c != "OK")
           r.check = c.rfind("ERROR", 0) == 0 ? c : "MISMATCH: " + c;
       } catch (const std::exception& e) {

@@ -100,9 +100,13 @@ struct Rounds {
 };
 Rounds head_to_head(const Job& a, const Job& b, unsigned rounds,
                     const std::function<void(unsigned round, double a_ms, double b_ms)>& each = {});
-// Several jobs in turn: one untimed round of all of them, then per round one timed run of each, in
-// order, each checked. For jobs whose runs take seconds (no untimed run before each, unlike
-// head_to_head). ms[j][round]; check names the first failure, which ends the rounds.
+// Several jobs in turn: one untimed round of all of them, then per round one timed run of each,
+// each checked. Each timed round runs them in its own order (a shuffle seeded by the round's
+// number: the same rounds every time), so that no job always runs right after the same one (a job
+// that leaves the machine busy, a CPU device's threads spinning down or its data in the caches,
+// would otherwise tax one neighbour in every round). For jobs
+// whose runs take seconds (no untimed run before each, unlike head_to_head). ms[j][round] in job
+// order; check names the first failure, which ends the rounds.
 struct Interleaved {
   std::vector<std::vector<double>> ms;
   std::string check = "OK";

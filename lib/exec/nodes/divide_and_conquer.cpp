@@ -22,18 +22,13 @@
 #include "tree/nodes/divide_and_conquer.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace sinew::detail {
 namespace {
 
 constexpr std::size_t kMaxLocal = 256;
-
-std::size_t floor_pow2(std::size_t x) {
-  std::size_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
 
 struct DcKernels {
   cl::Kernel* leaf = nullptr;
@@ -89,8 +84,8 @@ DcKernels dc_kernels(NodeContext& ctx, const cl::Context& context, QueueSlot& sl
                 {.node = path, .argument = "leaf_size", .device = info.name,
                  .fix = "use a smaller leaf size, or a leaf kernel without the __local scratch parameter"});
   auto local_of = [&](cl::Kernel& kernel) {
-    return floor_pow2(std::min({kMaxLocal, info.max_work_group_size,
-                                kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device)}));
+    return std::bit_floor(std::max<std::size_t>(
+        1, std::min({kMaxLocal, info.max_work_group_size, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device)})));
   };
   k.leaf_local = local_of(*k.leaf);
   k.combine_local = local_of(*k.combine);

@@ -10,6 +10,7 @@
 #include "tree/nodes/map_reduce.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace sinew::detail {
@@ -29,12 +30,6 @@ struct ReduceState final : NodeState {
   bool on_device_only = false;    // the last value was not read back: only kernels read it (exec/values.hpp)
   std::size_t local = 1, groups = 1;
 };
-
-std::size_t floor_pow2(std::size_t x) {
-  std::size_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
 
 // One pass of the reduction kernel: `count` values of `in` reduced by `groups` work-groups of
 // rs.local work-items into `out` (one value per group).
@@ -70,7 +65,7 @@ std::size_t group_size(Worker& w, cl::Kernel& kernel, const ElementType& t, cons
                     std::to_string(local_memory) + " bytes of local memory, even in a work-group of one",
                 {.node = where.node, .argument = "reducer", .device = where.device,
                  .fix = "reduce a smaller type, e.g. partial results of fewer members"});
-  return floor_pow2(std::min<std::size_t>({256, w.info().max_work_group_size,
+  return std::bit_floor(std::min<std::size_t>({256, w.info().max_work_group_size,
                                            kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device),
                                            static_cast<std::size_t>(local_memory / t.size),
                                            static_cast<std::size_t>(std::max<std::uint64_t>(1, kPrivateBytes / t.size))}));

@@ -17,6 +17,7 @@
 #include "tree/nodes/scan.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace sinew::detail {
 namespace {
@@ -54,12 +55,6 @@ std::string scan_source(const ScanOp& op, const ElementType& t) {
          embedded_kernels().at("scan.cl");
 }
 
-std::size_t floor_pow2(std::size_t x) {
-  std::size_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
-
 std::size_t groups(std::size_t elements, std::size_t block) { return (elements + block - 1) / block; }
 
 class ScanRunner final : public NodeRunner {
@@ -79,7 +74,7 @@ class ScanRunner final : public NodeRunner {
     std::size_t local = std::min(kMaxLocal, w.info().max_work_group_size);
     for (cl::Kernel* kernel : {k.blocks, k.add, k.carry})
       local = std::min(local, kernel->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(w.cl_device));
-    k.local = floor_pow2(local);  // the block scan's up-sweep and down-sweep need a power of two
+    k.local = std::bit_floor(std::max<std::size_t>(1, local));  // the block scan's up-sweep and down-sweep need a power of two
     // The block kernel holds a block and one value per work-item in local memory; half the
     // device's local memory leaves room for what the compiler keeps there itself.
     const std::uint64_t budget = w.info().local_memory / 2;
