@@ -70,7 +70,8 @@ class ScheduleRun {
   // are prepared and allocated as placed partitions are.
   virtual std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() { return {}; }
   // Every unit was cut before the run: each queue streams its chunks one after another, as a
-  // static split's worker does, and takes no more.
+  // static split's worker does (with pipelined_from_first_chunk(), each chunk's kernel enqueued
+  // before the chunk before it is copied out: exec/drive.cpp), and takes no more.
   virtual bool all_cut_before_run() const { return false; }
   // A queue's second chunk is enqueued before its first has ended: two chunks in flight from the
   // start. For a policy whose chunks for a queue come from that queue's own range, where a thief

@@ -29,6 +29,42 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
   if (flush) w.queue().flush();
 }
 
+// A worker whose chunks were all cut before the run (ScheduleRun::all_cut_before_run): streamed
+// one after another, as a static split's are. Where the policy has two chunks in flight from the
+// first (ScheduleRun::pipelined_from_first_chunk), each chunk's kernel is enqueued before the
+// host copies the chunk before it out of the results ring (a begun download), so that the
+// queue's kernels run back to back rather than each behind the last one's copies; its last chunk
+// downloads as a streamed partition does, its pieces copied out as they land
+// (docs/decisions/187).
+void drive_cut_before_run(RunState& run, Worker& w) {
+  const bool pipelined = run.schedule.run->pipelined_from_first_chunk();
+  PartState* begun = nullptr;  // the chunk whose download began and is not finished
+  std::vector<Staging::Pending> results;
+  try {
+    for (std::size_t i = 0; i < w.parts.size(); ++i) {
+      PartState& p = *w.parts[i];
+      const bool last = i + 1 == w.parts.size();
+      if (!pipelined) {
+        enqueue_streamed(run, w, p, w.info().discrete);
+        continue;
+      }
+      upload(run, p);
+      NodeContext ctx(run);
+      interpret(ctx, w, {&p}, run.root, {});
+      if (begun) finish_downloads(run, *begun, results);  // while this chunk's kernel runs
+      download(run, p, last ? nullptr : &results);
+      begun = last ? nullptr : &p;
+      if (w.info().discrete) w.queue().flush();
+    }
+  } catch (...) {
+    abandon_downloads(w, results);
+    throw;
+  }
+  cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; },
+          [&] { drain(w.queue(), w.info().discrete, run.env.wait, run.workers.cpu_work); });
+  for (PartState* p : w.parts) chunk_done(run, w, *p);
+}
+
 // A worker of a schedule that takes chunks as the run goes: its chunks cut before the run, then
 // chunk after chunk while the policy gives it one (ScheduleRun::take). Once its first chunk has
 // ended, two chunks in flight: the next is enqueued before the host waits for the one before it,
@@ -40,8 +76,7 @@ void enqueue_streamed(RunState& run, Worker& w, PartState& p, bool flush) {
 // queues run their own ranges (ScheduleRun::pipelined_from_first_chunk) has two chunks in flight
 // from the first, so that the first chunk's transfers overlap the second's. A chunk counts as
 // done (its rate, its buffers back to the pool) once its results are in host memory. Where every
-// unit was cut before the run (ScheduleRun::all_cut_before_run), the worker streams its chunks
-// as a static split's worker does.
+// unit was cut before the run (ScheduleRun::all_cut_before_run), drive_cut_before_run drives it.
 void drive_chunks(RunState& run, Worker& w) {
   struct InFlight {
     PartState* part = nullptr;
@@ -61,14 +96,7 @@ void drive_chunks(RunState& run, Worker& w) {
     two_in_flight = true;
   };
   start_taking(run, w);
-  if (run.schedule.run->all_cut_before_run()) {
-    // Every chunk was cut before the run: streamed one after another, as a static split's are.
-    for (PartState* p : w.parts) enqueue_streamed(run, w, *p, w.info().discrete);
-    cl_call([&] { return ErrorContext{.api_call = "clFinish", .device = w.info().name}; },
-            [&] { drain(w.queue(), w.info().discrete, run.env.wait, run.workers.cpu_work); });
-    for (PartState* p : w.parts) chunk_done(run, w, *p);
-    return;
-  }
+  if (run.schedule.run->all_cut_before_run()) return drive_cut_before_run(run, w);
   try {
     for (std::size_t i = 0;; ++i) {
       PartState* p = i < w.parts.size() ? w.parts[i] : take_chunk(run, w);

@@ -156,6 +156,41 @@ TEST(StealRuns, StagedCopiesUseHelpersBesideACpuDevice) {
   }
 }
 
+// A run in which one discrete device works (the others too slow to help by the plan) is cut
+// before it starts, and a queue with two pieces enqueues the second one's kernel before the
+// first one's results are copied out (docs/decisions/187): every piece's results reach the host,
+// in runs after runs of one plan (the results ring reused), and the kept-out devices run nothing.
+TEST(StealRuns, ADiscreteDeviceWorkingAloneBringsBackEveryPieceItsQueuesRanBackToBack) {
+  const std::size_t last = device_count() - 1;
+  Runtime rt(RuntimeOptions{.discrete = std::to_string(last)});
+  std::string plan;
+  for (std::size_t d = 0; d < last; ++d) plan += std::to_string(d) + "=0.0005,";
+  plan += std::to_string(last) + "=" + std::to_string(1.0 - 0.0005 * static_cast<double>(last)) +
+          ",overlap=2,schedule=steal";
+  Vector<cl_int> V = sinew::vector<cl_int>().name("visits");
+  Vector<cl_uint> T = sinew::vector<cl_uint>().name("tag");
+  const Node tree = kernel_source(kVisit, "visit", "steal_test.cl").args(inout(V), out(T), offset(T), scalar(cl_uint(0)));
+  const std::size_t n = (4u << 20) + 3;  // 16 MB a vector: downloads of several ring pieces
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(plan + ", run " + std::to_string(run));
+    std::vector<cl_int> visits(n, 0);
+    std::vector<cl_uint> tag(n, 0xFFFFFFFFu);
+    const Report r = rt.run(tree, {{V, visits}, {T, tag}}, {.plan = plan}).get();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += visits[i] != 1 || tag[i] != i;
+    EXPECT_EQ(wrong, 0u);
+    std::size_t pieces = 0;
+    for (const auto& p : r.partitions) {
+      if (p.device != last) EXPECT_EQ(p.units, 0u) << r.str();
+      pieces += p.device == last && p.units > 0;
+    }
+    // The first queue's range in two (its first piece cut: decision 184), the second's whole.
+    EXPECT_EQ(pieces, 3u) << r.str();
+    if (last > 0) EXPECT_NE(r.decomposition.find("kept out (too slow to help"), std::string::npos) << r.decomposition;
+    EXPECT_TRUE(r.steals.empty()) << r.str();
+  }
+}
+
 // Training measures the steal schedule's plan beside the static and dynamic ones for a tree it
 // runs, where its budget leaves the runs (its progress lines name each point measured).
 TEST(StealTraining, MeasuresTheStealPlanBesideStaticAndDynamic) {

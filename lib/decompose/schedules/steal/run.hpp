@@ -33,8 +33,8 @@ class StealRun final : public ScheduleRun {
   std::vector<std::pair<std::size_t, Chunk>> chunks_before_run() override;
   // The queues taking part are one compute group (one discrete device's overlap queues, or one
   // queue): none could take a range another would not run as soon, so every piece is cut before
-  // the run and each queue streams its pieces as a static split's worker does (the plan's other
-  // devices left out, or too slow to help).
+  // the run and each queue streams its pieces, two in flight (exec/drive.cpp's
+  // drive_cut_before_run; the plan's other devices left out, or too slow to help).
   bool all_cut_before_run() const override { return one_group_; }
   std::optional<Chunk> take(std::size_t queue) override;
   void chunk_done(std::size_t queue, std::size_t units, double busy_ms, double host_ms) override;
