@@ -256,7 +256,7 @@ std::optional<std::pair<Config, double>> fastest_alone(const std::vector<KbRun>&
 // Where a tree's levels cost more than their time shows, the precision within which the lowest
 // is kept; else 0.
 double lowest_level_within(const PreparedTree& p, const TrainingOptions& training) {
-  return p.streaming.one_queue || p.all_resident ? training.precision : 0;
+  return p.keeps_lowest_level() ? training.precision : 0;
 }
 
 }  // namespace

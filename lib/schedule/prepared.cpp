@@ -341,7 +341,7 @@ TrainingResult train_on_copies(Environment& env, const PreparedTree& p, const st
     o.dynamic = o.dynamic || (policy->trains() && policy->accepts(p.analysis));
   o.moved_pointer_leaves = moved_pointer_leaves(p);
   o.one_queue = p.streaming.one_queue;
-  o.all_resident = p.all_resident;
+  o.keeps_lowest_level = p.keeps_lowest_level();
   const Trainer& trainer = trainer_for(o, tree_trainer);
   // A whole leaf's device is chosen after the trainer's plan, with executions kept from its budget.
   std::vector<std::size_t> whole_candidates;

@@ -51,6 +51,12 @@ struct PreparedTree {
   // (docs/decisions/178).
   bool all_resident = false;
 
+  // Its plans' overlap levels cost more than their times show, so that of levels measured within
+  // the training's precision the lowest is kept: each level runs the same partitions (one queue
+  // per discrete device: Streaming::one_queue, docs/decisions/171), or nothing moves that a level
+  // could overlap (all_resident, docs/decisions/178).
+  bool keeps_lowest_level() const { return streaming.one_queue || all_resident; }
+
   const NodeImpl& root() const { return *tree.impl(); }
   // Units per granule under `config`: the granule with what the plan's own items ask of the
   // partitions (a divide-and-conquer crossover: whole subproblems below it).

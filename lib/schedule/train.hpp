@@ -140,14 +140,13 @@ struct TrainingOptions {
   bool moved_pointer_leaves = false;
   // The tree keeps a discrete device's share on one queue whatever the overlap level (it exchanges
   // halos or refreshes replicas: decompose.hpp, Streaming::one_queue), so its static plans at two
-  // levels run the same partitions. Of the chosen plan's levels measured within the precision of
-  // the fastest plan, the choice keeps the lowest (PlanSearch::choose_fastest, docs/decisions/171).
+  // levels run the same partitions (docs/decisions/171).
   bool one_queue = false;
-  // Every partitioned vector is resident on the devices (PreparedTree::all_resident): a level only
-  // cuts a discrete device's share over more queues, each fed and waited for every run, and moves
-  // nothing it could overlap. Of the chosen plan's levels within the precision, the choice keeps
-  // the lowest, as for one_queue (docs/decisions/178).
-  bool all_resident = false;
+  // Of the chosen plan's levels measured within the precision of the fastest plan, the choice
+  // keeps the lowest (PlanSearch::choose_fastest): the tree's levels cost more than their times
+  // show (PreparedTree::keeps_lowest_level: one_queue, or every partitioned vector resident,
+  // docs/decisions/178).
+  bool keeps_lowest_level = false;
   // screen_device: the device (a runtime index).
   std::size_t device = 0;
 

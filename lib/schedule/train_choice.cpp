@@ -42,7 +42,7 @@ double moved_pointer_share(const Config& c, const std::vector<DeviceInfo>& devic
 std::pair<Config, double> PlanSearch::kept_level(const std::pair<Config, double>& chosen,
                                                  const std::vector<std::pair<Config, double>>& ranked) const {
   const bool alike = options_.one_queue;  // every level runs the same partitions
-  const bool lowest = alike || options_.all_resident;
+  const bool lowest = options_.keeps_lowest_level;
   if ((!lowest && !options_.moved_pointer_leaves) || !places_shares(chosen.first) || ranked.empty()) return chosen;
   // What a level costs beyond its measured time: where every level runs the same partitions, its
   // level (one plan under several names: the lowest names it, docs/decisions/171), and where

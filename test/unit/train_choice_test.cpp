@@ -49,6 +49,7 @@ TrainingResult trained(Model m, Strategy s, bool moved_pointer_leaves,
   o.device = 1;  // (a screening's device)
   o.moved_pointer_leaves = moved_pointer_leaves;
   o.one_queue = one_queue;
+  o.keeps_lowest_level = one_queue;  // as PreparedTree::keeps_lowest_level sets it
   return train(cpu_gpu(), std::ref(m), o);
 }
 
@@ -159,7 +160,7 @@ TEST(TrainChoice, AResidentTreeKeepsItsLowestLevelWithinThePrecision) {
     o.strategy = s;
     o.purpose = purpose;
     o.device = 1;
-    o.all_resident = true;
+    o.keeps_lowest_level = true;  // every vector resident (PreparedTree::keeps_lowest_level)
     return train(cpu_gpu(), std::ref(m), o);
   };
   for (Strategy s : kStrategies) {
