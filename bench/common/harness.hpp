@@ -104,9 +104,9 @@ Rounds head_to_head(const Job& a, const Job& b, unsigned rounds,
 // each checked. Each timed round runs them in its own order (a shuffle seeded by the round's
 // number: the same rounds every time), so that no job always runs right after the same one (a job
 // that leaves the machine busy, a CPU device's threads spinning down or its data in the caches,
-// would otherwise tax one neighbour in every round). For jobs
-// whose runs take seconds (no untimed run before each, unlike head_to_head). ms[j][round] in job
-// order; check names the first failure, which ends the rounds.
+// would otherwise tax one neighbour in every round). For jobs whose runs take seconds (no untimed
+// run before each, unlike head_to_head). ms[j][round] in job order; check names the first
+// failure, which ends the rounds.
 struct Interleaved {
   std::vector<std::vector<double>> ms;
   std::string check = "OK";
