@@ -43,17 +43,13 @@ void drive_cut_before_run(RunState& run, Worker& w) {
   try {
     for (std::size_t i = 0; i < w.parts.size(); ++i) {
       PartState& p = *w.parts[i];
-      const bool last = i + 1 == w.parts.size();
-      if (!pipelined) {
-        enqueue_streamed(run, w, p, w.info().discrete);
-        continue;
-      }
+      const bool begin = pipelined && i + 1 < w.parts.size();  // else streamed, as enqueue_streamed does
       upload(run, p);
       NodeContext ctx(run);
       interpret(ctx, w, {&p}, run.root, {});
       if (begun) finish_downloads(run, *begun, results);  // while this chunk's kernel runs
-      download(run, p, last ? nullptr : &results);
-      begun = last ? nullptr : &p;
+      download(run, p, begin ? &results : nullptr);
+      begun = begin ? &p : nullptr;
       if (w.info().discrete) w.queue().flush();
     }
   } catch (...) {
