@@ -226,6 +226,11 @@ struct Context {
   unsigned load_steps = 1;                // --load-steps: how many times the load is switched on
 };
 
+// "median [min, max]", each in format `f`.
+std::string spread(const Stats& m, const char* f) {
+  return fmt(f, m.median_ms) + " [" + fmt(f, m.min_ms) + ", " + fmt(f, m.max_ms) + "]";
+}
+
 // One workload at one size: trained, oracle, each device alone and dynamic, interleaved.
 void compare(Context& c, Table& t, const std::string& workload, sinew::samples::Sample& s, const std::string& size) {
   // The trained plan first: its platform configuration (fission, overlap: the H100 runs
@@ -302,16 +307,13 @@ void compare(Context& c, Table& t, const std::string& workload, sinew::samples::
   auto per_device = [&](const std::vector<std::size_t>& v) {
     return v.empty() ? std::string("-") : std::to_string(v.at(c.p.cpu)) + " / " + std::to_string(v.at(c.p.gpu));
   };
-  auto span = [](const Stats& x) {
-    return fmt("%.3f", x.median_ms) + " [" + fmt("%.3f", x.min_ms) + ", " + fmt("%.3f", x.max_ms) + "]";
-  };
   t.add({workload, size, fmt("%.2f", med[3]), fmt("%.2f", med[4]), fmt("%.2f", med[best]) + " (" + pct(best_cpu_share) + ")",
          fmt("%.2f", med[2]) + " (" + trained.last.config.str() + ")", fmt("%.2f", med[0]),
-         fmt("%.3f", speed.median_ms) + " [" + fmt("%.3f", speed.min_ms) + ", " + fmt("%.3f", speed.max_ms) + "]",
+         spread(speed, "%.3f"),
          fmt("%+.2f", med[0] - med[best]),
          fmt("%.3f", ideal / med[0]) + "; per round " + fmt("%.3f", median(per_round)) + " [" +
              fmt("%.3f", quantile(per_round, 0.25)) + ", " + fmt("%.3f", quantile(per_round, 0.75)) + "]",
-         per_device(chunks), fmt("%.2f", med[5]), span(steal_speed), span(steal_on_dynamic),
+         per_device(chunks), fmt("%.2f", med[5]), spread(steal_speed, "%.3f"), spread(steal_on_dynamic, "%.3f"),
          fmt("%.3f", ideal / med[5]), per_device(ranges) + "; stolen " + Context::stolen(last[5])});
 }
 
@@ -331,9 +333,6 @@ class LoadSteps {
     // from the first loaded execution on: the first, and the worst of all of them.
     constexpr double kLoadBound = 1.10;
     auto verdict = [&](double ratio) { return std::string(ratio <= kLoadBound ? "yes" : "no"); };
-    auto spread = [](const Stats& m, const char* f) {
-      return fmt(f, m.median_ms) + " [" + fmt(f, m.min_ms) + ", " + fmt(f, m.max_ms) + "]";
-    };
     Table t({"step", name + ", no load ms", "oracle under load ms [min, max]", name + ", first loaded execution ms",
              name + " under load ms [min, max]", name + " / oracle: first, median [min, max]",
              name + " <= " + fmt("%.2f", kLoadBound) + "x oracle: first, every one"});
